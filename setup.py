@@ -1,0 +1,44 @@
+"""Declares the compiled extensions; all metadata lives in pyproject.toml.
+
+Every ``src/freshcore/*.pyx`` becomes the extension ``freshcore.<name>``.
+Set ``FRESHCORE_DEBUG_CYTHON=1`` to build with bounds and initialisation
+checks switched back on (for a debug test run).
+"""
+import os
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("FRESHCORE_DEBUG_CYTHON", "") not in ("", "0")
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+    "binding": True,
+    "embedsignature": True,
+    "cpow": True,
+}
+
+compile_args = ["-O3"] if not DEBUG else ["-O0", "-g"]
+# No -march=native: the same flags make the wheels users install.
+extensions = [
+    Extension(
+        f"freshcore.{pyx.stem}",
+        [str(pyx)],
+        extra_compile_args=compile_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for pyx in sorted(Path("src/freshcore").glob("*.pyx"))
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=directives,
+        annotate=os.environ.get("FRESHCORE_ANNOTATE", "") not in ("", "0"),
+    ),
+)

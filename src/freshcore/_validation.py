@@ -1,0 +1,248 @@
+"""Input validation shared by every public function of freshcore.
+
+All user input passes through these helpers before it reaches the compiled
+kernels, which never validate (see the design note at the top of
+``_core.pyx``).  Messages follow scikit-learn's wording::
+
+    The 'bandwidth' parameter of optimal_rates must be a finite number > 0. Got -1.0 instead.
+
+and, for arrays, name the first offending index::
+
+    The 'weights' parameter of optimal_rates must contain finite numbers >= 0; weights[3] = -1.0.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_scalar",
+    "check_int",
+    "check_array",
+    "check_binary",
+    "check_same_length",
+    "check_choice",
+    "check_indices",
+]
+
+
+def _describe_bounds(low, high, low_inclusive, high_inclusive) -> str:
+    parts = []
+    if low is not None:
+        parts.append(f"{'>=' if low_inclusive else '>'} {low!r}")
+    if high is not None:
+        parts.append(f"{'<=' if high_inclusive else '<'} {high!r}")
+    return " and ".join(parts)
+
+
+def _out_of_bounds(values: np.ndarray, low, high, low_inclusive, high_inclusive) -> np.ndarray:
+    """Boolean mask of entries outside the bounds (NaN counts as outside)."""
+    bad = np.zeros(values.shape, dtype=bool)
+    if low is not None:
+        bad |= ~(values >= low) if low_inclusive else ~(values > low)
+    if high is not None:
+        bad |= ~(values <= high) if high_inclusive else ~(values < high)
+    return bad
+
+
+def check_scalar(
+    x: Any,
+    name: str,
+    caller: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+    allow_inf: bool = False,
+) -> float:
+    """Return ``x`` as a Python float after checking type, finiteness and range.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a real number (bools are rejected too).
+    ValueError
+        If ``x`` is NaN, infinite (unless ``allow_inf``) or out of range.
+    """
+    what = "a finite number" if not allow_inf else "a number"
+    bounds = _describe_bounds(low, high, low_inclusive, high_inclusive)
+    expect = f"{what} {bounds}".strip()
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
+            x = x.item()
+        else:
+            raise TypeError(
+                f"The {name!r} parameter of {caller} must be {expect}. "
+                f"Got {x!r} of type {type(x).__name__} instead."
+            )
+    v = float(x)
+    ok = not np.isnan(v) and (allow_inf or np.isfinite(v))
+    if ok:
+        ok = not _out_of_bounds(np.asarray(v), low, high, low_inclusive, high_inclusive)
+    if not ok:
+        raise ValueError(f"The {name!r} parameter of {caller} must be {expect}. Got {x!r} instead.")
+    return v
+
+
+def check_int(x: Any, name: str, caller: str, *, low: int | None = None, high: int | None = None) -> int:
+    """Return ``x`` as a Python int (numpy integers accepted, bools and floats rejected)."""
+    bounds = _describe_bounds(low, high, True, True)
+    expect = f"an integer {bounds}".strip()
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"The {name!r} parameter of {caller} must be {expect}. Got {x!r} instead.")
+    try:
+        v = operator.index(x)
+    except TypeError:
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be {expect}. "
+            f"Got {x!r} of type {type(x).__name__} instead."
+        ) from None
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValueError(f"The {name!r} parameter of {caller} must be {expect}. Got {v!r} instead.")
+    return v
+
+
+def _as_numeric_array(x: Any, name: str, caller: str) -> np.ndarray:
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"The {name!r} parameter of {caller} must be array-like of numbers. Got a string instead.")
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # ragged lists and the like
+        raise ValueError(f"The {name!r} parameter of {caller} could not be converted to an array: {exc}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be array-like of real numbers. Got dtype {arr.dtype} instead."
+        )
+    return arr
+
+
+def _index_str(name: str, flat_index: int, shape: tuple) -> str:
+    if len(shape) <= 1:
+        return f"{name}[{flat_index}]"
+    idx = np.unravel_index(flat_index, shape)
+    return f"{name}[{', '.join(str(int(i)) for i in idx)}]"
+
+
+def check_array(
+    x: Any,
+    name: str,
+    caller: str,
+    *,
+    ndim: int | tuple[int, ...] | None = 1,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+    allow_inf: bool = False,
+    allow_empty: bool = False,
+    dtype: Any = np.float64,
+    copy: bool = False,
+) -> np.ndarray:
+    """Return ``x`` as a C-contiguous array of ``dtype`` after validation.
+
+    Read-only and memory-mapped inputs are accepted; the result is only a
+    copy when a conversion is needed (or ``copy=True``).  For 1-D input the
+    error names the first bad index, for N-D input the first bad position in
+    C order.
+    """
+    arr = _as_numeric_array(x, name, caller)
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if ndims is not None and arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"The {name!r} parameter of {caller} must be a {want} array. Got shape {arr.shape} instead.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    if copy and isinstance(x, np.ndarray) and np.shares_memory(arr, x):
+        arr = arr.copy()
+    if arr.dtype.kind == "f":
+        finite_ok = np.isfinite(arr) if not allow_inf else ~np.isnan(arr)
+        bad = ~finite_ok | _out_of_bounds(arr, low, high, low_inclusive, high_inclusive)
+    else:
+        bad = _out_of_bounds(arr, low, high, low_inclusive, high_inclusive)
+    if bad.any():
+        i = int(np.flatnonzero(bad.ravel())[0])
+        what = "finite numbers" if not allow_inf else "numbers (not NaN)"
+        bounds = _describe_bounds(low, high, low_inclusive, high_inclusive)
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must contain {what} {bounds}".rstrip()
+            + f"; {_index_str(name, i, arr.shape)} = {arr.ravel()[i].item()!r}."
+        )
+    return arr
+
+
+def check_binary(x: Any, name: str, caller: str, *, ndim: int | tuple[int, ...] | None = 1, allow_empty: bool = False) -> np.ndarray:
+    """Return a C-contiguous ``uint8`` array of 0/1 flags.
+
+    Booleans, integers and floats are accepted as long as every entry is
+    exactly 0 or 1; anything else is a ``ValueError`` naming the first bad
+    index, and non-numeric dtypes are a ``TypeError``.
+    """
+    arr = _as_numeric_array(x, name, caller)
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if ndims is not None and arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"The {name!r} parameter of {caller} must be a {want} array. Got shape {arr.shape} instead.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    if arr.dtype.kind == "b":
+        return np.ascontiguousarray(arr, dtype=np.uint8)
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad.ravel())[0])
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must contain only 0/1 (or False/True) flags; "
+            f"{_index_str(name, i, arr.shape)} = {arr.ravel()[i].item()!r}."
+        )
+    return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+def check_same_length(caller: str, **arrays: np.ndarray) -> int:
+    """Check that all given arrays have the same length along axis 0; return it."""
+    items = [(k, v) for k, v in arrays.items() if v is not None]
+    if not items:
+        return 0
+    n0 = len(items[0][1])
+    for k, v in items[1:]:
+        if len(v) != n0:
+            desc = ", ".join(f"{kk!r} has {len(vv)}" for kk, vv in items)
+            raise ValueError(f"The array parameters of {caller} must have the same length: {desc}.")
+    return n0
+
+
+def check_choice(x: Any, name: str, caller: str, choices) -> str:
+    """Check that ``x`` is one of ``choices`` (strings)."""
+    if not isinstance(x, str) or x not in choices:
+        opts = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"The {name!r} parameter of {caller} must be one of {opts}. Got {x!r} instead.")
+    return x
+
+
+def check_indices(x: Any, name: str, caller: str, n: int, *, allow_empty: bool = True) -> np.ndarray:
+    """Return ``x`` as a C-contiguous ``intp`` array of indices in ``[0, n)``."""
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"The {name!r} parameter of {caller} must be an array of integer indices. Got a string.")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0:
+            arr = arr.astype(np.intp)
+        else:
+            raise TypeError(
+                f"The {name!r} parameter of {caller} must be an array of integer indices. Got dtype {arr.dtype} instead."
+            )
+    if arr.ndim != 1:
+        raise ValueError(f"The {name!r} parameter of {caller} must be a 1-D array. Got shape {arr.shape} instead.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    bad = (arr < 0) | (arr >= n)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must contain indices in [0, {n}); {name}[{i}] = {arr[i].item()!r}."
+        )
+    return np.ascontiguousarray(arr, dtype=np.intp)
