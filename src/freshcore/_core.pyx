@@ -18,4 +18,196 @@ C-contiguous float64 (or the documented integer type), of matching length and
 within range, so ``boundscheck``/``wraparound`` are off and ``cdivision`` is on
 (guarded divisions only).  Build with ``FRESHCORE_DEBUG_CYTHON=1`` to switch the
 checks back on.
+
+Lambert W
+---------
+``lambertw0`` (principal branch, z >= -1/e) and ``lambertwm1`` (lower branch,
+-1/e <= z < 0) for real arguments:
+
+* near the branch point (q = 1 + e z < 0.005) the series
+  W = sum_k mu_k p^k in p = +-sqrt(2 q) (Corless et al. 1996, eq. 4.22; p > 0
+  for W0, p < 0 for W-1), 16 terms, where q is computed with 1/e split into a
+  double-double (hi + lo) so that it carries the full precision of z;
+* tiny |z| (< 1e-3, branch 0): the Taylor series sum (-n)^(n-1)/n! z^n;
+* elsewhere an initial guess (Winitzki's formula for W0 on moderate z, the
+  de Bruijn asymptotic series for large |log|z||, the branch-point series close
+  to -1/e) refined by Fritsch-Shafer-Crowley iteration (fourth order), whose
+  residual log(z/w) - w is formed as log|z| - log|w| when z/w would underflow.
+
+``lambertw_shifted(q, z, lower)`` returns 1 + W(z) from an accurate q = 1 + e z
+supplied by the caller; the periodic rate solver uses it with q = c exactly, so
+x = -(1 + W-1(-(1 - c)/e)) keeps full relative precision as c -> 0.
+
+Conventions at the ends of the domain: W0(+inf) = +inf, W-1(0) = -inf (as
+scipy.special.lambertw), and the double nearest -1/e (-0.36787944117144233,
+1.2e-17 below the exact -1/e) is treated as the branch point: W = -1.
 """
+
+from libc.math cimport sqrt, log, log1p, fabs, INFINITY, NAN, isnan
+
+# 1/e and e as double-double (hi + lo), for q = 1 + e z near the branch point.
+cdef double INV_E_HI = 0.36787944117144233
+cdef double INV_E_LO = -1.2428753672788363e-17
+cdef double E_HI = 2.718281828459045
+cdef double E_LO = 1.4456468917292502e-16
+
+# Series coefficients mu_1..mu_16 of W = -1 + sum_k mu_k p^k, p = +-sqrt(2(1 + e z)).
+cdef double MU1 = 1.0
+cdef double MU2 = -0.3333333333333333
+cdef double MU3 = 0.1527777777777778
+cdef double MU4 = -0.07962962962962963
+cdef double MU5 = 0.044502314814814814
+cdef double MU6 = -0.02598471487360376
+cdef double MU7 = 0.01563563253233392
+cdef double MU8 = -0.009616892024299432
+cdef double MU9 = 0.006014543252956118
+cdef double MU10 = -0.0038112980348919993
+cdef double MU11 = 0.0024408779911439826
+cdef double MU12 = -0.0015769303446867841
+cdef double MU13 = 0.0010262633205076071
+cdef double MU14 = -0.0006720616311561362
+cdef double MU15 = 0.0004424730618146209
+cdef double MU16 = -0.00029267722472962746
+
+# Below this q = 1 + e z the 16-term series is the answer (|p| < 0.1: the first
+# omitted term is < 2e-4 * 0.1^17 relative).
+cdef double Q_SERIES = 0.005
+# Above this q the branch-point series is no longer a good starting guess.
+cdef double Q_GUESS = 0.3
+
+
+cdef double branch_distance(double z) noexcept nogil:
+    """q = 1 + e z computed in double-double so that it is accurate near z = -1/e."""
+    cdef double d = (z + INV_E_HI) + INV_E_LO   # z + INV_E_HI is exact there (Sterbenz)
+    return d * E_HI + d * E_LO
+
+
+cdef inline double _series_p1(double p) noexcept nogil:
+    """1 + W as the branch-point series sum_{k=1}^{16} mu_k p^k (Horner)."""
+    cdef double s = MU16
+    s = s * p + MU15
+    s = s * p + MU14
+    s = s * p + MU13
+    s = s * p + MU12
+    s = s * p + MU11
+    s = s * p + MU10
+    s = s * p + MU9
+    s = s * p + MU8
+    s = s * p + MU7
+    s = s * p + MU6
+    s = s * p + MU5
+    s = s * p + MU4
+    s = s * p + MU3
+    s = s * p + MU2
+    s = s * p + MU1
+    return s * p
+
+
+cdef inline double _fritsch(double z, double w) noexcept nogil:
+    """Refine w ~ W(z) by Fritsch-Shafer-Crowley iteration (z, w of equal sign, w != 0, -1)."""
+    cdef double zn, t, eps, r
+    cdef int it
+    cdef bint tiny = fabs(z) < 1e-280 or fabs(z) > 1e280
+    for it in range(6):
+        if tiny:
+            zn = log(fabs(z)) - log(fabs(w)) - w
+        else:
+            zn = log(z / w) - w
+        t = 2.0 * (1.0 + w) * (1.0 + w + (2.0 / 3.0) * zn)
+        r = t - 2.0 * zn
+        if r == 0.0:
+            break
+        eps = zn / (1.0 + w) * (t - zn) / r
+        w = w + w * eps
+        if fabs(eps) < 1e-5:   # the next correction would be O(eps^4) < 1e-19
+            break
+    return w
+
+
+cdef inline double _debruijn(double l1) noexcept nogil:
+    """Asymptotic W ~ L1 - L2 + L2/L1 + L2(L2-2)/(2 L1^2) with L1 = log|z| (either sign of L1 handled by caller)."""
+    cdef double l2 = log(fabs(l1))
+    return l1 - l2 + l2 / l1 + l2 * (l2 - 2.0) / (2.0 * l1 * l1)
+
+
+cdef double lambertw_shifted(double q, double z, bint lower) noexcept nogil:
+    """1 + W(z) on branch 0 (``lower`` false) or -1 (``lower`` true), given q = 1 + e z.
+
+    ``q`` must be accurate (the caller computes it, e.g. with
+    ``branch_distance``); ``z`` is used away from the branch point only.
+    """
+    cdef double p, w, l1
+    if isnan(q) or isnan(z):
+        return NAN
+    if q <= 0.0:
+        return 0.0
+    if q < Q_SERIES:
+        p = sqrt(2.0 * q)
+        return _series_p1(-p if lower else p)
+    if lower:
+        if z >= 0.0:
+            return -INFINITY if z == 0.0 else NAN
+        if q < Q_GUESS:
+            w = _series_p1(-sqrt(2.0 * q)) - 1.0
+        else:
+            l1 = log(-z)
+            w = _debruijn(l1)
+        return 1.0 + _fritsch(z, w)
+    return 1.0 + lambertw0(z)
+
+
+cdef double lambertw0(double z) noexcept nogil:
+    """Principal branch W0(z), z >= -1/e (NaN below; +inf at +inf)."""
+    cdef double q, w, l, a
+    if isnan(z):
+        return NAN
+    a = fabs(z)
+    if a < 1e-3:
+        # sum_{n>=1} (-n)^(n-1)/n! z^n, 8 terms: first omitted term < 2e-21 relative
+        return z * (1.0 + z * (-1.0 + z * (1.5 + z * (-8.0 / 3.0 + z * (125.0 / 24.0 + z * (
+            -54.0 / 5.0 + z * (16807.0 / 720.0 + z * (-16384.0 / 315.0))))))))
+    if z == INFINITY:
+        return INFINITY
+    if z < 0.0:
+        q = branch_distance(z)
+        if q <= 0.0:
+            return -1.0 if z >= -INV_E_HI else NAN
+        if q < Q_SERIES:
+            return _series_p1(sqrt(2.0 * q)) - 1.0
+        if q < Q_GUESS:
+            w = _series_p1(sqrt(2.0 * q)) - 1.0
+        else:
+            l = log1p(z)
+            w = l * (1.0 - log1p(l) / (2.0 + l))
+        return _fritsch(z, w)
+    if z < 3.0:
+        l = log1p(z)
+        w = l * (1.0 - log1p(l) / (2.0 + l))   # Winitzki (2003)
+    else:
+        w = _debruijn(log(z))
+    return _fritsch(z, w)
+
+
+cdef double lambertwm1(double z) noexcept nogil:
+    """Lower branch W-1(z), -1/e <= z < 0 (-inf at 0, NaN outside)."""
+    cdef double q
+    if isnan(z) or z > 0.0:
+        return NAN
+    if z == 0.0:
+        return -INFINITY
+    q = branch_distance(z)
+    if q <= 0.0:
+        return -1.0 if z >= -INV_E_HI else NAN
+    return lambertw_shifted(q, z, True) - 1.0
+
+
+def lambertw_kernel(const double[::1] z, int branch, double[::1] out):
+    """out[i] = W_branch(z[i]) for branch 0 or -1 (no validation: see freshcore.special.lambertw)."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    with nogil:
+        if branch == 0:
+            for i in range(n):
+                out[i] = lambertw0(z[i])
+        else:
+            for i in range(n):
+                out[i] = lambertwm1(z[i])
