@@ -4,3 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 def lambertw_kernel(z: NDArray[np.float64], branch: int, out: NDArray[np.float64]) -> None: ...
+
+# Cython module internals (the C-API capsules of the cdef functions, the doctest table).
+__pyx_capi__: dict[str, object]
+__test__: dict[str, str]

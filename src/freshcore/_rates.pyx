@@ -106,16 +106,6 @@ def periodic_eval(const double[::1] b, const double[::1] delta, const double[::1
     return tot + comp, der + dcomp
 
 
-def periodic_objective(const double[::1] rates, const double[::1] delta, const double[::1] mu):
-    """sum_i G_i(xi_i), G(xi) = mu (xi/Delta)(1 - e^(-Delta/xi)); Delta = 0 pages give mu (always fresh)."""
-    cdef Py_ssize_t i, n = rates.shape[0]
-    cdef double tot = 0.0, comp = 0.0
-    with nogil:
-        for i in range(n):
-            _nadd(&tot, &comp, mu[i] * _periodic_fresh(rates[i], delta[i]))
-    return tot + comp
-
-
 cdef inline double _periodic_fresh(double r, double dl) noexcept nogil:
     """Fraction of time fresh under periodic crawling at rate r: (r/Delta)(1 - e^(-Delta/r))."""
     cdef double x

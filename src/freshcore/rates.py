@@ -371,6 +371,7 @@ def optimal_rates(
     if hi_sum <= B:
         rates[:] = hi
     else:
+        idx: slice | np.ndarray
         if active.all():
             idx = slice(None)
             budget = B
@@ -450,7 +451,10 @@ def freshness(
     r = check_array(rates, "rates", caller, low=0.0, allow_inf=True)
     dl = check_array(change_rates, "change_rates", caller, low=0.0)
     w = None if weights is None else check_array(weights, "weights", caller, low=0.0)
-    check_same_length(caller, rates=r, change_rates=dl, weights=w)
+    if w is None:
+        check_same_length(caller, rates=r, change_rates=dl)
+    else:
+        check_same_length(caller, rates=r, change_rates=dl, weights=w)
     check_choice(model, "model", caller, _MODELS)
     if w is not None and not (w > 0).any():
         raise ValueError(f"The 'weights' parameter of {caller} must not be all zero.")

@@ -71,8 +71,12 @@ def lambertw(z: Any, branch: int = 0, *, out: np.ndarray | None = None) -> Any:
     ``W = -1 + p - p^2/3 + 11 p^3/72 - ...`` in ``p = +-sqrt(2 q)`` is used
     (eq. 4.22 of Corless et al.), with ``q`` computed in double-double
     arithmetic so the result is exact to rounding there; elsewhere a starting
-    guess is refined by Fritsch's fourth-order iteration.  Relative error
-    against mpmath is below 1e-15 over the whole real domain.
+    guess is refined by Fritsch's fourth-order iteration.  Measured relative
+    error against mpmath (tests/test_lambertw.py grids, tails included): at
+    most 1.0e-15, the largest just outside the series region where W's
+    condition number 1/|1 + W| is about 10; the tests require 1e-13.  Speed:
+    about 30 ns (W-1) and 50 ns (W0) per uniform random point, 4-6x faster
+    than ``scipy.special.lambertw`` (bench/bench_rates.py).
 
     References
     ----------
