@@ -35,7 +35,7 @@ __all__ = ["RatesResult", "optimal_rates", "freshness"]
 
 _MODELS = ("poisson", "periodic")
 # The periodic solver stops once the budget is used to within this relative gap (never above it).
-_PERIODIC_GAP = 1e-12
+_PERIODIC_GAP = 1e-14
 # Size of the strided subsample whose solution starts the periodic solver on large inputs.
 _SUBSAMPLE = 50_000
 
@@ -108,43 +108,48 @@ def _solve_poisson(s, dl, lo, hi, budget):
     ub = (hi + dl) / s
     keys = np.sort(np.concatenate([ua, ub[np.isfinite(ub)]]))
     K = len(keys)
-    # Bracket on the sorted breakpoints: S(keys[l]) <= budget < S(keys[r]) (r == K: +inf).
-    # S(keys[0]) = sum(lo) <= budget holds by construction.
-    l, r = 0, K
+    # S is linear on each segment [keys[m], keys[m + 1]] (keys[K] = inf), m = 0..K-1, and
+    # S(keys[0]) = sum(lo) <= budget.  Each pass evaluates S and its slope at the middle of
+    # one segment (never at a breakpoint, where rounding could misclassify a page); the
+    # linear extension either meets the budget inside that segment (the closed form: done)
+    # or names the segment to try next (Newton on the piecewise-linear S), safeguarded by
+    # bisection on the segment index (O(log N) passes at worst).
+    seg_lo, seg_hi = 0, K - 1
+
+    def middle(m):
+        return 0.5 * (keys[m] + keys[m + 1]) if m + 1 < K else 2.0 * keys[m] + 1.0
+
     # start where S would reach the budget if every page were unclipped (for lo = 0 and
     # hi = inf this is right of the root, where Newton on the convex S converges monotonically)
     u_n = (budget + _rates.csum(dl)) / _rates.csum(s)
     m = int(np.searchsorted(keys, u_n, side="right")) - 1
     widths: list[int] = []
-    while r - l > 1:
-        m = min(max(m, l + 1), r - 1)
-        S_m, slope_m = _rates.poisson_eval(s, dl, lo, hi, keys[m])
-        if S_m <= budget:
-            l = m
+    while True:
+        m = min(max(m, seg_lo), seg_hi)
+        u_m = middle(m)
+        S_m, slope_m = _rates.poisson_eval(s, dl, lo, hi, u_m)
+        u = u_m + (budget - S_m) / slope_m if slope_m > 0 else u_m
+        right = keys[m + 1] if m + 1 < K else math.inf
+        if (slope_m > 0 and keys[m] <= u <= right) or S_m == budget or seg_lo == seg_hi:
+            u = min(max(u, keys[m]), right)
+            break
+        if S_m < budget:
+            seg_lo = m + 1
         else:
-            r = m
-        # Newton on the piecewise-linear S from the newest point, snapped to a breakpoint
-        if slope_m > 0:
-            m = int(np.searchsorted(keys, keys[m] + (budget - S_m) / slope_m, side="right")) - 1
-        else:
-            m = (l + r) // 2
-        widths.append(r - l)
+            seg_hi = m - 1
+        if seg_lo > seg_hi:  # rounding at a breakpoint: the root is at keys[m] or keys[m + 1]
+            u = keys[m] if S_m > budget else right
+            break
+        m = int(np.searchsorted(keys, u, side="right")) - 1 if slope_m > 0 else (seg_lo + seg_hi) // 2
+        widths.append(seg_hi - seg_lo)
         if len(widths) >= 4 and widths[-1] > widths[-4] // 2:
-            m = (l + r) // 2  # safeguard: bisection on the breakpoint index (O(log N) passes at worst)
+            m = (seg_lo + seg_hi) // 2
             widths.clear()
-    # S is linear on [keys[l], keys[r]]: closed form for u on the active set, from S and its
-    # slope inside the segment (at a breakpoint itself rounding may misclassify a page).
-    u_in = 0.5 * (keys[l] + keys[r]) if r < K else 2.0 * keys[l] + 1.0
-    S_in, slope_in = _rates.poisson_eval(s, dl, lo, hi, u_in)
-    u = u_in + (budget - S_in) / slope_in if slope_in > 0 else keys[l]
-    u = max(u, keys[l])
-    if r < K:
-        u = min(u, keys[r])
     total, _ = _rates.poisson_eval(s, dl, lo, hi, u, out)
     step = 2.0**-52
-    while total > budget and u > keys[l]:
+    while total > budget and u > 0.0:
         # rounding pushed the total over the budget: step u down (S is monotone in u)
-        u = max(keys[l], u * (1.0 - step))
+        u = u * (1.0 - step)
         step *= 2.0
         total, _ = _rates.poisson_eval(s, dl, lo, hi, u, out)
     return out, u
@@ -192,7 +197,7 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
             buf_b, work = work, buf_b
         # Duality gap of time-sharing between the bracketing solutions (see optimal_rates):
         # at most (Lambda_a - Lambda_b)(S_b - S_a) = Lambda_a (1 - u_a^2/u_b^2)(S_b - S_a).
-        if u_a > 0.0 and not math.isinf(u_b) and (1.0 - (u_a / u_b) ** 2) * (S_b - S_a) <= _PERIODIC_GAP * 1e-3 * budget:
+        if u_a > 0.0 and not math.isinf(u_b) and (1.0 - (u_a / u_b) ** 2) * (S_b - S_a) <= 1e-15 * budget:
             break
         # Newton on log S against log u (S grows like a power of u; plain Newton in u
         # overshoots badly from a small start), safeguarded by the bracket.  Once two
@@ -205,7 +210,7 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
             if k_sec > 0:
                 k = k_sec
         u_p, S_p = u, S
-        u_n = u * math.exp(math.log(target / S) / k) if k > 0 else math.nan
+        u_n = u * math.exp(min(max(math.log(target / S) / k, -30.0), 30.0)) if k > 0 else math.nan
         widths.append(u_b - u_a)
         stalled = len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]
         if not (u_a < u_n < u_b) or stalled:
@@ -218,13 +223,15 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
     # The pages whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37 there in
     # double precision, so S(u) = budget may have no floating-point solution at all.
     theta = min(max((budget - S_a) / (S_b - S_a), 0.0), 1.0)
-    for _ in range(8):
+    for k in range(8):
         np.subtract(buf_b, buf_a, out=work)
         work *= theta
         work += buf_a
-        if _rates.csum(work) <= budget:
+        total = _rates.csum(work)
+        if total <= budget:
             return work, u_a, u_b
-        theta *= 1.0 - 2.0**-40
+        # rounding put the mix over the budget: take back the excess and a few ulps more
+        theta = max(0.0, theta - (total - budget + 2.0**k * np.spacing(budget)) / (S_b - S_a))
     return buf_a, u_a, u_a
 
 
@@ -296,7 +303,7 @@ def optimal_rates(
     sqrt(Delta_i/mu_i)``, with ``1 - c`` computed as ``(u - b)(u + b)/u^2``; in
     double precision its rate still jumps there from 0 to about ``Delta_i/37``
     (``x ~ -log(1 - c)``), so ``S(u) = B`` may have no floating-point root.  The
-    iteration stops when the budget is met to 1e-12 relative, or when the
+    iteration stops when the budget is met to 1e-14 relative, or when the
     bracketing solutions ``r^a`` (multiplier ``L_a``, total ``S_a <= B``) and
     ``r^b`` (``L_b < L_a``, ``S_b > B``) satisfy
     ``(L_a - L_b)(S_b - S_a) <= 1e-15 L_a B``; it then time-shares,
