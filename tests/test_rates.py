@@ -175,6 +175,26 @@ def test_kkt_structure(model):
     assert np.all(marginal(r[at_hi], d[at_hi], w[at_hi], model) >= L * (1 - 1e-9))
 
 
+def test_periodic_time_sharing_at_entry_jump():
+    """In double precision a page's rate jumps from 0 to ~Delta/37 as Lambda crosses mu/Delta.
+
+    On this draw (SPEC's setting, seed 2) the budget falls inside such a jump: the solver must
+    time-share (one page strictly between 0 and Delta/38), spend the whole budget, and stay optimal.
+    """
+    rng = np.random.default_rng(2)
+    d, mu = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
+    res = optimal_rates(d, mu, 100.0, "periodic", return_details=True)
+    shared = (res.rates > 0) & (res.rates < d / 38)
+    assert shared.sum() == 1
+    assert math.fsum(res.rates) == pytest.approx(100.0, rel=1e-14)
+    assert math.fsum(res.rates) <= 100.0 * (1 + ROUND)
+    i = int(np.flatnonzero(shared)[0])
+    # the bracket stops at (dL/L) * jump <= 1e-15 * budget, jump ~ Delta_i/37 ~ 0.03: dL/L <~ 3e-12
+    assert mu[i] / d[i] == pytest.approx(res.multiplier, rel=1e-11)
+    ref = periodic_numpy(d, mu, 100.0)
+    assert res.objective >= objective_ref(ref, d, mu, "periodic") * (1 - 1e-12)
+
+
 def test_periodic_crawled_iff_lambda_below_mu_over_delta():
     rng = np.random.default_rng(3)
     d, mu = rng.uniform(0, 1, 500), rng.uniform(0, 1, 500)

@@ -105,8 +105,14 @@ def _solve_poisson(s, dl, lo, hi, budget):
             out[:] = hi
             return out, math.inf
     ua = (lo + dl) / s
-    ub = (hi + dl) / s
-    keys = np.sort(np.concatenate([ua, ub[np.isfinite(ub)]]))
+    if np.isinf(hi).all():
+        keys = np.sort(ua)
+    else:
+        ub = (hi + dl) / s
+        keys = np.sort(np.concatenate([ua, ub[np.isfinite(ub)]]))
+    if _rates.csum(lo) >= budget:  # no room above the minima (budget == sum(min_rate))
+        out[:] = lo
+        return out, keys[0]
     K = len(keys)
     # S is linear on each segment [keys[m], keys[m + 1]] (keys[K] = inf), m = 0..K-1, and
     # S(keys[0]) = sum(lo) <= budget.  Each pass evaluates S and its slope at the middle of
