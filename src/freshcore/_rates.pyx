@@ -15,14 +15,19 @@ rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
   c_i = (b_i / u)^2, b_i = sqrt(Delta_i/mu_i) (so c_i = L Delta_i/mu_i), and
   r_i = 0 when u <= b_i.
 
-Sums are compensated (Neumaier) so that the budget test S(u) <= B is decided
-on a total that is correct to rounding, whatever the page count.
+Sums are compensated (Neumaier) across blocks of 32 pages, so that the budget
+test S(u) <= B is decided on a total correct to 3.6e-15 relative whatever the
+page count.
 """
 
-from libc.math cimport sqrt, fabs, expm1, INFINITY
+from libc.math cimport fabs, fmin, fmax, expm1, INFINITY
 from freshcore._core cimport lambertw_shifted
 
 cdef double INV_E_HI = 0.36787944117144233
+# Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
+# relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
+cdef enum:
+    BLOCK = 32
 
 
 cdef inline double periodic_x(double c, double om) noexcept nogil:
@@ -52,21 +57,27 @@ cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:
 def poisson_eval(const double[::1] s, const double[::1] delta, const double[::1] lo,
                  const double[::1] hi, double u, double[::1] out=None):
     """(S(u), right slope dS/du) for the Poisson model; fills ``out`` with the rates if given."""
-    cdef Py_ssize_t i, n = s.shape[0]
-    cdef double v, tot = 0.0, comp = 0.0, slope = 0.0, scomp = 0.0
+    cdef Py_ssize_t i, j, end, n = s.shape[0]
+    cdef double v, inside, bt, bs, tot = 0.0, comp = 0.0, slope = 0.0, scomp = 0.0
     cdef bint fill = out is not None
     with nogil:
-        for i in range(n):
-            v = s[i] * u - delta[i]
-            if v < lo[i]:
-                v = lo[i]
-            elif v < hi[i]:
-                _nadd(&slope, &scomp, s[i])
-            else:
-                v = hi[i]
-            _nadd(&tot, &comp, v)
-            if fill:
-                out[i] = v
+        j = 0
+        while j < n:
+            end = j + BLOCK if j + BLOCK < n else n
+            bt = 0.0
+            bs = 0.0
+            for i in range(j, end):
+                # branch-free: whether a page is clipped is unpredictable from one page to the next
+                v = s[i] * u - delta[i]
+                inside = (v >= lo[i]) & (v < hi[i])
+                v = fmin(fmax(v, lo[i]), hi[i])
+                bs += s[i] * inside
+                bt += v
+                if fill:
+                    out[i] = v
+            _nadd(&slope, &scomp, bs)
+            _nadd(&tot, &comp, bt)
+            j = end
     return tot + comp, slope + scomp
 
 

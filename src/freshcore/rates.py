@@ -325,10 +325,13 @@ def optimal_rates(
     of the budget is unused (multiplier 0).
 
     Budget: the returned rates never sum to more than ``bandwidth`` beyond
-    float rounding of the sum itself (about 1e-16 relative): totals are
-    computed with compensated summation inside the solvers, and a total over
-    the budget (from rounding) makes the solver step ``u`` down until it is
-    not (S is monotone in u, also in floating point).
+    the rounding of the sum itself: the solvers test every candidate total
+    (computed with Neumaier compensation across blocks of 32 pages, relative
+    error below 3.6e-15 whatever the page count) against the budget and only
+    return rates whose total passed; a Poisson total over the budget (from
+    rounding) makes the solver step ``u`` down until it is not (S is monotone
+    in u, also in floating point), a time-shared periodic mix gives back the
+    excess.
 
     ``objective`` is ``sum_i w_i F_i = freshness(rates, change_rates,
     weights, model) * sum(weights)``; for ``"periodic"`` this is SPEC's
