@@ -203,8 +203,10 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
             buf_b, work = work, buf_b
         # Duality gap of time-sharing between the bracketing solutions (see optimal_rates):
         # at most (Lambda_a - Lambda_b)(S_b - S_a) = Lambda_a (1 - u_a^2/u_b^2)(S_b - S_a).
-        if u_a > 0.0 and not math.isinf(u_b) and (1.0 - (u_a / u_b) ** 2) * (S_b - S_a) <= 1e-15 * budget:
-            break
+        if u_a > 0.0 and not math.isinf(u_b) and (
+            (1.0 - (u_a / u_b) ** 2) * (S_b - S_a) <= 1e-15 * budget or u_b - u_a <= 2.0 * np.spacing(u_b)
+        ):
+            break  # (or the bracket is down to adjacent doubles: nothing finer to find)
         # Newton on log S against log u (S grows like a power of u; plain Newton in u
         # overshoots badly from a small start), safeguarded by the bracket.  Once two
         # points are known, their secant slope replaces the analytic one: pages entering
@@ -219,7 +221,7 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
         u_n = u * math.exp(min(max(math.log(target / S) / k, -30.0), 30.0)) if k > 0 else math.nan
         widths.append(u_b - u_a)
         stalled = len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]
-        if not (u_a < u_n < u_b) or stalled:
+        if not (u_a < u_n < u_b) or stalled or abs(u_n - u) <= 4.0 * np.spacing(u):
             u_n = 2.0 * max(u, u_a) if math.isinf(u_b) else 0.5 * (u_a + u_b)
             widths.clear()
         u = u_n
