@@ -442,3 +442,26 @@ def test_periodic_x_against_mpmath():
     r1 = -np.expm1(-out) - out * np.exp(-out)
     keep = c > 1e-8
     np.testing.assert_allclose(r1[keep], c[keep], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [3, 9, 10])
+def test_periodic_wide_range_kkt(seed):
+    """Delta, mu over 12 decades: single page entries can jump past the whole budget gap.
+
+    The solver must terminate, spend the budget, and satisfy KKT (checked with numpy at x < 30,
+    where G' is well conditioned).
+    """
+    rng = np.random.default_rng(seed)
+    n = [10, 1000, 100000][seed % 3]
+    d, mu = 10 ** rng.uniform(-6, 6, n), 10 ** rng.uniform(-6, 6, n)
+    B = 10 ** rng.uniform(-3, 3) * n**0.5
+    res = optimal_rates(d, mu, B, "periodic", return_details=True)
+    r, L = res.rates, res.multiplier
+    assert math.fsum(r) <= B * (1 + ROUND)
+    assert math.fsum(r) == pytest.approx(B, rel=1e-13)
+    x = np.divide(d, r, out=np.full(n, np.inf), where=r > 0)
+    ok = x < 30
+    assert ok.sum() >= 1
+    g = (mu[ok] / d[ok]) * (-np.expm1(-x[ok]) - x[ok] * np.exp(-x[ok]))
+    np.testing.assert_allclose(g, L, rtol=1e-11)
+    assert np.all(mu[r == 0] / d[r == 0] <= L * (1 + 1e-9))
