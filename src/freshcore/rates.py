@@ -94,16 +94,18 @@ def _r1(x: np.ndarray) -> np.ndarray:
 
 
 def _solve_poisson(s, dl, lo, hi, budget):
-    """Exact solution on the active pages; returns (rates, u) with u = L^-1/2 (inf: saturated)."""
+    """Exact solution on the active pages; returns (rates, u) with u = L^-1/2 (inf: saturated).
+
+    Sorts the breakpoints, handles the trivial cases and hands the search to the compiled
+    ``_rates.solve_poisson`` (see there).
+    """
     n = len(s)
     out = np.empty(n)
     if n == 0:
         return out, math.inf
-    if not np.isinf(hi).any():
-        s_inf = _rates.csum(hi)
-        if s_inf <= budget:
-            out[:] = hi
-            return out, math.inf
+    if not np.isinf(hi).any() and _rates.csum(hi) <= budget:
+        out[:] = hi
+        return out, math.inf
     ua = (lo + dl) / s
     if np.isinf(hi).all():
         keys = np.sort(ua)
@@ -113,68 +115,22 @@ def _solve_poisson(s, dl, lo, hi, budget):
     if _rates.csum(lo) >= budget:  # no room above the minima (budget == sum(min_rate))
         out[:] = lo
         return out, keys[0]
-    K = len(keys)
-    # S is linear on each segment [keys[m], keys[m + 1]] (keys[K] = inf), m = 0..K-1, and
-    # S(keys[0]) = sum(lo) <= budget.  Each pass evaluates S and its slope at the middle of
-    # one segment (never at a breakpoint, where rounding could misclassify a page); the
-    # linear extension either meets the budget inside that segment (the closed form: done)
-    # or names the segment to try next (Newton on the piecewise-linear S), safeguarded by
-    # bisection on the segment index (O(log N) passes at worst).
-    seg_lo, seg_hi = 0, K - 1
-
-    def middle(m):
-        return 0.5 * (keys[m] + keys[m + 1]) if m + 1 < K else 2.0 * keys[m] + 1.0
-
-    # start where S would reach the budget if every page were unclipped (for lo = 0 and
-    # hi = inf this is right of the root, where Newton on the convex S converges monotonically)
-    u_n = (budget + _rates.csum(dl)) / _rates.csum(s)
-    m = int(np.searchsorted(keys, u_n, side="right")) - 1
-    widths: list[int] = []
-    while True:
-        m = min(max(m, seg_lo), seg_hi)
-        u_m = middle(m)
-        S_m, slope_m = _rates.poisson_eval(s, dl, lo, hi, u_m)
-        u = u_m + (budget - S_m) / slope_m if slope_m > 0 else u_m
-        right = keys[m + 1] if m + 1 < K else math.inf
-        if (slope_m > 0 and keys[m] <= u <= right) or S_m == budget or seg_lo == seg_hi:
-            u = min(max(u, keys[m]), right)
-            break
-        if S_m < budget:
-            seg_lo = m + 1
-        else:
-            seg_hi = m - 1
-        if seg_lo > seg_hi:  # rounding at a breakpoint: the root is at keys[m] or keys[m + 1]
-            u = keys[m] if S_m > budget else right
-            break
-        m = int(np.searchsorted(keys, u, side="right")) - 1 if slope_m > 0 else (seg_lo + seg_hi) // 2
-        widths.append(seg_hi - seg_lo)
-        if len(widths) >= 4 and widths[-1] > widths[-4] // 2:
-            m = (seg_lo + seg_hi) // 2
-            widths.clear()
-    total, _ = _rates.poisson_eval(s, dl, lo, hi, u, out)
-    step = 2.0**-52
-    while total > budget and u > 0.0:
-        # rounding pushed the total over the budget: step u down (S is monotone in u)
-        u = u * (1.0 - step)
-        step *= 2.0
-        total, _ = _rates.poisson_eval(s, dl, lo, hi, u, out)
+    u = _rates.solve_poisson(s, dl, lo, hi, keys, budget, out)
     return out, u
 
 
 def _solve_periodic(b, dl, mu, lo, hi, budget):
-    """Safeguarded Newton/secant on u = Lambda^-1/2 over the active pages.
+    """Periodic optimum on the active pages; returns (rates, u_lo, u_hi).
 
-    Returns (rates, u_lo, u_hi): the multiplier lies in [1/u_hi^2, 1/u_lo^2]
-    (u_lo = u_hi = inf: budget not binding; 0: every page at its minimum).
+    The multiplier lies in [1/u_hi^2, 1/u_lo^2] (u_lo = u_hi = inf: budget not binding;
+    0: every page at its minimum).  Handles the trivial cases, picks the start and hands the
+    iteration to the compiled ``_rates.solve_periodic`` (see there).
     """
     n = len(b)
     if not np.isinf(hi).any() and _rates.csum(hi) <= budget:
         return hi.copy(), math.inf, math.inf
-    s0 = _rates.csum(lo)
-    accept = budget * (1.0 - _PERIODIC_GAP)
-    if s0 >= accept:
+    if _rates.csum(lo) >= budget * (1.0 - _PERIODIC_GAP):
         return lo.copy(), 0.0, 0.0
-    target = budget * (1.0 - _PERIODIC_GAP / 2)
     u = math.nan
     if n >= 10 * _SUBSAMPLE:
         # Start from the solution of an evenly strided subsample (budget scaled to it): it
@@ -185,62 +141,10 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
         u = math.sqrt(su_lo * su_hi)
     if not 0.0 < u < math.inf:
         # small-c start: xi ~ sqrt(mu Delta / 2) u for every page
-        u = target / _rates.csum(np.sqrt(0.5 * mu * dl))
-    buf_a, buf_b, work = np.empty(n), np.empty(n), np.empty(n)
-    buf_a[:] = lo
-    u_a, S_a, u_b, S_b = 0.0, s0, math.inf, math.inf
-    widths: list[float] = []
-    u_p, S_p = 0.0, 0.0
-    for _ in range(300):
-        S, D = _rates.periodic_eval(b, dl, lo, hi, u, work)
-        if S <= budget:
-            u_a, S_a = u, S
-            buf_a, work = work, buf_a
-            if S >= accept:
-                return buf_a, u, u
-        else:
-            u_b, S_b = u, S
-            buf_b, work = work, buf_b
-        # Duality gap of time-sharing between the bracketing solutions (see optimal_rates):
-        # at most (Lambda_a - Lambda_b)(S_b - S_a) = Lambda_a (1 - u_a^2/u_b^2)(S_b - S_a).
-        if u_a > 0.0 and not math.isinf(u_b) and (
-            (1.0 - (u_a / u_b) ** 2) * (S_b - S_a) <= 1e-15 * budget or u_b - u_a <= 2.0 * np.spacing(u_b)
-        ):
-            break  # (or the bracket is down to adjacent doubles: nothing finer to find)
-        # Newton on log S against log u (S grows like a power of u; plain Newton in u
-        # overshoots badly from a small start), safeguarded by the bracket.  Once two
-        # points are known, their secant slope replaces the analytic one: pages entering
-        # at u = b_i add ~Delta_i/37 almost at once (x ~ -log(1 - c)), which the local
-        # derivative misses, so the secant converges faster on the aggregate.
-        k = u * D / S if D > 0 and S > 0 else math.nan
-        if u_p > 0 and S_p > 0 and S > 0 and u != u_p and S != S_p:
-            k_sec = math.log(S / S_p) / math.log(u / u_p)
-            if k_sec > 0:
-                k = k_sec
-        u_p, S_p = u, S
-        u_n = u * math.exp(min(max(math.log(target / S) / k, -30.0), 30.0)) if k > 0 else math.nan
-        widths.append(u_b - u_a)
-        stalled = len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]
-        if not (u_a < u_n < u_b) or stalled or abs(u_n - u) <= 4.0 * np.spacing(u):
-            u_n = 2.0 * max(u, u_a) if math.isinf(u_b) else 0.5 * (u_a + u_b)
-            widths.clear()
-        u = u_n
-    if math.isinf(u_b):
-        return buf_a, u_a, u_a
-    # Time-share between the two neighbouring KKT solutions so that the budget is spent.
-    # The pages whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37 there in
-    # double precision, so S(u) = budget may have no floating-point solution at all.
-    theta = min(max((budget - S_a) / (S_b - S_a), 0.0), 1.0)
-    for k in range(8):
-        np.subtract(buf_b, buf_a, out=work)
-        work *= theta
-        work += buf_a
-        total = _rates.csum(work)
-        if total <= budget:
-            return work, u_a, u_b
-        # rounding put the mix over the budget: take back the excess and a few ulps more
-        theta = max(0.0, theta - (total - budget + 2.0**k * np.spacing(budget)) / (S_b - S_a))
-    return buf_a, u_a, u_a
+        u = budget / _rates.csum(np.sqrt(0.5 * mu * dl))
+    out = np.empty(n)
+    u_lo, u_hi = _rates.solve_periodic(b, dl, lo, hi, budget, u, _PERIODIC_GAP, np.empty((3, n)), out)
+    return out, u_lo, u_hi
 
 
 def optimal_rates(
