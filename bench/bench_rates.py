@@ -18,20 +18,26 @@ both models.
 
 Run (briefly, on the shared machine)::
 
-    PYTHONPATH=src:bench python -m pytest bench/bench_rates.py -o python_files='bench_*.py' \
+    PYTHONPATH=src python -m pytest bench/bench_rates.py -o python_files='bench_*.py' \
         --benchmark-min-rounds=3 --benchmark-max-time=0.5
-
-(``bench`` on the path because pyproject's ``--import-mode=importlib`` does not
-put it there for ``from conftest import ...``.)
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
-import pytest
 import scipy.special as sc
-from conftest import SMOKE, role, sizes
 from scipy.optimize import brentq
+
+try:
+    from conftest import SMOKE, role, sizes
+except ImportError:  # --import-mode=importlib (pyproject) does not put bench/ on sys.path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from conftest import SMOKE, role, sizes
+
+import pytest
 
 from freshcore.rates import optimal_rates
 from freshcore.special import lambertw
