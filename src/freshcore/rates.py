@@ -198,7 +198,9 @@ def optimal_rates(
     ``s_i = sqrt(w_i Delta_i)``.  The breakpoints are sorted, the segment
     holding ``S(u) = B`` is found by Newton steps on the sorted breakpoints
     safeguarded by bisection (O(log N) passes at worst), and ``u`` follows in
-    closed form on that segment: exact, O(N log N) (SPEC section 2).
+    closed form on that segment: exact, O(N log N) (SPEC section 2).  Both
+    solvers iterate in compiled code without the GIL; Python only sorts the
+    breakpoints, picks the start and allocates.
 
     Periodic (001 eq. 5, SPEC section 2): maximise ``sum G_i(r_i)``,
     ``G(r) = (mu/Delta) r (1 - e^(-Delta/r))``.  ``G'(r) = (mu/Delta) R1(Delta/r)``
@@ -224,7 +226,10 @@ def optimal_rates(
 
     Degenerate pages: pages with ``w_i = 0`` or ``Delta_i = 0`` gain nothing
     from crawling (``F = 1`` for a page that never changes, whatever its
-    rate; ``G = mu`` in the periodic model) and get ``min_rate``.  If the
+    rate; ``G = mu`` in the periodic model) and get ``min_rate``.  (The
+    limit Delta -> 0 of G is ``mu [r > 0]``; taking the copy of a page that
+    never changes as fresh even at rate 0 keeps G continuous, agrees with
+    :func:`freshness`, and avoids a supremum that no rate attains.)  If the
     bandwidth covers ``sum(max_rate)``, every page (these included) is crawled at
     its ``max_rate``; if it only covers the maxima of the other pages, those
     are at their maxima, the degenerate pages at their minima, and the rest
