@@ -165,12 +165,10 @@ def test_kkt_structure(model):
     with np.errstate(divide="ignore", invalid="ignore"):
         g = marginal(r, d, w, model)
     np.testing.assert_allclose(g[inner], L, rtol=1e-7)
-    g_lo = np.where(lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), 0)
-    if model == "periodic":
-        # rate 0 means not crawled: Lambda >= mu/Delta (the marginal value at 0)
-        g_lo = np.where(lo[at_lo] > 0, g_lo, w[at_lo] / d[at_lo])
-    else:
-        g_lo = np.where(lo[at_lo] > 0, g_lo, w[at_lo] / d[at_lo])
+    # at the lower bound the marginal value is <= L; at rate 0 it is w/Delta in both models
+    # (Poisson: w Delta/(0 + Delta)^2; periodic: G'(0+) = mu/Delta)
+    g_lo = np.where(lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), w[at_lo] / d[at_lo])
+    assert at_lo.sum() > 0
     assert np.all(g_lo <= L * (1 + 1e-9))
     assert np.all(marginal(r[at_hi], d[at_hi], w[at_hi], model) >= L * (1 - 1e-9))
 
