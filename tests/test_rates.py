@@ -463,3 +463,19 @@ def test_periodic_wide_range_kkt(seed):
     g = (mu[ok] / d[ok]) * (-np.expm1(-x[ok]) - x[ok] * np.exp(-x[ok]))
     np.testing.assert_allclose(g, L, rtol=1e-11)
     assert np.all(mu[r == 0] / d[r == 0] <= L * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_memory_mapped_read_only_inputs(tmp_path, model):
+    rng = np.random.default_rng(4)
+    d, w = rng.uniform(0, 1, 100), rng.uniform(0, 1, 100)
+    ref = optimal_rates(d, w, 5.0, model)
+    paths = []
+    for name, arr in (("d", d), ("w", w)):
+        mm = np.lib.format.open_memmap(tmp_path / f"{name}.npy", mode="w+", dtype=np.float64, shape=arr.shape)
+        mm[:] = arr
+        mm.flush()
+        paths.append(tmp_path / f"{name}.npy")
+    dm, wm = (np.load(p, mmap_mode="r") for p in paths)
+    np.testing.assert_array_equal(optimal_rates(dm, wm, 5.0, model), ref)
+    np.testing.assert_array_equal(freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True))
