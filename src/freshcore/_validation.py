@@ -27,6 +27,7 @@ __all__ = [
     "check_same_length",
     "check_choice",
     "check_indices",
+    "check_out",
 ]
 
 
@@ -246,3 +247,16 @@ def check_indices(x: Any, name: str, caller: str, n: int, *, allow_empty: bool =
             f"The {name!r} parameter of {caller} must contain indices in [0, {n}); {name}[{i}] = {arr[i].item()!r}."
         )
     return np.ascontiguousarray(arr, dtype=np.intp)
+
+
+def check_out(out: Any, shape: tuple, caller: str, *, name: str = "out") -> np.ndarray:
+    """Check a caller-supplied output array: float64, C-contiguous, writeable, of ``shape``."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"The {name!r} parameter of {caller} must be a numpy array or None. Got {type(out).__name__} instead.")
+    if out.dtype != np.float64:
+        raise TypeError(f"The {name!r} parameter of {caller} must have dtype float64. Got dtype {out.dtype} instead.")
+    if out.shape != tuple(shape):
+        raise ValueError(f"The {name!r} parameter of {caller} must have shape {tuple(shape)}. Got shape {out.shape} instead.")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"The {name!r} parameter of {caller} must be a writeable C-contiguous array.")
+    return out

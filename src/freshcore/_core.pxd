@@ -1,0 +1,7 @@
+# Compiled special functions shared by freshcore's Cython modules.
+# ``from freshcore._core cimport lambertwm1`` etc.; see the docstring of _core.pyx.
+
+cdef double branch_distance(double z) noexcept nogil
+cdef double lambertw_shifted(double q, double z, bint lower) noexcept nogil
+cdef double lambertw0(double z) noexcept nogil
+cdef double lambertwm1(double z) noexcept nogil
