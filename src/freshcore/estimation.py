@@ -239,7 +239,7 @@ class SAMEstimator(_est._SAMEstimator):
 # ---------------------------------------------------------------------------
 
 
-def _as_flags(changed: Any, name: str, caller: str) -> np.ndarray:
+def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.ndarray:
     """0/1 flags as uint8; a contiguous 1-D bool array is viewed, not copied."""
     if (
         isinstance(changed, np.ndarray)
@@ -249,7 +249,7 @@ def _as_flags(changed: Any, name: str, caller: str) -> np.ndarray:
         and changed.flags.c_contiguous
     ):
         return changed.view(np.uint8)
-    return check_binary(changed, name, caller, ndim=1)
+    return check_binary(changed, name, caller, ndim=1, allow_empty=allow_empty)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -335,7 +335,7 @@ class _Batch:
         Everything is validated before any state changes.
         """
         caller = type(self).__name__ + ".update"
-        c = _as_flags(changed, "changed", caller)
+        c = _as_flags(changed, "changed", caller, allow_empty=pages is not None)
         m = c.shape[0]
         if pages is None:
             if m != self._n:
@@ -353,8 +353,10 @@ class _Batch:
             if np.ndim(intervals) == 0:
                 dt = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
             else:
-                dt = check_array(intervals, "intervals", caller, low=0.0, low_inclusive=False)
+                dt = check_array(intervals, "intervals", caller, low=0.0, low_inclusive=False, allow_empty=True)
                 check_same_length(caller, changed=c, intervals=dt)
+        if m == 0:
+            return self
         extra = self._prepare(idx, m)
         if dt is not None:
             if idx is None:
@@ -376,7 +378,7 @@ class _Batch:
             return self._p_default if idx is None else np.ascontiguousarray(self._p_default[idx])
         if np.ndim(crawl_rates) == 0:
             return np.array([check_scalar(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False)])
-        p = check_array(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False)
+        p = check_array(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False, allow_empty=True)
         check_same_length(caller, changed=np.empty(m), crawl_rates=p)
         return p
 
