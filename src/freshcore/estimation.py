@@ -77,6 +77,10 @@ _UPDATE_DOC = """
 
 class NaiveEstimator(_est._NaiveEstimator):
     __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None) -> None:
+        super().__init__(crawl_rate=crawl_rate)
+
     __doc__ = """Naive change-rate estimator: the fraction of crawls that saw a change, times p.
 
     Parameters
@@ -112,6 +116,11 @@ class NaiveEstimator(_est._NaiveEstimator):
 
 class LLNEstimator(_est._LLNEstimator):
     __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, alpha: str | float | Callable[[int], float] = "one",
+                 consistent: bool | None = None) -> None:
+        super().__init__(crawl_rate=crawl_rate, alpha=alpha, consistent=consistent)
+
     __doc__ = """Law-of-large-numbers change-rate estimator (eq. (1) of 000).
 
     Parameters
@@ -157,6 +166,10 @@ class LLNEstimator(_est._LLNEstimator):
 
 class SAEstimator(_est._SAEstimator):
     __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, eta: float = 0.75, initial: float = 0.0) -> None:
+        super().__init__(crawl_rate=crawl_rate, eta=eta, initial=initial)
+
     __doc__ = """Stochastic-approximation change-rate estimator (eq. (2) of 000).
 
     Parameters
@@ -194,6 +207,11 @@ class SAEstimator(_est._SAEstimator):
 
 class SAMEstimator(_est._SAMEstimator):
     __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, eta: float = 1.3, beta: float = 0.75,
+                 omega: float = 1.0, initial: float = 0.0) -> None:
+        super().__init__(crawl_rate=crawl_rate, eta=eta, beta=beta, omega=omega, initial=initial)
+
     __doc__ = """Stochastic approximation with heavy-ball momentum (eqs. (3) and (10) of 000).
 
     Parameters
@@ -262,7 +280,6 @@ class _Batch:
     """Shared plumbing of the batched estimators (validation, bookkeeping, save/restore)."""
 
     _state_names: tuple[str, ...] = ()
-    _streaming: type
 
     def __init__(self, n_pages: int, crawl_rate: Any = None) -> None:
         caller = type(self).__name__
@@ -460,7 +477,6 @@ class NaiveBatch(_Batch):
 """ + _BATCH_EXAMPLE.format(cls="NaiveBatch", stream="NaiveEstimator")
 
     _state_names = ("n_changes", "segment_changes", "segment_rate", "past_sum", "rates")
-    _streaming = NaiveEstimator
     _mode = 0
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None) -> None:
@@ -532,7 +548,6 @@ class LLNBatch(NaiveBatch):
     functions as ``LLNEstimator``: bit-identical results page by page.
 """ + _BATCH_EXAMPLE.format(cls="LLNBatch", stream="LLNEstimator")
 
-    _streaming = LLNEstimator
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, alpha: Any = "one", consistent: bool | None = None) -> None:
         super().__init__(n_pages, crawl_rate=crawl_rate)
@@ -590,7 +605,6 @@ class SABatch(_Batch):
 """ + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
 
     _state_names = ("rates",)
-    _streaming = SAEstimator
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 0.75, initial: float = 0.0) -> None:
         super().__init__(n_pages, crawl_rate)
@@ -642,7 +656,6 @@ class SAMBatch(_Batch):
 """ + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
 
     _state_names = ("rates", "previous")
-    _streaming = SAMEstimator
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 1.3, beta: float = 0.75,
                  omega: float = 1.0, initial: float = 0.0) -> None:
