@@ -27,7 +27,7 @@ While the rate has never changed ``s_old`` is exactly ``0.0`` and the sum is
 exactly ``p * n1`` -- the numbers of eq. (1) of 000 bit for bit.
 """
 
-from libc.math cimport pow, log, sqrt, NAN, INFINITY
+from libc.math cimport exp, log, sqrt, NAN, INFINITY
 from cpython.float cimport PyFloat_CheckExact, PyFloat_AS_DOUBLE
 
 import numpy as np
@@ -53,15 +53,25 @@ cdef enum:
 
 
 cdef inline double _power_step(long long k, double e) noexcept nogil:
-    """Step size (k + 1)^(-e) used in the update that consumes I_{k+1}."""
-    return pow(<double>(k + 1), -e)
+    """Step size (k + 1)^(-e) used in the update that consumes I_{k+1}.
+
+    Evaluated as exp(-e log(k + 1)) (relative error ~1e-15, exactly 1 at k = 0):
+    one log and one exp are cheaper than pow, and SAM shares the log between
+    its two step sizes.
+    """
+    return exp(-e * log(<double>(k + 1)))
 
 
-cdef inline double _sam_zeta(long long k, double eta, double beta, double omega) noexcept nogil:
-    """Momentum weight zeta_k = (beta_k - omega eta_k) / beta_{k-1}, eq. (10) of 000; zeta_0 = 0."""
-    if k == 0:
-        return 0.0
-    return (pow(<double>(k + 1), -beta) - omega * pow(<double>(k + 1), -eta)) / pow(<double>k, -beta)
+cdef inline void _sam_coefs(long long k, double eta, double beta, double omega, double b_prev,
+                            double* e_k, double* b_k, double* zeta_k) noexcept nogil:
+    """eta_k, beta_k and zeta_k = (beta_k - omega eta_k) / beta_{k-1} (eq. (10) of 000), zeta_0 = 0.
+
+    ``b_prev`` is beta_{k-1} = _power_step(k - 1, beta) (ignored at k = 0).
+    """
+    cdef double L = log(<double>(k + 1))
+    e_k[0] = exp(-eta * L)
+    b_k[0] = exp(-beta * L)
+    zeta_k[0] = 0.0 if k == 0 else (b_k[0] - omega * e_k[0]) / b_prev
 
 
 cdef inline double _sa_step(double y, double changed, double p, double eta_k) noexcept nogil:
@@ -126,7 +136,7 @@ def sa_batch_update(long long[::1] k, double[::1] y, const unsigned char[::1] ch
             if kk != last_k:
                 eta_k = _power_step(kk, eta)
                 last_k = kk
-            y[i] = _sa_step(y[i], 1.0 if changed[j] else 0.0, p[j * ps], eta_k)
+            y[i] = _sa_step(y[i], <double>changed[j], p[j * ps], eta_k)
             k[i] = kk + 1
 
 
@@ -138,17 +148,17 @@ def sam_batch_update(long long[::1] k, double[::1] z, double[::1] z_prev,
     cdef Py_ssize_t ps = 0 if p.shape[0] == 1 else 1
     cdef bint all_pages = pages is None
     cdef long long kk, last_k = -1
-    cdef double eta_k = 0.0, zeta_k = 0.0, zi
+    cdef double eta_k = 0.0, zeta_k = 0.0, b_k = 0.0, zi
     with nogil:
         for j in range(m):
             i = j if all_pages else pages[j]
             kk = k[i]
             if kk != last_k:
-                eta_k = _power_step(kk, eta)
-                zeta_k = _sam_zeta(kk, eta, beta, omega)
+                _sam_coefs(kk, eta, beta, omega, _power_step(kk - 1, beta) if kk > 0 else 1.0,
+                           &eta_k, &b_k, &zeta_k)
                 last_k = kk
             zi = z[i]
-            z[i] = _sam_step(zi, z_prev[i], 1.0 if changed[j] else 0.0, p[j * ps], eta_k, zeta_k)
+            z[i] = _sam_step(zi, z_prev[i], <double>changed[j], p[j * ps], eta_k, zeta_k)
             z_prev[i] = zi
             k[i] = kk + 1
 
@@ -174,7 +184,7 @@ def count_batch_update(long long[::1] k, long long[::1] n1, long long[::1] n1_se
         for j in range(m):
             i = j if all_pages else pages[j]
             kk = k[i] + 1
-            c = 1 if changed[j] else 0
+            c = changed[j]
             pj = p[j * ps]
             _seg_add(&s_old[i], &p_seg[i], &n1_seg[i], c, pj)
             n1[i] += c
@@ -562,6 +572,7 @@ cdef class _SAMEstimator(_OnlineEstimator):
     cdef double _omega
     cdef double _initial
     cdef double _prev
+    cdef double _b_prev     # cache of beta_{k-1} = _power_step(k - 1, beta); not part of the state
 
     def __init__(self, *, crawl_rate=None, eta=1.3, beta=0.75, omega=1.0, initial=0.0):
         caller = type(self).__name__
@@ -585,6 +596,7 @@ cdef class _SAMEstimator(_OnlineEstimator):
     def _set_state(self, state):
         _OnlineEstimator._set_state(self, state)
         self._prev = check_scalar(state["previous"], "previous", type(self).__name__ + ".from_dict")
+        self._b_prev = _power_step(self._k - 1, self._beta) if self._k > 0 else 1.0
 
     @property
     def eta(self):
@@ -607,9 +619,10 @@ cdef class _SAMEstimator(_OnlineEstimator):
         return self._prev
 
     cdef void _step(self, int c, double p) noexcept nogil:
-        cdef double z = self._rate
-        self._rate = _sam_step(z, self._prev, <double>c, p, _power_step(self._k, self._eta),
-                               _sam_zeta(self._k, self._eta, self._beta, self._omega))
+        cdef double z = self._rate, e_k, b_k, zeta_k
+        _sam_coefs(self._k, self._eta, self._beta, self._omega, self._b_prev, &e_k, &b_k, &zeta_k)
+        self._rate = _sam_step(z, self._prev, <double>c, p, e_k, zeta_k)
+        self._b_prev = b_k
         self._prev = z
         self._k += 1
 
