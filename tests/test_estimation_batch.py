@@ -212,3 +212,27 @@ def test_batch_statistics_match_reference_rmse():
         est = estimate_rates(changed, tau, crawl_rate=3.0, method=method)
         rmse = float(np.sqrt(np.mean((est - 5.0) ** 2)))
         assert abs(rmse / ref - 1) < 0.15, (method, rmse)
+
+
+@pytest.mark.parametrize("method", sorted(PAIRS))
+def test_blocked_full_updates_match_streaming_across_blocks(method):
+    # more pages than one block of the compiled full-update path, with blocks
+    # where k is uniform and blocks where it is not
+    batch_cls, stream_cls = PAIRS[method]
+    n = 1300
+    rng = np.random.default_rng(99)
+    batch = batch_cls(n, crawl_rate=1.3)
+    streams = [stream_cls(crawl_rate=1.3) for _ in range(n)]
+    for step in range(5):
+        if step == 2:
+            pages = rng.integers(600, 700, 40)
+            flags = rng.integers(0, 2, 40)
+            batch.update(flags, pages=pages)
+            for f, i in zip(flags, pages):
+                streams[i].update(int(f))
+        flags = rng.random(n) < 0.5
+        batch.update(flags)
+        for f, s in zip(flags, streams):
+            s.update(bool(f))
+        assert batch.rates.tolist() == [s.rate for s in streams]
+        assert batch.n_updates.tolist() == [s.n_updates for s in streams]
