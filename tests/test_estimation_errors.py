@@ -56,10 +56,10 @@ def test_constructor_crawl_rate(cls, bad, exc):
     ],
 )
 def test_constructor_step_parameters(cls, name, bad, exc):
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=f"'{name}' parameter of {cls.__name__}"):
         cls(**{name: bad})
     batch = {LLNEstimator: LLNBatch, SAEstimator: SABatch, SAMEstimator: SAMBatch}[cls]
-    with pytest.raises(exc, match=name):
+    with pytest.raises(exc, match=f"'{name}' parameter of {batch.__name__}"):
         batch(2, **{name: bad})
 
 

@@ -551,12 +551,15 @@ class LLNBatch(NaiveBatch):
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, alpha: Any = "one", consistent: bool | None = None) -> None:
         super().__init__(n_pages, crawl_rate=crawl_rate)
-        # reuse the streaming class's parameter checks (same messages, same rules)
-        probe = LLNEstimator(alpha=alpha, consistent=consistent)
+        caller = type(self).__name__
+        if consistent is not None and not isinstance(consistent, (bool, np.bool_)):
+            raise TypeError(
+                f"The 'consistent' parameter of {caller} must be True, False or None. Got {consistent!r} instead."
+            )
+        self._alpha_kind, self._alpha_const = _est._alpha_code(alpha, caller)
         self._alpha_spec = alpha
-        self._consistent = probe.consistent
-        self._mode = 1 if consistent is not None and not consistent else 2
-        self._alpha_kind, self._alpha_const = _est._alpha_code(alpha, type(self).__name__)
+        self._consistent = None if consistent is None else bool(consistent)
+        self._mode = 1 if self._consistent is False else 2
 
     def _params(self) -> dict:
         d = super()._params()
@@ -608,9 +611,9 @@ class SABatch(_Batch):
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 0.75, initial: float = 0.0) -> None:
         super().__init__(n_pages, crawl_rate)
-        probe = SAEstimator(eta=eta, initial=initial)
-        self._eta = probe.eta
-        self._initial = probe.rate
+        caller = type(self).__name__
+        self._eta = check_scalar(eta, "eta", caller, low=0.0, low_inclusive=False)
+        self._initial = check_scalar(initial, "initial", caller, low=0.0)
         self._rates = np.full(self._n, self._initial)
 
     @property
@@ -660,9 +663,11 @@ class SAMBatch(_Batch):
     def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 1.3, beta: float = 0.75,
                  omega: float = 1.0, initial: float = 0.0) -> None:
         super().__init__(n_pages, crawl_rate)
-        probe = SAMEstimator(eta=eta, beta=beta, omega=omega, initial=initial)
-        self._eta, self._beta, self._omega = probe.eta, probe.beta, probe.omega
-        self._initial = probe.rate
+        caller = type(self).__name__
+        self._eta = check_scalar(eta, "eta", caller, low=0.0, low_inclusive=False)
+        self._beta = check_scalar(beta, "beta", caller, low=0.0, low_inclusive=False)
+        self._omega = check_scalar(omega, "omega", caller, low=0.0, low_inclusive=False)
+        self._initial = check_scalar(initial, "initial", caller, low=0.0)
         self._rates = np.full(self._n, self._initial)
         self._previous = np.full(self._n, self._initial)
 
