@@ -61,8 +61,9 @@ _UPDATE_DOC = """
         rate for this update only.  ``interval`` (> 0), when given, is the
         time since the previous crawl: these estimators assume Poisson
         crawling at the known rate p and do not use it in the estimate; it is
-        validated and added to ``elapsed`` (so ``n_updates / elapsed`` is the
-        empirical crawl rate, a check of the assumed p).
+        validated and added to ``elapsed`` (when every update passes one,
+        ``n_updates / elapsed`` is the empirical crawl rate, a check of the
+        assumed p).
     update_many(changed, intervals=None, crawl_rates=None)
         The same as a loop of ``update`` (bit-identical); everything is
         validated before any state changes.  ``crawl_rates`` may be a scalar.
@@ -98,13 +99,18 @@ class NaiveEstimator(_est._NaiveEstimator):
         Î_k.
     elapsed : float
         Sum of the intervals passed to ``update``.
-
+""" + _UPDATE_DOC + """
     Notes
     -----
     q_k = p Î_k / k, Î_k = Σ_{j≤k} I_j (the Naive estimator of Section 3 of
     000).  It is biased: q_k → pΔ/(Δ + p) a.s.  When the crawl rate changes,
     freshcore uses q_k = Σ_j p_j I_j / k (identical while p is constant).
-""" + _UPDATE_DOC + """
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
     Examples
     --------
     >>> from freshcore.estimation import NaiveEstimator
@@ -148,13 +154,18 @@ class LLNEstimator(_est._LLNEstimator):
         x_k (0.0 before the first update).
     n_updates, n_changes, elapsed
         k, Î_k and the sum of the intervals passed to ``update``.
-
+""" + _UPDATE_DOC + """
     Notes
     -----
     x_k = p Î_k / (k + α_k - Î_k), eq. (1) of 000; x_k → Δ a.s. when α_k is
     positive and o(k) (Theorem 1 of 000).  The denominator is evaluated as
     α_k + (k - Î_k) with the integer k - Î_k exact.
-""" + _UPDATE_DOC + """
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
     Examples
     --------
     >>> from freshcore.estimation import LLNEstimator
@@ -188,12 +199,19 @@ class SAEstimator(_est._SAEstimator):
         y_k.
     n_updates, elapsed
         k and the sum of the intervals passed to ``update``.
-
+""" + _UPDATE_DOC + """
     Notes
     -----
     y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of 000, where p is
     the rate that generated the interval ending at crawl k + 1 (SPEC §1).
-""" + _UPDATE_DOC + """
+    η_k is evaluated as exp(-η log(k + 1)) (relative error ~1e-15, exactly 1
+    at k = 0).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
     Examples
     --------
     >>> from freshcore.estimation import SAEstimator
@@ -235,12 +253,19 @@ class SAMEstimator(_est._SAMEstimator):
         z_{k-1}.
     n_updates, elapsed
         k and the sum of the intervals passed to ``update``.
-
+""" + _UPDATE_DOC + """
     Notes
     -----
     z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}),
     eq. (3) of 000, ζ_k from eq. (10) with ζ_0 = 0 (β_{-1} = ∞, SPEC §1).
-""" + _UPDATE_DOC + """
+    The step sizes are evaluated as exp(-η log(k + 1)) and exp(-β log(k + 1))
+    (one shared log; relative error ~1e-15, exactly 1 at k = 0).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
     Examples
     --------
     >>> from freshcore.estimation import SAMEstimator
