@@ -779,7 +779,7 @@ def estimate_rates(
         if return_path:
             raise ValueError(f"The 'return_path' parameter of {caller} is only supported by the online methods "
                              f"'naive', 'lln', 'sa' and 'sam'. Got method={method!r}.")
-        from .mle import cgm_rates, mle_rates, moment_rates
+        from .mle import cgm_rates, mle_rates, moment_rates  # type: ignore[import-not-found,unused-ignore]
 
         fn = {"mle": mle_rates, "mm": moment_rates, "cgm": cgm_rates}[method]
         return fn(changed, intervals, crawl_rate=crawl_rate, **params)
