@@ -46,7 +46,13 @@ def test_lln_one_exact_sequence():
 
 @pytest.mark.parametrize(
     "alpha, alpha_k",
-    [("log", lambda k: math.log(k + 1)), ("sqrt", math.sqrt), (0.25, lambda k: 0.25), (lambda k: k**0.3, lambda k: k**0.3)],
+    [
+        ("log", lambda k: math.log(k + 1)),
+        ("sqrt", math.sqrt),
+        (0.25, lambda k: 0.25),
+        (lambda k: k**0.3, lambda k: k**0.3),
+        ([0.5, 1.5, 2.5, 0.1, 0.2, 0.3, 4.0, 9.0], lambda k: [0.5, 1.5, 2.5, 0.1, 0.2, 0.3, 4.0, 9.0][k - 1]),
+    ],
 )
 def test_lln_alpha_presets(alpha, alpha_k):
     flags = [0, 1, 1, 0, 1, 1, 1, 0]

@@ -39,7 +39,7 @@ params_for = {
     "naive": st.just({}),
     "lln": st.fixed_dictionaries(
         {
-            "alpha": st.sampled_from(["one", "log", "sqrt", 0.3, _alpha_k]),
+            "alpha": st.sampled_from(["one", "log", "sqrt", 0.3, _alpha_k, tuple(np.linspace(0.2, 3.0, 200))]),
             "consistent": st.sampled_from([None, True, False]),
         }
     ),

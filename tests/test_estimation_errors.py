@@ -42,7 +42,9 @@ def test_constructor_crawl_rate(cls, bad, exc):
         (LLNEstimator, "alpha", 0.0, ValueError),
         (LLNEstimator, "alpha", -1.0, ValueError),
         (LLNEstimator, "alpha", NAN, ValueError),
-        (LLNEstimator, "alpha", [1.0], TypeError),
+        (LLNEstimator, "alpha", [[1.0]], TypeError),
+        (LLNEstimator, "alpha", [1.0, -1.0], ValueError),
+        (LLNEstimator, "alpha", [], ValueError),
         (LLNEstimator, "consistent", "yes", TypeError),
         (SAEstimator, "eta", 0.0, ValueError),
         (SAEstimator, "eta", NAN, ValueError),
@@ -273,3 +275,19 @@ LOG = [[1, 0, 1], [0, 0, 1]]
 def test_estimate_rates_bad_input(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         estimate_rates(*args, **kwargs)
+
+
+def test_lln_sequence_alpha_past_its_end_keeps_state():
+    est = LLNEstimator(crawl_rate=1.0, alpha=[1.0, 2.0])
+    est.update(1).update(1)
+    before = est.to_dict()
+    with pytest.raises(ValueError, match="alpha"):
+        est.update(0)
+    with pytest.raises(ValueError, match="alpha"):
+        est.update_many([0])
+    assert est.n_updates == 2 and est.rate == before["state"]["rate"]
+    b = LLNBatch(2, crawl_rate=1.0, alpha=(1.0,))
+    b.update([1, 1])
+    with pytest.raises(ValueError, match="alpha"):
+        b.update([1], pages=[0])
+    assert b.n_updates.tolist() == [1, 1]

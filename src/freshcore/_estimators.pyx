@@ -530,13 +530,14 @@ cdef class _LLNEstimator(_CountEstimator):
     cdef int _alpha_kind
     cdef double _alpha
     cdef object _alpha_spec
+    cdef object _alpha_fn
     cdef int _mode
     cdef object _consistent
 
     def __init__(self, *, crawl_rate=None, alpha="one", consistent=None):
         caller = type(self).__name__
         self._crawl_rate = _check_params_rate(crawl_rate, caller)
-        self._alpha_kind, self._alpha = _alpha_code(alpha, caller)
+        self._alpha_kind, self._alpha, self._alpha_fn = _alpha_code(alpha, caller)
         self._alpha_spec = alpha
         if consistent is not None and not isinstance(consistent, (bool, np.bool_)):
             raise TypeError(
@@ -560,7 +561,7 @@ cdef class _LLNEstimator(_CountEstimator):
 
     cdef double _next_alpha(self) except? -1.0:
         if self._alpha_kind == ALPHA_CALLABLE:
-            return check_scalar(self._alpha_spec(self._k + 1), "alpha", type(self).__name__ + ".update",
+            return check_scalar(self._alpha_fn(self._k + 1), "alpha", type(self).__name__ + ".update",
                                 low=0.0, low_inclusive=False)
         return _lln_alpha(self._alpha_kind, self._alpha, self._k + 1)
 
@@ -597,7 +598,7 @@ cdef class _LLNEstimator(_CountEstimator):
         if self._alpha_kind == ALPHA_CALLABLE:
             caller = type(self).__name__ + ".update_many"
             for j in range(m):
-                av[j] = check_scalar(self._alpha_spec(self._k + 1 + j), "alpha", caller,
+                av[j] = check_scalar(self._alpha_fn(self._k + 1 + j), "alpha", caller,
                                      low=0.0, low_inclusive=False)
         else:
             for j in range(m):
@@ -612,19 +613,37 @@ cdef class _LLNEstimator(_CountEstimator):
         return self
 
 
+class _AlphaSequence:
+    """alpha_k = values[k - 1] for an alpha given as a sequence (k = 1, 2, ...)."""
+
+    def __init__(self, values, caller):
+        self.values = check_array(values, "alpha", caller, low=0.0, low_inclusive=False)
+        self.caller = caller
+
+    def __call__(self, k):
+        if k > self.values.shape[0]:
+            raise ValueError(
+                f"The 'alpha' parameter of {self.caller} has {self.values.shape[0]} entries (alpha_1 .. alpha_n); "
+                f"there is no alpha_k for k = {k}."
+            )
+        return float(self.values[k - 1])
+
+
 def _alpha_code(alpha, caller):
-    """Map an LLN alpha specification to (kind, constant)."""
+    """Map an LLN alpha specification to (kind, constant, callable or None)."""
     if isinstance(alpha, str):
         presets = {"one": (ALPHA_CONST, 1.0), "log": (ALPHA_LOG, 0.0), "sqrt": (ALPHA_SQRT, 0.0)}
         if alpha not in presets:
             raise ValueError(
-                f"The 'alpha' parameter of {caller} must be 'one', 'log', 'sqrt', a finite number > 0 or a "
-                f"callable k -> alpha_k. Got {alpha!r} instead."
+                f"The 'alpha' parameter of {caller} must be 'one', 'log', 'sqrt', a finite number > 0, a "
+                f"callable k -> alpha_k or a 1-D sequence of alpha_1, alpha_2, ... Got {alpha!r} instead."
             )
-        return presets[alpha]
+        return presets[alpha] + (None,)
     if callable(alpha):
-        return ALPHA_CALLABLE, 0.0
-    return ALPHA_CONST, check_scalar(alpha, "alpha", caller, low=0.0, low_inclusive=False)
+        return ALPHA_CALLABLE, 0.0, alpha
+    if isinstance(alpha, (list, tuple, np.ndarray)) and np.ndim(alpha) == 1:
+        return ALPHA_CALLABLE, 0.0, _AlphaSequence(alpha, caller)
+    return ALPHA_CONST, check_scalar(alpha, "alpha", caller, low=0.0, low_inclusive=False), None
 
 
 cdef class _SAEstimator(_OnlineEstimator):

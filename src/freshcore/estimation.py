@@ -24,7 +24,7 @@ validates, chooses defaults, allocates and delegates.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -123,7 +123,7 @@ class NaiveEstimator(_est._NaiveEstimator):
 class LLNEstimator(_est._LLNEstimator):
     __slots__ = ()
 
-    def __init__(self, *, crawl_rate: float | None = None, alpha: str | float | Callable[[int], float] = "one",
+    def __init__(self, *, crawl_rate: float | None = None, alpha: str | float | Callable[[int], float] | Sequence[float] | np.ndarray = "one",
                  consistent: bool | None = None) -> None:
         super().__init__(crawl_rate=crawl_rate, alpha=alpha, consistent=consistent)
 
@@ -133,9 +133,11 @@ class LLNEstimator(_est._LLNEstimator):
     ----------
     crawl_rate : float, optional
         Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
-    alpha : {"one", "log", "sqrt"}, float or callable, default "one"
-        α_k: "one" → 1, "log" → log(k + 1), "sqrt" → √k, a number > 0, or a
-        callable ``k -> α_k`` (called with the int k ≥ 1, must return > 0).
+    alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
+        α_k: "one" → 1, "log" → log(k + 1), "sqrt" → √k, a number > 0, a
+        callable ``k -> α_k`` (called with the int k ≥ 1, must return > 0),
+        or a 1-D sequence ``alpha[k - 1] = α_k`` (an update beyond its end is
+        rejected).
     consistent : bool or None, default None
         How the rate enters when p varies between updates.  False: eq. (1)
         literally, x_k = p_k Î_k / (α_k + k - Î_k) with p_k the rate of the
@@ -555,7 +557,7 @@ class LLNBatch(NaiveBatch):
         Number of pages (≥ 1).
     crawl_rate : float or array-like of shape (n_pages,), optional
         Default crawl rate(s) p > 0.
-    alpha : {"one", "log", "sqrt"}, float or callable, default "one"
+    alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
         α_k as in ``LLNEstimator`` (a callable is called once per distinct k
         in each update, with the int k).
     consistent : bool or None, default None
@@ -581,7 +583,7 @@ class LLNBatch(NaiveBatch):
             raise TypeError(
                 f"The 'consistent' parameter of {caller} must be True, False or None. Got {consistent!r} instead."
             )
-        self._alpha_kind, self._alpha_const = _est._alpha_code(alpha, caller)
+        self._alpha_kind, self._alpha_const, self._alpha_fn = _est._alpha_code(alpha, caller)
         self._alpha_spec = alpha
         self._consistent = None if consistent is None else bool(consistent)
         self._mode = 1 if self._consistent is False else 2
@@ -598,7 +600,7 @@ class LLNBatch(NaiveBatch):
         ks = _occurrence_k(self._k, idx, m)
         uniq, inv = np.unique(ks, return_inverse=True)
         vals = np.array([
-            check_scalar(self._alpha_spec(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq
+            check_scalar(self._alpha_fn(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq
         ])
         return np.ascontiguousarray(vals[inv.reshape(-1)])
 
