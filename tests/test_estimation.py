@@ -232,6 +232,13 @@ def test_interval_accumulates_elapsed_and_leaves_estimate_alone(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSES)
+def test_update_many_scalar_interval_and_rate(cls):
+    a = _make(cls).update_many([1, 0, 1], intervals=0.5, crawl_rates=2.0)
+    b = _make(cls).update(1, 0.5, 2.0).update(0, 0.5, 2.0).update(1, 0.5, 2.0)
+    assert a.to_dict() == b.to_dict() and a.elapsed == 1.5
+
+
+@pytest.mark.parametrize("cls", CLASSES)
 def test_changed_accepts_bool_int_numpy_and_float_flags(cls):
     ref = _make(cls, crawl_rate=1.0)
     for f in (True, 1, False, 0):

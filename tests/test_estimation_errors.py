@@ -156,6 +156,7 @@ def test_lln_callable_alpha_bad_value_keeps_state():
         ({"changed": [1, 0], "intervals": [1.0]}, ValueError, "intervals"),
         ({"changed": [1, 0], "intervals": [1.0, -1.0]}, ValueError, r"intervals\[1\]"),
         ({"changed": [1, 0], "intervals": [1.0, NAN]}, ValueError, r"intervals\[1\]"),
+        ({"changed": [1, 0], "intervals": 0.0}, ValueError, "intervals"),
         ({"changed": [1, 0], "crawl_rates": [1.0, 0.0]}, ValueError, r"crawl_rates\[1\]"),
         ({"changed": [1, 0], "crawl_rates": [1.0]}, ValueError, "crawl_rates"),
         ({"changed": [1, 0], "crawl_rates": -1.0}, ValueError, "crawl_rates"),

@@ -370,8 +370,12 @@ def _check_many(owner, changed, intervals, crawl_rates, double default_rate):
     m = c.shape[0]
     dt = None
     if intervals is not None:
-        dt = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
-        check_same_length(caller, changed=c, intervals=dt)
+        if np.ndim(intervals) == 0:
+            dt = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
+        else:
+            dt = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False,
+                             allow_empty=True)
+            check_same_length(caller, changed=c, intervals=dt)
     if crawl_rates is None:
         if default_rate != default_rate:
             if m == 0:

@@ -66,7 +66,8 @@ _UPDATE_DOC = """
         assumed p).
     update_many(changed, intervals=None, crawl_rates=None)
         The same as a loop of ``update`` (bit-identical); everything is
-        validated before any state changes.  ``crawl_rates`` may be a scalar.
+        validated before any state changes.  ``intervals`` and ``crawl_rates``
+        may be scalars.
     to_dict() / from_dict(d)
         Exact round trip of parameters and state (also used by ``pickle`` and
         ``copy.deepcopy``).
