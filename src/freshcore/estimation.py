@@ -1,0 +1,831 @@
+"""Change-rate estimation: online (streaming and batched) estimators of paper 000.
+
+A page changes as a Poisson process of unknown rate Δ and is crawled as a
+Poisson process of known rate p.  Crawl k reports ``I_k = 1`` if the page
+changed since crawl k - 1.  The estimators here only use the flags and p:
+
+* Naive      q_k = Σ_j p_j I_j / k                  (tends to pΔ/(Δ + p), biased)
+* LLN        x_k = p Î_k / (α_k + k - Î_k)          (eq. (1) of 000)
+* SA         y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k]   (eq. (2) of 000)
+* SAM        z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1})
+             (eqs. (3) and (10) of 000)
+
+Three shapes of the same arithmetic, bit-identical to each other:
+
+* streaming objects (``SAEstimator`` ...): one page, one observation per
+  ``update`` call, River-style (``update`` returns ``self``);
+* batched state over many pages (``SABatch`` ...): one call updates any subset
+  of pages;
+* ``estimate_rates``: a whole (n_pages, k) log at once.
+
+The compiled classes and kernels live in ``freshcore._estimators``; this module
+validates, chooses defaults, allocates and delegates.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import _estimators as _est
+from ._validation import (
+    check_array,
+    check_binary,
+    check_choice,
+    check_indices,
+    check_int,
+    check_same_length,
+    check_scalar,
+)
+
+__all__ = [
+    "NaiveEstimator",
+    "LLNEstimator",
+    "SAEstimator",
+    "SAMEstimator",
+    "NaiveBatch",
+    "LLNBatch",
+    "SABatch",
+    "SAMBatch",
+    "estimate_rates",
+]
+
+_UPDATE_DOC = """
+    Methods
+    -------
+    update(changed, interval=None, crawl_rate=None)
+        Consume one crawl outcome and return ``self``.  ``changed`` is 0/1 or
+        False/True.  ``crawl_rate`` (> 0) is the rate p_k of the Poisson crawl
+        process that generated this interval; it overrides the constructor's
+        rate for this update only.  ``interval`` (> 0), when given, is the
+        time since the previous crawl: these estimators assume Poisson
+        crawling at the known rate p and do not use it in the estimate; it is
+        validated and added to ``elapsed`` (when every update passes one,
+        ``n_updates / elapsed`` is the empirical crawl rate, a check of the
+        assumed p).
+    update_many(changed, intervals=None, crawl_rates=None)
+        The same as a loop of ``update`` (bit-identical); everything is
+        validated before any state changes.  ``intervals`` and ``crawl_rates``
+        may be scalars.
+    to_dict() / from_dict(d)
+        Exact round trip of parameters and state (also used by ``pickle`` and
+        ``copy.deepcopy``).
+
+    A rejected update (``ValueError``/``TypeError`` naming the argument)
+    leaves the state unchanged.
+"""
+
+
+class NaiveEstimator(_est._NaiveEstimator):
+    __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None) -> None:
+        super().__init__(crawl_rate=crawl_rate)
+
+    __doc__ = """Naive change-rate estimator: the fraction of crawls that saw a change, times p.
+
+    Parameters
+    ----------
+    crawl_rate : float, optional
+        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+
+    Attributes
+    ----------
+    rate : float
+        q_k (0.0 before the first update).
+    n_updates : int
+        k.
+    n_changes : int
+        Î_k.
+    elapsed : float
+        Sum of the intervals passed to ``update``.
+""" + _UPDATE_DOC + """
+    Notes
+    -----
+    q_k = p Î_k / k, Î_k = Σ_{j≤k} I_j (the Naive estimator of Section 3 of
+    000).  It is biased: q_k → pΔ/(Δ + p) a.s.  When the crawl rate changes,
+    freshcore uses q_k = Σ_j p_j I_j / k (identical while p is constant).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
+    Examples
+    --------
+    >>> from freshcore.estimation import NaiveEstimator
+    >>> est = NaiveEstimator(crawl_rate=2.0)
+    >>> est.update(1).update(0).update(1).update(1).rate
+    1.5
+"""
+
+
+class LLNEstimator(_est._LLNEstimator):
+    __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, alpha: str | float | Callable[[int], float] | Sequence[float] | np.ndarray = "one",
+                 consistent: bool | None = None) -> None:
+        super().__init__(crawl_rate=crawl_rate, alpha=alpha, consistent=consistent)
+
+    __doc__ = """Law-of-large-numbers change-rate estimator (eq. (1) of 000).
+
+    Parameters
+    ----------
+    crawl_rate : float, optional
+        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
+        α_k: "one" → 1, "log" → log(k + 1), "sqrt" → √k, a number > 0, a
+        callable ``k -> α_k`` (called with the int k ≥ 1, must return > 0),
+        or a 1-D sequence ``alpha[k - 1] = α_k`` (an update beyond its end is
+        rejected).
+    consistent : bool or None, default None
+        How the rate enters when p varies between updates.  False: eq. (1)
+        literally, x_k = p_k Î_k / (α_k + k - Î_k) with p_k the rate of the
+        latest update (inconsistent when p changes).  True: the consistent
+        form of SPEC §1, x_k = Σ_j p_j I_j / (α_k + Σ_j (1 - I_j)).  None
+        (automatic): eq. (1) while p has been constant, the consistent form as
+        soon as p varies.  The consistent sum is kept as ``past + p·Î_seg``
+        (changes seen since the last change of p, times p), so while p is
+        constant it is exactly p·Î_k: True and None give bit-identical
+        numbers to eq. (1) until p first changes, and identical numbers to
+        each other always.
+
+    Attributes
+    ----------
+    rate : float
+        x_k (0.0 before the first update).
+    n_updates, n_changes, elapsed
+        k, Î_k and the sum of the intervals passed to ``update``.
+""" + _UPDATE_DOC + """
+    Notes
+    -----
+    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of 000; x_k → Δ a.s. when α_k is
+    positive and o(k) (Theorem 1 of 000).  The denominator is evaluated as
+    α_k + (k - Î_k) with the integer k - Î_k exact.
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
+    Examples
+    --------
+    >>> from freshcore.estimation import LLNEstimator
+    >>> est = LLNEstimator(crawl_rate=3.0)
+    >>> est.update(1).update(1).update(0).rate   # 3 * 2 / (1 + 1)
+    3.0
+"""
+
+
+class SAEstimator(_est._SAEstimator):
+    __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, eta: float = 0.75, initial: float = 0.0) -> None:
+        super().__init__(crawl_rate=crawl_rate, eta=eta, initial=initial)
+
+    __doc__ = """Stochastic-approximation change-rate estimator (eq. (2) of 000).
+
+    Parameters
+    ----------
+    crawl_rate : float, optional
+        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    eta : float, default 0.75
+        Step-size exponent, η_k = (k + 1)^(-η) (so η_0 = 1); 000 requires
+        η ∈ (0, 1] for convergence.
+    initial : float, default 0.0
+        y_0.
+
+    Attributes
+    ----------
+    rate : float
+        y_k.
+    n_updates, elapsed
+        k and the sum of the intervals passed to ``update``.
+""" + _UPDATE_DOC + """
+    Notes
+    -----
+    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of 000, where p is
+    the rate that generated the interval ending at crawl k + 1 (SPEC §1).
+    η_k is evaluated as exp(-η log(k + 1)) (relative error ~1e-15, exactly 1
+    at k = 0).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
+    Examples
+    --------
+    >>> from freshcore.estimation import SAEstimator
+    >>> est = SAEstimator(crawl_rate=2.0, eta=1.0)
+    >>> est.update(1).rate          # y_1 = 0 + 1 * (1 * (0 + 2) - 0)
+    2.0
+    >>> est.update(0).rate          # y_2 = 2 + (1/2) * (0 - 2)
+    1.0
+"""
+
+
+class SAMEstimator(_est._SAMEstimator):
+    __slots__ = ()
+
+    def __init__(self, *, crawl_rate: float | None = None, eta: float = 1.3, beta: float = 0.75,
+                 omega: float = 1.0, initial: float = 0.0) -> None:
+        super().__init__(crawl_rate=crawl_rate, eta=eta, beta=beta, omega=omega, initial=initial)
+
+    __doc__ = """Stochastic approximation with heavy-ball momentum (eqs. (3) and (10) of 000).
+
+    Parameters
+    ----------
+    crawl_rate : float, optional
+        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    eta : float, default 1.3
+        Step-size exponent, η_k = (k + 1)^(-η).
+    beta : float, default 0.75
+        Momentum exponent, β_k = (k + 1)^(-β).
+    omega : float, default 1.0
+        ω in ζ_k = (β_k - ω η_k) / β_{k-1}.
+    initial : float, default 0.0
+        z_0 = z_{-1}.
+
+    Attributes
+    ----------
+    rate : float
+        z_k.
+    previous : float
+        z_{k-1}.
+    n_updates, elapsed
+        k and the sum of the intervals passed to ``update``.
+""" + _UPDATE_DOC + """
+    Notes
+    -----
+    z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}),
+    eq. (3) of 000, ζ_k from eq. (10) with ζ_0 = 0 (β_{-1} = ∞, SPEC §1).
+    The step sizes are evaluated as exp(-η log(k + 1)) and exp(-β log(k + 1))
+    (one shared log; relative error ~1e-15, exactly 1 at k = 0).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
+       change rates of web pages", Performance Evaluation, 2022 (seed 000).
+
+    Examples
+    --------
+    >>> from freshcore.estimation import SAMEstimator
+    >>> est = SAMEstimator(crawl_rate=2.0, eta=1.0, beta=1.0, omega=0.5)
+    >>> est.update(1).rate          # z_1 = 0 + 1 * 2, zeta_0 = 0
+    2.0
+    >>> est.update(1).rate          # z_2 = 2 + (1/2) * 2 + (1/2 - 1/4) / 1 * 2
+    3.5
+"""
+
+
+# ---------------------------------------------------------------------------
+# batched state over many pages
+# ---------------------------------------------------------------------------
+
+
+def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.ndarray:
+    """0/1 flags as uint8; a contiguous 1-D bool array is viewed, not copied."""
+    if (
+        isinstance(changed, np.ndarray)
+        and changed.dtype == np.bool_
+        and changed.ndim == 1
+        and changed.size > 0
+        and changed.flags.c_contiguous
+    ):
+        return changed.view(np.uint8)
+    return check_binary(changed, name, caller, ndim=1, allow_empty=allow_empty)
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class _Batch:
+    """Shared plumbing of the batched estimators (validation, bookkeeping, save/restore)."""
+
+    _state_names: tuple[str, ...] = ()
+
+    def __init__(self, n_pages: int, crawl_rate: Any = None) -> None:
+        caller = type(self).__name__
+        self._n = check_int(n_pages, "n_pages", caller, low=1)
+        if crawl_rate is None:
+            self._p_default: np.ndarray | None = None
+        elif np.ndim(crawl_rate) == 0:
+            self._p_default = np.array([check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)])
+        else:
+            self._p_default = check_array(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False, copy=True)
+            if self._p_default.shape[0] != self._n:
+                raise ValueError(
+                    f"The 'crawl_rate' parameter of {caller} must be a scalar or have length n_pages={self._n}. "
+                    f"Got length {self._p_default.shape[0]} instead."
+                )
+        self._k = np.zeros(self._n, dtype=np.int64)
+        self._elapsed = np.zeros(self._n)
+
+    # -- public read-only views -------------------------------------------------
+    @property
+    def n_pages(self) -> int:
+        """Number of pages."""
+        return self._n
+
+    @property
+    def n_updates(self) -> np.ndarray:
+        """Observations consumed per page, shape (n_pages,) (read-only)."""
+        return _ro(self._k)
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        """Sum of the intervals passed to ``update`` per page, shape (n_pages,) (read-only)."""
+        return _ro(self._elapsed)
+
+    @property
+    def crawl_rate(self) -> float | np.ndarray | None:
+        """Default crawl rate(s) of the constructor (None if every update passes its own)."""
+        if self._p_default is None:
+            return None
+        if self._p_default.shape[0] == 1 and self._n != 1:
+            return float(self._p_default[0])
+        return _ro(self._p_default)
+
+    # -- update -----------------------------------------------------------------
+    def update(self, changed: Any, pages: Any = None, crawl_rates: Any = None, intervals: Any = None) -> "_Batch":
+        """Consume one crawl outcome for each of the given pages; return ``self``.
+
+        Parameters
+        ----------
+        changed : array-like of 0/1 or bool, shape (m,)
+            Outcome of each crawl.  With ``pages=None``, m = n_pages and entry i
+            belongs to page i.
+        pages : array-like of int, shape (m,), optional
+            Page of each outcome.  A page may appear several times: its
+            outcomes are applied in order, exactly like successive ``update``
+            calls of the streaming estimator.
+        crawl_rates : float or array-like, shape (m,), optional
+            Crawl rate p that generated each outcome; defaults to the
+            constructor's ``crawl_rate`` (scalar or per page).
+        intervals : float or array-like, shape (m,), optional
+            Times since the previous crawls (> 0): not used by the estimate,
+            added to ``elapsed`` as in the streaming estimators.
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Everything is validated before any state changes.
+        """
+        caller = type(self).__name__ + ".update"
+        c = _as_flags(changed, "changed", caller, allow_empty=pages is not None)
+        m = c.shape[0]
+        if pages is None:
+            if m != self._n:
+                raise ValueError(
+                    f"The 'changed' parameter of {caller} must have length n_pages={self._n} when 'pages' is "
+                    f"None. Got length {m} instead."
+                )
+            idx = None
+        else:
+            idx = check_indices(pages, "pages", caller, self._n)
+            check_same_length(caller, changed=c, pages=idx)
+        p = self._rates_for(crawl_rates, idx, m, caller)
+        dt = None
+        if intervals is not None:
+            if np.ndim(intervals) == 0:
+                dt = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
+            else:
+                dt = check_array(intervals, "intervals", caller, low=0.0, low_inclusive=False, allow_empty=True)
+                check_same_length(caller, changed=c, intervals=dt)
+        if m == 0:
+            return self
+        extra = self._prepare(idx, m)
+        if dt is not None:
+            if idx is None:
+                self._elapsed += dt
+            else:
+                np.add.at(self._elapsed, idx, dt)
+        self._apply(c, idx, p, extra)
+        return self
+
+    def _rates_for(self, crawl_rates: Any, idx: np.ndarray | None, m: int, caller: str) -> np.ndarray:
+        if crawl_rates is None:
+            if self._p_default is None:
+                raise ValueError(
+                    f"{caller} needs crawl rates: pass 'crawl_rates' or give 'crawl_rate' to the constructor of "
+                    f"{type(self).__name__}."
+                )
+            if self._p_default.shape[0] == 1:
+                return self._p_default
+            return self._p_default if idx is None else np.ascontiguousarray(self._p_default[idx])
+        if np.ndim(crawl_rates) == 0:
+            return np.array([check_scalar(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False)])
+        p = check_array(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False, allow_empty=True)
+        check_same_length(caller, changed=np.empty(m), crawl_rates=p)
+        return p
+
+    def _prepare(self, idx: np.ndarray | None, m: int) -> Any:
+        """Validate/compute anything else the step needs (before any state changes)."""
+        return None
+
+    def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    # -- save / restore -----------------------------------------------------------
+    def _params(self) -> dict:
+        return {"crawl_rate": None if self._p_default is None else
+                (float(self._p_default[0]) if self._p_default.shape[0] == 1 and self._n != 1
+                 else self._p_default.copy())}
+
+    def to_dict(self) -> dict:
+        """Parameters and state (array copies); ``from_dict`` restores them exactly."""
+        state = {"n_updates": self._k.copy(), "elapsed": self._elapsed.copy()}
+        for name in self._state_names:
+            state[name] = getattr(self, "_" + name).copy()
+        return {"n_pages": self._n, "params": self._params(), "state": state}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "_Batch":
+        """Rebuild from ``to_dict()`` output; continuing gives bit-identical results."""
+        obj = cls(d["n_pages"], **d["params"])
+        caller = cls.__name__ + ".from_dict"
+        st = d["state"]
+        obj._k = check_array(st["n_updates"], "n_updates", caller, low=0, dtype=np.int64, copy=True)
+        obj._elapsed = check_array(st["elapsed"], "elapsed", caller, low=0.0, copy=True)
+        arrays = {"n_updates": obj._k, "elapsed": obj._elapsed}
+        for name in cls._state_names:
+            ref = getattr(obj, "_" + name)
+            arrays[name] = check_array(st[name], name, caller, dtype=ref.dtype, copy=True)
+            setattr(obj, "_" + name, arrays[name])
+        for name, a in arrays.items():
+            if a.shape[0] != obj._n:
+                raise ValueError(f"The {name!r} state of {caller} must have length n_pages={obj._n}.")
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_pages={self._n}, {', '.join(f'{k}={v!r}' for k, v in self._params().items())})"
+
+
+_BATCH_EXAMPLE = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from freshcore.estimation import {cls}, {stream}
+    >>> batch = {cls}(3, crawl_rate=2.0)
+    >>> _ = batch.update([1, 0, 1]).update([1, 1], pages=[2, 0])
+    >>> one = {stream}(crawl_rate=2.0).update(1).update(1)
+    >>> bool(batch.rates[0] == one.rate)
+    True
+"""
+
+
+class NaiveBatch(_Batch):
+    __doc__ = """Naive estimator over ``n_pages`` pages (see ``NaiveEstimator``).
+
+    Parameters
+    ----------
+    n_pages : int
+        Number of pages (≥ 1).
+    crawl_rate : float or array-like of shape (n_pages,), optional
+        Default crawl rate(s) p > 0.
+
+    Attributes
+    ----------
+    rates : ndarray, shape (n_pages,)
+        Current estimates q_k (read-only view).
+    n_updates, n_changes, elapsed : ndarray, shape (n_pages,)
+
+    Notes
+    -----
+    Same arithmetic as ``NaiveEstimator`` (shared compiled step functions):
+    bit-identical results page by page.
+""" + _BATCH_EXAMPLE.format(cls="NaiveBatch", stream="NaiveEstimator")
+
+    _state_names = ("n_changes", "segment_changes", "segment_rate", "past_sum", "rates")
+    _mode = 0
+
+    def __init__(self, n_pages: int, *, crawl_rate: Any = None) -> None:
+        super().__init__(n_pages, crawl_rate)
+        self._n_changes = np.zeros(self._n, dtype=np.int64)
+        self._segment_changes = np.zeros(self._n, dtype=np.int64)
+        self._segment_rate = np.zeros(self._n)
+        self._past_sum = np.zeros(self._n)
+        self._rates = np.zeros(self._n)
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Current estimates, shape (n_pages,) (read-only view)."""
+        return _ro(self._rates)
+
+    @property
+    def n_changes(self) -> np.ndarray:
+        """Observed changes Î_k per page (read-only view)."""
+        return _ro(self._n_changes)
+
+    def _alpha_args(self, extra: Any) -> tuple:
+        return 0, 1.0, None
+
+    def _apply(self, c, idx, p, extra):
+        kind, a, values = self._alpha_args(extra)
+        _est.count_batch_update(self._k, self._n_changes, self._segment_changes, self._segment_rate,
+                                self._past_sum, self._rates, c, idx, p, self._mode, kind, a, values)
+
+
+def _occurrence_k(k: np.ndarray, idx: np.ndarray | None, m: int) -> np.ndarray:
+    """k + 1 at each observation, counting earlier duplicates of the same page in this call."""
+    if idx is None:
+        return k + 1
+    order = np.argsort(idx, kind="stable")
+    sp = idx[order]
+    start = np.ones(m, dtype=bool)
+    start[1:] = sp[1:] != sp[:-1]
+    pos = np.arange(m)
+    first = np.maximum.accumulate(np.where(start, pos, 0))
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = pos - first
+    return k[idx] + 1 + rank
+
+
+class LLNBatch(NaiveBatch):
+    __doc__ = """LLN estimator over ``n_pages`` pages (see ``LLNEstimator``).
+
+    Parameters
+    ----------
+    n_pages : int
+        Number of pages (≥ 1).
+    crawl_rate : float or array-like of shape (n_pages,), optional
+        Default crawl rate(s) p > 0.
+    alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
+        α_k as in ``LLNEstimator`` (a callable is called once per distinct k
+        in each update, with the int k).
+    consistent : bool or None, default None
+        As in ``LLNEstimator``, page by page.
+
+    Attributes
+    ----------
+    rates : ndarray, shape (n_pages,)
+        Current estimates x_k (read-only view).
+    n_updates, n_changes, elapsed : ndarray, shape (n_pages,)
+
+    Notes
+    -----
+    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of 000, with the same compiled step
+    functions as ``LLNEstimator``: bit-identical results page by page.
+""" + _BATCH_EXAMPLE.format(cls="LLNBatch", stream="LLNEstimator")
+
+
+    def __init__(self, n_pages: int, *, crawl_rate: Any = None, alpha: Any = "one", consistent: bool | None = None) -> None:
+        super().__init__(n_pages, crawl_rate=crawl_rate)
+        caller = type(self).__name__
+        if consistent is not None and not isinstance(consistent, (bool, np.bool_)):
+            raise TypeError(
+                f"The 'consistent' parameter of {caller} must be True, False or None. Got {consistent!r} instead."
+            )
+        self._alpha_kind, self._alpha_const, self._alpha_fn = _est._alpha_code(alpha, caller)
+        self._alpha_spec = alpha
+        self._consistent = None if consistent is None else bool(consistent)
+        self._mode = 1 if self._consistent is False else 2
+
+    def _params(self) -> dict:
+        d = super()._params()
+        d.update(alpha=self._alpha_spec, consistent=self._consistent)
+        return d
+
+    def _prepare(self, idx, m):
+        if self._alpha_kind != 3:
+            return None
+        caller = type(self).__name__ + ".update"
+        ks = _occurrence_k(self._k, idx, m)
+        uniq, inv = np.unique(ks, return_inverse=True)
+        vals = np.array([
+            check_scalar(self._alpha_fn(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq
+        ])
+        return np.ascontiguousarray(vals[inv.reshape(-1)])
+
+    def _alpha_args(self, extra):
+        return self._alpha_kind, self._alpha_const, extra
+
+
+class SABatch(_Batch):
+    __doc__ = """SA estimator over ``n_pages`` pages (see ``SAEstimator``).
+
+    Parameters
+    ----------
+    n_pages : int
+        Number of pages (≥ 1).
+    crawl_rate : float or array-like of shape (n_pages,), optional
+        Default crawl rate(s) p > 0.
+    eta : float, default 0.75
+        Step-size exponent, η_k = (k + 1)^(-η).
+    initial : float, default 0.0
+        y_0 of every page.
+
+    Attributes
+    ----------
+    rates : ndarray, shape (n_pages,)
+        Current estimates y_k (read-only view).
+    n_updates, elapsed : ndarray, shape (n_pages,)
+
+    Notes
+    -----
+    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of 000, with the same
+    compiled step function as ``SAEstimator``: bit-identical page by page.
+""" + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
+
+    _state_names = ("rates",)
+
+    def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 0.75, initial: float = 0.0) -> None:
+        super().__init__(n_pages, crawl_rate)
+        caller = type(self).__name__
+        self._eta = check_scalar(eta, "eta", caller, low=0.0, low_inclusive=False)
+        self._initial = check_scalar(initial, "initial", caller, low=0.0)
+        self._rates = np.full(self._n, self._initial)
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Current estimates y_k, shape (n_pages,) (read-only view)."""
+        return _ro(self._rates)
+
+    def _params(self) -> dict:
+        d = super()._params()
+        d.update(eta=self._eta, initial=self._initial)
+        return d
+
+    def _apply(self, c, idx, p, extra):
+        _est.sa_batch_update(self._k, self._rates, c, idx, p, self._eta)
+
+
+class SAMBatch(_Batch):
+    __doc__ = """SAM estimator over ``n_pages`` pages (see ``SAMEstimator``).
+
+    Parameters
+    ----------
+    n_pages : int
+        Number of pages (≥ 1).
+    crawl_rate : float or array-like of shape (n_pages,), optional
+        Default crawl rate(s) p > 0.
+    eta, beta, omega : float, defaults 1.3, 0.75, 1.0
+        Step-size parameters of eqs. (3) and (10) of 000.
+    initial : float, default 0.0
+        z_0 = z_{-1} of every page.
+
+    Attributes
+    ----------
+    rates : ndarray, shape (n_pages,)
+        Current estimates z_k (read-only view).
+    previous : ndarray, shape (n_pages,)
+        z_{k-1} (read-only view).
+    n_updates, elapsed : ndarray, shape (n_pages,)
+
+    Notes
+    -----
+    z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}), with the
+    same compiled step function as ``SAMEstimator``: bit-identical page by page.
+""" + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
+
+    _state_names = ("rates", "previous")
+
+    def __init__(self, n_pages: int, *, crawl_rate: Any = None, eta: float = 1.3, beta: float = 0.75,
+                 omega: float = 1.0, initial: float = 0.0) -> None:
+        super().__init__(n_pages, crawl_rate)
+        caller = type(self).__name__
+        self._eta = check_scalar(eta, "eta", caller, low=0.0, low_inclusive=False)
+        self._beta = check_scalar(beta, "beta", caller, low=0.0, low_inclusive=False)
+        self._omega = check_scalar(omega, "omega", caller, low=0.0, low_inclusive=False)
+        self._initial = check_scalar(initial, "initial", caller, low=0.0)
+        self._rates = np.full(self._n, self._initial)
+        self._previous = np.full(self._n, self._initial)
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Current estimates z_k, shape (n_pages,) (read-only view)."""
+        return _ro(self._rates)
+
+    @property
+    def previous(self) -> np.ndarray:
+        """Previous iterates z_{k-1}, shape (n_pages,) (read-only view)."""
+        return _ro(self._previous)
+
+    def _params(self) -> dict:
+        d = super()._params()
+        d.update(eta=self._eta, beta=self._beta, omega=self._omega, initial=self._initial)
+        return d
+
+    def _apply(self, c, idx, p, extra):
+        _est.sam_batch_update(self._k, self._rates, self._previous, c, idx, p, self._eta, self._beta, self._omega)
+
+
+# ---------------------------------------------------------------------------
+# whole logs at once
+# ---------------------------------------------------------------------------
+
+_ONLINE: dict[str, type] = {"naive": NaiveBatch, "lln": LLNBatch, "sa": SABatch, "sam": SAMBatch}
+_METHODS = ("naive", "lln", "sa", "sam", "mle", "mm", "cgm")
+
+
+def estimate_rates(
+    changed: Any,
+    intervals: Any = None,
+    crawl_rate: Any = None,
+    method: str = "lln",
+    *,
+    return_path: bool = False,
+    **params: Any,
+) -> np.ndarray:
+    """Estimate the change rate of every page from a whole crawl log.
+
+    Parameters
+    ----------
+    changed : array-like of 0/1 or bool, shape (n_pages, k) or (k,)
+        ``changed[i, j]`` = I_{j+1} of page i.  A 1-D log is one page.
+    intervals : array-like, shape like ``changed``, optional
+        Crawl intervals τ (> 0).  Needed by "mle", "mm" and "cgm"; the online
+        methods assume Poisson crawling at rate p and only validate them.
+    crawl_rate : float or array-like of shape (n_pages,) or (n_pages, k)
+        Crawl rate p > 0: one for all, one per page, or the rate that
+        generated each interval.  Required by the online methods.
+    method : {"lln", "naive", "sa", "sam", "mle", "mm", "cgm"}, default "lln"
+        "naive", "lln", "sa" and "sam" run the batched kernels over the k
+        columns (bit-identical to feeding each row to ``LLNEstimator`` etc.);
+        "mle", "mm" (moment matching) and "cgm" (Cho–Garcia-Molina) delegate
+        to ``freshcore.mle``.
+    return_path : bool, default False
+        Return the whole trajectory (online methods only).
+    **params
+        Step parameters of the method (``alpha``, ``consistent``, ``eta``,
+        ``beta``, ``omega``, ``initial``) or of the offline estimators.
+
+    Returns
+    -------
+    rates : ndarray, shape (n_pages,)
+        The estimate after the k-th observation of every page; with
+        ``return_path`` the (n_pages, k) trajectory.  For 1-D ``changed`` the
+        page axis is dropped (a 0-d array, or shape (k,) with ``return_path``).
+
+    Notes
+    -----
+    Update rules: eqs. (1)–(3) and (10) of 000 (see the module docstring).
+
+    Examples
+    --------
+    >>> from freshcore.estimation import estimate_rates
+    >>> log = [[1, 1, 0, 1], [0, 0, 0, 1]]
+    >>> estimate_rates(log, crawl_rate=2.0, method="lln")   # 2*3/(1+1), 2*1/(1+3)
+    array([3. , 0.5])
+    """
+    caller = "estimate_rates"
+    method = check_choice(method, "method", caller, _METHODS)
+    if method in ("mle", "mm", "cgm"):
+        if return_path:
+            raise ValueError(f"The 'return_path' parameter of {caller} is only supported by the online methods "
+                             f"'naive', 'lln', 'sa' and 'sam'. Got method={method!r}.")
+        from .mle import cgm_rates, mle_rates, moment_rates  # type: ignore[import-not-found,unused-ignore]
+
+        fn = {"mle": mle_rates, "mm": moment_rates, "cgm": cgm_rates}[method]
+        return fn(changed, intervals, crawl_rate=crawl_rate, **params)
+
+    c = check_binary(changed, "changed", caller, ndim=(1, 2))
+    one_page = c.ndim == 1
+    if one_page:
+        c = c[None, :]
+    n, k = c.shape
+    if intervals is not None:
+        dt = check_array(intervals, "intervals", caller, ndim=(1, 2), low=0.0, low_inclusive=False)
+        if dt.shape != ((k,) if one_page else (n, k)):
+            raise ValueError(f"The 'intervals' parameter of {caller} must have the shape of 'changed' "
+                             f"{np.shape(changed)}. Got shape {dt.shape} instead.")
+    if crawl_rate is None:
+        raise ValueError(f"The 'crawl_rate' parameter of {caller} is required by method={method!r}.")
+    if np.ndim(crawl_rate) == 0:
+        p_all = np.array([check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)])
+        p_cols = None
+    else:
+        p_arr = check_array(crawl_rate, "crawl_rate", caller, ndim=(1, 2), low=0.0, low_inclusive=False)
+        if one_page:
+            ok_shapes = {(1,): "page", (k,): "obs"} if p_arr.ndim == 1 else {(1, k): "obs"}
+        else:
+            ok_shapes = {(n,): "page"} if p_arr.ndim == 1 else {(n, k): "obs"}
+        kind = ok_shapes.get(p_arr.shape)
+        if kind is None:
+            raise ValueError(
+                f"The 'crawl_rate' parameter of {caller} must be a scalar, one rate per page or one per "
+                f"observation (the shape of 'changed' {np.shape(changed)}). Got shape {p_arr.shape} instead."
+            )
+        if kind == "page":
+            p_all, p_cols = np.ascontiguousarray(p_arr.reshape(n)), None
+        else:
+            p_all, p_cols = None, np.ascontiguousarray(p_arr.reshape(n, k).T)
+    batch = _ONLINE[method](n, crawl_rate=1.0, **params)
+    cols = np.ascontiguousarray(c.T)
+    path = np.empty((n, k)) if return_path else None
+    for j in range(k):
+        p = p_all if p_cols is None else p_cols[j]
+        extra = batch._prepare(None, n)
+        batch._apply(cols[j], None, p, extra)
+        if path is not None:
+            path[:, j] = batch._rates
+    out = path if path is not None else batch._rates.copy()
+    return out[0] if one_page else out
