@@ -1,0 +1,317 @@
+# cython: language_level=3
+"""Compiled kernels of the maximum-likelihood and moment-matching estimators.
+
+Design (see ``_core.pyx`` and STYLE.md): per-page root finders are
+``noexcept nogil`` functions; the ``def`` kernels below loop over pages with the
+GIL released and write into caller-allocated outputs; ``IntervalBinsState``
+holds the compiled state of one streaming binned-MLE estimator.  Nothing here
+validates input: ``freshcore.mle`` checks shapes, finiteness, signs and 0/1
+flags first, so every interval reaching this module is finite and > 0.
+
+Root finding (both estimators)
+------------------------------
+The MLE equation (eq. (16) of 000) is f(D) = sum_j I_j tau_j/(e^{D tau_j} - 1) = S0,
+the moment-matching one F(D) = sum_j e^{-D tau_j} = n0 (F - n0 evaluated
+without cancellation, see ``mm_root``).  log f and log F are convex and
+decreasing in D (sums of log-convex terms), so Newton's method on
+log(lhs) - log(rhs), started at the lower end of a valid
+bracket, increases monotonically to the root with quadratic convergence.  The
+bracket [lo, hi] is still updated from the sign at every iterate and any
+Newton step leaving it is replaced by a bisection step (geometric when the
+bracket spans more than a factor 4): a safeguarded Newton that never leaves
+the bracket, whatever the rounding.
+
+Numerics: tau/(e^x - 1) is evaluated as tau/expm1(x), exact for tiny x and 0
+(never NaN) once expm1 overflows; its derivative -tau^2 e^x/(e^x - 1)^2 as
+-(tau/expm1(x)) tau (1 + 1/expm1(x)), again 0 for huge x.  If D tau underflows
+to 0 the term is replaced by its limit 1/D.
+"""
+from libc.math cimport expm1, exp, log, log1p, sqrt, fabs, INFINITY
+from libc.stdint cimport uint8_t
+
+import numpy as np
+
+ctypedef fused weight_t:
+    uint8_t
+    double
+
+cdef double _EPS = 2.220446049250313e-16
+cdef int _MAX_ITER = 300
+
+
+cdef inline void _mle_term(double d, double tau, double w, double* f, double* df) noexcept nogil:
+    """Add w tau/(e^{d tau} - 1) to f[0] and w tau^2 e^{d tau}/(e^{d tau} - 1)^2 to df[0]."""
+    cdef double e = expm1(d * tau)
+    cdef double t
+    if e == 0.0:
+        f[0] += w / d
+        df[0] += w / (d * d)
+        return
+    t = tau / e
+    f[0] += w * t
+    df[0] += w * t * tau * (1.0 + 1.0 / e)
+
+
+cdef inline double _next_iterate(double d, double dn, double lo, double hi) noexcept nogil:
+    """Return the Newton iterate dn if it lies strictly inside (lo, hi), else a bisection point."""
+    if dn > lo and dn < hi:
+        return dn
+    if hi > 4.0 * lo:
+        return sqrt(lo) * sqrt(hi)
+    return 0.5 * (lo + hi)
+
+
+cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0) noexcept nogil:
+    """Root of sum_j w_j t_j/(e^{D t_j} - 1) = s0 over the entries with w_j != 0.
+
+    Raw data (``weight_t`` is uint8): ``a`` are the intervals, ``w`` the change
+    flags, t_j = a_j.  Binned data (``weight_t`` is double): ``a`` are the bin
+    sums of changed intervals and ``w`` the bin counts, t_j = a_j / w_j.
+    Returns 0 when no change was seen and +inf when s0 == 0 (every interval
+    changed: no finite root).
+    """
+    cdef double n1 = 0.0, s1 = 0.0, lo, hi, d, dn, f, df
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(m):
+        if w[j] != 0:
+            n1 += w[j]
+            s1 += a[j]
+    if n1 == 0.0:
+        return 0.0
+    if not (s0 > 0.0):
+        return INFINITY
+    lo = n1 / (s0 + 0.5 * s1)
+    hi = n1 / s0
+    d = lo
+    for it in range(_MAX_ITER):
+        f = 0.0
+        df = 0.0
+        for j in range(m):
+            if w[j] != 0:
+                if weight_t is double:
+                    _mle_term(d, a[j] / w[j], w[j], &f, &df)
+                else:
+                    _mle_term(d, a[j], 1.0, &f, &df)
+        if f > s0:
+            lo = d
+        elif f < s0:
+            hi = d
+        else:
+            return d
+        if hi - lo <= 4.0 * _EPS * lo:
+            return d
+        if f > 0.0 and df > 0.0:
+            dn = d + log(f / s0) * (f / df)
+        else:
+            dn = -1.0
+        dn = _next_iterate(d, dn, lo, hi)
+        if fabs(dn - d) <= 2.0 * _EPS * d:
+            return dn
+        d = dn
+    return d
+
+
+cdef double _LN2 = 0.6931471805599453
+
+
+cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noexcept nogil:
+    """Root of F(D) = sum_j e^{-D tau_j} = n0 (moment matching); 0 if n1 = 0, +inf if n0 = 0.
+
+    g = F - n0 is evaluated without cancellation: terms with D tau > log 2 add
+    e^{-D tau}, the others add expm1(-D tau) = e^{-D tau} - 1 and their count
+    (an exact integer) is added to -n0.  Newton runs on log F - log n0 =
+    log1p(g/n0), convex and decreasing, from the lower end of the bracket.
+    """
+    cdef double n0 = 0.0, ssum = 0.0, tmin = INFINITY, lo, hi, d, dn, g, dF, F, e, x, lr, nb
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(m):
+        ssum += tau[j]
+        if tau[j] < tmin:
+            tmin = tau[j]
+        if changed[j] == 0:
+            n0 += 1.0
+    if n0 == <double> m:
+        return 0.0
+    if n0 == 0.0:
+        return INFINITY
+    # Jensen: sum e^{-D tau} >= m e^{-D mean(tau)}  =>  root >= log(m/n0)/mean(tau);
+    # each e^{-D tau_j} <= e^{-D min(tau)}          =>  root <= log(m/n0)/min(tau).
+    lr = log1p((m - n0) / n0)
+    lo = lr / (ssum / m)
+    hi = lr / tmin
+    d = lo
+    for it in range(_MAX_ITER):
+        g = 0.0
+        dF = 0.0
+        nb = 0.0
+        for j in range(m):
+            x = d * tau[j]
+            if x > _LN2:
+                e = exp(-x)
+                g += e
+            else:
+                e = expm1(-x)
+                g += e
+                nb += 1.0
+                e += 1.0
+            dF += tau[j] * e
+        g += nb - n0
+        if g > 0.0:
+            lo = d
+        elif g < 0.0:
+            hi = d
+        else:
+            return d
+        if hi - lo <= 4.0 * _EPS * lo:
+            return d
+        F = n0 + g
+        if F > 0.0 and dF > 0.0:
+            dn = d + log1p(g / n0) * (F / dF)
+        else:
+            dn = -1.0
+        dn = _next_iterate(d, dn, lo, hi)
+        if fabs(dn - d) <= 2.0 * _EPS * d:
+            return dn
+        d = dn
+    return d
+
+
+def mle_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
+    """out[i] = MLE root of row i (0 for no change, +inf for all changes)."""
+    cdef Py_ssize_t n = changed.shape[0], k = changed.shape[1], i, j
+    cdef double s0
+    if n == 0 or k == 0:
+        return
+    with nogil:
+        for i in range(n):
+            s0 = 0.0
+            for j in range(k):
+                if changed[i, j] == 0:
+                    s0 += intervals[i, j]
+            out[i] = mle_root[uint8_t](&intervals[i, 0], &changed[i, 0], k, s0)
+
+
+def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
+    """out[i] = moment-matching root of row i (0 for no change, +inf for all changes)."""
+    cdef Py_ssize_t n = changed.shape[0], k = changed.shape[1], i
+    if n == 0 or k == 0:
+        return
+    with nogil:
+        for i in range(n):
+            out[i] = mm_root(&intervals[i, 0], &changed[i, 0], k)
+
+
+# ---------------------------------------------------------------------------
+# Binned sufficient statistics of the MLE (streaming, bounded memory per page)
+# ---------------------------------------------------------------------------
+
+cdef inline Py_ssize_t _bin_index(double tau, double log_tau_min, double inv_log_width,
+                                  Py_ssize_t n_bins) noexcept nogil:
+    cdef double u = (log(tau) - log_tau_min) * inv_log_width
+    if not (u > 0.0):
+        return 0
+    if u >= <double> n_bins:
+        return n_bins - 1
+    return <Py_ssize_t> u
+
+
+cdef inline void _grid(double tau_min, double tau_max, Py_ssize_t n_bins,
+                       double* log_tau_min, double* inv_log_width) noexcept nogil:
+    log_tau_min[0] = log(tau_min)
+    inv_log_width[0] = n_bins / (log(tau_max) - log_tau_min[0])
+
+
+def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[::1] s0, double[::1] n0,
+                  const Py_ssize_t[::1] indices, const uint8_t[::1] changed,
+                  const double[::1] intervals, double tau_min, double tau_max):
+    """Add observation j to page indices[j], in order (repeated indices allowed)."""
+    cdef Py_ssize_t m = indices.shape[0], n_bins = n1.shape[1], j, i, b
+    cdef double lmin, inv
+    _grid(tau_min, tau_max, n_bins, &lmin, &inv)
+    with nogil:
+        for j in range(m):
+            i = indices[j]
+            if changed[j]:
+                b = _bin_index(intervals[j], lmin, inv, n_bins)
+                n1[i, b] += 1.0
+                s1[i, b] += intervals[j]
+            else:
+                n0[i] += 1.0
+                s0[i] += intervals[j]
+
+
+def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[::1] s0,
+                 double[::1] out):
+    """out[i] = root of the binned MLE equation of page i (0 / +inf as in mle_rows)."""
+    cdef Py_ssize_t n = n1.shape[0], n_bins = n1.shape[1], i
+    if n == 0:
+        return
+    with nogil:
+        for i in range(n):
+            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], n_bins, s0[i])
+
+
+cdef class IntervalBinsState:
+    """Compiled state of one streaming binned-MLE estimator (see freshcore.mle).
+
+    Holds, per log-spaced interval bin, the number and the sum of the intervals
+    that ended in a detected change, plus the number and the sum of the
+    intervals without a change.  ``update`` is O(1); ``root`` solves the binned
+    MLE equation with the same kernel as ``binned_roots``.
+    """
+    cdef readonly Py_ssize_t n_bins
+    cdef readonly double tau_min, tau_max
+    cdef double _lmin, _inv
+    cdef double[::1] _n1, _s1
+    cdef readonly double s0, n0
+
+    def __init__(self, Py_ssize_t n_bins, double tau_min, double tau_max):
+        self.n_bins = n_bins
+        self.tau_min = tau_min
+        self.tau_max = tau_max
+        _grid(tau_min, tau_max, n_bins, &self._lmin, &self._inv)
+        self._n1 = np.zeros(n_bins)
+        self._s1 = np.zeros(n_bins)
+        self.s0 = 0.0
+        self.n0 = 0.0
+
+    def update(self, bint changed, double tau):
+        cdef Py_ssize_t b
+        if changed:
+            b = _bin_index(tau, self._lmin, self._inv, self.n_bins)
+            self._n1[b] += 1.0
+            self._s1[b] += tau
+        else:
+            self.n0 += 1.0
+            self.s0 += tau
+
+    def root(self):
+        return mle_root[double](&self._s1[0], &self._n1[0], self.n_bins, self.s0)
+
+    @property
+    def n1(self):
+        return np.asarray(self._n1).copy()
+
+    @property
+    def s1(self):
+        return np.asarray(self._s1).copy()
+
+    def set_state(self, n1, s1, double s0, double n0):
+        cdef Py_ssize_t b
+        for b in range(self.n_bins):
+            self._n1[b] = n1[b]
+            self._s1[b] = s1[b]
+        self.s0 = s0
+        self.n0 = n0
+
+    def __reduce__(self):
+        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max,
+                                 self.n1, self.s1, self.s0, self.n0))
+
+
+def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, s0, n0):
+    st = IntervalBinsState(n_bins, tau_min, tau_max)
+    st.set_state(n1, s1, s0, n0)
+    return st

@@ -1,0 +1,265 @@
+import copy
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import brentq, minimize_scalar
+
+from freshcore.mle import (
+    ClippedEstimateWarning,
+    cgm_rates,
+    mle_rates,
+    moment_rates,
+)
+from freshcore.simulation import simulate_crawls
+
+EPS = np.finfo(float).eps
+
+
+# ---------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------
+
+
+def _mle_score(d, tau1, s0):
+    with np.errstate(over="ignore"):
+        return float(np.sum(tau1 / np.expm1(d * tau1)) - s0)
+
+
+def brentq_mle(ci, ti):
+    """Reference MLE: brentq on eq. (16) of 000 over a widened SPEC bracket."""
+    tau1 = ti[ci == 1]
+    n1, s0, s1 = len(tau1), ti[ci == 0].sum(), tau1.sum()
+    if n1 == 0:
+        return 0.0
+    if s0 == 0:
+        return math.inf
+    return brentq(_mle_score, 0.5 * n1 / (s0 + s1 / 2), 2.0 * n1 / s0, args=(tau1, s0), xtol=1e-300, rtol=4 * EPS)
+
+
+def brentq_mm(ci, ti):
+    n0 = float(np.sum(ci == 0))
+    if n0 == len(ci):
+        return 0.0
+    if n0 == 0:
+        return math.inf
+    lr = math.log(len(ci) / n0)
+
+    def score(d):
+        # sum_j e^{-d tau_j} - n0 without cancellation: e^{-x} - 1 = expm1(-x) for the terms with x <= log 2
+        x = d * ti
+        small = x <= math.log(2.0)
+        return float(np.sum(np.exp(-x[~small])) + np.sum(np.expm1(-x[small])) + (small.sum() - n0))
+
+    return brentq(score, 0.5 * lr / ti.mean(), 2.0 * lr / ti.min(), xtol=1e-300, rtol=4 * EPS)
+
+
+@st.composite
+def crawl_logs(draw):
+    """Random logs with tau spanning 1e-6..1e6 (a per-page scale and a within-page spread), k >= 1."""
+    n = draw(st.integers(1, 4))
+    k = draw(st.integers(1, 40))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    scale = rng.uniform(-6, 6, size=(n, 1))
+    spread = draw(st.sampled_from([0.0, 0.3, 2.0, 12.0]))
+    logt = np.clip(scale + spread * rng.uniform(-1, 1, size=(n, k)), -6, 6)
+    tau = 10.0**logt
+    prob = draw(st.sampled_from([0.05, 0.5, 0.95]))
+    changed = (rng.random((n, k)) < prob).astype(np.uint8)
+    return changed, tau
+
+
+def _assert_close_to_reference(est, ref):
+    for e, r in zip(est, ref):
+        if math.isinf(r) or r == 0.0:
+            assert e == r
+        else:
+            assert abs(e - r) <= 1e-11 * r, (e, r)
+
+
+# ---------------------------------------------------------------------------
+# offline MLE / moment matching against brentq
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=150)
+@given(crawl_logs())
+def test_mle_equals_brentq(log):
+    changed, tau = log
+    est, clipped = mle_rates(changed, tau, upper=np.inf, return_clipped=True)
+    ref = [brentq_mle(c, t) for c, t in zip(changed, tau)]
+    _assert_close_to_reference(est, ref)
+    np.testing.assert_array_equal(clipped, np.isinf(ref))
+
+
+@settings(max_examples=150)
+@given(crawl_logs())
+def test_moment_matching_equals_brentq(log):
+    changed, tau = log
+    est, clipped = moment_rates(changed, tau, upper=np.inf, return_clipped=True)
+    ref = [brentq_mm(c, t) for c, t in zip(changed, tau)]
+    _assert_close_to_reference(est, ref)
+    np.testing.assert_array_equal(clipped, np.isinf(ref))
+
+
+@given(st.integers(1, 200), st.floats(1e-6, 1e6), st.data())
+def test_equal_intervals_closed_form(k, t, data):
+    # with equal intervals both equations give Delta = log(k/n0)/tau
+    n1 = data.draw(st.integers(1, k - 1)) if k > 1 else 0
+    changed = np.zeros(k, dtype=np.uint8)
+    changed[:n1] = 1
+    tau = np.full(k, t)
+    expect = math.log1p(n1 / (k - n1)) / t
+    for f in (mle_rates, moment_rates):
+        got = f(changed, tau)
+        assert isinstance(got, float)
+        assert got == pytest.approx(expect, rel=1e-13, abs=0.0)
+
+
+def test_poisson_crawl_likelihood_without_intervals():
+    rng = np.random.default_rng(3)
+    p = np.array([0.5, 3.0, 10.0])
+    changed, _ = simulate_crawls([1.0, 5.0, 2.0], p, 60, rng=rng)
+    est = mle_rates(changed, crawl_rate=p)
+    for c, pi, e in zip(changed, p, est):
+        n1, n0 = c.sum(), len(c) - c.sum()
+        nll = lambda d: -(n1 * math.log(d / (d + pi)) + n0 * math.log(pi / (d + pi)))  # noqa: E731
+        best = minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded", options={"xatol": 1e-10}).x
+        assert e == pytest.approx(best, rel=1e-6)
+    np.testing.assert_array_equal(moment_rates(changed, crawl_rate=p), est)
+
+
+def test_all_zero_and_all_one_rows():
+    changed = np.array([[0, 0, 0], [1, 1, 1], [1, 0, 1]])
+    tau = np.array([[1.0, 2.0, 3.0], [0.5, 1.0, 1.5], [1.0, 1.0, 1.0]])
+    for f in (mle_rates, moment_rates):
+        est, clipped = f(changed, tau, return_clipped=True)
+        assert est[0] == 0.0 and not clipped[0]
+        assert est[1] == 1000.0 / tau[1].mean() and clipped[1]
+        assert not clipped[2] and 0 < est[2] < 1000
+        est, clipped = f(changed, crawl_rate=[1.0, 2.0, 4.0], return_clipped=True)
+        assert est[1] == 2000.0 and clipped.tolist() == [False, True, False]
+        est, clipped = f(changed, tau, upper=[1.0, 7.0, 0.1], return_clipped=True)
+        assert est.tolist()[:2] == [0.0, 7.0] and est[2] == 0.1 and clipped.tolist() == [False, True, True]
+
+
+def test_clipping_warns_once_per_call():
+    changed = np.ones((5, 4), dtype=np.uint8)
+    tau = np.ones((5, 4))
+    for f in (mle_rates, moment_rates):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            est = f(changed, tau)
+        assert [w.category for w in rec] == [ClippedEstimateWarning]
+        assert "5 of 5" in str(rec[0].message)
+        np.testing.assert_array_equal(est, 1000.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            f(changed, tau, return_clipped=True)
+            f(np.zeros((5, 4)), tau)
+
+
+def test_one_dimensional_input_gives_scalars():
+    rng = np.random.default_rng(8)
+    changed, tau = simulate_crawls([2.0, 2.0], [1.0, 1.0], 30, rng=rng)
+    for f in (mle_rates, moment_rates):
+        both = f(changed, tau)
+        for i in range(2):
+            one, cl = f(changed[i], tau[i], return_clipped=True)
+            assert isinstance(one, float) and isinstance(cl, bool)
+            assert one == both[i]
+    assert cgm_rates(changed[0], tau[0]) == cgm_rates(changed, tau)[0]
+
+
+def test_read_only_and_other_dtypes_accepted():
+    rng = np.random.default_rng(9)
+    changed, tau = simulate_crawls([1.0, 3.0, 0.5], 2.0, 50, schedule="jittered", rng=rng)
+    ref = mle_rates(changed, tau)
+    c_ro, t_ro = changed.astype(bool), tau.copy()
+    c_ro.setflags(write=False)
+    t_ro.setflags(write=False)
+    np.testing.assert_array_equal(mle_rates(c_ro, t_ro), ref)
+    np.testing.assert_array_equal(mle_rates(changed.astype(float).tolist(), tau.tolist()), ref)
+    np.testing.assert_array_equal(mle_rates(np.asfortranarray(changed), np.asfortranarray(tau)), ref)
+
+
+def test_cgm_formula_and_limit():
+    rng = np.random.default_rng(4)
+    changed, tau = simulate_crawls([1.0, 5.0], [2.0, 3.0], 20, schedule="jittered", rng=rng)
+    k = changed.shape[1]
+    expect = -np.log((k - changed.sum(axis=1) + 0.5) / (k + 0.5)) / tau.mean(axis=1)
+    np.testing.assert_allclose(cgm_rates(changed, tau), expect, rtol=1e-14)
+    np.testing.assert_allclose(
+        cgm_rates(changed, crawl_rate=[2.0, 3.0]), -np.log((k - changed.sum(axis=1) + 0.5) / (k + 0.5)) * [2.0, 3.0],
+        rtol=1e-14,
+    )
+    # all changes: finite, = log(2k + 1)/tau
+    assert cgm_rates([1, 1, 1], [2.0, 2.0, 2.0]) == pytest.approx(math.log(7.0) / 2.0, rel=1e-14)
+    # under Poisson crawling CGM tends to p log(1 + Delta/p), not Delta (SPEC §1)
+    delta, p, k = 5.0, 3.0, 4000
+    changed, tau = simulate_crawls(np.full(200, delta), p, k, rng=rng)
+    est = cgm_rates(changed, tau)
+    target = p * math.log1p(delta / p)
+    assert abs(est.mean() - target) < 4 * est.std() / math.sqrt(200) + 0.01
+    assert abs(est.mean() - delta) > 2.0
+
+
+@pytest.mark.parametrize("k, rmse_ref", [(100, 0.82), (1000, 0.25), (5000, 0.11)])
+def test_mle_reproduces_spec_rmse(k, rmse_ref):
+    # SPEC §1 reference results, MLE column: Delta = 5, p = 3, 1000 runs, within +-10 %
+    changed, tau = simulate_crawls(np.full(1000, 5.0), 3.0, k, rng=2024 + k)
+    est = mle_rates(changed, tau)
+    rmse = math.sqrt(np.mean((est - 5.0) ** 2))
+    assert abs(rmse - rmse_ref) <= 0.1 * rmse_ref
+
+
+# ---------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------
+
+GOOD_C = [[1, 0, 1], [0, 0, 1]]
+GOOD_T = [[1.0, 2.0, 0.5], [1.0, 1.0, 1.0]]
+
+
+@pytest.mark.parametrize("f", [mle_rates, moment_rates, cgm_rates])
+@pytest.mark.parametrize(
+    "changed, intervals, kwargs, exc, match",
+    [
+        ([[1, 0, 2], [0, 0, 1]], GOOD_T, {}, ValueError, r"changed\[0, 2\] = 2"),
+        ([[1, 0, 0.5], [0, 0, 1]], GOOD_T, {}, ValueError, r"changed\[0, 2\]"),
+        ([["a", "b", "c"]], [[1.0, 1.0, 1.0]], {}, TypeError, "changed"),
+        (GOOD_C, [[1.0, np.nan, 0.5], [1.0, 1.0, 1.0]], {}, ValueError, r"intervals\[0, 1\] = nan"),
+        (GOOD_C, [[1.0, 2.0, 0.5], [1.0, -1.0, 1.0]], {}, ValueError, r"intervals\[1, 1\] = -1.0"),
+        (GOOD_C, [[1.0, 2.0, 0.0], [1.0, 1.0, 1.0]], {}, ValueError, r"intervals\[0, 2\] = 0.0"),
+        (GOOD_C, [[1.0, 2.0, np.inf], [1.0, 1.0, 1.0]], {}, ValueError, r"intervals\[0, 2\]"),
+        (GOOD_C, [[1.0, 2.0], [1.0, 1.0]], {}, ValueError, "same shape"),
+        (GOOD_C, [1.0, 2.0, 3.0], {}, ValueError, "same shape"),
+        ([], [], {}, ValueError, "changed.*must not be empty"),
+        (np.zeros((2, 0)), np.zeros((2, 0)), {}, ValueError, "changed.*must not be empty"),
+        (np.zeros((2, 2, 2)), np.ones((2, 2, 2)), {}, ValueError, "changed"),
+        (GOOD_C, None, {}, ValueError, "'intervals' or 'crawl_rate'"),
+        (GOOD_C, None, {"crawl_rate": 0.0}, ValueError, "crawl_rate"),
+        (GOOD_C, None, {"crawl_rate": [1.0, -2.0]}, ValueError, r"crawl_rate\[1\]"),
+        (GOOD_C, None, {"crawl_rate": [1.0, 2.0, 3.0]}, ValueError, "one entry per page"),
+        (GOOD_C, None, {"crawl_rate": "fast"}, TypeError, "crawl_rate"),
+    ],
+)
+def test_bad_input(f, changed, intervals, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        f(changed, intervals, **kwargs)
+
+
+@pytest.mark.parametrize("f", [mle_rates, moment_rates])
+@pytest.mark.parametrize(
+    "upper, exc, match",
+    [(0.0, ValueError, "upper"), (np.nan, ValueError, "upper"), ([1.0, -1.0], ValueError, r"upper\[1\]"),
+     ([1.0], ValueError, "one entry per page"), ("big", TypeError, "upper")],
+)
+def test_bad_upper(f, upper, exc, match):
+    with pytest.raises(exc, match=match):
+        f(GOOD_C, GOOD_T, upper=upper)
