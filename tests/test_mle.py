@@ -11,6 +11,8 @@ from scipy.optimize import brentq, minimize_scalar
 
 from freshcore.mle import (
     ClippedEstimateWarning,
+    IntervalMLEBatch,
+    IntervalMLEEstimator,
     cgm_rates,
     mle_rates,
     moment_rates,
@@ -263,3 +265,191 @@ def test_bad_input(f, changed, intervals, kwargs, exc, match):
 def test_bad_upper(f, upper, exc, match):
     with pytest.raises(exc, match=match):
         f(GOOD_C, GOOD_T, upper=upper)
+
+
+# ---------------------------------------------------------------------------
+# streaming interval-aware MLE (binned sufficient statistics)
+# ---------------------------------------------------------------------------
+
+
+def sa_estimates(changed, p, eta=0.75):
+    """SA of 000 (eq. 2), vectorised over runs: y_{k+1} = y_k + eta_k [I_{k+1}(y_k + p) - y_k], y_0 = 0."""
+    y = np.zeros(changed.shape[0])
+    for k in range(changed.shape[1]):
+        y = y + (k + 1.0) ** -eta * (changed[:, k] * (y + p) - y)
+    return y
+
+
+@st.composite
+def streams(draw):
+    n_pages = draw(st.integers(1, 4))
+    m = draw(st.integers(0, 60))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n_pages, size=m)
+    tau = 10.0 ** rng.uniform(-5, 5, size=m)  # partly outside [tau_min, tau_max]
+    if draw(st.booleans()):
+        tau = np.round(tau, 1) + 0.1  # repeated values
+    changed = (rng.random(m) < draw(st.sampled_from([0.1, 0.5, 0.9]))).astype(np.uint8)
+    cuts = sorted(draw(st.lists(st.integers(0, m), max_size=4)))
+    n_bins = draw(st.sampled_from([1, 7, 64]))
+    return n_pages, idx, changed, tau, cuts, n_bins
+
+
+@given(streams())
+def test_batch_bit_identical_to_streaming_at_every_call(data):
+    n_pages, idx, changed, tau, cuts, n_bins = data
+    batch = IntervalMLEBatch(n_pages, n_bins=n_bins, tau_min=0.01, tau_max=100.0)
+    single = [IntervalMLEEstimator(n_bins=n_bins, tau_min=0.01, tau_max=100.0) for _ in range(n_pages)]
+    for lo, hi in zip([0] + cuts, cuts + [len(idx)]):
+        batch.update(idx[lo:hi], changed[lo:hi], tau[lo:hi])
+        for j in range(lo, hi):
+            single[idx[j]].update(int(changed[j]), float(tau[j]))
+        rates = np.array([e.rate for e in single])
+        np.testing.assert_array_equal(batch.rates, rates)
+        np.testing.assert_array_equal(batch.clipped, [e.clipped for e in single])
+        np.testing.assert_array_equal(batch.n_observations, [e.n_observations for e in single])
+
+
+@given(streams())
+def test_update_many_equals_loop_of_update(data):
+    _, _, changed, tau, _, n_bins = data
+    a = IntervalMLEEstimator(n_bins=n_bins).update_many(changed, tau)
+    b = IntervalMLEEstimator(n_bins=n_bins)
+    for c, t in zip(changed, tau):
+        assert b.update(bool(c), t) is b
+    assert a.to_dict() == b.to_dict()
+    assert a.rate == b.rate or (math.isnan(a.rate) and math.isnan(b.rate))
+
+
+@pytest.mark.parametrize("schedule", ["periodic", "jittered", "poisson"])
+def test_binned_equals_offline_mle_when_bins_are_narrow(schedule):
+    # periodic: all changed intervals of a page are equal, so the binned MLE is exact;
+    # otherwise it differs from the offline MLE by a second-order binning error only
+    rng = np.random.default_rng(21)
+    changed, tau = simulate_crawls(rng.uniform(0.5, 10, 50), rng.uniform(1, 5, 50), 200, schedule=schedule, rng=rng)
+    offline, _ = mle_rates(changed, tau, return_clipped=True)
+    batch = IntervalMLEBatch(50, n_bins=256, tau_min=1e-4, tau_max=1e2)
+    batch.update(np.repeat(np.arange(50), 200), changed.ravel(), tau.ravel())
+    rtol = 1e-12 if schedule == "periodic" else 2e-3
+    np.testing.assert_allclose(batch.rates, offline, rtol=rtol)
+    if schedule != "periodic":  # the binning error is real, but small
+        assert not np.allclose(batch.rates, offline, rtol=1e-12)
+
+
+@pytest.mark.parametrize("schedule", ["periodic", "jittered"])
+def test_interval_estimator_consistent_where_sa_is_not(schedule):
+    # Delta = 5, p = 3, k = 1000, 200 runs: under non-Poisson crawling SA of 000 converges to the wrong
+    # value (periodic: p P/(1 - P) with P = 1 - e^{-Delta/p}), the interval-aware MLE to Delta.
+    delta, p, k, runs = 5.0, 3.0, 1000, 200
+    changed, tau = simulate_crawls(np.full(runs, delta), p, k, schedule=schedule, rng=77)
+    batch = IntervalMLEBatch(runs).update(np.repeat(np.arange(runs), k), changed.ravel(), tau.ravel())
+    est = batch.rates
+    se = est.std(ddof=1) / math.sqrt(runs)
+    assert abs(est.mean() - delta) < 4 * se
+    sa = sa_estimates(changed, p)
+    sa_se = sa.std(ddof=1) / math.sqrt(runs)
+    assert abs(sa.mean() - delta) > 10 * sa_se and abs(sa.mean() - delta) > 1.0
+
+
+def test_interval_estimator_clipping_and_empty():
+    est = IntervalMLEEstimator()
+    assert est.rate == 0.0 and not est.clipped and est.n_observations == 0
+    est.update(True, 2.0).update(1, 4.0)
+    assert est.clipped and est.rate == 1000.0 / 3.0
+    est.update(0, 3.0)
+    assert not est.clipped and 0 < est.rate < 1000.0 / 3.0
+    capped = IntervalMLEEstimator(upper=0.01).update(1, 1.0).update(0, 1.0)
+    assert capped.clipped and capped.rate == 0.01
+    b = IntervalMLEBatch(3, upper=[1.0, np.inf, 2.0]).update([0, 1, 2, 2], [1, 1, 0, 0], [1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(b.rates, [1.0, np.inf, 0.0])
+    np.testing.assert_array_equal(b.clipped, [True, True, False])
+
+
+def test_persistence_round_trips_exactly():
+    rng = np.random.default_rng(5)
+    changed, tau = simulate_crawls([2.0, 7.0], [1.0, 3.0], 80, schedule="jittered", rng=rng)
+    est = IntervalMLEEstimator(n_bins=16, tau_min=0.05, tau_max=20.0, upper=50.0).update_many(changed[0], tau[0])
+    batch = IntervalMLEBatch(2, n_bins=16).update(np.repeat([0, 1], 80), changed.ravel(), tau.ravel())
+    for obj in (est, batch):
+        for clone in (pickle.loads(pickle.dumps(obj)), copy.deepcopy(obj), type(obj).from_dict(obj.to_dict())):
+            assert clone.to_dict() == obj.to_dict()
+            if isinstance(obj, IntervalMLEEstimator):
+                assert clone.rate == obj.rate
+                assert clone.update(1, 0.3).rate == copy.deepcopy(obj).update(1, 0.3).rate
+            else:
+                np.testing.assert_array_equal(clone.rates, obj.rates)
+                a = clone.update([1], [1], [0.3]).rates
+                np.testing.assert_array_equal(a, copy.deepcopy(obj).update([1], [1], [0.3]).rates)
+    # the compiled state pickles on its own too
+    st2 = pickle.loads(pickle.dumps(est._state))
+    assert st2.root() == est._state.root()
+
+
+@pytest.mark.parametrize(
+    "changed, interval, exc, match",
+    [(2, 1.0, ValueError, "changed"), (0.5, 1.0, ValueError, "changed"), ("yes", 1.0, TypeError, "changed"),
+     (1, 0.0, ValueError, "interval"), (1, -1.0, ValueError, "interval"), (1, np.nan, ValueError, "interval"),
+     (1, np.inf, ValueError, "interval"), (1, "1", TypeError, "interval")],
+)
+def test_streaming_bad_update_leaves_state_unchanged(changed, interval, exc, match):
+    est = IntervalMLEEstimator().update(1, 1.0).update(0, 2.0)
+    before = est.to_dict()
+    with pytest.raises(exc, match=match):
+        est.update(changed, interval)
+    assert est.to_dict() == before
+
+
+@pytest.mark.parametrize(
+    "changed, intervals, match",
+    [([1, 2], [1.0, 1.0], r"changed\[1\]"), ([1, 0], [1.0, -1.0], r"intervals\[1\]"),
+     ([1, 0], [1.0], "same length"), ([[1]], [[1.0]], "changed")],
+)
+def test_streaming_bad_update_many(changed, intervals, match):
+    est = IntervalMLEEstimator().update(1, 1.0)
+    before = est.to_dict()
+    with pytest.raises(ValueError, match=match):
+        est.update_many(changed, intervals)
+    assert est.to_dict() == before
+
+
+@pytest.mark.parametrize(
+    "indices, changed, intervals, exc, match",
+    [([0, 3], [1, 0], [1.0, 1.0], ValueError, r"indices\[1\] = 3"), ([-1], [1], [1.0], ValueError, "indices"),
+     ([0.0], [1], [1.0], TypeError, "indices"), ([0, 1], [1, 3], [1.0, 1.0], ValueError, r"changed\[1\]"),
+     ([0, 1], [1, 0], [1.0, np.nan], ValueError, r"intervals\[1\]"), ([0, 1], [1], [1.0, 1.0], ValueError, "same length")],
+)
+def test_batch_bad_update_leaves_state_unchanged(indices, changed, intervals, exc, match):
+    b = IntervalMLEBatch(3).update([0, 1], [1, 0], [1.0, 1.0])
+    before = b.to_dict()
+    with pytest.raises(exc, match=match):
+        b.update(indices, changed, intervals)
+    assert b.to_dict() == before
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [(dict(n_bins=0), ValueError, "n_bins"), (dict(n_bins=2.0), TypeError, "n_bins"),
+     (dict(tau_min=0.0), ValueError, "tau_min"), (dict(tau_max=np.inf), ValueError, "tau_max"),
+     (dict(tau_min=2.0, tau_max=1.0), ValueError, "tau_max"), (dict(upper=-1.0), ValueError, "upper")],
+)
+def test_bad_constructor_arguments(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        IntervalMLEEstimator(**kwargs)
+    with pytest.raises(exc, match=match):
+        IntervalMLEBatch(2, **kwargs)
+
+
+def test_bad_batch_size_and_dicts():
+    with pytest.raises(ValueError, match="n_pages"):
+        IntervalMLEBatch(0)
+    with pytest.raises(ValueError, match="upper"):
+        IntervalMLEBatch(2, upper=[1.0, 2.0, 3.0])
+    d = IntervalMLEBatch(2, n_bins=4).to_dict()
+    d["n1"] = [[0.0] * 3] * 2
+    with pytest.raises(ValueError, match="n1"):
+        IntervalMLEBatch.from_dict(d)
+    e = IntervalMLEEstimator(n_bins=4).to_dict()
+    e["s1"] = [0.0] * 5
+    with pytest.raises(ValueError, match="n_bins"):
+        IntervalMLEEstimator.from_dict(e)

@@ -223,10 +223,14 @@ cdef inline void _grid(double tau_min, double tau_max, Py_ssize_t n_bins,
     inv_log_width[0] = n_bins / (log(tau_max) - log_tau_min[0])
 
 
-def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[::1] s0, double[::1] n0,
+def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] totals,
                   const Py_ssize_t[::1] indices, const uint8_t[::1] changed,
                   const double[::1] intervals, double tau_min, double tau_max):
-    """Add observation j to page indices[j], in order (repeated indices allowed)."""
+    """Add observation j to page indices[j], in order (repeated indices allowed).
+
+    ``totals[i]`` holds (n0, s0, n1, s1) of page i: count and sum of the
+    intervals without / with a change.
+    """
     cdef Py_ssize_t m = indices.shape[0], n_bins = n1.shape[1], j, i, b
     cdef double lmin, inv
     _grid(tau_min, tau_max, n_bins, &lmin, &inv)
@@ -237,12 +241,14 @@ def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[::1] s0, double[:
                 b = _bin_index(intervals[j], lmin, inv, n_bins)
                 n1[i, b] += 1.0
                 s1[i, b] += intervals[j]
+                totals[i, 2] += 1.0
+                totals[i, 3] += intervals[j]
             else:
-                n0[i] += 1.0
-                s0[i] += intervals[j]
+                totals[i, 0] += 1.0
+                totals[i, 1] += intervals[j]
 
 
-def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[::1] s0,
+def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[:, ::1] totals,
                  double[::1] out):
     """out[i] = root of the binned MLE equation of page i (0 / +inf as in mle_rows)."""
     cdef Py_ssize_t n = n1.shape[0], n_bins = n1.shape[1], i
@@ -250,22 +256,23 @@ def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[
         return
     with nogil:
         for i in range(n):
-            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], n_bins, s0[i])
+            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], n_bins, totals[i, 1])
 
 
 cdef class IntervalBinsState:
     """Compiled state of one streaming binned-MLE estimator (see freshcore.mle).
 
     Holds, per log-spaced interval bin, the number and the sum of the intervals
-    that ended in a detected change, plus the number and the sum of the
-    intervals without a change.  ``update`` is O(1); ``root`` solves the binned
-    MLE equation with the same kernel as ``binned_roots``.
+    that ended in a detected change, plus the totals (n0, s0, n1, s1) of the
+    intervals without / with a change.  ``update`` is O(1); ``root`` solves the
+    binned MLE equation with the same kernel as ``binned_roots``, so a batch of
+    pages fed the same observations gives bit-identical results.
     """
     cdef readonly Py_ssize_t n_bins
     cdef readonly double tau_min, tau_max
     cdef double _lmin, _inv
     cdef double[::1] _n1, _s1
-    cdef readonly double s0, n0
+    cdef readonly double n0, s0, n1_total, s1_total
 
     def __init__(self, Py_ssize_t n_bins, double tau_min, double tau_max):
         self.n_bins = n_bins
@@ -274,18 +281,31 @@ cdef class IntervalBinsState:
         _grid(tau_min, tau_max, n_bins, &self._lmin, &self._inv)
         self._n1 = np.zeros(n_bins)
         self._s1 = np.zeros(n_bins)
-        self.s0 = 0.0
         self.n0 = 0.0
+        self.s0 = 0.0
+        self.n1_total = 0.0
+        self.s1_total = 0.0
 
-    def update(self, bint changed, double tau):
+    cdef inline void _add(self, bint changed, double tau) noexcept nogil:
         cdef Py_ssize_t b
         if changed:
             b = _bin_index(tau, self._lmin, self._inv, self.n_bins)
             self._n1[b] += 1.0
             self._s1[b] += tau
+            self.n1_total += 1.0
+            self.s1_total += tau
         else:
             self.n0 += 1.0
             self.s0 += tau
+
+    def update(self, bint changed, double tau):
+        self._add(changed, tau)
+
+    def update_many(self, const uint8_t[::1] changed, const double[::1] intervals):
+        cdef Py_ssize_t j
+        with nogil:
+            for j in range(changed.shape[0]):
+                self._add(changed[j], intervals[j])
 
     def root(self):
         return mle_root[double](&self._s1[0], &self._n1[0], self.n_bins, self.s0)
@@ -298,20 +318,22 @@ cdef class IntervalBinsState:
     def s1(self):
         return np.asarray(self._s1).copy()
 
-    def set_state(self, n1, s1, double s0, double n0):
+    def set_state(self, n1, s1, double n0, double s0, double n1_total, double s1_total):
         cdef Py_ssize_t b
         for b in range(self.n_bins):
             self._n1[b] = n1[b]
             self._s1[b] = s1[b]
-        self.s0 = s0
         self.n0 = n0
+        self.s0 = s0
+        self.n1_total = n1_total
+        self.s1_total = s1_total
 
     def __reduce__(self):
-        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max,
-                                 self.n1, self.s1, self.s0, self.n0))
+        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max, self.n1, self.s1,
+                                 self.n0, self.s0, self.n1_total, self.s1_total))
 
 
-def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, s0, n0):
+def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, n0, s0, n1_total, s1_total):
     st = IntervalBinsState(n_bins, tau_min, tau_max)
-    st.set_state(n1, s1, s0, n0)
+    st.set_state(n1, s1, n0, s0, n1_total, s1_total)
     return st
