@@ -178,7 +178,7 @@ def test_one_dimensional_input_gives_scalars():
     assert cgm_rates(changed[0], tau[0]) == cgm_rates(changed, tau)[0]
 
 
-def test_read_only_and_other_dtypes_accepted():
+def test_read_only_and_other_dtypes_accepted(tmp_path):
     rng = np.random.default_rng(9)
     changed, tau = simulate_crawls([1.0, 3.0, 0.5], 2.0, 50, schedule="jittered", rng=rng)
     ref = mle_rates(changed, tau)
@@ -188,6 +188,30 @@ def test_read_only_and_other_dtypes_accepted():
     np.testing.assert_array_equal(mle_rates(c_ro, t_ro), ref)
     np.testing.assert_array_equal(mle_rates(changed.astype(float).tolist(), tau.tolist()), ref)
     np.testing.assert_array_equal(mle_rates(np.asfortranarray(changed), np.asfortranarray(tau)), ref)
+    mm = np.memmap(tmp_path / "tau.dat", dtype=np.float64, mode="w+", shape=tau.shape)
+    mm[...] = tau
+    mm.flush()
+    ro = np.memmap(tmp_path / "tau.dat", dtype=np.float64, mode="r", shape=tau.shape)
+    np.testing.assert_array_equal(mle_rates(changed, ro), ref)
+    np.testing.assert_array_equal(moment_rates(changed, ro), moment_rates(changed, tau))
+
+
+def test_out_parameter():
+    rng = np.random.default_rng(10)
+    changed, tau = simulate_crawls([1.0, 3.0, 0.5], 2.0, 50, rng=rng)
+    for f in (mle_rates, moment_rates):
+        out = np.full(3, np.nan)
+        res = f(changed, tau, out=out)
+        assert res is out
+        np.testing.assert_array_equal(out, f(changed, tau))
+        out2 = np.empty(3)
+        assert f(changed, crawl_rate=2.0, out=out2) is out2
+        np.testing.assert_array_equal(out2, f(changed, crawl_rate=2.0))
+        for bad in (np.empty(2), np.empty(3, dtype=np.float32), np.empty(6)[::2], [0.0, 0.0, 0.0]):
+            with pytest.raises(ValueError, match="'out'"):
+                f(changed, tau, out=bad)
+        with pytest.raises(ValueError, match="'out'"):
+            f(changed[0], tau[0], out=np.empty(1))
 
 
 def test_cgm_formula_and_limit():

@@ -96,9 +96,25 @@ def _upper(upper: Any, caller: str, c2, t2, p) -> np.ndarray:
     return 1000.0 / t2.mean(axis=1)
 
 
+def _check_out(out: Any, n_pages: int, scalar: bool, caller: str) -> np.ndarray:
+    """Validate a caller-supplied output array (float64, C-contiguous, writeable, shape (n_pages,))."""
+    if out is None:
+        return np.empty(n_pages)
+    if scalar:
+        raise ValueError(f"The 'out' parameter of {caller} is only supported for 2-D input (one row per page).")
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (n_pages,)
+            and out.flags.c_contiguous and out.flags.writeable):
+        got = f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}".strip()
+        raise ValueError(
+            f"The 'out' parameter of {caller} must be a writeable C-contiguous float64 array of shape "
+            f"({n_pages},). Got {got} instead."
+        )
+    return out
+
+
 def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bool, caller: str):
     clipped = np.isinf(est) | (est > upper)
-    est = np.where(clipped, upper, est)
+    np.copyto(est, upper, where=clipped)
     if not return_clipped and clipped.any():
         warnings.warn(
             f"{caller}: {int(clipped.sum())} of {est.size} page(s) had no finite estimate (a change at every "
@@ -126,7 +142,7 @@ def _poisson_crawl_estimate(c2: np.ndarray, p: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False):
+def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
     """Maximum-likelihood change rate of each page from its crawl log.
 
     Parameters
@@ -143,6 +159,8 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
         ``1000 / mean(intervals)`` per page.
     return_clipped : bool, default False
         Also return the mask of clipped pages (and do not warn).
+    out : ndarray of float64, shape (n_pages,), optional
+        Where to write the estimates (2-D input only); returned.
 
     Returns
     -------
@@ -176,20 +194,20 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
     caller = "mle_rates"
     c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
     up = _upper(upper, caller, c2, t2, p)
+    est = _check_out(out, c2.shape[0], scalar, caller)
     if t2 is None:
-        est = _poisson_crawl_estimate(c2, p)
+        est[...] = _poisson_crawl_estimate(c2, p)
     else:
-        est = np.empty(c2.shape[0])
         mle_rows(c2, t2, est)
     return _finish(est, up, return_clipped, scalar, caller)
 
 
-def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False):
+def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
     """Moment-matching change rate of each page from its crawl log.
 
     Parameters
     ----------
-    changed, intervals, crawl_rate, upper, return_clipped
+    changed, intervals, crawl_rate, upper, return_clipped, out
         As in :func:`mle_rates`.
 
     Returns
@@ -216,10 +234,10 @@ def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return
     caller = "moment_rates"
     c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
     up = _upper(upper, caller, c2, t2, p)
+    est = _check_out(out, c2.shape[0], scalar, caller)
     if t2 is None:
-        est = _poisson_crawl_estimate(c2, p)
+        est[...] = _poisson_crawl_estimate(c2, p)
     else:
-        est = np.empty(c2.shape[0])
         mm_rows(c2, t2, est)
     return _finish(est, up, return_clipped, scalar, caller)
 
