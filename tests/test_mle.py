@@ -109,6 +109,51 @@ def test_moment_matching_equals_brentq(log):
     np.testing.assert_array_equal(clipped, np.isinf(ref))
 
 
+def _mp_bisect(f, lo, hi, n=400):
+    import mpmath as mp
+
+    for _ in range(n):  # geometric bisection of a decreasing f on [lo, hi]
+        mid = mp.sqrt(lo * hi)
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return mp.sqrt(lo * hi)
+
+
+def test_extreme_scales_against_mpmath():
+    # intervals from 1e-150 to 1e150 within one page: terms with D tau near overflow (> 700) and
+    # near underflow (< 1e-150) take the guarded branches; still accurate to a few ulps.  (Beyond
+    # ratios of ~1e300 inside one page the balancing terms leave the double range altogether.)
+    import mpmath as mp
+
+    rng = np.random.default_rng(31)
+    checked = 0
+    for _ in range(25):
+        k = int(rng.integers(1, 5))
+        tau = 10.0 ** rng.uniform(-150, 150, size=k)
+        c = (rng.random(k) < 0.5).astype(np.uint8)
+        est, _ = mle_rates(c, tau, upper=np.inf, return_clipped=True)
+        mm, _ = moment_rates(c, tau, upper=np.inf, return_clipped=True)
+        n1 = int(c.sum())
+        if n1 in (0, k):
+            assert (est, mm) == ((0.0, 0.0) if n1 == 0 else (math.inf, math.inf))
+            continue
+        with mp.workdps(60):
+            t1 = [mp.mpf(t) for t, ci in zip(tau, c) if ci]
+            s0 = mp.fsum(mp.mpf(t) for t, ci in zip(tau, c) if not ci)
+            ref = _mp_bisect(lambda d: mp.fsum(t / mp.expm1(d * t) for t in t1) - s0,
+                             n1 / (s0 + mp.fsum(t1) / 2), n1 / s0)
+            assert abs(est - ref) <= 1e-13 * ref
+        with mp.workdps(400):  # sum_j expm1(-D tau_j) + n1 = 0 needs all digits when D tau ~ 1e-300
+            ts = [mp.mpf(t) for t in tau]
+            ref = _mp_bisect(lambda d: mp.fsum(mp.expm1(-d * t) for t in ts) + n1,
+                             mp.log(mp.mpf(k) / (k - n1)) / (mp.fsum(ts) / k), mp.log(mp.mpf(k) / (k - n1)) / min(ts), 250)
+            assert abs(mm - ref) <= 1e-12 * ref, (c, tau, mm, ref)
+        checked += 1
+    assert checked >= 8
+
+
 @given(st.integers(1, 200), st.floats(1e-6, 1e6), st.data())
 def test_equal_intervals_closed_form(k, t, data):
     # with equal intervals both equations give Delta = log(k/n0)/tau

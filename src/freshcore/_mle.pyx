@@ -25,8 +25,9 @@ the level of rounding.
 
 Numerics: tau/(e^x - 1) is evaluated as tau/expm1(x), exact for tiny x and 0
 (never NaN) once expm1 overflows; its derivative -tau^2 e^x/(e^x - 1)^2 as
--(tau/expm1(x)) tau (1 + 1/expm1(x)), again 0 for huge x.  If D tau underflows
-to 0 the term is replaced by its limit 1/D.
+-(tau/expm1(x)) tau (1 + 1/expm1(x)); for x > 700 (e^x near overflow) as
+exp(log tau - x) etc., and for x < 1e-150 by the series 1/D - tau/2.  When a sum overflows (intervals
+near 1e308) the step is a bisection step instead of a Newton step.
 """
 from libc.math cimport expm1, exp, log, log1p, sqrt, fabs, INFINITY
 from libc.stdint cimport uint8_t
@@ -47,26 +48,38 @@ cdef double _NEWTON_DONE = 1e-8
 cdef double _HALLEY_DONE = 1e-6
 
 
-cdef inline void _mle_term(double d, double tau, double w, double* f, double* df,
-                           double* ddf) noexcept nogil:
-    """Add w phi, -w phi' and w phi'' to f[0], df[0], ddf[0], where phi(d) = tau/(e^{d tau} - 1).
+cdef inline void _mle_term(double d, double tau, double w, double* f, double* d1,
+                           double* d2) noexcept nogil:
+    """Add w phi, -w d phi' and w d^2 phi'' to f[0], d1[0], d2[0], where phi(d) = tau/(e^{d tau} - 1).
 
-    With r = 1/(e^x - 1), x = d tau: phi = tau r, phi' = -tau^2 r (1 + r),
-    phi'' = tau^3 r (1 + r)(1 + 2 r); all 0 (never NaN) once expm1 overflows.
+    With x = d tau and r = 1/(e^x - 1): phi = tau r, -d phi' = phi x (1 + r),
+    d^2 phi'' = phi x^2 (1 + r)(1 + 2 r).  The derivatives are scaled by powers
+    of d so that all three sums have the size of f (the unscaled ones carry
+    tau^2 and tau^3 and underflow at extreme scales).  Tiny x uses the series
+    phi = 1/d - tau/2; where e^x overflows, phi = exp(log tau - x): no NaN, no
+    spurious 0.
     """
-    cdef double e = expm1(d * tau)
-    cdef double r, t, a
-    if e == 0.0:
-        f[0] += w / d
-        df[0] += w / (d * d)
-        ddf[0] += 2.0 * w / (d * d * d)
+    cdef double x = d * tau
+    cdef double e, r, t, a
+    if x > 700.0:
+        t = exp(log(tau) - x)  # r = e^{-x} to double precision, but tau r must not underflow first
+        if t > 0.0:
+            f[0] += w * t
+            d1[0] += w * t * x
+            d2[0] += w * t * x * x
         return
+    if x < 1e-150:
+        f[0] += w * (1.0 / d - 0.5 * tau)  # exact in double here, also for subnormal or zero x
+        d1[0] += w / d
+        d2[0] += 2.0 * w / d
+        return
+    e = expm1(x)
     r = 1.0 / e
     t = tau * r
-    a = t * tau * (1.0 + r)
+    a = t * x * (1.0 + r)
     f[0] += w * t
-    df[0] += w * a
-    ddf[0] += w * a * tau * (1.0 + 2.0 * r)
+    d1[0] += w * a
+    d2[0] += w * a * x * (1.0 + 2.0 * r)
 
 
 cdef inline double _next_iterate(double dn, double lo, double hi) noexcept nogil:
@@ -87,7 +100,7 @@ cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0
     Returns 0 when no change was seen and +inf when s0 == 0 (every interval
     changed: no finite root).
     """
-    cdef double n1 = 0.0, s1 = 0.0, lo, hi, d, dn, f, df, ddf, g, g1, g2, den
+    cdef double n1 = 0.0, s1 = 0.0, lo, hi, d, dn, f, d1, d2, g, p1, p2, den
     cdef Py_ssize_t j
     cdef int it
     for j in range(m):
@@ -110,14 +123,14 @@ cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0
         d = hi
     for it in range(_MAX_ITER):
         f = 0.0
-        df = 0.0
-        ddf = 0.0
+        d1 = 0.0
+        d2 = 0.0
         for j in range(m):
             if w[j] != 0:
                 if weight_t is double:
-                    _mle_term(d, a[j] / w[j], w[j], &f, &df, &ddf)
+                    _mle_term(d, a[j] / w[j], w[j], &f, &d1, &d2)
                 else:
-                    _mle_term(d, a[j], 1.0, &f, &df, &ddf)
+                    _mle_term(d, a[j], 1.0, &f, &d1, &d2)
         if f > s0:
             lo = d
         elif f < s0:
@@ -126,20 +139,20 @@ cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0
             return d
         if hi - lo <= 4.0 * _EPS * lo:
             return d
-        if f > 0.0 and df > 0.0:
-            # Halley's step on g = log(f/s0): cubic convergence, no extra transcendental
+        dn = -1.0
+        if f > 0.0 and d1 > 0.0 and f < INFINITY and d1 < INFINITY and d2 < INFINITY:
+            # Halley's step on g(D) = log(f/s0), in relative form: with p1 = -D g' = d1/f and
+            # p2 = d2/f, D^2 g'' = p2 - p1^2.  Cubic convergence, no extra transcendental.
             g = log(f / s0)
-            g1 = -df / f
-            g2 = ddf / f - g1 * g1
-            den = 2.0 * g1 * g1 - g * g2
+            p1 = d1 / f
+            p2 = d2 / f
+            den = 2.0 * p1 * p1 - g * (p2 - p1 * p1)
             if den > 0.0:
-                dn = d - 2.0 * g * g1 / den
+                dn = d * (1.0 + 2.0 * g * p1 / den)
             else:
-                dn = d - g / g1
+                dn = d * (1.0 + g / p1)
             if fabs(dn - d) <= _HALLEY_DONE * d:
                 return dn
-        else:
-            dn = -1.0
         d = _next_iterate(dn, lo, hi)
     return d
 
@@ -150,12 +163,20 @@ cdef double _LN2 = 0.6931471805599453
 cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noexcept nogil:
     """Root of F(D) = sum_j e^{-D tau_j} = n0 (moment matching); 0 if n1 = 0, +inf if n0 = 0.
 
-    g = F - n0 is evaluated without cancellation: terms with D tau > log 2 add
-    e^{-D tau}, the others add expm1(-D tau) = e^{-D tau} - 1 and their count
-    (an exact integer) is added to -n0.  Newton runs on log F - log n0 =
-    log1p(g/n0), convex and decreasing, from the lower end of the bracket.
+    Evaluated without cancellation: with x = D tau, the terms with x > log 2 are
+    kept as e^{-x} (< 1/2) and the others written 1 - q, q = -expm1(-x) (<= 1/2),
+    so that F = n0 reads A = B with positive sums on both sides:
+
+        A = sum_{x > log 2} e^{-x} + max(c, 0),   B = sum_{x <= log 2} q + max(-c, 0),
+
+    c = #{x <= log 2} - n0 an exact integer.  For a fixed split log A is convex
+    and log B concave, so Newton on log A - log B (one exp or expm1 per term)
+    is monotone from the left, and nearly linear both in the exponential tail
+    and among tiny x, where plain Newton on F would crawl.  A - B = F - n0
+    is continuous across changes of the split and its sign updates the bracket.
     """
-    cdef double n0 = 0.0, ssum = 0.0, tmin = INFINITY, lo, hi, d, dn, g, dF, F, e, x, lr, nb
+    cdef double n0 = 0.0, ssum = 0.0, tmin = INFINITY, lo, hi, d, dn, e, x, lr, nb, c
+    cdef double sa, da, sb, db, A, B
     cdef Py_ssize_t j
     cdef int it
     for j in range(m):
@@ -175,36 +196,38 @@ cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noe
     hi = lr / tmin
     d = lo
     for it in range(_MAX_ITER):
-        g = 0.0
-        dF = 0.0
+        sa = 0.0
+        da = 0.0
+        sb = 0.0
+        db = 0.0
         nb = 0.0
         for j in range(m):
             x = d * tau[j]
             if x > _LN2:
                 e = exp(-x)
-                g += e
+                sa += e
+                da += tau[j] * e
             else:
                 e = expm1(-x)
-                g += e
+                sb -= e
+                db += tau[j] * (1.0 + e)
                 nb += 1.0
-                e += 1.0
-            dF += tau[j] * e
-        g += nb - n0
-        if g > 0.0:
+        c = nb - n0
+        A = sa + (c if c > 0.0 else 0.0)
+        B = sb + (-c if c < 0.0 else 0.0)
+        if A > B:
             lo = d
-        elif g < 0.0:
+        elif A < B:
             hi = d
         else:
             return d
         if hi - lo <= 4.0 * _EPS * lo:
             return d
-        F = n0 + g
-        if F > 0.0 and dF > 0.0:
-            dn = d + log1p(g / n0) * (F / dF)
+        dn = -1.0
+        if A > 0.0 and B > 0.0 and da + db < INFINITY:
+            dn = d + log(A / B) / (da / A + db / B)
             if fabs(dn - d) <= _NEWTON_DONE * d:
                 return dn
-        else:
-            dn = -1.0
         d = _next_iterate(dn, lo, hi)
     return d
 
