@@ -233,18 +233,31 @@ cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noe
 
 
 def mle_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
-    """out[i] = MLE root of row i (0 for no change, +inf for all changes)."""
-    cdef Py_ssize_t n = changed.shape[0], k = changed.shape[1], i, j
+    """out[i] = MLE root of row i (0 for no change, +inf for all changes).
+
+    The changed intervals of each row are first packed into a contiguous
+    buffer (same order), so that the root finder's inner loop runs over them
+    alone, without a data-dependent branch per observation.
+    """
+    cdef Py_ssize_t n = changed.shape[0], k = changed.shape[1], i, j, m
     cdef double s0
+    cdef double[::1] buf
+    cdef uint8_t[::1] ones
     if n == 0 or k == 0:
         return
+    buf = np.empty(k)
+    ones = np.ones(k, dtype=np.uint8)
     with nogil:
         for i in range(n):
             s0 = 0.0
+            m = 0
             for j in range(k):
                 if changed[i, j] == 0:
                     s0 += intervals[i, j]
-            out[i] = mle_root[uint8_t](&intervals[i, 0], &changed[i, 0], k, s0)
+                else:
+                    buf[m] = intervals[i, j]
+                    m += 1
+            out[i] = mle_root[uint8_t](&buf[0], &ones[0], m, s0)
 
 
 def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
