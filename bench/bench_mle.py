@@ -71,3 +71,55 @@ def test_mle_compiled(benchmark, n):
     role(benchmark, "freshcore", n=n, k=K)
     changed, intervals = _log(n)
     benchmark(mle_rates, changed, intervals, upper=np.inf, return_clipped=True)
+
+
+# ---------------------------------------------------------------------------
+# streaming interval-aware MLE: one crawl of every page per call
+# ---------------------------------------------------------------------------
+
+
+def _numpy_binned_update(n1, s1, totals, idx, changed, tau, tau_min, tau_max):
+    """The plain-numpy way to do IntervalMLEBatch.update (np.add.at handles repeated indices)."""
+    n_bins = n1.shape[1]
+    b = np.clip(np.floor((np.log(tau) - np.log(tau_min)) * (n_bins / (np.log(tau_max) - np.log(tau_min)))),
+                0, n_bins - 1).astype(np.intp)
+    ch = changed.astype(bool)
+    np.add.at(n1, (idx[ch], b[ch]), 1.0)
+    np.add.at(s1, (idx[ch], b[ch]), tau[ch])
+    np.add.at(totals, (idx[ch], 2), 1.0)
+    np.add.at(totals, (idx[ch], 3), tau[ch])
+    np.add.at(totals, (idx[~ch], 0), 1.0)
+    np.add.at(totals, (idx[~ch], 1), tau[~ch])
+
+
+def _one_crawl(n):
+    rng = np.random.default_rng(7)
+    tau = rng.exponential(1 / 3, n)
+    changed = (rng.random(n) < -np.expm1(-5 * tau)).astype(np.uint8)
+    return np.arange(n), changed, tau
+
+
+@pytest.mark.parametrize("n", sizes(1_000, 100_000, 1_000_000))
+def test_binned_update_numpy(benchmark, n):
+    from freshcore.mle import IntervalMLEBatch
+
+    benchmark.group = f"IntervalMLEBatch.update, {n} pages"
+    role(benchmark, "baseline", n=n)
+    idx, changed, tau = _one_crawl(n)
+    b = IntervalMLEBatch(n)
+    ref = IntervalMLEBatch(n).update(idx, changed, tau)  # the baseline computes the same state
+    _numpy_binned_update(b._n1, b._s1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
+    np.testing.assert_allclose(b._totals, ref._totals, rtol=1e-15)
+    np.testing.assert_allclose(b._s1.sum(axis=1), ref._s1.sum(axis=1), rtol=1e-15)
+    benchmark(_numpy_binned_update, b._n1, b._s1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
+
+
+@pytest.mark.parametrize("n", sizes(1_000, 100_000, 1_000_000))
+def test_binned_update_compiled(benchmark, n):
+    from freshcore.mle import IntervalMLEBatch
+
+    benchmark.group = f"IntervalMLEBatch.update, {n} pages"
+    role(benchmark, "freshcore", n=n)
+    idx, changed, tau = _one_crawl(n)
+    b = IntervalMLEBatch(n)
+    benchmark(b.update, idx, changed, tau)
