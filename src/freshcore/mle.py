@@ -19,6 +19,13 @@ pages, and pages whose root exceeds the cap, get the cap ``upper``: by default
 of that page (SPEC §1).  Clipped pages are reported by ``return_clipped=True``;
 otherwise a single :class:`ClippedEstimateWarning` per call says how many pages
 were clipped.  Pages without any change get 0.
+
+Streaming
+---------
+:class:`IntervalMLEEstimator` (one page) and :class:`IntervalMLEBatch` (arrays of
+pages, bit-identical) keep bounded binned sufficient statistics of the MLE and
+solve it on demand with the same compiled kernel: unlike SA/SAM/LLN of 000 they
+use the actual intervals and stay consistent under non-Poisson crawling.
 """
 
 from __future__ import annotations
@@ -183,6 +190,12 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
     Without intervals (Poisson crawling at known rate p), P(I = 1) = Delta/(Delta + p)
     and the MLE is the closed form ``p * n1 / n0``, with the same clipping.
 
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
+
     Examples
     --------
     >>> from freshcore.mle import mle_rates
@@ -225,6 +238,12 @@ def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return
     crawling at rate p) E[e^{-Delta tau}] = p/(p + Delta) and the estimate is
     ``p * n1 / n0``.  All-zero rows give 0, all-one rows are clipped.
 
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] U. Upadhyay et al., "Learning to crawl", AAAI 2020, Section 4 (ref. [20] of 000).
+
     Examples
     --------
     >>> from freshcore.mle import moment_rates
@@ -263,6 +282,10 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None):
     (SPEC §1), with :math:`\\hat I` the number of changes and
     :math:`\\bar\\tau` the mean interval.  It is designed for regular intervals;
     under Poisson crawling it tends to p log(1 + Delta/p), not Delta.  Always finite.
+
+    References
+    ----------
+    .. [1] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
 
     Examples
     --------
@@ -350,6 +373,12 @@ class IntervalMLEEstimator:
     is found by the same compiled safeguarded Newton kernel as
     :func:`mle_rates` on the bracket [n1/(S0 + S1/2), n1/S0], lazily when
     ``rate`` is read after an update; ``update`` itself is O(1).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
 
     Examples
     --------
