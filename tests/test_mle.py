@@ -421,6 +421,22 @@ def test_interval_estimator_consistent_where_sa_is_not(schedule):
     assert abs(sa.mean() - delta) > 10 * sa_se and abs(sa.mean() - delta) > 1.0
 
 
+def test_estimates_are_read_only():
+    est = IntervalMLEEstimator().update(1, 1.0).update(0, 1.0)
+    with pytest.raises(AttributeError):
+        est.rate = 3.0
+    with pytest.raises(AttributeError):
+        est.clipped = False
+    b = IntervalMLEBatch(2).update([0, 0], [1, 0], [1.0, 1.0])
+    with pytest.raises(AttributeError):
+        b.rates = np.zeros(2)
+    r = b.rates
+    before = r.copy()
+    r[0] = 99.0  # a copy: the state is untouched
+    np.testing.assert_array_equal(b.rates, before)
+    assert before[0] == pytest.approx(math.log(2.0), rel=1e-15)
+
+
 def test_interval_estimator_clipping_and_empty():
     est = IntervalMLEEstimator()
     assert est.rate == 0.0 and not est.clipped and est.n_observations == 0

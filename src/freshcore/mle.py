@@ -336,7 +336,10 @@ class IntervalMLEEstimator:
     Consistent under any crawl schedule that does not depend on the change
     process (Poisson, periodic, jittered, adaptive...), unlike SA/SAM/LLN of 000
     which assume Poisson crawling at a known rate.  Memory is bounded:
-    ``2 * n_bins + 4`` numbers whatever the number of observations.
+    ``2 * n_bins + 4`` float64 numbers (1 KiB with the defaults) whatever the
+    number of observations.  Choose ``tau_min``/``tau_max`` to cover the
+    intervals in your time unit: intervals outside share the end bins, which
+    keeps the estimator exact for equal intervals but adds binning error otherwise.
 
     Parameters
     ----------
