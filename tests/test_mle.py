@@ -181,6 +181,62 @@ def test_poisson_crawl_likelihood_without_intervals():
     np.testing.assert_array_equal(moment_rates(changed, crawl_rate=p), est)
 
 
+def test_per_crawl_rates_constant_equals_closed_form():
+    rng = np.random.default_rng(12)
+    p = np.array([0.5, 3.0, 40.0])
+    changed, _ = simulate_crawls([1.0, 5.0, 2.0], p, 30, rng=rng)
+    changed[0] = 0
+    changed[1] = 1
+    per_crawl = np.repeat(p[:, None], 30, axis=1)
+    for f in (mle_rates, moment_rates):
+        a, ca = f(changed, crawl_rate=p, return_clipped=True)
+        b, cb = f(changed, crawl_rate=per_crawl, return_clipped=True)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(ca, cb)
+
+
+def test_per_crawl_rates_against_mpmath():
+    # P(I_j = 1) = D/(D + p_j): the MLE solves n1/D = sum_j 1/(D + p_j), rates spread over 1e-6..1e6
+    import mpmath as mp
+
+    rng = np.random.default_rng(13)
+    for _ in range(30):
+        k = int(rng.integers(2, 25))
+        p = 10.0 ** rng.uniform(-6, 6, size=k)
+        c = (rng.random(k) < rng.uniform(0.05, 0.95)).astype(np.uint8)
+        n1 = int(c.sum())
+        est, _ = mle_rates(c, crawl_rate=p, upper=np.inf, return_clipped=True)
+        assert moment_rates(c, crawl_rate=p, upper=np.inf, return_clipped=True)[0] == est
+        if n1 in (0, k):
+            assert est == (0.0 if n1 == 0 else math.inf)
+            continue
+        with mp.workdps(50):
+            ps = [mp.mpf(x) for x in p]
+            ref = _mp_bisect(lambda d: mp.fsum(q / (q + d) for q in ps) - (k - n1),
+                             min(ps) * n1 / (k - n1), max(ps) * n1 / (k - n1), 300)
+        assert abs(est - ref) <= 1e-12 * ref, (c, p, est, ref)
+
+
+def test_per_crawl_rates_consistent_when_the_rate_changes():
+    # Delta = 2 observed by Poisson crawls whose rate changes every 200 crawls
+    delta, runs = 2.0, 300
+    rates = [0.5, 4.0, 1.0, 8.0]
+    parts = [simulate_crawls(np.full(runs, delta), p, 200, rng=100 + i)[0] for i, p in enumerate(rates)]
+    changed = np.hstack(parts)
+    per_crawl = np.repeat(np.array(rates), 200)[None, :].repeat(runs, axis=0)
+    est = mle_rates(changed, crawl_rate=per_crawl)
+    assert abs(est.mean() - delta) < 4 * est.std(ddof=1) / math.sqrt(runs)
+    # a single mean rate in the closed form is clearly biased here
+    naive = mle_rates(changed, crawl_rate=float(np.mean(rates)))
+    assert abs(naive.mean() - delta) > 10 * naive.std(ddof=1) / math.sqrt(runs)
+    # cgm with per-crawl rates uses the mean of 1/p as the mean interval
+    k = changed.shape[1]
+    expect = -np.log1p(-changed.sum(axis=1, dtype=float) / (k + 0.5)) / np.mean(1.0 / per_crawl, axis=1)
+    np.testing.assert_allclose(cgm_rates(changed, crawl_rate=per_crawl), expect, rtol=1e-14)
+    # one page given as 1-D, with one rate per crawl
+    assert mle_rates(changed[0], crawl_rate=per_crawl[0]) == est[0]
+
+
 def test_all_zero_and_all_one_rows():
     changed = np.array([[0, 0, 0], [1, 1, 1], [1, 0, 1]])
     tau = np.array([[1.0, 2.0, 3.0], [0.5, 1.0, 1.5], [1.0, 1.0, 1.0]])
@@ -318,6 +374,8 @@ GOOD_T = [[1.0, 2.0, 0.5], [1.0, 1.0, 1.0]]
         (GOOD_C, None, {"crawl_rate": [1.0, -2.0]}, ValueError, r"crawl_rate\[1\]"),
         (GOOD_C, None, {"crawl_rate": [1.0, 2.0, 3.0]}, ValueError, "one entry per page"),
         (GOOD_C, None, {"crawl_rate": "fast"}, TypeError, "crawl_rate"),
+        (GOOD_C, None, {"crawl_rate": [[1.0, 1.0], [1.0, 1.0]]}, ValueError, "one per crawl"),
+        (GOOD_C, None, {"crawl_rate": [[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]]}, ValueError, r"crawl_rate\[1, 1\]"),
     ],
 )
 def test_bad_input(f, changed, intervals, kwargs, exc, match):

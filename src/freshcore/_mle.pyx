@@ -236,6 +236,81 @@ cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noe
     return d
 
 
+cdef double poisson_root(const double* p, const uint8_t* changed, Py_ssize_t m) noexcept nogil:
+    """MLE of D from flags alone under Poisson crawling with per-crawl rates p_j.
+
+    P(I_j = 1) = D/(D + p_j); the score equation n1/D = sum_j 1/(D + p_j) reads
+    sum_j p_j/(p_j + D) = n0 (the moment equation is the same).  Solved like
+    ``mm_root``: terms with D > p_j keep e = p_j/(p_j + D) < 1/2, the others
+    q = D/(p_j + D) <= 1/2, A = sum e + max(c, 0) = B = sum q + max(-c, 0) with
+    c = #{D <= p_j} - n0, Newton on log A - log B (convex, decreasing) from the
+    lower end of the bracket [min(p) n1/n0, max(p) n1/n0].  With a constant p
+    the bracket is a point and the result is p n1/n0 exactly.
+    """
+    cdef double n0 = 0.0, pmin = INFINITY, pmax = 0.0, lo, hi, d, dn, c, nb, e, sa, da, sb, db, A, B
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(m):
+        if p[j] < pmin:
+            pmin = p[j]
+        if p[j] > pmax:
+            pmax = p[j]
+        if changed[j] == 0:
+            n0 += 1.0
+    if n0 == <double> m:
+        return 0.0
+    if n0 == 0.0:
+        return INFINITY
+    lo = pmin * (m - n0) / n0
+    hi = pmax * (m - n0) / n0
+    if not (hi > lo):
+        return lo
+    d = lo
+    for it in range(_MAX_ITER):
+        sa = 0.0
+        da = 0.0
+        sb = 0.0
+        db = 0.0
+        nb = 0.0
+        for j in range(m):
+            e = 1.0 / (p[j] + d)
+            if d > p[j]:
+                sa += p[j] * e
+                da += p[j] * e * e
+            else:
+                sb += d * e
+                db += p[j] * e * e
+                nb += 1.0
+        c = nb - n0
+        A = sa + (c if c > 0.0 else 0.0)
+        B = sb + (-c if c < 0.0 else 0.0)
+        if A > B:
+            lo = d
+        elif A < B:
+            hi = d
+        else:
+            return d
+        if hi - lo <= 4.0 * _EPS * lo:
+            return d
+        dn = -1.0
+        if A > 0.0 and B > 0.0 and da + db < INFINITY:
+            dn = d + log(A / B) / (da / A + db / B)
+            if fabs(dn - d) <= _NEWTON_DONE * d:
+                return dn
+        d = _next_iterate(dn, lo, hi)
+    return d
+
+
+def poisson_rows(const uint8_t[:, ::1] changed, const double[:, ::1] crawl_rates, double[::1] out):
+    """out[i] = Poisson-crawl MLE of row i given the rate of every crawl (0 / +inf as in mle_rows)."""
+    cdef Py_ssize_t n = changed.shape[0], k = changed.shape[1], i
+    if n == 0 or k == 0:
+        return
+    with nogil:
+        for i in range(n):
+            out[i] = poisson_root(&crawl_rates[i, 0], &changed[i, 0], k)
+
+
 def mle_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
     """out[i] = MLE root of row i (0 for no change, +inf for all changes).
 

@@ -36,7 +36,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows
+from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows, poisson_rows
 from ._validation import check_array, check_binary, check_indices, check_int, check_same_length, check_scalar
 
 __all__ = [
@@ -72,6 +72,22 @@ def _per_page(x: Any, name: str, caller: str, n_pages: int, *, allow_inf: bool =
     return arr
 
 
+def _crawl_rates(crawl_rate: Any, c: np.ndarray, caller: str) -> np.ndarray:
+    """Crawl rates as shape (n_pages,) (one per page) or (n_pages, k) (the rate of every crawl)."""
+    n, k = (1, c.shape[0]) if c.ndim == 1 else c.shape
+    if np.ndim(crawl_rate) == 0:
+        return _per_page(crawl_rate, "crawl_rate", caller, n)
+    p = check_array(crawl_rate, "crawl_rate", caller, ndim=(1, 2), low=0.0, low_inclusive=False)
+    if p.shape == (n,):
+        return p
+    if p.shape == c.shape:
+        return p.reshape(n, k)
+    raise ValueError(
+        f"The 'crawl_rate' parameter of {caller} must be a number, an array with one entry per page ({n},) or "
+        f"one per crawl {c.shape}. Got shape {p.shape} instead."
+    )
+
+
 def _observations(changed: Any, intervals: Any, crawl_rate: Any, caller: str):
     """Validate the log; return (changed 2-D uint8, intervals 2-D float64 or None, crawl_rate or None, scalar)."""
     c = check_binary(changed, "changed", caller, ndim=(1, 2))
@@ -86,9 +102,7 @@ def _observations(changed: Any, intervals: Any, crawl_rate: Any, caller: str):
                 f"Got {c.shape} and {t.shape} instead."
             )
         t2 = t.reshape(c2.shape)
-    p = None
-    if crawl_rate is not None:
-        p = _per_page(crawl_rate, "crawl_rate", caller, c2.shape[0])
+    p = None if crawl_rate is None else _crawl_rates(crawl_rate, c, caller)
     if t2 is None and p is None:
         raise ValueError(f"{caller} needs 'intervals' or 'crawl_rate' (the rate of Poisson crawling). Got neither.")
     return c2, t2, p, scalar
@@ -99,7 +113,7 @@ def _upper(upper: Any, caller: str, c2, t2, p) -> np.ndarray:
     if upper is not None:
         return _per_page(upper, "upper", caller, n, allow_inf=True)
     if p is not None:
-        return 1000.0 * p
+        return 1000.0 * (p if p.ndim == 1 else p.mean(axis=1))
     return 1000.0 / t2.mean(axis=1)
 
 
@@ -136,7 +150,15 @@ def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bo
 
 
 def _poisson_crawl_estimate(c2: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """p n1/n0: the MLE (and the moment estimate) when crawls are Poisson at rate p."""
+    """p n1/n0: the MLE (and the moment estimate) when crawls are Poisson at rate p.
+
+    With one rate per crawl (p of shape (n_pages, k)) the root of
+    sum_j p_j/(p_j + Delta) = n0, found by the compiled kernel.
+    """
+    if p.ndim == 2:
+        out = np.empty(c2.shape[0])
+        poisson_rows(c2, p, out)
+        return out
     n1 = c2.sum(axis=1, dtype=np.float64)
     n0 = c2.shape[1] - n1
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -159,8 +181,10 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
     intervals : array-like of float > 0, same shape as ``changed``, optional
         The crawl intervals tau.  If omitted, ``crawl_rate`` is required and the
         crawls are taken to be Poisson at that rate (intervals unobserved).
-    crawl_rate : float or array of shape (n_pages,), optional
-        Poisson crawl rate p; only used without ``intervals`` and for the default cap.
+    crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
+        Poisson crawl rate p: one for all pages, one per page, or the rate that
+        generated each interval.  Only used without ``intervals`` and for the
+        default cap (1000 times the page's mean rate).
     upper : float or array of shape (n_pages,), optional
         Cap of the estimate (``inf`` allowed); default ``1000 * crawl_rate`` or
         ``1000 / mean(intervals)`` per page.
@@ -188,7 +212,11 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
     give 0; all-one rows have no finite root and are clipped to ``upper``.
 
     Without intervals (Poisson crawling at known rate p), P(I = 1) = Delta/(Delta + p)
-    and the MLE is the closed form ``p * n1 / n0``, with the same clipping.
+    and the MLE is the closed form ``p * n1 / n0``, with the same clipping.  When
+    the rate changed between crawls (p_j per observation), the score equation
+    n1/Delta = sum_j 1/(Delta + p_j) is solved in the form
+    sum_j p_j/(p_j + Delta) = n0 by the same kind of compiled safeguarded Newton
+    iteration, on the bracket [min p n1/n0, max p n1/n0].
 
     References
     ----------
@@ -236,7 +264,9 @@ def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return
     ``[log(k/n0)/mean(tau), log(k/n0)/min(tau)]`` (Jensen), where the same
     compiled safeguarded Newton iteration finds it.  Without intervals (Poisson
     crawling at rate p) E[e^{-Delta tau}] = p/(p + Delta) and the estimate is
-    ``p * n1 / n0``.  All-zero rows give 0, all-one rows are clipped.
+    ``p * n1 / n0``; with a rate per crawl, the root of sum_j p_j/(p_j + Delta) = n0,
+    which is also the MLE (see :func:`mle_rates`).  All-zero rows give 0,
+    all-one rows are clipped.
 
     References
     ----------
@@ -269,8 +299,8 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None):
     changed : array-like of 0/1, shape (n_pages, k) or (k,)
     intervals : array-like of float > 0, same shape, optional
         Only their mean per page is used.
-    crawl_rate : float or array of shape (n_pages,), optional
-        Used (as mean interval 1/p) when ``intervals`` is omitted.
+    crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
+        Used when ``intervals`` is omitted: the mean interval is the mean of 1/p.
 
     Returns
     -------
@@ -297,7 +327,10 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None):
     c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
     k = c2.shape[1]
     n1 = c2.sum(axis=1, dtype=np.float64)
-    mean_tau = t2.mean(axis=1) if t2 is not None else 1.0 / p
+    if t2 is not None:
+        mean_tau = t2.mean(axis=1)
+    else:
+        mean_tau = 1.0 / p if p.ndim == 1 else (1.0 / p).mean(axis=1)
     est = -np.log1p(-n1 / (k + 0.5)) / mean_tau
     return float(est[0]) if scalar else est
 
