@@ -107,7 +107,7 @@ def test_binned_update_numpy(benchmark, n):
     role(benchmark, "baseline", n=n)
     idx, changed, tau = _one_crawl(n)
     b = IntervalMLEBatch(n)
-    ref = IntervalMLEBatch(n).update(idx, changed, tau)  # the baseline computes the same state
+    ref = IntervalMLEBatch(n).update(changed, idx, intervals=tau)  # the baseline computes the same state
     _numpy_binned_update(b._n1, b._s1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
     np.testing.assert_allclose(b._totals, ref._totals, rtol=1e-15)
     np.testing.assert_allclose(b._s1.sum(axis=1), ref._s1.sum(axis=1), rtol=1e-15)
@@ -122,4 +122,4 @@ def test_binned_update_compiled(benchmark, n):
     role(benchmark, "freshcore", n=n)
     idx, changed, tau = _one_crawl(n)
     b = IntervalMLEBatch(n)
-    benchmark(b.update, idx, changed, tau)
+    benchmark(b.update, changed, idx, intervals=tau)

@@ -429,13 +429,13 @@ def test_batch_bit_identical_to_streaming_at_every_call(data):
     batch = IntervalMLEBatch(n_pages, n_bins=n_bins, tau_min=0.01, tau_max=100.0)
     single = [IntervalMLEEstimator(n_bins=n_bins, tau_min=0.01, tau_max=100.0) for _ in range(n_pages)]
     for lo, hi in zip([0] + cuts, cuts + [len(idx)]):
-        batch.update(idx[lo:hi], changed[lo:hi], tau[lo:hi])
+        batch.update(changed[lo:hi], idx[lo:hi], intervals=tau[lo:hi])
         for j in range(lo, hi):
             single[idx[j]].update(int(changed[j]), float(tau[j]))
         rates = np.array([e.rate for e in single])
         np.testing.assert_array_equal(batch.rates, rates)
         np.testing.assert_array_equal(batch.clipped, [e.clipped for e in single])
-        np.testing.assert_array_equal(batch.n_observations, [e.n_observations for e in single])
+        np.testing.assert_array_equal(batch.n_updates, [e.n_updates for e in single])
 
 
 @given(streams())
@@ -457,7 +457,7 @@ def test_binned_equals_offline_mle_when_bins_are_narrow(schedule):
     changed, tau = simulate_crawls(rng.uniform(0.5, 10, 50), rng.uniform(1, 5, 50), 200, schedule=schedule, rng=rng)
     offline, _ = mle_rates(changed, tau, return_clipped=True)
     batch = IntervalMLEBatch(50, n_bins=256, tau_min=1e-4, tau_max=1e2)
-    batch.update(np.repeat(np.arange(50), 200), changed.ravel(), tau.ravel())
+    batch.update(changed.ravel(), np.repeat(np.arange(50), 200), intervals=tau.ravel())
     rtol = 1e-12 if schedule == "periodic" else 2e-3
     np.testing.assert_allclose(batch.rates, offline, rtol=rtol)
     if schedule != "periodic":  # the binning error is real, but small
@@ -470,7 +470,7 @@ def test_interval_estimator_consistent_where_sa_is_not(schedule):
     # value (periodic: p P/(1 - P) with P = 1 - e^{-Delta/p}), the interval-aware MLE to Delta.
     delta, p, k, runs = 5.0, 3.0, 1000, 200
     changed, tau = simulate_crawls(np.full(runs, delta), p, k, schedule=schedule, rng=77)
-    batch = IntervalMLEBatch(runs).update(np.repeat(np.arange(runs), k), changed.ravel(), tau.ravel())
+    batch = IntervalMLEBatch(runs).update(changed.ravel(), np.repeat(np.arange(runs), k), intervals=tau.ravel())
     est = batch.rates
     se = est.std(ddof=1) / math.sqrt(runs)
     assert abs(est.mean() - delta) < 4 * se
@@ -485,7 +485,7 @@ def test_estimates_are_read_only():
         est.rate = 3.0
     with pytest.raises(AttributeError):
         est.clipped = False
-    b = IntervalMLEBatch(2).update([0, 0], [1, 0], [1.0, 1.0])
+    b = IntervalMLEBatch(2).update([1, 0], [0, 0], intervals=[1.0, 1.0])
     with pytest.raises(AttributeError):
         b.rates = np.zeros(2)
     r = b.rates
@@ -497,14 +497,14 @@ def test_estimates_are_read_only():
 
 def test_interval_estimator_clipping_and_empty():
     est = IntervalMLEEstimator()
-    assert est.rate == 0.0 and not est.clipped and est.n_observations == 0
+    assert est.rate == 0.0 and not est.clipped and est.n_updates == 0
     est.update(True, 2.0).update(1, 4.0)
     assert est.clipped and est.rate == 1000.0 / 3.0
     est.update(0, 3.0)
     assert not est.clipped and 0 < est.rate < 1000.0 / 3.0
     capped = IntervalMLEEstimator(upper=0.01).update(1, 1.0).update(0, 1.0)
     assert capped.clipped and capped.rate == 0.01
-    b = IntervalMLEBatch(3, upper=[1.0, np.inf, 2.0]).update([0, 1, 2, 2], [1, 1, 0, 0], [1.0, 1.0, 1.0, 1.0])
+    b = IntervalMLEBatch(3, upper=[1.0, np.inf, 2.0]).update([1, 1, 0, 0], [0, 1, 2, 2], intervals=1.0)
     np.testing.assert_array_equal(b.rates, [1.0, np.inf, 0.0])
     np.testing.assert_array_equal(b.clipped, [True, True, False])
 
@@ -513,7 +513,7 @@ def test_persistence_round_trips_exactly():
     rng = np.random.default_rng(5)
     changed, tau = simulate_crawls([2.0, 7.0], [1.0, 3.0], 80, schedule="jittered", rng=rng)
     est = IntervalMLEEstimator(n_bins=16, tau_min=0.05, tau_max=20.0, upper=50.0).update_many(changed[0], tau[0])
-    batch = IntervalMLEBatch(2, n_bins=16).update(np.repeat([0, 1], 80), changed.ravel(), tau.ravel())
+    batch = IntervalMLEBatch(2, n_bins=16).update(changed.ravel(), np.repeat([0, 1], 80), intervals=tau.ravel())
     for obj in (est, batch):
         for clone in (pickle.loads(pickle.dumps(obj)), copy.deepcopy(obj), type(obj).from_dict(obj.to_dict())):
             assert clone.to_dict() == obj.to_dict()
@@ -522,8 +522,8 @@ def test_persistence_round_trips_exactly():
                 assert clone.update(1, 0.3).rate == copy.deepcopy(obj).update(1, 0.3).rate
             else:
                 np.testing.assert_array_equal(clone.rates, obj.rates)
-                a = clone.update([1], [1], [0.3]).rates
-                np.testing.assert_array_equal(a, copy.deepcopy(obj).update([1], [1], [0.3]).rates)
+                a = clone.update([1], [1], intervals=[0.3]).rates
+                np.testing.assert_array_equal(a, copy.deepcopy(obj).update([1], [1], intervals=[0.3]).rates)
     # the compiled state pickles on its own too
     st2 = pickle.loads(pickle.dumps(est._state))
     assert st2.root() == est._state.root()
@@ -557,17 +557,28 @@ def test_streaming_bad_update_many(changed, intervals, match):
 
 
 @pytest.mark.parametrize(
-    "indices, changed, intervals, exc, match",
-    [([0, 3], [1, 0], [1.0, 1.0], ValueError, r"indices\[1\] = 3"), ([-1], [1], [1.0], ValueError, "indices"),
-     ([0.0], [1], [1.0], TypeError, "indices"), ([0, 1], [1, 3], [1.0, 1.0], ValueError, r"changed\[1\]"),
-     ([0, 1], [1, 0], [1.0, np.nan], ValueError, r"intervals\[1\]"), ([0, 1], [1], [1.0, 1.0], ValueError, "same length")],
+    "changed, pages, intervals, exc, match",
+    [([1, 0], [0, 3], [1.0, 1.0], ValueError, r"pages\[1\] = 3"), ([1], [-1], [1.0], ValueError, "pages"),
+     ([1], [0.0], [1.0], TypeError, "pages"), ([1, 3], [0, 1], [1.0, 1.0], ValueError, r"changed\[1\]"),
+     ([1, 0], [0, 1], [1.0, np.nan], ValueError, r"intervals\[1\]"), ([1], [0, 1], [1.0, 1.0], ValueError, "same length"),
+     ([1, 0], [0, 1], [1.0], ValueError, "same length"), ([1, 0], [0, 1], None, ValueError, "needs 'intervals'"),
+     ([1, 0], [0, 1], -2.0, ValueError, "intervals"), ([1, 0], None, 1.0, ValueError, "n_pages=3"),
+     ([], None, 1.0, ValueError, "changed")],
 )
-def test_batch_bad_update_leaves_state_unchanged(indices, changed, intervals, exc, match):
-    b = IntervalMLEBatch(3).update([0, 1], [1, 0], [1.0, 1.0])
+def test_batch_bad_update_leaves_state_unchanged(changed, pages, intervals, exc, match):
+    b = IntervalMLEBatch(3).update([1, 0], [0, 1], intervals=[1.0, 1.0])
     before = b.to_dict()
     with pytest.raises(exc, match=match):
-        b.update(indices, changed, intervals)
+        b.update(changed, pages, intervals=intervals)
     assert b.to_dict() == before
+
+
+def test_batch_update_all_pages_and_empty():
+    b = IntervalMLEBatch(3).update([1, 0, 1], intervals=[1.0, 2.0, 3.0])
+    c = IntervalMLEBatch(3).update([1, 0, 1], [0, 1, 2], intervals=[1.0, 2.0, 3.0])
+    assert b.to_dict() == c.to_dict()
+    np.testing.assert_array_equal(b.n_updates, [1, 1, 1])
+    assert b.update([], [], intervals=[]).to_dict() == c.to_dict()
 
 
 @pytest.mark.parametrize(

@@ -390,7 +390,7 @@ class IntervalMLEEstimator:
         Current estimate (read-only; 0 before the first change).
     clipped : bool
         Whether ``rate`` was clipped to the cap (every crawl saw a change).
-    n_observations : int
+    n_updates : int
 
     Notes
     -----
@@ -487,7 +487,8 @@ class IntervalMLEEstimator:
         return self._solve()[1]
 
     @property
-    def n_observations(self) -> int:
+    def n_updates(self) -> int:
+        """Number of observations consumed."""
         return int(self._state.n0 + self._state.n1_total)
 
     # -- persistence -----------------------------------------------------
@@ -518,7 +519,7 @@ class IntervalMLEEstimator:
         self._state, self._upper, self._cache = other._state, other._upper, None
 
     def __repr__(self) -> str:
-        return f"IntervalMLEEstimator(rate={self.rate!r}, n_observations={self.n_observations})"
+        return f"IntervalMLEEstimator(rate={self.rate!r}, n_updates={self.n_updates})"
 
 
 class IntervalMLEBatch:
@@ -545,7 +546,7 @@ class IntervalMLEBatch:
     --------
     >>> import numpy as np
     >>> from freshcore.mle import IntervalMLEBatch
-    >>> b = IntervalMLEBatch(2).update([0, 0, 1], [1, 0, 0], [0.5, 0.5, 1.0])
+    >>> b = IntervalMLEBatch(2).update([1, 0], intervals=0.5).update([0, 0], intervals=[0.5, 1.0])
     >>> np.round(b.rates, 6)
     array([1.386294, 0.      ])
     """
@@ -562,13 +563,48 @@ class IntervalMLEBatch:
         self._totals = np.zeros((n, 4))
         self._cache = None
 
-    def update(self, indices, changed, intervals):
-        """Add observation j (``changed[j]``, ``intervals[j]``) to page ``indices[j]``, in order. Returns self."""
+    def update(self, changed, pages=None, intervals=None):
+        """Consume one crawl outcome for each of the given pages; return ``self``.
+
+        Parameters
+        ----------
+        changed : array-like of 0/1 or bool, shape (m,)
+            Outcome of each crawl.  With ``pages=None``, m = n_pages and entry i
+            belongs to page i.
+        pages : array-like of int, shape (m,), optional
+            Page of each outcome; a page may appear several times (applied in
+            order, like successive :meth:`IntervalMLEEstimator.update` calls).
+        intervals : float or array-like of float > 0, shape (m,)
+            The interval that ended at each crawl (required).
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Everything is validated before any state changes.
+        """
         caller = "IntervalMLEBatch.update"
-        idx = check_indices(indices, "indices", caller, self.n_pages)
-        c = check_binary(changed, "changed", caller, ndim=1, allow_empty=True)
-        t = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
-        check_same_length(caller, indices=idx, changed=c, intervals=t)
+        c = check_binary(changed, "changed", caller, ndim=1, allow_empty=pages is not None)
+        m = c.shape[0]
+        if pages is None:
+            if m != self.n_pages:
+                raise ValueError(
+                    f"The 'changed' parameter of {caller} must have length n_pages={self.n_pages} when 'pages' is "
+                    f"None. Got length {m} instead."
+                )
+            idx = np.arange(m, dtype=np.intp)
+        else:
+            idx = check_indices(pages, "pages", caller, self.n_pages)
+            check_same_length(caller, changed=c, pages=idx)
+        if intervals is None:
+            raise ValueError(f"{caller} needs 'intervals': the length of the interval that ended at each crawl.")
+        if np.ndim(intervals) == 0:
+            t = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
+        else:
+            t = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
+            check_same_length(caller, changed=c, intervals=t)
         binned_update(self._n1, self._s1, self._totals, idx, c, t, self.tau_min, self.tau_max)
         self._cache = None
         return self
@@ -599,7 +635,8 @@ class IntervalMLEBatch:
         return self._solve()[1].copy()
 
     @property
-    def n_observations(self) -> np.ndarray:
+    def n_updates(self) -> np.ndarray:
+        """Observations consumed per page, shape (n_pages,)."""
         return (self._totals[:, 0] + self._totals[:, 2]).astype(np.int64)
 
     def to_dict(self) -> dict:
