@@ -313,6 +313,11 @@ def test_out_parameter():
                 f(changed, tau, out=bad)
         with pytest.raises(ValueError, match="'out'"):
             f(changed[0], tau[0], out=np.empty(1))
+    out = np.empty(3)
+    assert cgm_rates(changed, tau, out=out) is out
+    np.testing.assert_array_equal(out, cgm_rates(changed, tau))
+    with pytest.raises(ValueError, match="'out'"):
+        cgm_rates(changed, tau, out=np.empty(4))
 
 
 def test_cgm_formula_and_limit():

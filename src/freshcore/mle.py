@@ -291,7 +291,7 @@ def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return
     return _finish(est, up, return_clipped, scalar, caller)
 
 
-def cgm_rates(changed, intervals=None, *, crawl_rate=None):
+def cgm_rates(changed, intervals=None, *, crawl_rate=None, out=None):
     """Cho–Garcia-Molina improved estimator of each page's change rate.
 
     Parameters
@@ -301,6 +301,8 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None):
         Only their mean per page is used.
     crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
         Used when ``intervals`` is omitted: the mean interval is the mean of 1/p.
+    out : ndarray of float64, shape (n_pages,), optional
+        Where to write the estimates (2-D input only); returned.
 
     Returns
     -------
@@ -331,7 +333,8 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None):
         mean_tau = t2.mean(axis=1)
     else:
         mean_tau = 1.0 / p if p.ndim == 1 else (1.0 / p).mean(axis=1)
-    est = -np.log1p(-n1 / (k + 0.5)) / mean_tau
+    est = _check_out(out, c2.shape[0], scalar, caller)
+    np.divide(-np.log1p(-n1 / (k + 0.5)), mean_tau, out=est)
     return float(est[0]) if scalar else est
 
 
