@@ -78,7 +78,7 @@ def test_mle_compiled(benchmark, n):
 # ---------------------------------------------------------------------------
 
 
-def _numpy_binned_update(n1, s1, totals, idx, changed, tau, tau_min, tau_max):
+def _numpy_binned_update(n1, s1, q1, totals, idx, changed, tau, tau_min, tau_max):
     """The plain-numpy way to do IntervalMLEBatch.update (np.add.at handles repeated indices)."""
     n_bins = n1.shape[1]
     b = np.clip(np.floor((np.log(tau) - np.log(tau_min)) * (n_bins / (np.log(tau_max) - np.log(tau_min)))),
@@ -86,6 +86,7 @@ def _numpy_binned_update(n1, s1, totals, idx, changed, tau, tau_min, tau_max):
     ch = changed.astype(bool)
     np.add.at(n1, (idx[ch], b[ch]), 1.0)
     np.add.at(s1, (idx[ch], b[ch]), tau[ch])
+    np.add.at(q1, (idx[ch], b[ch]), tau[ch] ** 2)
     np.add.at(totals, (idx[ch], 2), 1.0)
     np.add.at(totals, (idx[ch], 3), tau[ch])
     np.add.at(totals, (idx[~ch], 0), 1.0)
@@ -108,10 +109,11 @@ def test_binned_update_numpy(benchmark, n):
     idx, changed, tau = _one_crawl(n)
     b = IntervalMLEBatch(n)
     ref = IntervalMLEBatch(n).update(changed, idx, intervals=tau)  # the baseline computes the same state
-    _numpy_binned_update(b._n1, b._s1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
+    _numpy_binned_update(b._n1, b._s1, b._q1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
     np.testing.assert_allclose(b._totals, ref._totals, rtol=1e-15)
     np.testing.assert_allclose(b._s1.sum(axis=1), ref._s1.sum(axis=1), rtol=1e-15)
-    benchmark(_numpy_binned_update, b._n1, b._s1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
+    np.testing.assert_allclose(b._q1.sum(axis=1), ref._q1.sum(axis=1), rtol=1e-15)
+    benchmark(_numpy_binned_update, b._n1, b._s1, b._q1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
 
 
 @pytest.mark.parametrize("n", sizes(1_000, 100_000, 1_000_000))

@@ -463,10 +463,25 @@ def test_binned_equals_offline_mle_when_bins_are_narrow(schedule):
     offline, _ = mle_rates(changed, tau, return_clipped=True)
     batch = IntervalMLEBatch(50, n_bins=256, tau_min=1e-4, tau_max=1e2)
     batch.update(changed.ravel(), np.repeat(np.arange(50), 200), intervals=tau.ravel())
-    rtol = 1e-12 if schedule == "periodic" else 2e-3
+    rtol = 1e-12 if schedule == "periodic" else 2e-6
     np.testing.assert_allclose(batch.rates, offline, rtol=rtol)
     if schedule != "periodic":  # the binning error is real, but small
         assert not np.allclose(batch.rates, offline, rtol=1e-12)
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(1e-3, 1e3), st.floats(1.01, 3.0), st.sampled_from([1, 4, 32]))
+def test_binned_exact_for_two_values_per_bin(seed, a, ratio, n_bins):
+    # the two moment-matched points of a bin are exactly its two values when they occur equally often
+    # (and a bin holding one value is exact anyway), so wherever the bin edges fall the MLE is exact
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 20))
+    t1 = np.repeat([a, a * ratio], m)  # changed intervals: two values, equal counts
+    t0 = a * rng.uniform(0.5, 2.0, size=int(rng.integers(1, 30)))
+    changed = np.r_[np.ones(2 * m, dtype=np.uint8), np.zeros(len(t0), dtype=np.uint8)]
+    tau = np.r_[t1, t0]
+    perm = rng.permutation(len(tau))
+    est = IntervalMLEEstimator(n_bins=n_bins, tau_min=a / 2, tau_max=a * 8).update_many(changed[perm], tau[perm])
+    assert est.rate == pytest.approx(mle_rates(changed, tau), rel=1e-12)
 
 
 @pytest.mark.parametrize("schedule", ["periodic", "jittered"])

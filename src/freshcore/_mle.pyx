@@ -86,6 +86,28 @@ cdef inline void _mle_term(double d, double tau, double w, double* f, double* d1
     d2[0] += w * a * x * (1.0 + 2.0 * r)
 
 
+cdef inline void _bin_terms(double d, double s, double n, double q, double* f, double* d1,
+                            double* d2) noexcept nogil:
+    """Add the terms of one bin (n changed intervals, sum s, sum of squares q).
+
+    Two points t - sigma and t + sigma of weight n/2 have the bin's mean and
+    variance, so sum_bin phi(tau) is matched up to the fourth central moment
+    (exact when all intervals of the bin are equal: sigma = 0).  If rounding
+    gives a negative variance, or the spread is too wide for t - sigma > 0
+    (possible only in the open end bins), the bin's mean alone is used.
+    """
+    cdef double t = s / n
+    cdef double v = q / n - t * t
+    cdef double sig
+    if v > 0.0:
+        sig = sqrt(v)
+        if sig < t:
+            _mle_term(d, t - sig, 0.5 * n, f, d1, d2)
+            _mle_term(d, t + sig, 0.5 * n, f, d1, d2)
+            return
+    _mle_term(d, t, n, f, d1, d2)
+
+
 cdef inline double _next_iterate(double dn, double lo, double hi) noexcept nogil:
     """Return the Newton iterate dn if it lies strictly inside (lo, hi), else a bisection point."""
     if dn > lo and dn < hi:
@@ -95,12 +117,16 @@ cdef inline double _next_iterate(double dn, double lo, double hi) noexcept nogil
     return 0.5 * (lo + hi)
 
 
-cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0) noexcept nogil:
+cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssize_t m,
+                     double s0) noexcept nogil:
     """Root of sum_j w_j t_j/(e^{D t_j} - 1) = s0 over the entries with w_j != 0.
 
     Raw data (``weight_t`` is uint8): ``a`` are the intervals, ``w`` the change
-    flags, t_j = a_j.  Binned data (``weight_t`` is double): ``a`` are the bin
-    sums of changed intervals and ``w`` the bin counts, t_j = a_j / w_j.
+    flags, t_j = a_j (``q`` unused).  Binned data (``weight_t`` is double):
+    ``a``, ``q`` are the bin sums of the changed intervals and of their squares
+    and ``w`` the bin counts; each bin enters as two points t -+ sigma of weight
+    w/2 (mean t = a/w, variance sigma^2 = q/w - t^2), which reproduces the first
+    two moments of the bin (see ``_bin_terms``).
     Returns 0 when no change was seen and +inf when s0 == 0 (every interval
     changed: no finite root).
     """
@@ -132,7 +158,7 @@ cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0
         for j in range(m):
             if w[j] != 0:
                 if weight_t is double:
-                    _mle_term(d, a[j] / w[j], w[j], &f, &d1, &d2)
+                    _bin_terms(d, a[j], w[j], q[j], &f, &d1, &d2)
                 else:
                     _mle_term(d, a[j], 1.0, &f, &d1, &d2)
         if f > s0:
@@ -336,7 +362,7 @@ def mle_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, doub
                 else:
                     buf[m] = intervals[i, j]
                     m += 1
-            out[i] = mle_root[uint8_t](&buf[0], &ones[0], m, s0)
+            out[i] = mle_root[uint8_t](&buf[0], &ones[0], NULL, m, s0)
 
 
 def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
@@ -369,7 +395,7 @@ cdef inline void _grid(double tau_min, double tau_max, Py_ssize_t n_bins,
     inv_log_width[0] = n_bins / (log(tau_max) - log_tau_min[0])
 
 
-def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] totals,
+def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] q1, double[:, ::1] totals,
                   const Py_ssize_t[::1] indices, const uint8_t[::1] changed,
                   const double[::1] intervals, double tau_min, double tau_max):
     """Add observation j to page indices[j], in order (repeated indices allowed).
@@ -387,6 +413,7 @@ def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] totals,
                 b = _bin_index(intervals[j], lmin, inv, n_bins)
                 n1[i, b] += 1.0
                 s1[i, b] += intervals[j]
+                q1[i, b] += intervals[j] * intervals[j]
                 totals[i, 2] += 1.0
                 totals[i, 3] += intervals[j]
             else:
@@ -394,7 +421,8 @@ def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] totals,
                 totals[i, 1] += intervals[j]
 
 
-def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[:, ::1] totals,
+def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[:, ::1] q1,
+                 const double[:, ::1] totals,
                  double[::1] out):
     """out[i] = root of the binned MLE equation of page i (0 / +inf as in mle_rows)."""
     cdef Py_ssize_t n = n1.shape[0], n_bins = n1.shape[1], i
@@ -402,14 +430,14 @@ def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[
         return
     with nogil:
         for i in range(n):
-            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], n_bins, totals[i, 1])
+            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], &q1[i, 0], n_bins, totals[i, 1])
 
 
 cdef class IntervalBinsState:
     """Compiled state of one streaming binned-MLE estimator (see freshcore.mle).
 
-    Holds, per log-spaced interval bin, the number and the sum of the intervals
-    that ended in a detected change, plus the totals (n0, s0, n1, s1) of the
+    Holds, per log-spaced interval bin, the number, the sum and the sum of
+    squares of the intervals that ended in a detected change, plus the totals (n0, s0, n1, s1) of the
     intervals without / with a change.  ``update`` is O(1); ``root`` solves the
     binned MLE equation with the same kernel as ``binned_roots``, so a batch of
     pages fed the same observations gives bit-identical results.
@@ -417,7 +445,7 @@ cdef class IntervalBinsState:
     cdef readonly Py_ssize_t n_bins
     cdef readonly double tau_min, tau_max
     cdef double _lmin, _inv
-    cdef double[::1] _n1, _s1
+    cdef double[::1] _n1, _s1, _q1
     cdef readonly double n0, s0, n1_total, s1_total
 
     def __init__(self, Py_ssize_t n_bins, double tau_min, double tau_max):
@@ -427,6 +455,7 @@ cdef class IntervalBinsState:
         _grid(tau_min, tau_max, n_bins, &self._lmin, &self._inv)
         self._n1 = np.zeros(n_bins)
         self._s1 = np.zeros(n_bins)
+        self._q1 = np.zeros(n_bins)
         self.n0 = 0.0
         self.s0 = 0.0
         self.n1_total = 0.0
@@ -438,6 +467,7 @@ cdef class IntervalBinsState:
             b = _bin_index(tau, self._lmin, self._inv, self.n_bins)
             self._n1[b] += 1.0
             self._s1[b] += tau
+            self._q1[b] += tau * tau
             self.n1_total += 1.0
             self.s1_total += tau
         else:
@@ -454,7 +484,7 @@ cdef class IntervalBinsState:
                 self._add(changed[j], intervals[j])
 
     def root(self):
-        return mle_root[double](&self._s1[0], &self._n1[0], self.n_bins, self.s0)
+        return mle_root[double](&self._s1[0], &self._n1[0], &self._q1[0], self.n_bins, self.s0)
 
     @property
     def n1(self):
@@ -464,22 +494,27 @@ cdef class IntervalBinsState:
     def s1(self):
         return np.asarray(self._s1).copy()
 
-    def set_state(self, n1, s1, double n0, double s0, double n1_total, double s1_total):
+    @property
+    def q1(self):
+        return np.asarray(self._q1).copy()
+
+    def set_state(self, n1, s1, q1, double n0, double s0, double n1_total, double s1_total):
         cdef Py_ssize_t b
         for b in range(self.n_bins):
             self._n1[b] = n1[b]
             self._s1[b] = s1[b]
+            self._q1[b] = q1[b]
         self.n0 = n0
         self.s0 = s0
         self.n1_total = n1_total
         self.s1_total = s1_total
 
     def __reduce__(self):
-        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max, self.n1, self.s1,
+        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max, self.n1, self.s1, self.q1,
                                  self.n0, self.s0, self.n1_total, self.s1_total))
 
 
-def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, n0, s0, n1_total, s1_total):
+def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, q1, n0, s0, n1_total, s1_total):
     st = IntervalBinsState(n_bins, tau_min, tau_max)
-    st.set_state(n1, s1, n0, s0, n1_total, s1_total)
+    st.set_state(n1, s1, q1, n0, s0, n1_total, s1_total)
     return st
