@@ -1,0 +1,671 @@
+"""Offline maximum-likelihood, moment-matching and Cho–Garcia-Molina estimators,
+and a streaming MLE that uses the actual crawl intervals.
+
+Data layout
+-----------
+``changed`` and ``intervals`` hold one row per page and one column per crawl:
+``changed[i, j]`` is 1 iff page ``i`` changed between crawls ``j - 1`` and ``j``
+and ``intervals[i, j]`` is the length of that interval.  A 1-D input is a single
+page; like a numpy reduction over the last axis, the result is then a scalar
+(a Python ``float``, and a ``bool`` for the clipping flag) instead of an array
+of shape ``(n_pages,)``.
+
+Clipping
+--------
+When every observation of a page reports a change, the likelihood increases
+without bound and neither the MLE nor moment matching has a finite root.  Such
+pages, and pages whose root exceeds the cap, get the cap ``upper``: by default
+``1000 * crawl_rate`` when a crawl rate is given, else ``1000 / mean(interval)``
+of that page (SPEC §1).  Clipped pages are reported by ``return_clipped=True``;
+otherwise a single :class:`ClippedEstimateWarning` per call says how many pages
+were clipped.  Pages without any change get 0.
+
+Streaming
+---------
+:class:`IntervalMLEEstimator` (one page) and :class:`IntervalMLEBatch` (arrays of
+pages, bit-identical) keep bounded binned sufficient statistics of the MLE and
+solve it on demand with the same compiled kernel: unlike SA/SAM/LLN of 000 they
+use the actual intervals and stay consistent under non-Poisson crawling.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows, poisson_rows
+from ._validation import check_array, check_binary, check_indices, check_int, check_same_length, check_scalar
+
+__all__ = [
+    "ClippedEstimateWarning",
+    "mle_rates",
+    "moment_rates",
+    "cgm_rates",
+    "IntervalMLEEstimator",
+    "IntervalMLEBatch",
+]
+
+
+class ClippedEstimateWarning(UserWarning):
+    """Some pages had no finite estimate (every crawl saw a change) or exceeded the cap and were clipped."""
+
+
+# ---------------------------------------------------------------------------
+# validation shared by the offline estimators
+# ---------------------------------------------------------------------------
+
+
+def _per_page(x: Any, name: str, caller: str, n_pages: int, *, allow_inf: bool = False) -> np.ndarray:
+    """A positive scalar or an array of shape (n_pages,), returned as float64 of shape (n_pages,)."""
+    if np.ndim(x) == 0:
+        v = check_scalar(x, name, caller, low=0.0, low_inclusive=False, allow_inf=allow_inf)
+        return np.full(n_pages, v)
+    arr = check_array(x, name, caller, ndim=1, low=0.0, low_inclusive=False, allow_inf=allow_inf)
+    if arr.shape[0] != n_pages:
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must be a number or an array with one entry per page "
+            f"({n_pages}). Got shape {arr.shape} instead."
+        )
+    return arr
+
+
+def _crawl_rates(crawl_rate: Any, c: np.ndarray, caller: str) -> np.ndarray:
+    """Crawl rates as shape (n_pages,) (one per page) or (n_pages, k) (the rate of every crawl)."""
+    n, k = (1, c.shape[0]) if c.ndim == 1 else c.shape
+    if np.ndim(crawl_rate) == 0:
+        return _per_page(crawl_rate, "crawl_rate", caller, n)
+    p = check_array(crawl_rate, "crawl_rate", caller, ndim=(1, 2), low=0.0, low_inclusive=False)
+    if p.shape == (n,):
+        return p
+    if p.shape == c.shape:
+        return p.reshape(n, k)
+    raise ValueError(
+        f"The 'crawl_rate' parameter of {caller} must be a number, an array with one entry per page ({n},) or "
+        f"one per crawl {c.shape}. Got shape {p.shape} instead."
+    )
+
+
+def _observations(changed: Any, intervals: Any, crawl_rate: Any, caller: str):
+    """Validate the log; return (changed 2-D uint8, intervals 2-D float64 or None, crawl_rate or None, scalar)."""
+    c = check_binary(changed, "changed", caller, ndim=(1, 2))
+    scalar = c.ndim == 1
+    c2 = c.reshape(1, -1) if scalar else c
+    t2 = None
+    if intervals is not None:
+        t = check_array(intervals, "intervals", caller, ndim=(1, 2), low=0.0, low_inclusive=False, allow_empty=True)
+        if t.shape != c.shape:
+            raise ValueError(
+                f"The 'changed' and 'intervals' parameters of {caller} must have the same shape. "
+                f"Got {c.shape} and {t.shape} instead."
+            )
+        t2 = t.reshape(c2.shape)
+    p = None if crawl_rate is None else _crawl_rates(crawl_rate, c, caller)
+    if t2 is None and p is None:
+        raise ValueError(f"{caller} needs 'intervals' or 'crawl_rate' (the rate of Poisson crawling). Got neither.")
+    return c2, t2, p, scalar
+
+
+def _upper(upper: Any, caller: str, c2, t2, p) -> np.ndarray:
+    n = c2.shape[0]
+    if upper is not None:
+        return _per_page(upper, "upper", caller, n, allow_inf=True)
+    if p is not None:
+        return 1000.0 * (p if p.ndim == 1 else p.mean(axis=1))
+    return 1000.0 / t2.mean(axis=1)
+
+
+def _check_out(out: Any, n_pages: int, scalar: bool, caller: str) -> np.ndarray:
+    """Validate a caller-supplied output array (float64, C-contiguous, writeable, shape (n_pages,))."""
+    if out is None:
+        return np.empty(n_pages)
+    if scalar:
+        raise ValueError(f"The 'out' parameter of {caller} is only supported for 2-D input (one row per page).")
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (n_pages,)
+            and out.flags.c_contiguous and out.flags.writeable):
+        got = f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}".strip()
+        raise ValueError(
+            f"The 'out' parameter of {caller} must be a writeable C-contiguous float64 array of shape "
+            f"({n_pages},). Got {got} instead."
+        )
+    return out
+
+
+def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bool, caller: str):
+    clipped = np.isinf(est) | (est > upper)
+    np.copyto(est, upper, where=clipped)
+    if not return_clipped and clipped.any():
+        warnings.warn(
+            f"{caller}: {int(clipped.sum())} of {est.size} page(s) had no finite estimate (a change at every "
+            "crawl) or exceeded 'upper' and were clipped to 'upper'; pass return_clipped=True to get the mask.",
+            ClippedEstimateWarning,
+            stacklevel=3,
+        )
+    if scalar:
+        out = (float(est[0]), bool(clipped[0])) if return_clipped else float(est[0])
+        return out
+    return (est, clipped) if return_clipped else est
+
+
+def _poisson_crawl_estimate(c2: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """p n1/n0: the MLE (and the moment estimate) when crawls are Poisson at rate p.
+
+    With one rate per crawl (p of shape (n_pages, k)) the root of
+    sum_j p_j/(p_j + Delta) = n0, found by the compiled kernel.
+    """
+    if p.ndim == 2:
+        out = np.empty(c2.shape[0])
+        poisson_rows(c2, p, out)
+        return out
+    n1 = c2.sum(axis=1, dtype=np.float64)
+    n0 = c2.shape[1] - n1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        est = np.where(n0 > 0, p * n1 / np.where(n0 > 0, n0, 1.0), np.inf)
+    return np.where(n1 > 0, est, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# offline estimators
+# ---------------------------------------------------------------------------
+
+
+def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
+    """Maximum-likelihood change rate of each page from its crawl log.
+
+    Parameters
+    ----------
+    changed : array-like of 0/1, shape (n_pages, k) or (k,)
+        ``changed[i, j] = 1`` iff page ``i`` changed during its ``j``-th crawl interval.
+    intervals : array-like of float > 0, same shape as ``changed``, optional
+        The crawl intervals tau.  If omitted, ``crawl_rate`` is required and the
+        crawls are taken to be Poisson at that rate (intervals unobserved).
+    crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
+        Poisson crawl rate p: one for all pages, one per page, or the rate that
+        generated each interval.  Only used without ``intervals`` and for the
+        default cap (1000 times the page's mean rate).
+    upper : float or array of shape (n_pages,), optional
+        Cap of the estimate (``inf`` allowed); default ``1000 * crawl_rate`` or
+        ``1000 / mean(intervals)`` per page.
+    return_clipped : bool, default False
+        Also return the mask of clipped pages (and do not warn).
+    out : ndarray of float64, shape (n_pages,), optional
+        Where to write the estimates (2-D input only); returned.
+
+    Returns
+    -------
+    rates : ndarray of shape (n_pages,), or float for 1-D input
+    clipped : ndarray of bool of shape (n_pages,), or bool; only if ``return_clipped``
+
+    Notes
+    -----
+    With intervals, the estimate is the unique root of the likelihood equation
+    (eq. (16) of 000; SPEC §1)
+
+    .. math:: \\sum_j I_j \\tau_j / (e^{\\Delta\\tau_j} - 1) = \\sum_j (1 - I_j)\\tau_j ,
+
+    which lies in ``[n1/(S0 + S1/2), n1/S0]`` (S0, S1: total interval without /
+    with a change, n1: number of changes).  A compiled safeguarded Newton
+    iteration on the logarithm of both sides finds it to full double precision
+    (it equals ``scipy.optimize.brentq`` within 1e-11 relative).  All-zero rows
+    give 0; all-one rows have no finite root and are clipped to ``upper``.
+
+    Without intervals (Poisson crawling at known rate p), P(I = 1) = Delta/(Delta + p)
+    and the MLE is the closed form ``p * n1 / n0``, with the same clipping.  When
+    the rate changed between crawls (p_j per observation), the score equation
+    n1/Delta = sum_j 1/(Delta + p_j) is solved in the form
+    sum_j p_j/(p_j + Delta) = n0 by the same kind of compiled safeguarded Newton
+    iteration, on the bracket [min p n1/n0, max p n1/n0].
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
+
+    Examples
+    --------
+    >>> from freshcore.mle import mle_rates
+    >>> round(mle_rates([1, 0, 1, 0], [1.0, 1.0, 1.0, 1.0]), 6)  # = log 2 for equal intervals
+    0.693147
+    >>> mle_rates([[1, 1, 0], [0, 0, 0]], crawl_rate=2.0)
+    array([4., 0.])
+    """
+    caller = "mle_rates"
+    c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
+    up = _upper(upper, caller, c2, t2, p)
+    est = _check_out(out, c2.shape[0], scalar, caller)
+    if t2 is None:
+        est[...] = _poisson_crawl_estimate(c2, p)
+    else:
+        mle_rows(c2, t2, est)
+    return _finish(est, up, return_clipped, scalar, caller)
+
+
+def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
+    """Moment-matching change rate of each page from its crawl log.
+
+    Parameters
+    ----------
+    changed, intervals, crawl_rate, upper, return_clipped, out
+        As in :func:`mle_rates`.
+
+    Returns
+    -------
+    rates : ndarray of shape (n_pages,), or float for 1-D input
+    clipped : ndarray of bool of shape (n_pages,), or bool; only if ``return_clipped``
+
+    Notes
+    -----
+    The root of :math:`\\sum_j (1 - I_j) = \\sum_j e^{-\\Delta\\tau_j}` (Section 3.4
+    of 000, after Cho and Garcia-Molina): the observed number of unchanged
+    intervals equals its expectation.  It lies in
+    ``[log(k/n0)/mean(tau), log(k/n0)/min(tau)]`` (Jensen), where the same
+    compiled safeguarded Newton iteration finds it.  Without intervals (Poisson
+    crawling at rate p) E[e^{-Delta tau}] = p/(p + Delta) and the estimate is
+    ``p * n1 / n0``; with a rate per crawl, the root of sum_j p_j/(p_j + Delta) = n0,
+    which is also the MLE (see :func:`mle_rates`).  All-zero rows give 0,
+    all-one rows are clipped.
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] U. Upadhyay et al., "Learning to crawl", AAAI 2020, Section 4 (ref. [20] of 000).
+
+    Examples
+    --------
+    >>> from freshcore.mle import moment_rates
+    >>> round(moment_rates([1, 0, 1, 0], [1.0, 1.0, 1.0, 1.0]), 6)  # = log 2 for equal intervals
+    0.693147
+    """
+    caller = "moment_rates"
+    c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
+    up = _upper(upper, caller, c2, t2, p)
+    est = _check_out(out, c2.shape[0], scalar, caller)
+    if t2 is None:
+        est[...] = _poisson_crawl_estimate(c2, p)
+    else:
+        mm_rows(c2, t2, est)
+    return _finish(est, up, return_clipped, scalar, caller)
+
+
+def cgm_rates(changed, intervals=None, *, crawl_rate=None, out=None):
+    """Cho–Garcia-Molina improved estimator of each page's change rate.
+
+    Parameters
+    ----------
+    changed : array-like of 0/1, shape (n_pages, k) or (k,)
+    intervals : array-like of float > 0, same shape, optional
+        Only their mean per page is used.
+    crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
+        Used when ``intervals`` is omitted: the mean interval is the mean of 1/p.
+    out : ndarray of float64, shape (n_pages,), optional
+        Where to write the estimates (2-D input only); returned.
+
+    Returns
+    -------
+    rates : ndarray of shape (n_pages,), or float for 1-D input
+
+    Notes
+    -----
+    :math:`\\hat\\Delta = -\\frac{1}{\\bar\\tau}\\log\\frac{k - \\hat I + 0.5}{k + 0.5}`
+    (SPEC §1), with :math:`\\hat I` the number of changes and
+    :math:`\\bar\\tau` the mean interval.  It is designed for regular intervals;
+    under Poisson crawling it tends to p log(1 + Delta/p), not Delta.  Always finite.
+
+    References
+    ----------
+    .. [1] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
+
+    Examples
+    --------
+    >>> from freshcore.mle import cgm_rates
+    >>> round(cgm_rates([1, 1, 1, 1], [2.0, 2.0, 2.0, 2.0]), 6)  # log(9)/2
+    1.098612
+    """
+    caller = "cgm_rates"
+    c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
+    k = c2.shape[1]
+    n1 = c2.sum(axis=1, dtype=np.float64)
+    if t2 is not None:
+        mean_tau = t2.mean(axis=1)
+    else:
+        mean_tau = 1.0 / p if p.ndim == 1 else (1.0 / p).mean(axis=1)
+    est = _check_out(out, c2.shape[0], scalar, caller)
+    np.divide(-np.log1p(-n1 / (k + 0.5)), mean_tau, out=est)
+    return float(est[0]) if scalar else est
+
+
+# ---------------------------------------------------------------------------
+# streaming MLE over binned sufficient statistics (beyond the papers)
+# ---------------------------------------------------------------------------
+
+
+def _grid_params(n_bins, tau_min, tau_max, caller):
+    nb = check_int(n_bins, "n_bins", caller, low=1)
+    lo = check_scalar(tau_min, "tau_min", caller, low=0.0, low_inclusive=False)
+    hi = check_scalar(tau_max, "tau_max", caller, low=0.0, low_inclusive=False)
+    if not hi > lo:
+        raise ValueError(
+            f"The 'tau_max' parameter of {caller} must be a finite number > tau_min = {lo!r}. Got {hi!r} instead."
+        )
+    return nb, lo, hi
+
+
+def _check_flag(x, caller):
+    if isinstance(x, (bool, np.bool_)) or (isinstance(x, (int, np.integer)) and x in (0, 1)):
+        return bool(x)
+    if isinstance(x, (float, np.floating)) and x in (0.0, 1.0):
+        return bool(x)
+    if not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"The 'changed' parameter of {caller} must be 0/1 (or False/True). Got {x!r} of type {type(x).__name__}."
+        )
+    raise ValueError(f"The 'changed' parameter of {caller} must be 0/1 (or False/True). Got {x!r} instead.")
+
+
+class IntervalMLEEstimator:
+    """Streaming maximum-likelihood change rate that uses the actual crawl intervals.
+
+    Consistent under any crawl schedule that does not depend on the change
+    process (Poisson, periodic, jittered, adaptive...), unlike SA/SAM/LLN of 000
+    which assume Poisson crawling at a known rate, up to a small binning error
+    (below).  Memory is bounded: ``3 * n_bins + 4`` float64 numbers (800 bytes
+    with the defaults) whatever the number of observations.  Choose
+    ``tau_min``/``tau_max`` to cover the intervals in your time unit: intervals
+    outside share the end bins, which stays exact for equal intervals but adds
+    binning error otherwise.
+
+    Parameters
+    ----------
+    n_bins : int, default 32
+        Number of log-spaced interval bins between ``tau_min`` and ``tau_max``
+        (intervals outside go to the first / last bin).
+    tau_min, tau_max : float, default 1e-3 and 1e3
+        Range of the bins, in the time unit of the intervals.
+    upper : float, optional
+        Cap of the estimate (``inf`` allowed); default ``1000 / mean(interval)``.
+
+    Attributes
+    ----------
+    rate : float
+        Current estimate (read-only; 0 before the first change).
+    clipped : bool
+        Whether ``rate`` was clipped to the cap (every crawl saw a change).
+    n_updates : int
+
+    Notes
+    -----
+    The log-likelihood of (I_j, tau_j) is
+    sum_j [I_j log(1 - e^{-Delta tau_j}) - (1 - I_j) Delta tau_j]; its score
+    equation is eq. (16) of 000,
+    :math:`\\sum_j I_j\\tau_j/(e^{\\Delta\\tau_j} - 1) = S_0`.  The right side S_0
+    only needs the running sum of unchanged intervals.  The left side is kept
+    as sufficient statistics per log-spaced bin b of tau: count n_b, sum s_b
+    and sum of squares q_b of the changed intervals in the bin.  Each bin is
+    replaced by two points t_b -+ sigma_b of weight n_b/2 with the bin's mean
+    t_b = s_b/n_b and variance sigma_b^2 = q_b/n_b - t_b^2, so the left side
+    :math:`\\sum_b (n_b/2)[\\varphi(t_b - \\sigma_b) + \\varphi(t_b + \\sigma_b)]`,
+    :math:`\\varphi(\\tau) = \\tau/(e^{\\Delta\\tau} - 1)`, matches the exact sum up to
+    the bin's fourth central moment.  It is exact when the changed intervals of
+    each bin take at most two values with equal counts (in particular periodic
+    crawling); otherwise the error is fourth order in the relative bin width
+    (tau_max/tau_min)^(1/n_bins) - 1 (54 % by default).  Measured against the
+    offline MLE at Delta = 5, p = 3, k = 1e5 (50 pages): mean relative
+    difference +7e-5 (Poisson crawling) and -2e-6 (jittered +-50 %) with 32
+    bins; +9e-4 / -3e-5 with 16; +4e-6 / -2e-7 with 64 (the one-point-per-bin
+    version had -1e-3 with 64 bins).  The root
+    is found by the same compiled safeguarded Newton kernel as
+    :func:`mle_rates` on the bracket [n1/(S0 + S1/2), n1/S0], lazily when
+    ``rate`` is read after an update; ``update`` itself is O(1).
+
+    References
+    ----------
+    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
+    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
+
+    Examples
+    --------
+    >>> from freshcore.mle import IntervalMLEEstimator
+    >>> est = IntervalMLEEstimator()
+    >>> _ = est.update(1, 0.5).update(0, 0.5).update(1, 0.5).update(0, 0.5)
+    >>> round(est.rate, 6)  # log(2)/0.5: the MLE for equal intervals
+    1.386294
+    """
+
+    __slots__ = ("_state", "_upper", "_cache")
+    _caller = "IntervalMLEEstimator"
+
+    def __init__(self, *, n_bins=32, tau_min=1e-3, tau_max=1e3, upper=None):
+        nb, lo, hi = _grid_params(n_bins, tau_min, tau_max, self._caller)
+        self._upper = (
+            None if upper is None
+            else check_scalar(upper, "upper", self._caller, low=0.0, low_inclusive=False, allow_inf=True)
+        )
+        self._state = IntervalBinsState(nb, lo, hi)
+        self._cache = None
+
+    # -- updates ---------------------------------------------------------
+    def update(self, changed, interval):
+        """Add one crawl: ``changed`` (0/1) seen after an interval of length ``interval`` > 0. Returns self."""
+        c = _check_flag(changed, "IntervalMLEEstimator.update")
+        t = check_scalar(interval, "interval", "IntervalMLEEstimator.update", low=0.0, low_inclusive=False)
+        self._state.update(c, t)
+        self._cache = None
+        return self
+
+    def update_many(self, changed, intervals):
+        """Add a sequence of crawls in order; equal to a loop of :meth:`update`. Returns self."""
+        caller = "IntervalMLEEstimator.update_many"
+        c = check_binary(changed, "changed", caller, ndim=1, allow_empty=True)
+        t = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
+        check_same_length(caller, changed=c, intervals=t)
+        self._state.update_many(c, t)
+        self._cache = None
+        return self
+
+    # -- estimate --------------------------------------------------------
+    def _solve(self):
+        if self._cache is None:
+            st = self._state
+            root = st.root()
+            n = st.n0 + st.n1_total
+            if self._upper is not None:
+                up = self._upper
+            elif n > 0:
+                up = 1000.0 * (n / (st.s0 + st.s1_total))
+            else:
+                up = math.inf
+            clipped = math.isinf(root) or root > up
+            self._cache = (up if clipped else root, clipped)
+        return self._cache
+
+    @property
+    def rate(self) -> float:
+        """The current estimate of the change rate."""
+        return self._solve()[0]
+
+    @property
+    def clipped(self) -> bool:
+        """True when the estimate is the cap (no finite root: a change at every crawl so far)."""
+        return self._solve()[1]
+
+    @property
+    def n_updates(self) -> int:
+        """Number of observations consumed."""
+        return int(self._state.n0 + self._state.n1_total)
+
+    # -- persistence -----------------------------------------------------
+    def to_dict(self) -> dict:
+        """Plain-Python state; :meth:`from_dict` restores it exactly."""
+        st = self._state
+        return {
+            "n_bins": st.n_bins, "tau_min": st.tau_min, "tau_max": st.tau_max, "upper": self._upper,
+            "n1": st.n1.tolist(), "s1": st.s1.tolist(), "q1": st.q1.tolist(),
+            "n0": st.n0, "s0": st.s0, "n1_total": st.n1_total, "s1_total": st.s1_total,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "IntervalMLEEstimator":
+        obj = cls(n_bins=d["n_bins"], tau_min=d["tau_min"], tau_max=d["tau_max"], upper=d["upper"])
+        arrs = [check_array(d[k], k, "IntervalMLEEstimator.from_dict", low=0.0) for k in ("n1", "s1", "q1")]
+        if any(a.shape[0] != obj._state.n_bins for a in arrs):
+            raise ValueError("IntervalMLEEstimator.from_dict: 'n1', 's1' and 'q1' must have 'n_bins' entries.")
+        obj._state.set_state(*arrs, d["n0"], d["s0"], d["n1_total"], d["s1_total"])
+        return obj
+
+    def __getstate__(self):
+        return self.to_dict()
+
+    def __setstate__(self, d):
+        other = type(self).from_dict(d)
+        self._state, self._upper, self._cache = other._state, other._upper, None
+
+    def __repr__(self) -> str:
+        return f"IntervalMLEEstimator(rate={self.rate!r}, n_updates={self.n_updates})"
+
+
+class IntervalMLEBatch:
+    """Streaming interval-aware MLE for many pages at once (see :class:`IntervalMLEEstimator`).
+
+    Parameters
+    ----------
+    n_pages : int >= 1
+    n_bins, tau_min, tau_max
+        As in :class:`IntervalMLEEstimator` (shared by all pages).
+    upper : float or array of shape (n_pages,), optional
+        Cap of the estimates; default ``1000 / mean(interval)`` per page.
+
+    Notes
+    -----
+    State: arrays ``n1``, ``s1``, ``q1`` of shape (n_pages, n_bins) and ``totals`` of
+    shape (n_pages, 4) holding (n0, S0, n1, S1).  :meth:`update` adds any subset
+    of pages in one compiled call; ``rates`` solves the binned equations of all
+    pages in one compiled call.  Results are bit-identical to one
+    :class:`IntervalMLEEstimator` per page fed the same observations in the
+    same order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from freshcore.mle import IntervalMLEBatch
+    >>> b = IntervalMLEBatch(2).update([1, 0], intervals=0.5).update([0, 0], intervals=[0.5, 1.0])
+    >>> np.round(b.rates, 6)
+    array([1.386294, 0.      ])
+    """
+
+    _caller = "IntervalMLEBatch"
+
+    def __init__(self, n_pages, *, n_bins=32, tau_min=1e-3, tau_max=1e3, upper=None):
+        n = check_int(n_pages, "n_pages", self._caller, low=1)
+        self.n_bins, self.tau_min, self.tau_max = _grid_params(n_bins, tau_min, tau_max, self._caller)
+        self.n_pages = n
+        self._upper = None if upper is None else _per_page(upper, "upper", self._caller, n, allow_inf=True)
+        self._n1 = np.zeros((n, self.n_bins))
+        self._s1 = np.zeros((n, self.n_bins))
+        self._q1 = np.zeros((n, self.n_bins))
+        self._totals = np.zeros((n, 4))
+        self._cache = None
+
+    def update(self, changed, pages=None, intervals=None):
+        """Consume one crawl outcome for each of the given pages; return ``self``.
+
+        Parameters
+        ----------
+        changed : array-like of 0/1 or bool, shape (m,)
+            Outcome of each crawl.  With ``pages=None``, m = n_pages and entry i
+            belongs to page i.
+        pages : array-like of int, shape (m,), optional
+            Page of each outcome; a page may appear several times (applied in
+            order, like successive :meth:`IntervalMLEEstimator.update` calls).
+        intervals : float or array-like of float > 0, shape (m,)
+            The interval that ended at each crawl (required).
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        Everything is validated before any state changes.
+        """
+        caller = "IntervalMLEBatch.update"
+        c = check_binary(changed, "changed", caller, ndim=1, allow_empty=pages is not None)
+        m = c.shape[0]
+        if pages is None:
+            if m != self.n_pages:
+                raise ValueError(
+                    f"The 'changed' parameter of {caller} must have length n_pages={self.n_pages} when 'pages' is "
+                    f"None. Got length {m} instead."
+                )
+            idx = np.arange(m, dtype=np.intp)
+        else:
+            idx = check_indices(pages, "pages", caller, self.n_pages)
+            check_same_length(caller, changed=c, pages=idx)
+        if intervals is None:
+            raise ValueError(f"{caller} needs 'intervals': the length of the interval that ended at each crawl.")
+        if np.ndim(intervals) == 0:
+            t = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
+        else:
+            t = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
+            check_same_length(caller, changed=c, intervals=t)
+        binned_update(self._n1, self._s1, self._q1, self._totals, idx, c, t, self.tau_min, self.tau_max)
+        self._cache = None
+        return self
+
+    def _solve(self):
+        if self._cache is None:
+            root = np.empty(self.n_pages)
+            binned_roots(self._n1, self._s1, self._q1, self._totals, root)
+            n0, s0, n1, s1 = self._totals.T
+            if self._upper is not None:
+                up = self._upper
+            else:
+                n = n0 + n1
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    up = np.where(n > 0, 1000.0 * (n / (s0 + s1)), np.inf)
+            clipped = np.isinf(root) | (root > up)
+            self._cache = (np.where(clipped, up, root), clipped)
+        return self._cache
+
+    @property
+    def rates(self) -> np.ndarray:
+        """Current estimates, shape (n_pages,) (a copy)."""
+        return self._solve()[0].copy()
+
+    @property
+    def clipped(self) -> np.ndarray:
+        """Pages whose estimate is the cap, shape (n_pages,) (a copy)."""
+        return self._solve()[1].copy()
+
+    @property
+    def n_updates(self) -> np.ndarray:
+        """Observations consumed per page, shape (n_pages,)."""
+        return (self._totals[:, 0] + self._totals[:, 2]).astype(np.int64)
+
+    def to_dict(self) -> dict:
+        """Plain-Python state; :meth:`from_dict` restores it exactly."""
+        return {
+            "n_pages": self.n_pages, "n_bins": self.n_bins, "tau_min": self.tau_min, "tau_max": self.tau_max,
+            "upper": None if self._upper is None else self._upper.tolist(),
+            "n1": self._n1.tolist(), "s1": self._s1.tolist(), "q1": self._q1.tolist(),
+            "totals": self._totals.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "IntervalMLEBatch":
+        obj = cls(d["n_pages"], n_bins=d["n_bins"], tau_min=d["tau_min"], tau_max=d["tau_max"], upper=d["upper"])
+        caller = "IntervalMLEBatch.from_dict"
+        for name, shape in (("n1", obj._n1.shape), ("s1", obj._s1.shape), ("q1", obj._q1.shape),
+                            ("totals", obj._totals.shape)):
+            arr = check_array(d[name], name, caller, ndim=2, low=0.0)
+            if arr.shape != shape:
+                raise ValueError(f"The {name!r} entry of {caller} must have shape {shape}. Got {arr.shape} instead.")
+            getattr(obj, "_" + name)[...] = arr
+        return obj
+
+    def __repr__(self) -> str:
+        return f"IntervalMLEBatch(n_pages={self.n_pages}, n_bins={self.n_bins})"
