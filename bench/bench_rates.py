@@ -24,18 +24,12 @@ Run (briefly, on the shared machine)::
 
 from __future__ import annotations
 
-import os
-import sys
 
 import numpy as np
 import scipy.special as sc
 from scipy.optimize import brentq
 
-try:
-    from conftest import SMOKE, role, sizes
-except ImportError:  # --import-mode=importlib (pyproject) does not put bench/ on sys.path
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from conftest import SMOKE, role, sizes
+from conftest import SMOKE, role, sizes
 
 import pytest
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
 
 SMOKE = os.environ.get("FRESHCORE_BENCH_SMOKE", "") not in ("", "0")
 

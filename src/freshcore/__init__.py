@@ -1,9 +1,68 @@
 """freshcore: keep a crawler's copy of the web fresh.
 
-Change-rate estimation, optimal crawl rates under a bandwidth budget and crawl
-scheduling, with a compiled Cython core.
+Change-rate estimation (paper 000/003), optimal crawl rates under a bandwidth
+budget, and the special functions behind them, with a compiled Cython core.
+
+Estimation
+    :class:`NaiveEstimator`, :class:`LLNEstimator`, :class:`SAEstimator`,
+    :class:`SAMEstimator` (streaming, one page); :class:`NaiveBatch`,
+    :class:`LLNBatch`, :class:`SABatch`, :class:`SAMBatch` (state over arrays of
+    pages); :func:`estimate_rates` (a whole log at once); :func:`mle_rates`,
+    :func:`moment_rates`, :func:`cgm_rates` (offline); :class:`IntervalMLEEstimator`
+    and :class:`IntervalMLEBatch` (streaming MLE from the actual crawl intervals).
+Crawl rates
+    :func:`optimal_rates`, :func:`freshness`.
+Special functions
+    :func:`lambertw`.
+Simulation
+    :func:`simulate_crawls`.
 """
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+from .estimation import (
+    LLNBatch,
+    LLNEstimator,
+    NaiveBatch,
+    NaiveEstimator,
+    SABatch,
+    SAEstimator,
+    SAMBatch,
+    SAMEstimator,
+    estimate_rates,
+)
+from .mle import (
+    ClippedEstimateWarning,
+    IntervalMLEBatch,
+    IntervalMLEEstimator,
+    cgm_rates,
+    mle_rates,
+    moment_rates,
+)
+from .rates import RatesResult, freshness, optimal_rates
+from .simulation import simulate_crawls
+from .special import lambertw
+
+__all__ = [
+    "__version__",
+    "NaiveEstimator",
+    "LLNEstimator",
+    "SAEstimator",
+    "SAMEstimator",
+    "NaiveBatch",
+    "LLNBatch",
+    "SABatch",
+    "SAMBatch",
+    "estimate_rates",
+    "mle_rates",
+    "moment_rates",
+    "cgm_rates",
+    "IntervalMLEEstimator",
+    "IntervalMLEBatch",
+    "ClippedEstimateWarning",
+    "optimal_rates",
+    "freshness",
+    "RatesResult",
+    "lambertw",
+    "simulate_crawls",
+]

@@ -5,15 +5,20 @@
 1. **The web.** ``--pages`` pages (default 10 000) drawn with a fixed seed:
    change rates Δ_i log-uniform on [0.02, 5] changes per day, importance
    weights w_i from a Pareto(1.5) law (heavy-tailed, like page popularity),
-   normalised to sum to 1.
-2. **Learning.** Every page is crawled at the uniform rate B/N (Poisson
-   crawling, ``--crawls`` crawls per page, default 100); each crawl tells only
-   whether the page changed since the last one.  Δ_i is estimated from that
-   log (``--method``, default the maximum-likelihood estimator, eq. (16) of 000).
-3. **Deciding.** Optimal crawl rates under the bandwidth ``--bandwidth``
-   (crawls per day, default N/5) are computed from the estimated Δ and from the
-   true Δ, for Poisson and for periodic crawling (SPEC §2), and compared with
-   uniform crawling by their weighted freshness under the *true* Δ.
+   normalised to sum to 1.  The bandwidth ``--bandwidth`` defaults to N/5
+   crawls per day.
+2. **Learning while crawling** (the loop of 000 Section 5).  Crawling starts
+   uniform (B/N per page).  In each of ``--epochs`` epochs every page is
+   crawled ``--crawls`` times at its current rate (Poisson crawling); each crawl
+   only tells whether the page changed since the previous one.  A streaming
+   estimator (``--method``: the interval-aware streaming MLE by default, or
+   the online LLN/SA/SAM of 000) updates Δ̂ for all pages, and the optimal
+   Poisson-crawling rates for Δ̂ (eq. (10) of 003) become the next epoch's
+   rates.
+3. **Judging.** After each epoch the current rates are scored by their
+   weighted freshness under the *true* Δ, beside uniform crawling and the
+   optimum computed from the true Δ; at the end the same comparison is made
+   for periodic crawling (SPEC §2).
 """
 
 from __future__ import annotations
@@ -79,19 +84,36 @@ def _positive_float(text: str) -> float:
     return v
 
 
+_STREAMING = {
+    "mle": "IntervalMLEBatch",
+    "lln": "LLNBatch",
+    "sa": "SABatch",
+    "sam": "SAMBatch",
+}
+
+
 def _demo(args, out) -> int:
     from tqdm import tqdm
 
-    from .estimation import estimate_rates
+    from . import estimation, mle
     from .rates import freshness, optimal_rates
     from .simulation import simulate_crawls
 
     t0 = time.perf_counter()
     n = args.pages
     bandwidth = args.bandwidth if args.bandwidth is not None else n / 5.0
+    floor = 1e-3 * bandwidth / n  # keep every page observed (000 Section 5 uses a floor rate too)
     delta, w = synthetic_web(n, args.seed)
-    uniform = np.full(n, bandwidth / n)
     rng = np.random.default_rng(args.seed + 1)
+    uniform = np.full(n, bandwidth / n)
+    oracle = optimal_rates(delta, w, bandwidth, model="poisson", min_rate=floor)
+    f_uniform = freshness(uniform, delta, w)
+    f_oracle = freshness(oracle, delta, w)
+
+    if args.method == "mle":
+        est = mle.IntervalMLEBatch(n, tau_min=0.1 / uniform[0], tau_max=100.0 / floor)
+    else:
+        est = getattr(estimation, _STREAMING[args.method])(n, crawl_rate=uniform)
 
     print(f"freshcore {__version__} demo: {n} pages, bandwidth {bandwidth:g} crawls/day, seed {args.seed}", file=out)
     print(
@@ -99,40 +121,45 @@ def _demo(args, out) -> int:
         f"Pareto(1.5) importance weights",
         file=out,
     )
-    print(f"  learning: {args.crawls} Poisson crawls per page at the uniform rate, estimator {args.method!r}", file=out)
-
-    # The long part: simulate the crawl log and estimate, in chunks of pages.
-    est = np.empty(n)
-    chunk = max(1, min(n, 2000))
-    starts = range(0, n, chunk)
-    bar = tqdm(starts, desc="crawling + estimating", unit="chunk", file=sys.stderr, disable=args.quiet)
-    for s in bar:
-        e = min(n, s + chunk)
-        changed, intervals = simulate_crawls(delta[s:e], uniform[s:e], args.crawls, rng=rng)
-        est[s:e] = estimate_rates(changed, intervals, crawl_rate=uniform[s:e], method=args.method)
-    rel = np.abs(est - delta) / delta
     print(
-        f"  estimation error |Δ̂-Δ|/Δ: median {np.median(rel):.3f}, 90th percentile {np.quantile(rel, 0.9):.3f}",
+        f"  learning: {args.epochs} epochs of {args.crawls} Poisson crawls per page, estimator "
+        f"{_STREAMING[args.method]}, re-optimising after each epoch",
         file=out,
     )
-
-    rows = []
-    for model in ("poisson", "periodic"):
-        r_est = optimal_rates(est, w, bandwidth, model=model)
-        r_true = optimal_rates(delta, w, bandwidth, model=model)
-        rows.append(
-            (
-                model,
-                freshness(uniform, delta, w, model=model),
-                freshness(r_est, delta, w, model=model),
-                freshness(r_true, delta, w, model=model),
-            )
-        )
     print("", file=out)
-    print("  weighted freshness under the true change rates (higher is better)", file=out)
-    print(f"  {'crawling':<10s} {'uniform':>10s} {'from est. Δ':>12s} {'from true Δ':>12s}", file=out)
-    for model, fu, fe, ft in rows:
-        print(f"  {model:<10s} {fu:>10.4f} {fe:>12.4f} {ft:>12.4f}", file=out)
+    print("  weighted freshness under the true change rates (Poisson crawling; higher is better)", file=out)
+    print(f"  {'epoch':>5s} {'uniform':>9s} {'adaptive':>9s} {'optimum':>9s} {'median |Δ̂-Δ|/Δ':>16s}", file=out)
+
+    rates = uniform.copy()
+    shown = {1, 2, 3, 5, args.epochs} | set(range(10, args.epochs + 1, 10))
+    bar = tqdm(range(1, args.epochs + 1), desc="crawling + learning", unit="epoch", file=sys.stderr,
+               disable=args.quiet, leave=False)
+    for epoch in bar:
+        changed, intervals = simulate_crawls(delta, rates, args.crawls, rng=rng)
+        for j in range(args.crawls):
+            if args.method == "mle":
+                est.update(changed[:, j], intervals=intervals[:, j])
+            else:
+                est.update(changed[:, j], crawl_rates=rates, intervals=intervals[:, j])
+        d_hat = np.maximum(est.rates, 0.0)  # SAM's momentum can dip below 0 (see SAMEstimator)
+        rates = optimal_rates(d_hat, w, bandwidth, model="poisson", min_rate=floor)
+        if epoch in shown:
+            err = np.median(np.abs(d_hat - delta) / delta)
+            bar.clear()
+            print(f"  {epoch:>5d} {f_uniform:>9.4f} {freshness(rates, delta, w):>9.4f} {f_oracle:>9.4f} "
+                  f"{err:>16.3f}", file=out)
+    bar.close()
+
+    print("", file=out)
+    print("  periodic crawling, same final estimates", file=out)
+    r_est = optimal_rates(d_hat, w, bandwidth, model="periodic", min_rate=0.0)
+    r_true = optimal_rates(delta, w, bandwidth, model="periodic")
+    print(f"  {'':>5s} {'uniform':>9s} {'adaptive':>9s} {'optimum':>9s}", file=out)
+    print(
+        f"  {'':>5s} {freshness(uniform, delta, w, model='periodic'):>9.4f} "
+        f"{freshness(r_est, delta, w, model='periodic'):>9.4f} {freshness(r_true, delta, w, model='periodic'):>9.4f}",
+        file=out,
+    )
     print(f"\n  done in {time.perf_counter() - t0:.1f} s", file=out)
     return 0
 
@@ -152,12 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--bandwidth", type=_positive_float, default=None, help="crawls per day for all pages (default pages/5)"
     )
-    demo.add_argument("--crawls", type=_positive_int, default=100, help="crawls per page while learning (default 100)")
+    demo.add_argument("--epochs", type=_positive_int, default=30, help="learning epochs (default 30)")
+    demo.add_argument("--crawls", type=_positive_int, default=20, help="crawls per page per epoch (default 20)")
     demo.add_argument(
         "--method",
-        choices=("mle", "mm", "lln", "sa", "sam", "naive", "cgm"),
+        choices=tuple(_STREAMING),
         default="mle",
-        help="change-rate estimator (default mle)",
+        help="streaming change-rate estimator (default mle: the interval-aware streaming MLE)",
     )
     demo.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser

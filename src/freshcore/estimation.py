@@ -264,6 +264,11 @@ class SAMEstimator(_est._SAMEstimator):
     The step sizes are evaluated as exp(-η log(k + 1)) and exp(-β log(k + 1))
     (one shared log; relative error ~1e-15, exactly 1 at k = 0).
 
+    The momentum term can carry z_k below 0 for a while (e.g. after a run of
+    unchanged crawls that follows a high estimate, or when p drops): the
+    iterate is kept exactly as eq. (3) defines it, so clip it at 0
+    (``max(rate, 0.0)``) before using it as a change rate.
+
     References
     ----------
     .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
@@ -763,7 +768,7 @@ def estimate_rates(
     rates : ndarray, shape (n_pages,)
         The estimate after the k-th observation of every page; with
         ``return_path`` the (n_pages, k) trajectory.  For 1-D ``changed`` the
-        page axis is dropped (a 0-d array, or shape (k,) with ``return_path``).
+        page axis is dropped (a float, or shape (k,) with ``return_path``).
 
     Notes
     -----

@@ -37,7 +37,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows, poisson_rows
-from ._validation import check_array, check_binary, check_indices, check_int, check_same_length, check_scalar
+from ._validation import check_array, check_binary, check_indices, check_int, check_out, check_same_length, check_scalar
 
 __all__ = [
     "ClippedEstimateWarning",
@@ -118,19 +118,12 @@ def _upper(upper: Any, caller: str, c2, t2, p) -> np.ndarray:
 
 
 def _check_out(out: Any, n_pages: int, scalar: bool, caller: str) -> np.ndarray:
-    """Validate a caller-supplied output array (float64, C-contiguous, writeable, shape (n_pages,))."""
+    """The output array: a new one, or the caller's after the shared ``check_out`` checks."""
     if out is None:
         return np.empty(n_pages)
     if scalar:
         raise ValueError(f"The 'out' parameter of {caller} is only supported for 2-D input (one row per page).")
-    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (n_pages,)
-            and out.flags.c_contiguous and out.flags.writeable):
-        got = f"{type(out).__name__} {getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}".strip()
-        raise ValueError(
-            f"The 'out' parameter of {caller} must be a writeable C-contiguous float64 array of shape "
-            f"({n_pages},). Got {got} instead."
-        )
-    return out
+    return check_out(out, (n_pages,), caller)
 
 
 def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bool, caller: str):
