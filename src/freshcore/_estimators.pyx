@@ -314,6 +314,116 @@ def count_batch_update(long long[::1] k, long long[::1] n1, long long[::1] n1_se
                        &last_k, &a)
 
 
+cdef extern from *:
+    """
+    /* Exact int64 -> double for 0 <= x < 2^52: put x in the mantissa of 2^52 and
+       subtract 2^52.  Unlike (double)x this vectorises with SSE2 (por/subpd). */
+    static inline double freshcore_u52_to_double(long long x) {
+        union { long long i; double d; } u;
+        u.i = x | 0x4330000000000000LL;
+        return u.d - 4503599627370496.0;
+    }
+    """
+    double _u52_to_double "freshcore_u52_to_double"(long long x) noexcept nogil
+
+
+# Counts below this bound convert exactly with _u52_to_double (2^52).
+cdef long long _U52 = 4503599627370496
+
+
+cdef inline double _common_rate(int mode, long long k, long long n1, double p, double alpha_k) noexcept nogil:
+    """``_count_rate`` in the common-rate regime (s_old = 0.0, p_seg = p, n1_seg = n1).
+
+    There ``s_old + p_seg * n1_seg`` is ``0.0 + p * n1`` and ``p * n1`` is +0.0
+    or positive (p > 0, n1 >= 0), so dropping the ``0.0 +`` gives the same bits
+    in every mode: Naive, eq. (1) and the consistent LLN all reduce to
+    ``p * n1`` over their denominators.
+    """
+    if mode == MODE_NAIVE:
+        return (p * <double>n1) / <double>k
+    return (p * <double>n1) / (alpha_k + <double>(k - n1))
+
+
+cdef void _common_general(long long* k, long long* n1, double* rate, const unsigned char* c,
+                          const Py_ssize_t* pages, double p, Py_ssize_t j0, Py_ssize_t j1,
+                          int mode, int alpha_kind, double alpha, const double* alpha_values,
+                          long long* last_k, double* a) noexcept nogil:
+    cdef Py_ssize_t j, i
+    cdef long long kk, nn
+    for j in range(j0, j1):
+        i = j if pages == NULL else pages[j]
+        kk = k[i] + 1
+        nn = n1[i] + c[j]
+        n1[i] = nn
+        k[i] = kk
+        if alpha_kind == ALPHA_CALLABLE:
+            a[0] = alpha_values[j]
+        elif alpha_kind != ALPHA_CONST and kk != last_k[0]:
+            a[0] = _lln_alpha(alpha_kind, alpha, kk)
+            last_k[0] = kk
+        rate[i] = _common_rate(mode, kk, nn, p, a[0])
+
+
+def count_common_update(long long[::1] k, long long[::1] n1, double[::1] rate,
+                        const unsigned char[::1] changed, const Py_ssize_t[::1] pages,
+                        double p, int mode, int alpha_kind, double alpha,
+                        const double[::1] alpha_values):
+    """``count_batch_update`` for a batch whose every update so far used the one crawl rate ``p``.
+
+    The segment arrays are then implicit (s_old = 0.0, p_seg = p, n1_seg = n1)
+    and only ``k``, ``n1`` and ``rate`` are touched; the numbers are those of
+    ``count_batch_update`` bit for bit (see ``_common_rate``).
+    """
+    cdef Py_ssize_t m = changed.shape[0], s, e, i
+    if m == 0:
+        return
+    cdef const Py_ssize_t* pg = NULL
+    if pages is not None:
+        pg = &pages[0]
+    cdef const double* av = NULL
+    if alpha_values is not None:
+        av = &alpha_values[0]
+    cdef long long* kp = &k[0]
+    cdef long long* n1p = &n1[0]
+    cdef double* rt = &rate[0]
+    cdef const unsigned char* cp = &changed[0]
+    cdef long long k0, k1, nn, last_k = -1
+    cdef double a = alpha, dk
+    with nogil:
+        if pg != NULL or alpha_kind == ALPHA_CALLABLE:
+            _common_general(kp, n1p, rt, cp, pg, p, 0, m, mode, alpha_kind, alpha, av, &last_k, &a)
+        else:
+            # Full update: blocks whose pages share k run a loop with the
+            # block-invariant k + 1 and alpha_k that the compiler vectorises;
+            # 0 <= n1 <= k + 1 < 2^52 makes _u52_to_double exact, and k + 1 - n1
+            # is formed in integers as in _common_rate, so the bits are the same.
+            s = 0
+            while s < m:
+                e = s + _BLOCK if s + _BLOCK < m else m
+                k0 = kp[s]
+                if k0 < _U52 - 1 and _same_k(kp, s, e, k0):
+                    k1 = k0 + 1
+                    if alpha_kind != ALPHA_CONST and k1 != last_k:
+                        a = _lln_alpha(alpha_kind, alpha, k1)
+                        last_k = k1
+                    if mode == MODE_NAIVE:
+                        dk = <double>k1
+                        for i in range(s, e):
+                            nn = n1p[i] + cp[i]
+                            n1p[i] = nn
+                            kp[i] = k1
+                            rt[i] = (p * _u52_to_double(nn)) / dk
+                    else:
+                        for i in range(s, e):
+                            nn = n1p[i] + cp[i]
+                            n1p[i] = nn
+                            kp[i] = k1
+                            rt[i] = (p * _u52_to_double(nn)) / (a + _u52_to_double(k1 - nn))
+                else:
+                    _common_general(kp, n1p, rt, cp, NULL, p, s, e, mode, alpha_kind, alpha, av, &last_k, &a)
+                s = e
+
+
 # ---------------------------------------------------------------------------
 # layer 3: streaming estimators
 # ---------------------------------------------------------------------------
