@@ -25,6 +25,12 @@ changes in total, and the change-weighted rate sum ``sum_j p_j I_j`` kept as
 segments, ``n1_seg`` counts the changes seen at the current rate ``p_seg``.
 While the rate has never changed ``s_old`` is exactly ``0.0`` and the sum is
 exactly ``p * n1`` -- the numbers of eq. (1) of 000 bit for bit.
+
+The batches (``NaiveBatch``/``LLNBatch``) exploit this: while every update
+used one scalar rate p the segment arrays are implicit (s_old = 0.0,
+n1_seg = n1, p_seg = p) and ``count_common_update`` touches only k, n1 and
+the rates (about half the memory traffic of ``count_batch_update``); the
+first other rate stores them and ``count_batch_update`` takes over.
 """
 
 from libc.math cimport exp, log, sqrt, NAN, INFINITY

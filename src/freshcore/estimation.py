@@ -560,10 +560,10 @@ class NaiveBatch(_Batch):
     def _restored(self) -> None:
         # Go back to the common-rate regime when the restored segment arrays are
         # exactly its implicit ones (then both continue with the same bits).
-        k, n1, p_seg, s_old = self._k, self._n_changes, self._segment_rate, self._past_sum
-        if p_seg is None or s_old is None or (n1 < 0).any() or (n1 > k).any():
+        k, n1, n1_seg, p_seg, s_old = self._k, self._n_changes, self._segment_changes, self._segment_rate, self._past_sum
+        if n1_seg is None or p_seg is None or s_old is None or (n1 < 0).any() or (n1 > k).any():
             return
-        if (s_old != 0.0).any() or np.signbit(s_old).any() or not np.array_equal(self._segment_changes, n1):
+        if (s_old != 0.0).any() or np.signbit(s_old).any() or not np.array_equal(n1_seg, n1):
             return
         touched = k > 0
         if (p_seg[~touched] != 0.0).any() or np.signbit(p_seg).any():
