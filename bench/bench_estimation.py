@@ -141,37 +141,40 @@ class NumpySAM:
 
 
 class NumpyLLN:
-    """Consistent LLN (alpha = 1) with the same segmented state as freshcore's LLNBatch."""
+    """Best plain numpy for the benchmarked case: consistent LLN, alpha = 1, one scalar rate, all pages.
+
+    With one crawl rate for everybody the consistent LLN is eq. (1) of 000,
+    x_k = p n1 / (alpha + k - n1), over k and n1 alone (freshcore's batch is in
+    its common-rate regime there and touches the same three arrays).  Choices
+    that make numpy as fast as it goes: n1 is kept as float64 (exact integer
+    counts, so no int -> float conversion pass), k is shared by every page
+    after full updates, so the denominator is one pass ``(alpha + k0) - n1``
+    (checked with min/max, as ``_eta_k`` does for SA), and every other pass
+    is in place.  (n1 / d) * p instead of p n1 / d: the same within a few ulps.
+    """
 
     def __init__(self, n, p, alpha=1.0):
         self.k = np.zeros(n, dtype=np.int64)
-        self.n1 = np.zeros(n, dtype=np.int64)
-        self.n1_seg = np.zeros(n, dtype=np.int64)
-        self.p_seg = np.zeros(n)
-        self.s_old = np.zeros(n)
+        self.n1 = np.zeros(n)
         self.rate = np.zeros(n)
-        self.t = np.empty(n)
         self.p, self.alpha = p, alpha
 
     def update(self, changed):
-        p = self.p
-        new_seg = self.p_seg != p
-        if new_seg.any():  # rate changed on some pages: close their segments
-            self.s_old[new_seg] += self.p_seg[new_seg] * self.n1_seg[new_seg]
-            self.p_seg[new_seg] = p
-            self.n1_seg[new_seg] = 0
-        np.add(self.n1_seg, changed, out=self.n1_seg)
-        np.add(self.n1, changed, out=self.n1)
-        self.k += 1
-        t, rate = self.t, self.rate
-        np.multiply(self.n1_seg, p, out=rate)
-        np.add(rate, self.s_old, out=rate)
-        np.subtract(self.k, self.n1, out=t)
-        np.add(t, self.alpha, out=t)
-        np.divide(rate, t, out=rate)
+        k, n1, rate = self.k, self.n1, self.rate
+        np.add(k, 1, out=k)
+        np.add(n1, changed, out=n1)
+        k0 = k[0]
+        if k.min() == k0 == k.max():
+            np.subtract(self.alpha + float(k0), n1, out=rate)
+        else:
+            np.subtract(k, n1, out=rate)
+            np.add(rate, self.alpha, out=rate)
+        np.divide(n1, rate, out=rate)
+        np.multiply(rate, self.p, out=rate)
 
     def state(self):
-        return [self.k, self.n1, self.n1_seg, self.p_seg, self.s_old, self.rate]
+        """The arrays an update touches (freshcore's LLNBatch in its common-rate regime: k, n1, rates)."""
+        return [self.k, self.n1, self.rate]
 
 
 METHODS = {

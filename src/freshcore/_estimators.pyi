@@ -45,6 +45,18 @@ def count_batch_update(
     alpha: float,
     alpha_values: npt.NDArray[np.float64] | None,
 ) -> None: ...
+def count_common_update(
+    k: npt.NDArray[np.int64],
+    n1: npt.NDArray[np.int64],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    pages: npt.NDArray[np.intp] | None,
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+    alpha_values: npt.NDArray[np.float64] | None,
+) -> None: ...
 def _check_params_rate(crawl_rate: Any, caller: str) -> float: ...
 def _check_many(
     owner: Any, changed: Any, intervals: Any, crawl_rates: Any, default_rate: float

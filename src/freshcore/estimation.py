@@ -313,6 +313,7 @@ class _Batch:
     """Shared plumbing of the batched estimators (validation, bookkeeping, save/restore)."""
 
     _state_names: tuple[str, ...] = ()
+    _int_state: frozenset[str] = frozenset()  # state arrays of dtype int64 (the others are float64)
 
     def __init__(self, n_pages: int, crawl_rate: Any = None) -> None:
         caller = type(self).__name__
@@ -449,8 +450,14 @@ class _Batch:
         """Parameters and state (array copies); ``from_dict`` restores them exactly."""
         state = {"n_updates": self._k.copy(), "elapsed": self._elapsed.copy()}
         for name in self._state_names:
-            state[name] = getattr(self, "_" + name).copy()
+            state[name] = self._state_array(name).copy()
         return {"n_pages": self._n, "params": self._params(), "state": state}
+
+    def _state_array(self, name: str) -> np.ndarray:
+        return getattr(self, "_" + name)
+
+    def _restored(self) -> None:
+        """Hook run by ``from_dict`` once the state arrays are restored and checked."""
 
     @classmethod
     def from_dict(cls, d: dict) -> "_Batch":
@@ -462,12 +469,13 @@ class _Batch:
         obj._elapsed = check_array(st["elapsed"], "elapsed", caller, low=0.0, copy=True)
         arrays = {"n_updates": obj._k, "elapsed": obj._elapsed}
         for name in cls._state_names:
-            ref = getattr(obj, "_" + name)
-            arrays[name] = check_array(st[name], name, caller, dtype=ref.dtype, copy=True)
+            dtype = np.int64 if name in cls._int_state else np.float64
+            arrays[name] = check_array(st[name], name, caller, dtype=dtype, copy=True)
             setattr(obj, "_" + name, arrays[name])
         for name, a in arrays.items():
             if a.shape[0] != obj._n:
                 raise ValueError(f"The {name!r} state of {caller} must have length n_pages={obj._n}.")
+        obj._restored()
         return obj
 
     def __repr__(self) -> str:
@@ -507,18 +515,64 @@ class NaiveBatch(_Batch):
     -----
     Same arithmetic as ``NaiveEstimator`` (shared compiled step functions):
     bit-identical results page by page.
+
+    While every update has used one scalar crawl rate p (the constructor's or
+    the same ``crawl_rates`` scalar each time), the segmented rate sum of the
+    streaming estimator is implicitly ``0.0 + p * Î_k`` and only k, Î_k and
+    the rates are stored and updated.  The first update with another rate,
+    per-page or per-observation rates stores the segment state explicitly
+    (exactly the numbers the streaming estimator holds) and keeps it.  Both
+    regimes give the same bits and the same ``to_dict``.
 """ + _BATCH_EXAMPLE.format(cls="NaiveBatch", stream="NaiveEstimator")
 
     _state_names = ("n_changes", "segment_changes", "segment_rate", "past_sum", "rates")
+    _int_state = frozenset({"n_changes", "segment_changes"})
     _mode = 0
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None) -> None:
         super().__init__(n_pages, crawl_rate)
         self._n_changes = np.zeros(self._n, dtype=np.int64)
-        self._segment_changes = np.zeros(self._n, dtype=np.int64)
-        self._segment_rate = np.zeros(self._n)
-        self._past_sum = np.zeros(self._n)
         self._rates = np.zeros(self._n)
+        # Common-rate regime (segment arrays None): every update so far used the
+        # scalar rate self._common (None before the first update), so for each
+        # page s_old = 0.0, n1_seg = n1 and p_seg = p (0.0 if never updated).
+        self._common: float | None = None
+        self._segment_changes: np.ndarray | None = None
+        self._segment_rate: np.ndarray | None = None
+        self._past_sum: np.ndarray | None = None
+
+    def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The segment arrays the general path would hold in the common-rate regime (exact)."""
+        if self._common is None:
+            return np.zeros(self._n, dtype=np.int64), np.zeros(self._n), np.zeros(self._n)
+        return self._n_changes.copy(), np.where(self._k > 0, self._common, 0.0), np.zeros(self._n)
+
+    def _materialise(self) -> None:
+        """Leave the common-rate regime for good: store the segment arrays explicitly."""
+        self._segment_changes, self._segment_rate, self._past_sum = self._implicit_segments()
+
+    def _state_array(self, name: str) -> np.ndarray:
+        if self._past_sum is None and name in ("segment_changes", "segment_rate", "past_sum"):
+            n1_seg, p_seg, s_old = self._implicit_segments()
+            return {"segment_changes": n1_seg, "segment_rate": p_seg, "past_sum": s_old}[name]
+        return super()._state_array(name)
+
+    def _restored(self) -> None:
+        # Go back to the common-rate regime when the restored segment arrays are
+        # exactly its implicit ones (then both continue with the same bits).
+        k, n1, n1_seg, p_seg, s_old = self._k, self._n_changes, self._segment_changes, self._segment_rate, self._past_sum
+        if n1_seg is None or p_seg is None or s_old is None or (n1 < 0).any() or (n1 > k).any():
+            return
+        if (s_old != 0.0).any() or np.signbit(s_old).any() or not np.array_equal(n1_seg, n1):
+            return
+        touched = k > 0
+        if (p_seg[~touched] != 0.0).any() or np.signbit(p_seg).any():
+            return
+        rates = np.unique(p_seg[touched])
+        if rates.shape[0] > 1 or (rates.shape[0] == 1 and not rates[0] > 0.0):
+            return
+        self._common = float(rates[0]) if rates.shape[0] == 1 else None
+        self._segment_changes = self._segment_rate = self._past_sum = None
 
     @property
     def rates(self) -> np.ndarray:
@@ -535,6 +589,13 @@ class NaiveBatch(_Batch):
 
     def _apply(self, c, idx, p, extra):
         kind, a, values = self._alpha_args(extra)
+        if self._past_sum is None:
+            if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
+                self._common = float(p[0])
+                _est.count_common_update(self._k, self._n_changes, self._rates, c, idx, self._common,
+                                         self._mode, kind, a, values)
+                return
+            self._materialise()
         _est.count_batch_update(self._k, self._n_changes, self._segment_changes, self._segment_rate,
                                 self._past_sum, self._rates, c, idx, p, self._mode, kind, a, values)
 
