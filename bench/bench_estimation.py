@@ -144,37 +144,31 @@ class NumpyLLN:
     """Best plain numpy for the benchmarked case: consistent LLN, alpha = 1, one scalar rate, all pages.
 
     With one crawl rate for everybody the consistent LLN is eq. (1) of 000,
-    x_k = p n1 / (alpha + k - n1), over k and n1 alone (freshcore's batch is in
-    its common-rate regime there and touches the same three arrays).  Choices
-    that make numpy as fast as it goes: n1 is kept as float64 (exact integer
-    counts, so no int -> float conversion pass), k is shared by every page
-    after full updates, so the denominator is one pass ``(alpha + k0) - n1``
-    (checked with min/max, as ``_eta_k`` does for SA), and every other pass
-    is in place.  (n1 / d) * p instead of p n1 / d: the same within a few ulps.
+    x_k = p n1 / (alpha + k - n1).  After full updates every page has the same
+    k, so k is one Python int (freshcore's batch keeps it as one number too, in
+    its shared-k regime) and an update is four in-place passes: n1 += I, the
+    denominator ``(alpha + k) - n1``, ``n1 / d`` and ``* p``.  n1 is kept as
+    float64 (exact integer counts, so no int -> float conversion pass).
+    (n1 / d) * p instead of p n1 / d: the same within a few ulps.
     """
 
     def __init__(self, n, p, alpha=1.0):
-        self.k = np.zeros(n, dtype=np.int64)
+        self.k = 0
         self.n1 = np.zeros(n)
         self.rate = np.zeros(n)
         self.p, self.alpha = p, alpha
 
     def update(self, changed):
-        k, n1, rate = self.k, self.n1, self.rate
-        np.add(k, 1, out=k)
+        n1, rate = self.n1, self.rate
+        self.k += 1
         np.add(n1, changed, out=n1)
-        k0 = k[0]
-        if k.min() == k0 == k.max():
-            np.subtract(self.alpha + float(k0), n1, out=rate)
-        else:
-            np.subtract(k, n1, out=rate)
-            np.add(rate, self.alpha, out=rate)
+        np.subtract(self.alpha + float(self.k), n1, out=rate)
         np.divide(n1, rate, out=rate)
         np.multiply(rate, self.p, out=rate)
 
     def state(self):
-        """The arrays an update touches (freshcore's LLNBatch in its common-rate regime: k, n1, rates)."""
-        return [self.k, self.n1, self.rate]
+        """The arrays an update touches (freshcore's LLNBatch in its shared-k regime: n1 and the rates)."""
+        return [self.n1, self.rate]
 
 
 METHODS = {

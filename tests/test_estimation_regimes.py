@@ -214,3 +214,40 @@ def test_large_common_updates_stream_the_same_bits(method, params):
         assert _common(fast) and not _common(slow)
         assert np.array_equal(fast.rates.view(np.int64), slow.rates.view(np.int64))
         assert np.array_equal(fast.n_changes, slow.n_changes)
+
+
+@pytest.mark.parametrize("method", sorted(PAIRS))
+def test_shared_k_regime(method):
+    """Full common-rate updates keep one shared k (no k array); a subset update stores k per page;
+    the numbers equal the streaming estimators throughout, and from_dict of an all-equal k returns to it."""
+    batch_cls, stream_cls = PAIRS[method]
+    params = {"alpha": "log"} if method == "lln" else {}
+    rng = np.random.default_rng(7)
+    n = 700  # more than one block of the kernel
+    batch = batch_cls(n, crawl_rate=2.5, **params)
+    streams = [stream_cls(crawl_rate=2.5, **params) for _ in range(n)]
+    for _ in range(5):
+        flags = rng.random(n) < 0.4
+        batch.update(flags)
+        for s, f in zip(streams, flags):
+            s.update(bool(f))
+        assert batch._k_shared is not None and batch._k_arr is None
+        _assert_same(batch, streams)
+    np.testing.assert_array_equal(batch.n_updates, 5)
+    restored = batch_cls.from_dict(batch.to_dict())
+    assert restored._k_shared == 5
+    twin = pickle.loads(pickle.dumps(batch))
+    assert twin._k_shared == 5
+    batch.update([1, 0], pages=[3, 3])
+    streams[3].update(1).update(0)
+    assert batch._k_shared is None
+    assert batch.n_updates[3] == 7 and batch.n_updates[0] == 5
+    _assert_same(batch, streams)
+    restored = batch_cls.from_dict(batch.to_dict())
+    assert restored._k_shared is None
+    for b in (batch, restored, twin):
+        b.update(np.ones(n, dtype=bool))
+    for s in streams:
+        s.update(1)
+    _assert_same(batch, streams)
+    _assert_same(restored, streams)

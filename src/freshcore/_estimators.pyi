@@ -57,6 +57,16 @@ def count_common_update(
     alpha: float,
     alpha_values: npt.NDArray[np.float64] | None,
 ) -> None: ...
+def count_shared_update(
+    n1: npt.NDArray[np.int64],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    k1: int,
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+) -> None: ...
 def _check_params_rate(crawl_rate: Any, caller: str) -> float: ...
 def _check_many(
     owner: Any, changed: Any, intervals: Any, crawl_rates: Any, default_rate: float

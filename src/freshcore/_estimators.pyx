@@ -408,9 +408,11 @@ cdef inline void _common_block(long long* k, long long* n1, double* out, const u
                                int mode) noexcept nogil:
     """Full-update block [s, e) whose pages all had k = k1 - 1; the rate of page i goes to out[i - s].
 
-    The compiler vectorises both loops; 0 <= n1 <= k1 < 2^52 makes
-    _u52_to_double exact, and k1 - n1 is formed in integers as in
-    _common_rate, so the bits are those of _common_rate.
+    ``k`` may be NULL (the batch keeps one shared k, see ``count_shared_update``):
+    the test is loop-invariant, so the compiler unswitches it.  The compiler
+    vectorises both loops; 0 <= n1 <= k1 < 2^52 makes _u52_to_double exact,
+    and k1 - n1 is formed in integers as in _common_rate, so the bits are
+    those of _common_rate.
     """
     cdef Py_ssize_t i
     cdef long long nn
@@ -419,14 +421,52 @@ cdef inline void _common_block(long long* k, long long* n1, double* out, const u
         for i in range(s, e):
             nn = n1[i] + c[i]
             n1[i] = nn
-            k[i] = k1
+            if k != NULL:
+                k[i] = k1
             out[i - s] = (p * _u52_to_double(nn)) / dk
     else:
         for i in range(s, e):
             nn = n1[i] + c[i]
             n1[i] = nn
-            k[i] = k1
+            if k != NULL:
+                k[i] = k1
             out[i - s] = (p * _u52_to_double(nn)) / (a + _u52_to_double(k1 - nn))
+
+
+cdef void _common_full_shared(long long* n1, double* rt, const unsigned char* cp, Py_ssize_t m,
+                              long long k1, double p, double a, int mode) noexcept nogil:
+    """Full update of a batch whose pages all share k = k1 - 1 (no k array is touched)."""
+    cdef double buf[_BLOCK]
+    cdef bint stream = m >= _STREAM_MIN
+    cdef Py_ssize_t s = 0, e
+    while s < m:
+        e = s + _BLOCK if s + _BLOCK < m else m
+        if stream:
+            _common_block(NULL, n1, buf, cp, s, e, k1, p, a, mode)
+            _stream(&rt[s], buf, e - s)
+        else:
+            _common_block(NULL, n1, &rt[s], cp, s, e, k1, p, a, mode)
+        s = e
+    if stream:
+        _sfence()
+
+
+def count_shared_update(long long[::1] n1, double[::1] rate, const unsigned char[::1] changed,
+                        long long k1, double p, int mode, int alpha_kind, double alpha):
+    """``count_common_update`` for a full update of a batch whose pages all share k = k1 - 1.
+
+    The common-rate batch keeps k as one number while every update covered all
+    pages, so the kernel touches only ``n1``, the flags and ``rate`` (about 25
+    bytes per page instead of 41).  Requires ``alpha_kind`` constant, log or sqrt
+    and 1 <= k1 < 2^52 - 1; the numbers are those of ``count_common_update``
+    bit for bit (the same ``_common_block``).
+    """
+    cdef Py_ssize_t m = changed.shape[0]
+    if m == 0:
+        return
+    cdef double a = alpha if alpha_kind == ALPHA_CONST else _lln_alpha(alpha_kind, alpha, k1)
+    with nogil:
+        _common_full_shared(&n1[0], &rate[0], &changed[0], m, k1, p, a, mode)
 
 
 def count_common_update(long long[::1] k, long long[::1] n1, double[::1] rate,

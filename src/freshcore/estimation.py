@@ -303,6 +303,10 @@ def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.nda
     return check_binary(changed, name, caller, ndim=1, allow_empty=allow_empty)
 
 
+# count_shared_update converts counts exactly below 2^52 (see _estimators._u52_to_double)
+_K_SHARED_MAX = 2**52 - 2
+
+
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -448,10 +452,14 @@ class _Batch:
 
     def to_dict(self) -> dict:
         """Parameters and state (array copies); ``from_dict`` restores them exactly."""
-        state = {"n_updates": self._k.copy(), "elapsed": self._elapsed.copy()}
+        state = {"n_updates": self._k_snapshot(), "elapsed": self._elapsed.copy()}
         for name in self._state_names:
             state[name] = self._state_array(name).copy()
         return {"n_pages": self._n, "params": self._params(), "state": state}
+
+    def _k_snapshot(self) -> np.ndarray:
+        """A copy of the per-page update counts."""
+        return self._k.copy()
 
     def _state_array(self, name: str) -> np.ndarray:
         return getattr(self, "_" + name)
@@ -540,12 +548,39 @@ class NaiveBatch(_Batch):
         self._segment_changes: np.ndarray | None = None
         self._segment_rate: np.ndarray | None = None
         self._past_sum: np.ndarray | None = None
+        # Shared-k regime (inside the common-rate one): while every update
+        # covered all pages, every page has k = self._k_shared and no k array
+        # is kept (self._k_arr is None); any other use of ``_k`` stores it.
+        self._k_shared: int | None = 0
+        self._k_arr = None
+
+    @property
+    def _k(self) -> np.ndarray:  # type: ignore[override]
+        if self._k_shared is not None:
+            self._k_arr = np.full(self._n, self._k_shared, dtype=np.int64)
+            self._k_shared = None
+        return self._k_arr
+
+    @_k.setter
+    def _k(self, value: np.ndarray) -> None:
+        self._k_arr = value
+        self._k_shared = None
+
+    def _k_snapshot(self) -> np.ndarray:
+        if self._k_shared is not None:
+            return np.full(self._n, self._k_shared, dtype=np.int64)
+        return self._k_arr.copy()
+
+    @property
+    def n_updates(self) -> np.ndarray:
+        """Observations consumed per page, shape (n_pages,) (read-only)."""
+        return _ro(self._k_snapshot()) if self._k_shared is not None else _ro(self._k_arr)
 
     def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The segment arrays the general path would hold in the common-rate regime (exact)."""
         if self._common is None:
             return np.zeros(self._n, dtype=np.int64), np.zeros(self._n), np.zeros(self._n)
-        return self._n_changes.copy(), np.where(self._k > 0, self._common, 0.0), np.zeros(self._n)
+        return self._n_changes.copy(), np.where(self._k_snapshot() > 0, self._common, 0.0), np.zeros(self._n)
 
     def _materialise(self) -> None:
         """Leave the common-rate regime for good: store the segment arrays explicitly."""
@@ -573,6 +608,8 @@ class NaiveBatch(_Batch):
             return
         self._common = float(rates[0]) if rates.shape[0] == 1 else None
         self._segment_changes = self._segment_rate = self._past_sum = None
+        if (k == k[0]).all():
+            self._k_shared, self._k_arr = int(k[0]), None
 
     @property
     def rates(self) -> np.ndarray:
@@ -592,6 +629,11 @@ class NaiveBatch(_Batch):
         if self._past_sum is None:
             if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
                 self._common = float(p[0])
+                if idx is None and self._k_shared is not None and kind != 3 and self._k_shared < _K_SHARED_MAX:
+                    _est.count_shared_update(self._n_changes, self._rates, c, self._k_shared + 1, self._common,
+                                             self._mode, kind, a)
+                    self._k_shared += 1
+                    return
                 _est.count_common_update(self._k, self._n_changes, self._rates, c, idx, self._common,
                                          self._mode, kind, a, values)
                 return
