@@ -130,14 +130,14 @@ def test_fit_equals_scipy_minimize():
         assert f_ours <= res.fun + 1e-12 * abs(res.fun)
 
 
-@settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-3, 1e3))
-def test_fit_kkt_and_time_scaling(seed, scale):
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-3, 1e3), schedule=st.sampled_from(["poisson", "periodic"]))
+def test_fit_kkt_and_time_scaling(seed, scale, schedule):
     """At the fit the projected gradient vanishes (KKT of the box), and rescaling time by c rescales
     alpha by 1/c and leaves alpha beta, precision and recall unchanged."""
     rng = np.random.default_rng(seed)
     delta, lam, nu = rng.uniform(0.05, 2.0), rng.uniform(0.0, 1.0), rng.uniform(0.0, 1.0)
-    log = simulate_signal_log([delta], lam, nu, delta * rng.uniform(0.25, 4.0), 200, rng=rng)
+    log = simulate_signal_log([delta], lam, nu, delta * rng.uniform(0.25, 4.0), 200, schedule=schedule, rng=rng)
     fit = fit_signal_model(*log)
     scaled = fit_signal_model(log.elapsed * scale, log.n_signals, log.changed)
     if not fit.clipped[0] and log.changed.any():
