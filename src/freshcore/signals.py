@@ -257,10 +257,14 @@ def fit_signal_model(elapsed, n_signals, changed, *, change_rate=None, alpha_upp
     is gamma precision / (alpha + gamma precision), in [0, 1] by construction,
     and 0 when Delta = 0).
 
+    Appendix E of 001 writes z ~ Ber(exp(-<(alpha, alpha beta), (tau, n)>)) with
+    z "indicating whether there has been a change"; exp(...) is the probability
+    of *no* change (SPEC §3, and eq. (*) above), so it is 1 - z that has that law,
+    which is the likelihood used here.
+
     References
     ----------
-    Appendix E of 001 (the model z ~ Ber(exp(-<(alpha, alpha beta), (tau, n)>))
-    for "no change" and its MLE); SPEC §3.
+    Appendix E of 001 (the model and its MLE); SPEC §3.
 
     Examples
     --------
