@@ -14,6 +14,9 @@ Crawl rates
     :func:`optimal_rates`, :func:`freshness`.
 Special functions
     :func:`lambertw`.
+Change-indicating signals
+    :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
+    :func:`simulate_signal_log`.
 Simulation
     :func:`simulate_crawls`.
 """
@@ -40,6 +43,7 @@ from .mle import (
     moment_rates,
 )
 from .rates import RatesResult, freshness, optimal_rates
+from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
 from .special import lambertw
 
@@ -65,4 +69,8 @@ __all__ = [
     "RatesResult",
     "lambertw",
     "simulate_crawls",
+    "fit_signal_model",
+    "naive_signal_model",
+    "simulate_signal_log",
+    "SignalModelFit",
 ]
