@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from conftest import role, sizes
 
+from freshcore import get_num_threads, set_num_threads
 from freshcore.estimation import LLNBatch, LLNEstimator, NaiveEstimator, SABatch, SAEstimator, SAMBatch, SAMEstimator
 
 # ---------------------------------------------------------------------------
@@ -223,11 +224,18 @@ def test_batch_update(benchmark, method, n, versus):
 @pytest.mark.parametrize("n", sizes(10**5, 10**7))
 @pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("versus", ["numpy", "copyto"])
-def test_batch_update_freshcore(benchmark, method, n, versus):
+@pytest.mark.parametrize("threads", [1, "default"])
+def test_batch_update_freshcore(benchmark, method, n, versus, threads):
+    """freshcore on one thread, and with its default thread count (large full updates are split)."""
     benchmark.group = f"estimation-batch-{method}-vs-{versus}-n{n}"
     _, make, _ = METHODS[method]
     changed = _flags(n)
     batch = make(n)
     batch.update(changed)
-    role(benchmark, "freshcore", n=n)
-    benchmark(batch.update, changed)
+    n_threads = 1 if threads == 1 else get_num_threads()
+    role(benchmark, "freshcore", n=n, threads=n_threads)
+    old = set_num_threads(n_threads)
+    try:
+        benchmark(batch.update, changed)
+    finally:
+        set_num_threads(old)

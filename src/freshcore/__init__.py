@@ -19,6 +19,8 @@ Change-indicating signals
     :func:`simulate_signal_log`.
 Simulation
     :func:`simulate_crawls`.
+Threads
+    :func:`set_num_threads`, :func:`get_num_threads` (large full batch updates).
 """
 
 __version__ = "0.1.0.dev0"
@@ -34,6 +36,7 @@ from .estimation import (
     SAMEstimator,
     estimate_rates,
 )
+from ._parallel import get_num_threads, set_num_threads
 from .mle import (
     ClippedEstimateWarning,
     IntervalMLEBatch,
@@ -73,4 +76,6 @@ __all__ = [
     "naive_signal_model",
     "simulate_signal_log",
     "SignalModelFit",
+    "get_num_threads",
+    "set_num_threads",
 ]

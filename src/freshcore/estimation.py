@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import _estimators as _est
+from ._parallel import parallel_chunks
 from ._validation import (
     check_array,
     check_binary,
@@ -630,8 +631,9 @@ class NaiveBatch(_Batch):
             if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
                 self._common = float(p[0])
                 if idx is None and self._k_shared is not None and kind != 3 and self._k_shared < _K_SHARED_MAX:
-                    _est.count_shared_update(self._n_changes, self._rates, c, self._k_shared + 1, self._common,
-                                             self._mode, kind, a)
+                    n1, rt, k1, pc, mode = self._n_changes, self._rates, self._k_shared + 1, self._common, self._mode
+                    parallel_chunks(self._n, lambda s, e: _est.count_shared_update(
+                        n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
                     self._k_shared += 1
                     return
                 _est.count_common_update(self._k, self._n_changes, self._rates, c, idx, self._common,
@@ -763,7 +765,12 @@ class SABatch(_Batch):
         return d
 
     def _apply(self, c, idx, p, extra):
-        _est.sa_batch_update(self._k, self._rates, c, idx, p, self._eta)
+        if idx is not None:
+            _est.sa_batch_update(self._k, self._rates, c, idx, p, self._eta)
+            return
+        k, y, eta = self._k, self._rates, self._eta
+        parallel_chunks(self._n, lambda s, e: _est.sa_batch_update(
+            k[s:e], y[s:e], c[s:e], None, p if p.shape[0] == 1 else p[s:e], eta))
 
 
 class SAMBatch(_Batch):
@@ -823,7 +830,13 @@ class SAMBatch(_Batch):
         return d
 
     def _apply(self, c, idx, p, extra):
-        _est.sam_batch_update(self._k, self._rates, self._previous, c, idx, p, self._eta, self._beta, self._omega)
+        args = (self._eta, self._beta, self._omega)
+        if idx is not None:
+            _est.sam_batch_update(self._k, self._rates, self._previous, c, idx, p, *args)
+            return
+        k, z, zp = self._k, self._rates, self._previous
+        parallel_chunks(self._n, lambda s, e: _est.sam_batch_update(
+            k[s:e], z[s:e], zp[s:e], c[s:e], None, p if p.shape[0] == 1 else p[s:e], *args))
 
 
 # ---------------------------------------------------------------------------
