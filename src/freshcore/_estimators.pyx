@@ -633,6 +633,39 @@ cdef class _OnlineEstimator:
         """Default crawl rate p of the constructor (None if every update gives its own)."""
         return None if self._crawl_rate != self._crawl_rate else self._crawl_rate
 
+    cdef void _step(self, int c, double p) noexcept nogil:
+        """One observation (flag c, crawl rate p); every estimator but LLN defines it."""
+
+    def update(self, changed, interval=None, crawl_rate=None):
+        cdef int c = _changed_value(changed, self)
+        cdef double p, dt = 0.0
+        if crawl_rate is None:
+            p = self._crawl_rate
+            if p != p:
+                _missing_rate(self)
+        else:
+            p = _positive_value(crawl_rate, "crawl_rate", self)
+        if interval is not None:
+            dt = _positive_value(interval, "interval", self)
+            self._elapsed += dt
+        self._step(c, p)
+        return self
+
+    def update_many(self, changed, intervals=None, crawl_rates=None):
+        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
+        cdef const unsigned char[::1] cv = c
+        cdef const double[::1] pv = p
+        cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1
+        cdef const double[::1] dv
+        if dt is not None:
+            dv = dt
+            for j in range(m):
+                self._elapsed += dv[j]
+        with nogil:
+            for j in range(m):
+                self._step(cv[j], pv[j * ps])
+        return self
+
     def _params(self):
         return {"crawl_rate": self.crawl_rate}
 
@@ -708,36 +741,6 @@ cdef class _NaiveEstimator(_CountEstimator):
         self._rate = _count_rate(MODE_NAIVE, self._k, self._n1, self._s_old, self._p_seg,
                                  self._n1_seg, p, 0.0)
 
-    def update(self, changed, interval=None, crawl_rate=None):
-        cdef int c = _changed_value(changed, self)
-        cdef double p, dt = 0.0
-        if crawl_rate is None:
-            p = self._crawl_rate
-            if p != p:
-                _missing_rate(self)
-        else:
-            p = _positive_value(crawl_rate, "crawl_rate", self)
-        if interval is not None:
-            dt = _positive_value(interval, "interval", self)
-            self._elapsed += dt
-        self._step(c, p)
-        return self
-
-    def update_many(self, changed, intervals=None, crawl_rates=None):
-        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
-        cdef const unsigned char[::1] cv = c
-        cdef const double[::1] pv = p
-        cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1
-        cdef const double[::1] dv
-        if dt is not None:
-            dv = dt
-            for j in range(m):
-                self._elapsed += dv[j]
-        with nogil:
-            for j in range(m):
-                self._step(cv[j], pv[j * ps])
-        return self
-
 
 cdef class _LLNEstimator(_CountEstimator):
 
@@ -779,7 +782,7 @@ cdef class _LLNEstimator(_CountEstimator):
                                 low=0.0, low_inclusive=False)
         return _lln_alpha(self._alpha_kind, self._alpha, self._k + 1)
 
-    cdef void _step(self, int c, double p, double a) noexcept nogil:
+    cdef void _step_alpha(self, int c, double p, double a) noexcept nogil:
         _seg_add(&self._s_old, &self._p_seg, &self._n1_seg, c, p)
         self._n1 += c
         self._k += 1
@@ -799,7 +802,7 @@ cdef class _LLNEstimator(_CountEstimator):
             dt = _positive_value(interval, "interval", self)
         a = self._next_alpha()
         self._elapsed += dt
-        self._step(c, p, a)
+        self._step_alpha(c, p, a)
         return self
 
     def update_many(self, changed, intervals=None, crawl_rates=None):
@@ -823,7 +826,7 @@ cdef class _LLNEstimator(_CountEstimator):
                 self._elapsed += dv[j]
         with nogil:
             for j in range(m):
-                self._step(cv[j], pv[j * ps], av[j])
+                self._step_alpha(cv[j], pv[j * ps], av[j])
         return self
 
 
@@ -883,36 +886,6 @@ cdef class _SAEstimator(_OnlineEstimator):
     cdef void _step(self, int c, double p) noexcept nogil:
         self._rate = _sa_step(self._rate, <double>c, p, _power_step(self._k, self._eta))
         self._k += 1
-
-    def update(self, changed, interval=None, crawl_rate=None):
-        cdef int c = _changed_value(changed, self)
-        cdef double p, dt = 0.0
-        if crawl_rate is None:
-            p = self._crawl_rate
-            if p != p:
-                _missing_rate(self)
-        else:
-            p = _positive_value(crawl_rate, "crawl_rate", self)
-        if interval is not None:
-            dt = _positive_value(interval, "interval", self)
-            self._elapsed += dt
-        self._step(c, p)
-        return self
-
-    def update_many(self, changed, intervals=None, crawl_rates=None):
-        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
-        cdef const unsigned char[::1] cv = c
-        cdef const double[::1] pv = p
-        cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1
-        cdef const double[::1] dv
-        if dt is not None:
-            dv = dt
-            for j in range(m):
-                self._elapsed += dv[j]
-        with nogil:
-            for j in range(m):
-                self._step(cv[j], pv[j * ps])
-        return self
 
 
 cdef class _SAMEstimator(_OnlineEstimator):
@@ -975,33 +948,3 @@ cdef class _SAMEstimator(_OnlineEstimator):
         self._b_prev = b_k
         self._prev = z
         self._k += 1
-
-    def update(self, changed, interval=None, crawl_rate=None):
-        cdef int c = _changed_value(changed, self)
-        cdef double p, dt = 0.0
-        if crawl_rate is None:
-            p = self._crawl_rate
-            if p != p:
-                _missing_rate(self)
-        else:
-            p = _positive_value(crawl_rate, "crawl_rate", self)
-        if interval is not None:
-            dt = _positive_value(interval, "interval", self)
-            self._elapsed += dt
-        self._step(c, p)
-        return self
-
-    def update_many(self, changed, intervals=None, crawl_rates=None):
-        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
-        cdef const unsigned char[::1] cv = c
-        cdef const double[::1] pv = p
-        cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1
-        cdef const double[::1] dv
-        if dt is not None:
-            dv = dt
-            for j in range(m):
-                self._elapsed += dv[j]
-        with nogil:
-            for j in range(m):
-                self._step(cv[j], pv[j * ps])
-        return self
