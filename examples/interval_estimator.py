@@ -9,8 +9,7 @@ U ~ U(-1, 1)) crawling.  Estimators:
   O(1) per update, 3*32 + 4 numbers per page;
 * ``MLE``     — :func:`freshcore.mle.mle_rates`, offline, uses every interval;
 * ``SA``      — the SA estimator of 000 (eq. 2, eta = 0.75, y_0 = 0) with p the
-  mean crawl rate, i.e. assuming Poisson crawling; written inline here (a few
-  lines of numpy over the runs) so that this script only needs this module.
+  mean crawl rate, i.e. assuming Poisson crawling (``estimate_rates(method="sa")``).
 
 ``bias ± se`` is the mean error over the runs with its standard error.
 
@@ -38,18 +37,11 @@ import math
 
 import numpy as np
 
+from freshcore.estimation import estimate_rates
 from freshcore.mle import IntervalMLEBatch, mle_rates
 from freshcore.simulation import simulate_crawls
 
 DELTA, P, RUNS, SEED = 5.0, 3.0, 1000, 2026
-
-
-def sa_estimates(changed: np.ndarray, p: float, eta: float = 0.75) -> np.ndarray:
-    """SA of 000 (eq. 2) over runs: y_{k+1} = y_k + eta_k [I_{k+1}(y_k + p) - y_k], eta_k = (k+1)^-eta, y_0 = 0."""
-    y = np.zeros(changed.shape[0])
-    for k in range(changed.shape[1]):
-        y = y + (k + 1.0) ** -eta * (changed[:, k] * (y + p) - y)
-    return y
 
 
 def summary(est: np.ndarray) -> str:
@@ -70,7 +62,7 @@ def main() -> None:
                 batch.update(changed[:, j], intervals=tau[:, j])
             binned = batch.rates
             offline = mle_rates(changed, tau)
-            sa = sa_estimates(changed, P)
+            sa = estimate_rates(changed, crawl_rate=P, method="sa")  # eq. (2) of 000, eta = 0.75
             ok = offline > 0
             gap = np.max(np.abs(binned[ok] - offline[ok]) / offline[ok])
             print(f"{schedule:<10s} {k:<5d} {summary(binned):>24s} | {summary(offline):>21s} | {summary(sa):>20s} | "
