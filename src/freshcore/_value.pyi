@@ -1,0 +1,16 @@
+"""Typed stub of the compiled crawl value (the ``cdef`` functions are reachable from Cython only)."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+_F = NDArray[np.float64]
+
+def value_kernel(
+    tau: _F, delta: _F, recall: _F, nu: _F, mu: _F, alpha: _F, gamma: _F, beta: _F, kind: int, terms: int, out: _F
+) -> None: ...
+def interval_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> None: ...
+def fresh_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> None: ...
+
+# Cython module internals (the C-API capsules of the cdef functions, the doctest table).
+__pyx_capi__: dict[str, object]
+__test__: dict[str, str]

@@ -1,0 +1,242 @@
+# cython: language_level=3
+"""Compiled crawl value of one page with noisy change signals (001, SPEC section 3).
+
+Layers as in ``_core.pyx``: ``cdef ... noexcept nogil`` functions for one page
+(declared in ``_value.pxd`` so the scheduler can cimport them) and ``def`` batch
+kernels over typed memoryviews that release the GIL.  Nothing here validates:
+``freshcore.value`` checks and derives every parameter first.
+
+Per page: change rate delta, importance mu, recall lam, false-signal rate nu;
+derived alpha = (1 - lam) delta, gamma = lam delta + nu, c = alpha + gamma =
+delta + nu, rho = nu / c and beta = log(gamma / nu) / alpha, with the
+conventions of ``freshcore.value.PageModel`` (beta = 0 when lam delta = 0,
+beta = inf when nu = 0 or alpha = 0).  With K = floor(iota / beta) and
+s_n = iota - n beta:
+
+    psi(iota) = sum_{n<=K} R^n(gamma s_n) / gamma
+    w(iota)   = sum_{n<=K} rho^n R^n(c s_n) / c
+    V(iota)   = mu (w - e^{-alpha iota} psi) = mu sum_{n<=K} D_n,
+    D_n = A_n - B_n,  A_n = rho^n R^n(c s_n)/c,  B_n = e^{-alpha iota} R^n(gamma s_n)/gamma
+
+(e^{-alpha iota} (nu/gamma)^n = e^{-alpha s_n} since e^{-alpha beta} = nu/gamma).
+Every D_n >= 0; it is formed as A_n - B_n where B_n <= 0.75 A_n (at most two
+bits lost), otherwise as the sum of non-negative terms
+
+    D_n = rho^n / c * sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}),  r = gamma / c,
+
+obtained by expanding both residuals as Poisson tails, with
+1 - r^m = -expm1(m log1p(-alpha/c)).  The sum over n stops when the
+provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
+(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
+"""
+
+from libc.math cimport exp, expm1, log, log1p, floor, sqrt, isnan, INFINITY, NAN
+from freshcore._core cimport residual_exp, poisson_pmf
+
+cdef double CANCEL_RATIO = 0.75
+cdef double SERIES_TOL = 1e-17
+cdef double SUM_TOL = 1e-16
+
+
+cdef double _difference_series(long n, double cs, double lr) noexcept nogil:
+    """sum_{j>n} p_j(cs) (1 - e^{(j-n-1) lr}) as non-negative terms, lr = log(gamma/c) < 0."""
+    cdef long j0, j
+    cdef double p0, p, fac, total = 0.0, q, term
+    j0 = <long>floor(cs)
+    if j0 < n + 1:
+        j0 = n + 1
+    p0 = poisson_pmf(j0, cs)
+    # upward from j0 (j0 >= cs - 1: the pmf ratio cs/(j+1) is below 1 beyond it)
+    p = p0
+    j = j0
+    while True:
+        fac = -expm1(<double>(j - n - 1) * lr) if j > n + 1 else 0.0
+        term = p * fac
+        total += term
+        j += 1
+        p *= cs / <double>j
+        q = cs / <double>(j + 1)
+        # remainder from j on <= p / (1 - q)
+        if p == 0.0 or (q < 1.0 and p <= SERIES_TOL * total * (1.0 - q)):
+            break
+    # downward from j0 - 1 to n + 1 (pmf and factor both decrease)
+    p = p0
+    j = j0
+    while j > n + 1:
+        p *= <double>j / cs
+        j -= 1
+        fac = -expm1(<double>(j - n - 1) * lr)
+        term = p * fac
+        total += term
+        q = <double>j / cs
+        if term == 0.0 or (q < 1.0 and term * q <= SERIES_TOL * total * (1.0 - q)):
+            break
+    return total
+
+
+cdef inline double _term(long n, double s, double c, double gamma, double alpha,
+                         double rho_n, double e_ai, double lr, double* a_out) noexcept nogil:
+    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]."""
+    cdef double a, b
+    a = rho_n * residual_exp(n, c * s) / c
+    a_out[0] = a
+    if a == 0.0:
+        return 0.0
+    b = e_ai * residual_exp(n, gamma * s) / gamma
+    if b <= CANCEL_RATIO * a:
+        return a - b
+    return rho_n / c * _difference_series(n, c * s, lr)
+
+
+cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
+    """Signal-blind value mu R^1(delta iota) / delta (0 when delta = 0)."""
+    if isnan(iota):
+        return NAN
+    if delta == 0.0 or mu == 0.0:
+        return 0.0
+    if iota == INFINITY:
+        return mu / delta
+    return mu * residual_exp(1, delta * iota) / delta
+
+
+cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
+                       double beta, double mu, long terms) noexcept nogil:
+    """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
+    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q
+    cdef long n
+    if isnan(iota):
+        return NAN
+    if delta == 0.0 or mu == 0.0 or terms == 0:
+        return 0.0
+    c = delta + nu
+    rho = nu / c
+    if iota == INFINITY:
+        if terms < 0 or rho == 0.0 or beta == 0.0:
+            return mu / delta
+        return mu * -expm1(<double>terms * log1p(-delta / c)) / delta
+    if beta == 0.0:
+        return greedy_value(iota, delta, mu)
+    if alpha == 0.0:
+        return 0.0
+    e_ai = exp(-alpha * iota)
+    # log(gamma/c) = log(1 - alpha/c), accurate on both ends
+    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    total = 0.0
+    rho_n = 1.0
+    n = 0
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, &a)
+        total += d
+        if terms >= 0 and n + 1 >= terms:
+            break
+        if beta == INFINITY or <double>(n + 1) * beta > iota or a == 0.0:
+            break
+        q = c * s / <double>(n + 2)
+        q = rho * (q if q < 1.0 else 1.0)
+        if q < 1.0 and a * q <= SUM_TOL * total * (1.0 - q):
+            break
+        rho_n *= rho
+        n += 1
+    return mu * total
+
+
+cdef double cis_value(double iota, double delta, double recall, double alpha, double mu) noexcept nogil:
+    """Greedy-CIS value: V of the same page with nu = 0 (beta = inf, one term)."""
+    if recall == 0.0:
+        return greedy_value(iota, delta, mu)
+    return page_value(iota, delta, alpha, recall * delta, 0.0, INFINITY, mu, -1)
+
+
+cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
+    """psi(iota): expected time between crawls of the threshold policy."""
+    cdef double s, t, total = 0.0, q
+    cdef long n = 0
+    if isnan(iota):
+        return NAN
+    if iota == INFINITY:
+        return INFINITY
+    if beta == 0.0 or gamma == 0.0:
+        return iota
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        t = residual_exp(n, gamma * s) / gamma
+        total += t
+        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
+            break
+        q = gamma * s / <double>(n + 2)
+        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
+            break
+        n += 1
+    return total
+
+
+cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
+    """w(iota): expected time the copy stays fresh per crawl interval."""
+    cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
+    cdef long n = 0
+    if isnan(iota):
+        return NAN
+    c = delta + nu
+    if iota == INFINITY:
+        return 1.0 / delta if delta > 0.0 else INFINITY
+    if beta == 0.0:
+        if delta == 0.0:
+            return iota
+        return residual_exp(0, delta * iota) / delta
+    rho = nu / c
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        t = rho_n * residual_exp(n, c * s) / c
+        total += t
+        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
+            break
+        q = c * s / <double>(n + 2)
+        q = rho * (q if q < 1.0 else 1.0)
+        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
+            break
+        rho_n *= rho
+        n += 1
+    return total
+
+
+# ---------------------------------------------------------------------------
+# Batch kernels (kind: 0 exact, 1 approx-terms, 2 greedy, 3 cis)
+
+def value_kernel(const double[::1] tau, const double[::1] delta, const double[::1] recall,
+                 const double[::1] nu, const double[::1] mu, const double[::1] alpha,
+                 const double[::1] gamma, const double[::1] beta, int kind, long terms,
+                 double[::1] out):
+    """out[k] = V(tau[k]) of page k (all arrays of one length, validated by the caller)."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        if kind == 0:
+            for k in range(n):
+                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+        elif kind == 1:
+            for k in range(n):
+                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
+        elif kind == 2:
+            for k in range(n):
+                out[k] = greedy_value(tau[k], delta[k], mu[k])
+        else:
+            for k in range(n):
+                out[k] = cis_value(tau[k], delta[k], recall[k], alpha[k], mu[k])
+
+
+def interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+                    const double[::1] gamma, const double[::1] beta, double[::1] out):
+    """out[k] = psi(tau[k]) of page k."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        for k in range(n):
+            out[k] = crawl_interval(tau[k], delta[k], gamma[k], nu[k], beta[k])
+
+
+def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+                 const double[::1] gamma, const double[::1] beta, double[::1] out):
+    """out[k] = w(tau[k]) of page k."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        for k in range(n):
+            out[k] = fresh_time(tau[k], delta[k], gamma[k], nu[k], beta[k])
