@@ -38,10 +38,14 @@ cdef double SERIES_TOL = 1e-17
 cdef double SUM_TOL = 1e-16
 
 
-cdef double _difference_series(long n, double cs, double lr) noexcept nogil:
-    """sum_{j>n} p_j(cs) (1 - e^{(j-n-1) lr}) as non-negative terms, lr = log(gamma/c) < 0."""
+cdef double _difference_series(long n, double cs, double lr, double one_minus_r) noexcept nogil:
+    """sum_{j>n} p_j(cs) (1 - r^{j-n-1}) as non-negative terms, lr = log r = log(gamma/c) < 0.
+
+    Upwards, 1 - r^{m+1} = (1 - r^m) r + (1 - r) adds two non-negative numbers
+    (no cancellation, no expm1 per term); downwards -expm1(m lr) is used.
+    """
     cdef long j0, j
-    cdef double p0, p, fac, total = 0.0, q, term
+    cdef double p0, p, fac, total = 0.0, q, term, r = exp(lr)
     j0 = <long>floor(cs)
     if j0 < n + 1:
         j0 = n + 1
@@ -49,12 +53,12 @@ cdef double _difference_series(long n, double cs, double lr) noexcept nogil:
     # upward from j0 (j0 >= cs - 1: the pmf ratio cs/(j+1) is below 1 beyond it)
     p = p0
     j = j0
+    fac = -expm1(<double>(j - n - 1) * lr) if j > n + 1 else 0.0
     while True:
-        fac = -expm1(<double>(j - n - 1) * lr) if j > n + 1 else 0.0
-        term = p * fac
-        total += term
+        total += p * fac
         j += 1
         p *= cs / <double>j
+        fac = fac * r + one_minus_r
         q = cs / <double>(j + 1)
         # remainder from j on <= p / (1 - q)
         if p == 0.0 or (q < 1.0 and p <= SERIES_TOL * total * (1.0 - q)):
@@ -85,7 +89,7 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     b = e_ai * residual_exp(n, gamma * s) / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
-    return rho_n / c * _difference_series(n, c * s, lr)
+    return rho_n / c * _difference_series(n, c * s, lr, alpha / c)
 
 
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
