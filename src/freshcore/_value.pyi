@@ -14,3 +14,7 @@ def fresh_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> No
 # Cython module internals (the C-API capsules of the cdef functions, the doctest table).
 __pyx_capi__: dict[str, object]
 __test__: dict[str, str]
+def threshold_kernel(
+    lam: float, delta: _F, alpha: _F, gamma: _F, nu: _F, beta: _F, mu: _F, lo: _F, hi: _F, iota: _F, freq: _F
+) -> float: ...
+def interval_inverse_kernel(target: _F, delta: _F, gamma: _F, nu: _F, beta: _F, lo: _F, iota: _F) -> None: ...

@@ -244,3 +244,101 @@ def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::
     with nogil:
         for k in range(n):
             out[k] = fresh_time(tau[k], delta[k], gamma[k], nu[k], beta[k])
+
+
+# ---------------------------------------------------------------------------
+# Thresholds of Theorem 2: V(iota) = Lam per page (signal-aware pages, beta > 0, alpha > 0)
+
+cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
+                             double beta, double mu, double lo, double hi) noexcept nogil:
+    """iota with V(iota) = lam, V(lo) < lam <= V(hi) (inf when lam >= mu/delta).
+
+    ``lo``/``hi`` are hints (a bracket from neighbouring multipliers); they are
+    checked and widened.  Illinois regula falsi on V(iota) - lam, ended when the
+    bracket is down to a few ulps (V is continuous and non-decreasing).
+    """
+    cdef double glo, ghi, x, gx, w
+    cdef int side = 0, it
+    if lam >= mu / delta:
+        return INFINITY
+    if not (lo >= 0.0) or lo == INFINITY:
+        lo = 0.0
+    glo = page_value(lo, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    if glo >= 0.0:
+        lo = 0.0
+        glo = -lam
+    if not (hi > lo) or hi == INFINITY:
+        hi = lo * 2.0 if lo > 0.0 else 1.0 / delta
+    ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    while ghi < 0.0:
+        lo = hi
+        glo = ghi
+        hi = hi * 4.0
+        if hi == INFINITY:
+            return INFINITY
+        ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    for it in range(300):
+        if ghi == 0.0 or hi - lo <= 4e-16 * hi:
+            break
+        w = glo / (glo - ghi)
+        x = lo + w * (hi - lo)
+        if not (x > lo and x < hi) or it % 8 == 7:
+            x = 0.5 * (lo + hi)
+        gx = page_value(x, delta, alpha, gamma, nu, beta, mu, -1) - lam
+        if gx < 0.0:
+            lo = x
+            glo = gx
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        else:
+            hi = x
+            ghi = gx
+            if side == 1:
+                glo *= 0.5
+            side = 1
+    return hi
+
+
+def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
+                     const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+                     const double[::1] mu, const double[::1] lo, const double[::1] hi,
+                     double[::1] iota, double[::1] freq):
+    """Per page: iota[k] with V(iota) = lam (hint bracket lo, hi) and freq[k] = 1/psi(iota); returns sum(freq)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double total = 0.0, t
+    with nogil:
+        for k in range(n):
+            t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], lo[k], hi[k])
+            iota[k] = t
+            if t == INFINITY:
+                freq[k] = 0.0
+            else:
+                freq[k] = 1.0 / crawl_interval(t, delta[k], gamma[k], nu[k], beta[k])
+            total += freq[k]
+    return total
+
+
+def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
+                            const double[::1] nu, const double[::1] beta, const double[::1] lo,
+                            double[::1] iota):
+    """iota[k] >= lo[k] with psi(iota) = target[k] (psi is increasing; bisection to a few ulps)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double a, b, m
+    cdef int it
+    with nogil:
+        for k in range(n):
+            a = lo[k]
+            b = a * 2.0 + 1.0
+            while crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) < target[k] and b < INFINITY:
+                a = b
+                b *= 4.0
+            for it in range(2000):
+                if b - a <= 4e-16 * b:
+                    break
+                m = 0.5 * (a + b)
+                if crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) < target[k]:
+                    a = m
+                else:
+                    b = m
+            iota[k] = b

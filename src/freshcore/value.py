@@ -32,14 +32,16 @@ this module validates, allocates and delegates.
 
 from __future__ import annotations
 
+import math
 import numbers
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from freshcore import _value
+from freshcore import _rates, _value
 from freshcore._core import residual_exp_kernel
-from freshcore._validation import check_array, check_choice, check_int, check_out
+from freshcore._validation import check_array, check_choice, check_int, check_out, check_scalar
 
 __all__ = [
     "PageModel",
@@ -48,6 +50,8 @@ __all__ = [
     "crawl_frequency",
     "crawl_interval",
     "fresh_time",
+    "ThresholdsResult",
+    "optimal_thresholds",
 ]
 
 _KINDS = ("exact", "approx", "greedy", "cis")
@@ -476,3 +480,210 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     res = _output(out, n, caller)
     _value.fresh_kernel(tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta, res)
     return res
+
+
+@dataclass(frozen=True)
+class ThresholdsResult:
+    """Solution of :func:`optimal_thresholds`.
+
+    Attributes
+    ----------
+    thresholds : ndarray of shape (n_pages,)
+        ``iota_i``: crawl page i when its ``tau_eff`` reaches it (``inf``:
+        never crawl).
+    frequencies : ndarray of shape (n_pages,)
+        Crawl frequencies ``f(iota_i)``; they sum to the bandwidth.
+    multiplier : float
+        ``Lambda``, the common crawl value at the thresholds (in units of
+        ``mu``, see the module notes: ``Lambda / sum(mu)`` on the paper's scale).
+    accuracy : float
+        ``sum_i mu_i F_i / sum_i mu_i`` with ``F_i = w(iota_i) f(iota_i)``
+        the long-run fraction of time page i is fresh (pages that never change
+        count as fresh): the fraction of requests served fresh.
+    """
+
+    thresholds: np.ndarray
+    frequencies: np.ndarray
+    multiplier: float
+    accuracy: float
+
+
+def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
+    """Optimal continuous crawl policy with change signals (Theorem 2 of 001, SPEC section 3).
+
+    Finds thresholds ``iota_i`` with ``V_i(iota_i) = Lambda`` (``iota_i = inf``
+    where ``V_i(inf) = mu_i/Delta_i <= Lambda``) and ``sum_i f_i(iota_i) =
+    bandwidth``.
+
+    Parameters
+    ----------
+    pages : PageModel
+        The pages; ``recall = 1`` is not supported for pages that change
+        (there ``V`` is a step at ``iota = inf`` and the optimum counts
+        signals instead, see Notes).
+    bandwidth : float
+        Crawl budget ``R > 0`` (crawls per unit time).
+
+    Returns
+    -------
+    ThresholdsResult
+        thresholds, frequencies, multiplier ``Lambda`` and accuracy.
+
+    Raises
+    ------
+    ValueError
+        If ``bandwidth`` is not a finite number > 0, or a page with
+        ``Delta > 0`` and ``mu > 0`` has ``recall = 1``.
+    TypeError
+        If ``pages`` is not a :class:`PageModel`.
+
+    Notes
+    -----
+    Inner problem, per page: pages whose signals carry no information
+    (``lambda Delta = 0``, ``V`` = Greedy value) have the closed form of the
+    periodic model, ``f = Delta/x`` with ``x = -1 - W_-1(-(1 - c)/e)``,
+    ``c = Lambda Delta/mu``, ``1 - c`` computed as ``(u - b)(u + b)/u^2``,
+    ``u = Lambda^-1/2``, ``b = sqrt(Delta/mu)`` (the kernel of
+    :func:`freshcore.rates.optimal_rates`); the others solve ``V(iota) =
+    Lambda`` by safeguarded regula falsi (Illinois) in compiled code, warm-started
+    from the bracket of the outer iteration.  Outer problem: the total
+    frequency ``S(u)`` increases with ``u``; a bracket ``[u_a, u_b]`` with
+    ``S_a <= R < S_b`` is narrowed by secant steps on ``log S`` against
+    ``log u``, safeguarded by bisection, until ``|S - R| <= 1e-14 R`` or
+    ``(Lambda_a - Lambda_b)(S_b - S_a) <= 1e-15 Lambda_a R``.  In the latter
+    case ``S`` jumps across ``R`` (in floating point a page's frequency jumps
+    from 0 to ``~Delta/37`` at its entry point, as in ``optimal_rates``, and
+    pages with ``alpha ~ 0`` have an almost-step ``V``, SPEC section 3), and
+    the policy time-shares: ``f = f_a + theta (f_b - f_a)`` with ``sum f = R``;
+    a page whose frequency is mixed gets the threshold with that frequency
+    (``psi(iota) = 1/f``) and the accuracy is that of the time-shared policy.
+
+    With ``lambda = 0`` everywhere this is the periodic optimum of
+    ``optimal_rates(model="periodic")`` (tests: equal to 1e-12).
+
+    ``recall = 1`` (``alpha = 0``): the page is fresh for sure until a signal;
+    the optimal policy crawls after the k-th signal for some k, which the
+    ``tau_eff`` threshold cannot express (``beta = inf``); not implemented.
+
+    Examples
+    --------
+    >>> from freshcore.value import PageModel, optimal_thresholds
+    >>> pages = PageModel([0.5, 1.0, 2.0], [1.0, 1.0, 0.5], recall=[0.0, 0.6, 0.9], false_rate=0.2)
+    >>> res = optimal_thresholds(pages, 1.0)
+    >>> round(float(res.frequencies.sum()), 12), bool(0.0 < res.accuracy < 1.0)
+    (1.0, True)
+    """
+    caller = "optimal_thresholds"
+    pages = _check_pages(pages, caller)
+    R = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
+    n = len(pages)
+    dl, mu, beta = pages.change_rate, pages.importance, pages.beta
+    bad = (pages.recall == 1.0) & (dl > 0) & (mu > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The 'pages' parameter of {caller} must have recall < 1 for pages that change "
+            f"(recall = 1 needs the signal-count policy, not implemented); recall[{i}] = 1.0."
+        )
+    active = (dl > 0) & (mu > 0)
+    gi = np.flatnonzero(active & (beta == 0))
+    si = np.flatnonzero(active & (beta > 0))
+    g_b = np.sqrt(dl[gi] / mu[gi])
+    g_dl = np.ascontiguousarray(dl[gi])
+    g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
+    s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
+
+    thresholds = np.full(n, np.inf)
+    frequencies = np.zeros(n)
+    if len(gi) + len(si) == 0:
+        return ThresholdsResult(thresholds, frequencies, 0.0, _accuracy(pages, thresholds, frequencies))
+
+    def evaluate(u, lo_hint, hi_hint):
+        fg = np.empty(len(gi))
+        total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
+        it = np.empty(len(si))
+        fs = np.empty(len(si))
+        if len(si):
+            total += _value.threshold_kernel(1.0 / (u * u), *s_par, lo_hint, hi_hint, it, fs)
+        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs}
+
+    u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
+    zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
+    a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si))}
+    b = None
+    u = u0
+    while b is None:
+        u *= 2.0
+        trial = evaluate(u, zeros, a["it"])
+        if trial["S"] > R:
+            b = trial
+        else:
+            a = trial
+    final = None
+    for step in range(400):
+        lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
+        if (lam_a - lam_b) * (b["S"] - a["S"]) <= 1e-15 * lam_a * R:
+            break
+        if a["S"] > 0.0 and step % 3 != 2:
+            t = (math.log(R) - math.log(a["S"])) / (math.log(b["S"]) - math.log(a["S"]))
+            u = math.exp(math.log(a["u"]) + t * (math.log(b["u"]) - math.log(a["u"])))
+        else:
+            u = math.sqrt(a["u"] * b["u"])
+        if not a["u"] < u < b["u"]:
+            u = 0.5 * (a["u"] + b["u"])
+            if not a["u"] < u < b["u"]:
+                break
+        trial = evaluate(u, b["it"], a["it"])
+        if abs(trial["S"] - R) <= 1e-14 * R:
+            final = trial
+            break
+        if trial["S"] > R:
+            b = trial
+        else:
+            a = trial
+
+    if final is not None:
+        frequencies[gi], frequencies[si] = final["fg"], final["fs"]
+        thresholds[si] = final["it"]
+        with np.errstate(divide="ignore"):
+            thresholds[gi] = 1.0 / final["fg"]
+        multiplier = 1.0 / final["u"] ** 2
+        return ThresholdsResult(thresholds, frequencies, multiplier, _accuracy(pages, thresholds, frequencies))
+
+    # time-share between the bracketing solutions a (S_a <= R) and b (S_b > R)
+    theta = (R - a["S"]) / (b["S"] - a["S"])
+    fa, fb = np.zeros(n), np.zeros(n)
+    ia, ib = np.full(n, np.inf), np.full(n, np.inf)
+    fa[gi], fa[si], fb[gi], fb[si] = a["fg"], a["fs"], b["fg"], b["fs"]
+    with np.errstate(divide="ignore"):
+        ia[gi], ib[gi] = 1.0 / a["fg"], 1.0 / b["fg"]
+    ia[si], ib[si] = a["it"], b["it"]
+    frequencies = fa + theta * (fb - fa)
+    thresholds = ia.copy()
+    mixed = fa != fb
+    with np.errstate(divide="ignore"):
+        thresholds[gi] = 1.0 / frequencies[gi]
+    ms = si[mixed[si] & (frequencies[si] > 0)]
+    if len(ms):
+        inv = np.empty(len(ms))
+        _value.interval_inverse_kernel(
+            1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
+            np.ascontiguousarray(ib[ms]), inv,
+        )
+        thresholds[ms] = inv
+    acc = (1.0 - theta) * _accuracy(pages, ia, fa) + theta * _accuracy(pages, ib, fb)
+    multiplier = 1.0 / (a["u"] * b["u"])
+    return ThresholdsResult(thresholds, frequencies, multiplier, acc)
+
+
+def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray) -> float:
+    """sum mu F / sum mu with F = w(iota) f(iota) (0 when not crawled, 1 when Delta = 0)."""
+    mu = pages.importance
+    total = mu.sum()
+    if total == 0:
+        return 1.0
+    with np.errstate(invalid="ignore"):
+        fresh = fresh_time(thresholds, pages) * frequencies
+    fresh[frequencies == 0] = 0.0
+    fresh[pages.change_rate == 0] = 1.0
+    return float(np.dot(mu, fresh) / total)
