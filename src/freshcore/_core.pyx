@@ -377,10 +377,29 @@ cdef double residual_exp(long i, double x) noexcept nogil:
             if t * r <= 1e-17 * total * (1.0 - r):
                 break
         return p * total
-    # complement: 1 - e^{-x} sum_{j<=i} x^j/j! = 1 - p_i(x) sum_k u_k, u_{k+1} = u_k (i-k)/x
+    return 1.0 - _lower_tail(i, x)
+
+
+cdef double poisson_lower(long i, double x) noexcept nogil:
+    """Q^i(x) = P(Poisson(x) <= i) = 1 - R^i(x), accurate in relative terms for x >= i + 1."""
+    if isnan(x):
+        return NAN
+    if x <= 0.0:
+        return 1.0
+    if x == INFINITY:
+        return 0.0
+    if x < <double>(i + 1):
+        return 1.0 - residual_exp(i, x)
+    return _lower_tail(i, x)
+
+
+cdef double _lower_tail(long i, double x) noexcept nogil:
+    """e^{-x} sum_{j<=i} x^j/j! = p_i(x) sum_k u_k, u_{k+1} = u_k (i-k)/x, for x >= i + 1."""
+    cdef double p, t, total, r
+    cdef long k
     p = poisson_pmf(i, x)
     if p == 0.0:
-        return 1.0
+        return 0.0
     t = 1.0
     total = 1.0
     k = 0
@@ -392,7 +411,7 @@ cdef double residual_exp(long i, double x) noexcept nogil:
         r = <double>(i - k) / x
         if t * r <= 1e-17 * total * (1.0 - r):
             break
-    return 1.0 - p * total
+    return p * total
 
 
 def residual_exp_kernel(const long[::1] i, const double[::1] x, double[::1] out):

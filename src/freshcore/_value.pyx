@@ -24,14 +24,17 @@ bits lost), otherwise as the sum of non-negative terms
 
     D_n = rho^n / c * sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}),  r = gamma / c,
 
-obtained by expanding both residuals as Poisson tails, with
-1 - r^m = -expm1(m log1p(-alpha/c)).  The sum over n stops when the
+obtained by expanding both residuals as Poisson tails (1 - r^m by the
+recurrence (1 - r^m) r + (1 - r)).  Where both arguments exceed n + 1 (long
+series) the complement form rho^n/c [-expm1(E) - Q^n(c s) + e^E Q^n(gamma s)],
+E = -alpha s - (n+1) log(gamma/c), Q^n = 1 - R^n, is used instead when its
+lower-tail terms are both at most a quarter of -expm1(E) (at most two bits lost).  The sum over n stops when the
 provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
 (R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
 """
 
-from libc.math cimport exp, expm1, log, log1p, floor, sqrt, isnan, INFINITY, NAN
-from freshcore._core cimport residual_exp, poisson_pmf
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, sqrt, isnan, INFINITY, NAN
+from freshcore._core cimport residual_exp, poisson_pmf, poisson_lower
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
@@ -81,7 +84,7 @@ cdef double _difference_series(long n, double cs, double lr, double one_minus_r)
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
                          double rho_n, double e_ai, double lr, double* a_out) noexcept nogil:
     """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]."""
-    cdef double a, b
+    cdef double a, b, e, t1, q
     a = rho_n * residual_exp(n, c * s) / c
     a_out[0] = a
     if a == 0.0:
@@ -89,6 +92,15 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     b = e_ai * residual_exp(n, gamma * s) / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
+    if gamma * s > <double>(n + 1):
+        # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
+        # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
+        e = -alpha * s - <double>(n + 1) * lr
+        if e < 0.0:
+            t1 = -expm1(e)
+            q = exp(e) * poisson_lower(n, gamma * s)
+            if q <= 0.25 * t1:
+                return rho_n / c * (t1 + (q - poisson_lower(n, c * s)))
     return rho_n / c * _difference_series(n, c * s, lr, alpha / c)
 
 
