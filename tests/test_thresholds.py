@@ -99,5 +99,34 @@ def test_bad_pages():
         optimal_thresholds([1.0, 2.0], 1.0)
     with pytest.raises(TypeError, match="'bandwidth'"):
         optimal_thresholds(PageModel(1.0, 1.0), "1")
-    with pytest.raises(ValueError, match=r"recall\[1\] = 1.0"):
-        optimal_thresholds(PageModel([1.0, 1.0], 1.0, [0.5, 1.0], 0.2), 1.0)
+
+
+def test_recall_one_crawls_at_the_best_signal_count():
+    dl, mu, lam, nu = signal_instance(100, 0)
+    lam[:10] = 1.0
+    pages = PageModel(dl, mu, lam, nu)
+    res = optimal_thresholds(pages, 30.0)
+    assert res.frequencies.sum() == pytest.approx(30.0, rel=1e-13)
+    assert np.all(res.signal_counts[10:] == 0) and np.all(np.isinf(res.thresholds[:10]))
+    # brute force over K of the Lagrangian mu F_K - Lambda f_K, F_K = f_K (1 - rho^K)/Delta, f_K = gamma/K
+    K = np.arange(1, 2001)[:, None]
+    d, m_, v = dl[:10], mu[:10], nu[:10]
+    f = (d + v) / K
+    lagr = m_ * f * (1 - (v / (d + v)) ** K) / d - res.multiplier * f
+    best = np.where(lagr.max(axis=0) > 0, K[np.argmax(lagr, axis=0), 0], 0)
+    mixed = ~np.isclose(res.frequencies[:10], np.where(best > 0, (d + v) / np.maximum(best, 1), 0.0), rtol=1e-12)
+    assert mixed.sum() <= 1  # at most the page that is time-shared
+    np.testing.assert_array_equal(res.signal_counts[:10][~mixed], best[~mixed])
+
+
+def test_recall_one_is_the_limit_of_recall_below_one():
+    dl, mu, lam, nu = signal_instance(100, 0)
+    lam[:10] = 1.0
+    at_one = optimal_thresholds(PageModel(dl, mu, lam, nu), 30.0)
+    gaps = []
+    for e in (1e-4, 1e-6, 1e-8, 1e-10):
+        lam[:10] = 1.0 - e
+        near = optimal_thresholds(PageModel(dl, mu, lam, nu), 30.0)
+        gaps.append(abs(near.accuracy - at_one.accuracy))
+        assert np.all(near.signal_counts == 0)
+    assert gaps[-1] <= 1e-11 and all(b <= a for a, b in zip(gaps, gaps[1:]))

@@ -7,3 +7,4 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
 cdef double cis_value(double iota, double delta, double recall, double alpha, double mu) noexcept nogil
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
 cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
+cdef long best_signal_count(double lam, double mu, double delta, double nu) noexcept nogil

@@ -354,3 +354,44 @@ def interval_inverse_kernel(const double[::1] target, const double[::1] delta, c
                 else:
                     b = m
             iota[k] = b
+
+
+# ---------------------------------------------------------------------------
+# recall = 1 (alpha = 0): crawl at the K-th signal
+
+cdef long best_signal_count(double lam, double mu, double delta, double nu) noexcept nogil:
+    """K >= 1 maximising (gamma/K) (mu (1 - rho^K)/delta - lam), rho = nu/(delta + nu); 0 if never positive.
+
+    With every change signalled the page is fresh with probability rho^k after
+    k signals; crawling at the K-th signal has frequency gamma/K and keeps the
+    page fresh a fraction gamma (1 - rho^K)/(K delta) of the time.  The objective
+    is unimodal in K (its continuous derivative changes sign once).
+    """
+    cdef double a = mu / delta, lr, g, g_next
+    cdef long K = 1
+    if a <= lam:
+        return 0
+    lr = log(nu / (delta + nu)) if nu > 0.0 else -INFINITY
+    g = a * -expm1(lr) - lam
+    while K < 100000000:
+        g_next = (a * -expm1(<double>(K + 1) * lr) - lam) / <double>(K + 1)
+        if g_next <= g:
+            break
+        g = g_next
+        K += 1
+    return K if g > 0.0 else 0
+
+
+def signal_count_kernel(double lam, const double[::1] mu, const double[::1] delta, const double[::1] nu,
+                        long[::1] count, double[::1] freq):
+    """Per page (recall = 1): count[k] = best K (0: never crawl), freq[k] = gamma/K; returns sum(freq)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double total = 0.0
+    cdef long K
+    with nogil:
+        for k in range(n):
+            K = best_signal_count(lam, mu[k], delta[k], nu[k])
+            count[k] = K
+            freq[k] = (delta[k] + nu[k]) / <double>K if K > 0 else 0.0
+            total += freq[k]
+    return total

@@ -500,12 +500,19 @@ class ThresholdsResult:
         ``sum_i mu_i F_i / sum_i mu_i`` with ``F_i = w(iota_i) f(iota_i)``
         the long-run fraction of time page i is fresh (pages that never change
         count as fresh): the fraction of requests served fresh.
+    signal_counts : ndarray of int of shape (n_pages,)
+        For pages with ``recall = 1`` (every change signalled, ``alpha = 0``,
+        ``beta = inf``): crawl at the K-th signal after a crawl (0: never);
+        their threshold is ``inf``.  0 for every other page.  (A time-shared
+        page of this kind alternates between two counts; the one with the
+        larger share is reported, its frequency is the mix.)
     """
 
     thresholds: np.ndarray
     frequencies: np.ndarray
     multiplier: float
     accuracy: float
+    signal_counts: np.ndarray
 
 
 def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
@@ -518,9 +525,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     Parameters
     ----------
     pages : PageModel
-        The pages; ``recall = 1`` is not supported for pages that change
-        (there ``V`` is a step at ``iota = inf`` and the optimum counts
-        signals instead, see Notes).
+        The pages.
     bandwidth : float
         Crawl budget ``R > 0`` (crawls per unit time).
 
@@ -532,8 +537,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     Raises
     ------
     ValueError
-        If ``bandwidth`` is not a finite number > 0, or a page with
-        ``Delta > 0`` and ``mu > 0`` has ``recall = 1``.
+        If ``bandwidth`` is not a finite number > 0.
     TypeError
         If ``pages`` is not a :class:`PageModel`.
 
@@ -561,9 +565,12 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     With ``lambda = 0`` everywhere this is the periodic optimum of
     ``optimal_rates(model="periodic")`` (tests: equal to 1e-12).
 
-    ``recall = 1`` (``alpha = 0``): the page is fresh for sure until a signal;
-    the optimal policy crawls after the k-th signal for some k, which the
-    ``tau_eff`` threshold cannot express (``beta = inf``); not implemented.
+    ``recall = 1`` (``alpha = 0``, SPEC: "handle the limit explicitly"): the
+    page is fresh with probability ``rho^k`` after ``k`` signals
+    (``rho = nu/(Delta + nu)``) whatever the elapsed time, so the threshold
+    policies become "crawl at the K-th signal": frequency ``gamma/K``, fresh
+    fraction ``gamma (1 - rho^K)/(K Delta)``; ``K`` maximises the Lagrangian
+    ``mu F - Lambda f`` (unimodal in K) and is returned in ``signal_counts``.
 
     Examples
     --------
@@ -578,16 +585,12 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     R = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
     n = len(pages)
     dl, mu, beta = pages.change_rate, pages.importance, pages.beta
-    bad = (pages.recall == 1.0) & (dl > 0) & (mu > 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"The 'pages' parameter of {caller} must have recall < 1 for pages that change "
-            f"(recall = 1 needs the signal-count policy, not implemented); recall[{i}] = 1.0."
-        )
     active = (dl > 0) & (mu > 0)
     gi = np.flatnonzero(active & (beta == 0))
-    si = np.flatnonzero(active & (beta > 0))
+    step = active & (pages.alpha == 0) & (beta > 0)
+    si = np.flatnonzero(active & (beta > 0) & ~step)
+    ki = np.flatnonzero(step)
+    k_par = [np.ascontiguousarray(a[ki]) for a in (mu, dl, pages.false_rate)]
     g_b = np.sqrt(dl[gi] / mu[gi])
     g_dl = np.ascontiguousarray(dl[gi])
     g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
@@ -595,8 +598,10 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
 
     thresholds = np.full(n, np.inf)
     frequencies = np.zeros(n)
-    if len(gi) + len(si) == 0:
-        return ThresholdsResult(thresholds, frequencies, 0.0, _accuracy(pages, thresholds, frequencies))
+    counts = np.zeros(n, dtype=np.int_)
+    if len(gi) + len(si) + len(ki) == 0:
+        acc = _accuracy(pages, thresholds, frequencies, counts)
+        return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts)
 
     def evaluate(u, lo_hint, hi_hint):
         fg = np.empty(len(gi))
@@ -605,11 +610,16 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         fs = np.empty(len(si))
         if len(si):
             total += _value.threshold_kernel(1.0 / (u * u), *s_par, lo_hint, hi_hint, it, fs)
-        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs}
+        kc = np.empty(len(ki), dtype=np.int_)
+        fk = np.empty(len(ki))
+        if len(ki):
+            total += _value.signal_count_kernel(1.0 / (u * u), *k_par, kc, fk)
+        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "kc": kc, "fk": fk}
 
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
-    a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si))}
+    a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
+         "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
     b = None
     u = u0
     while b is None:
@@ -642,22 +652,25 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         else:
             a = trial
 
-    if final is not None:
-        frequencies[gi], frequencies[si] = final["fg"], final["fs"]
-        thresholds[si] = final["it"]
+    def unpack(sol):
+        f, io, kc = np.zeros(n), np.full(n, np.inf), np.zeros(n, dtype=np.int_)
+        f[gi], f[si], f[ki] = sol["fg"], sol["fs"], sol["fk"]
         with np.errstate(divide="ignore"):
-            thresholds[gi] = 1.0 / final["fg"]
+            io[gi] = 1.0 / sol["fg"]
+        io[si] = sol["it"]
+        kc[ki] = sol["kc"]
+        return f, io, kc
+
+    if final is not None:
+        frequencies, thresholds, counts = unpack(final)
         multiplier = 1.0 / final["u"] ** 2
-        return ThresholdsResult(thresholds, frequencies, multiplier, _accuracy(pages, thresholds, frequencies))
+        acc = _accuracy(pages, thresholds, frequencies, counts)
+        return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
     # time-share between the bracketing solutions a (S_a <= R) and b (S_b > R)
     theta = (R - a["S"]) / (b["S"] - a["S"])
-    fa, fb = np.zeros(n), np.zeros(n)
-    ia, ib = np.full(n, np.inf), np.full(n, np.inf)
-    fa[gi], fa[si], fb[gi], fb[si] = a["fg"], a["fs"], b["fg"], b["fs"]
-    with np.errstate(divide="ignore"):
-        ia[gi], ib[gi] = 1.0 / a["fg"], 1.0 / b["fg"]
-    ia[si], ib[si] = a["it"], b["it"]
+    fa, ia, ka = unpack(a)
+    fb, ib, kb = unpack(b)
     frequencies = fa + theta * (fb - fa)
     thresholds = ia.copy()
     mixed = fa != fb
@@ -671,19 +684,26 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             np.ascontiguousarray(ib[ms]), inv,
         )
         thresholds[ms] = inv
-    acc = (1.0 - theta) * _accuracy(pages, ia, fa) + theta * _accuracy(pages, ib, fb)
+    counts = np.where(theta < 0.5, ka, kb)
+    acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
     multiplier = 1.0 / (a["u"] * b["u"])
-    return ThresholdsResult(thresholds, frequencies, multiplier, acc)
+    return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
 
-def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray) -> float:
-    """sum mu F / sum mu with F = w(iota) f(iota) (0 when not crawled, 1 when Delta = 0)."""
+def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> float:
+    """sum mu F / sum mu with F = w(iota) f(iota) (0 when not crawled, 1 when Delta = 0).
+
+    Pages crawled at their K-th signal (``counts > 0``) have F = f (1 - rho^K)/Delta.
+    """
     mu = pages.importance
     total = mu.sum()
     if total == 0:
         return 1.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         fresh = fresh_time(thresholds, pages) * frequencies
+        k = counts > 0
+        dl, nu = pages.change_rate[k], pages.false_rate[k]
+        fresh[k] = frequencies[k] * -np.expm1(counts[k] * np.log(nu / (dl + nu))) / dl
     fresh[frequencies == 0] = 0.0
     fresh[pages.change_rate == 0] = 1.0
     return float(np.dot(mu, fresh) / total)
