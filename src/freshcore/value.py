@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 _KINDS = ("exact", "approx", "greedy", "cis")
+# optimal_thresholds: on 10 * _SUBSAMPLE pages or more, start from the solution of a strided subsample.
+_SUBSAMPLE = 20_000
 
 
 def residual_exp(i: Any, x: Any) -> Any:
@@ -496,6 +498,9 @@ class ThresholdsResult:
     multiplier : float
         ``Lambda``, the common crawl value at the thresholds (in units of
         ``mu``, see the module notes: ``Lambda / sum(mu)`` on the paper's scale).
+        When the policy time-shares, ``1/u^2`` at the same mix of the bracket
+        ``u = Lambda^-1/2`` (the frequencies of the pages that do not jump vary
+        smoothly with u, so they are those at that multiplier).
     accuracy : float
         ``sum_i mu_i F_i / sum_i mu_i`` with ``F_i = w(iota_i) f(iota_i)``
         the long-run fraction of time page i is fresh (pages that never change
@@ -621,33 +626,72 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
          "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
     b = None
-    u = u0
-    while b is None:
-        u *= 2.0
+    final = None
+    hist = []
+    factor = 2.0
+    if n >= 10 * _SUBSAMPLE:
+        # start from the multiplier of an evenly strided subsample (budget scaled to it)
+        sub = slice(None, None, n // _SUBSAMPLE)
+        part = pages[sub]
+        guess = optimal_thresholds(part, R * len(part) / n).multiplier
+        if guess > 0 and 1.0 / math.sqrt(guess) > u0:
+            trial = evaluate(1.0 / math.sqrt(guess), zeros, infs)
+            hist.append(trial)
+            if abs(trial["S"] - R) <= 1e-14 * R:
+                final = trial
+            elif trial["S"] > R:
+                b = trial
+                factor = 1.02
+                while True:  # step down to a solution under the budget
+                    u = b["u"] / factor
+                    if u <= u0:
+                        break
+                    trial = evaluate(u, b["it"], infs)
+                    hist.append(trial)
+                    if trial["S"] > R:
+                        b = trial
+                        factor *= factor
+                    else:
+                        a = trial
+                        break
+            else:
+                a = trial
+                factor = 1.02
+    while b is None and final is None:
+        u = a["u"] * factor
+        factor = factor * factor if factor < 2.0 else 2.0
         trial = evaluate(u, zeros, a["it"])
+        hist.append(trial)
         if trial["S"] > R:
             b = trial
         else:
             a = trial
-    final = None
+    widths = []
     for step in range(400):
+        if final is not None:
+            break
         lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
         if (lam_a - lam_b) * (b["S"] - a["S"]) <= 1e-15 * lam_a * R:
             break
-        if a["S"] > 0.0 and step % 3 != 2:
-            t = (math.log(R) - math.log(a["S"])) / (math.log(b["S"]) - math.log(a["S"]))
-            u = math.exp(math.log(a["u"]) + t * (math.log(b["u"]) - math.log(a["u"])))
-        else:
+        widths.append(b["u"] - a["u"])
+        u = math.nan
+        pts = [h for h in hist[-2:] if h["S"] > 0.0]
+        if len(pts) == 2 and pts[0]["S"] != pts[1]["S"] and pts[0]["u"] != pts[1]["u"]:
+            p0, p1 = pts
+            t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
+            u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
+        if not a["u"] < u < b["u"] or (len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]):
             u = math.sqrt(a["u"] * b["u"])
-        if not a["u"] < u < b["u"]:
-            u = 0.5 * (a["u"] + b["u"])
             if not a["u"] < u < b["u"]:
-                break
+                u = 0.5 * (a["u"] + b["u"])
+                if not a["u"] < u < b["u"]:
+                    break
+            widths.clear()
         trial = evaluate(u, b["it"], a["it"])
+        hist.append(trial)
         if abs(trial["S"] - R) <= 1e-14 * R:
             final = trial
-            break
-        if trial["S"] > R:
+        elif trial["S"] > R:
             b = trial
         else:
             a = trial
@@ -686,7 +730,8 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         thresholds[ms] = inv
     counts = np.where(theta < 0.5, ka, kb)
     acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
-    multiplier = 1.0 / (a["u"] * b["u"])
+    # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
+    multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
 
