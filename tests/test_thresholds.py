@@ -66,7 +66,9 @@ def test_theorem_2_conditions(seed):
     lam_ = res.multiplier
     crawled = np.isfinite(res.thresholds)
     # V(iota_i) = Lambda where crawled, V(inf) = mu/Delta <= Lambda elsewhere
-    np.testing.assert_allclose(crawl_value(res.thresholds, pages)[crawled], lam_, rtol=1e-8)
+    # (when the total frequency jumps across R the policy time-shares and the multiplier is only
+    # pinned to the final bracket, (L_a - L_b)(S_b - S_a) <= 1e-15 L_a R: 3.4e-8 wide for seed 4)
+    np.testing.assert_allclose(crawl_value(res.thresholds, pages)[crawled], lam_, rtol=1e-7)
     assert np.all(mu[~crawled] / dl[~crawled] <= lam_ * (1 + 1e-8))
     np.testing.assert_allclose(crawl_frequency(res.thresholds, pages), res.frequencies, rtol=1e-12)
     # V is the marginal accuracy of frequency: d(mu w f)/df = Lambda (central differences)

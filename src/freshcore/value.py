@@ -634,29 +634,32 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         sub = slice(None, None, n // _SUBSAMPLE)
         part = pages[sub]
         guess = optimal_thresholds(part, R * len(part) / n).multiplier
-        if guess > 0 and 1.0 / math.sqrt(guess) > u0:
-            trial = evaluate(1.0 / math.sqrt(guess), zeros, infs)
-            hist.append(trial)
-            if abs(trial["S"] - R) <= 1e-14 * R:
-                final = trial
-            elif trial["S"] > R:
-                b = trial
-                factor = 1.02
-                while True:  # step down to a solution under the budget
-                    u = b["u"] / factor
-                    if u <= u0:
-                        break
-                    trial = evaluate(u, b["it"], infs)
-                    hist.append(trial)
-                    if trial["S"] > R:
-                        b = trial
-                        factor *= factor
-                    else:
-                        a = trial
-                        break
-            else:
-                a = trial
-                factor = 1.02
+    else:
+        # start from the signal-blind periodic optimum (a closed form per page, compiled)
+        guess = _rates_multiplier(dl[active], mu[active], R)
+    if guess > 0 and 1.0 / math.sqrt(guess) > u0:
+        trial = evaluate(1.0 / math.sqrt(guess), zeros, infs)
+        hist.append(trial)
+        if abs(trial["S"] - R) <= 1e-14 * R:
+            final = trial
+        elif trial["S"] > R:
+            b = trial
+            factor = 1.02
+            while True:  # step down to a solution under the budget
+                u = b["u"] / factor
+                if u <= u0:
+                    break
+                trial = evaluate(u, b["it"], infs)
+                hist.append(trial)
+                if trial["S"] > R:
+                    b = trial
+                    factor *= factor
+                else:
+                    a = trial
+                    break
+        else:
+            a = trial
+            factor = 1.02
     while b is None and final is None:
         u = a["u"] * factor
         factor = factor * factor if factor < 2.0 else 2.0
@@ -680,7 +683,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             p0, p1 = pts
             t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
             u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
-        if not a["u"] < u < b["u"] or (len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]):
+        if not a["u"] < u < b["u"] or (len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]):
             u = math.sqrt(a["u"] * b["u"])
             if not a["u"] < u < b["u"]:
                 u = 0.5 * (a["u"] + b["u"])
@@ -733,6 +736,12 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
     multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
+
+
+def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
+    from freshcore.rates import optimal_rates
+
+    return optimal_rates(dl, mu, R, model="periodic", return_details=True).multiplier
 
 
 def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> float:
