@@ -11,6 +11,12 @@ Groups (each holds the plain numpy/scipy baseline beside freshcore):
   1e-16 of its sum (the same stopping rule as freshcore, but the cancelling
   difference) vs ``freshcore.value.crawl_value(kind="exact")``.
 
+* ``optimal_thresholds n=...``: baseline = the signal-blind periodic optimum
+  ``optimal_rates(model="periodic")`` on the same pages (a reference point, not
+  the same problem: no plain-numpy solver of Theorem 2 exists to compare
+  with) vs ``freshcore.value.optimal_thresholds`` with signals, bandwidth n/10.
+  Sizes 10^3 and 10^4 only (10^5 takes ~15 s, 10^6 minutes: see the report).
+
 Pages: SPEC section 3's check distribution, Delta, mu ~ U[0, 1],
 lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6), tau_eff ~ U(0, 10) (seed 0).
 Targets (issue 3): residual within 2x of gammainc, exact V >= 20x faster than
@@ -31,7 +37,8 @@ import scipy.special as sc
 from conftest import role, sizes
 
 from freshcore._core import residual_exp_kernel
-from freshcore.value import PageModel, crawl_value, residual_exp
+from freshcore.rates import optimal_rates
+from freshcore.value import PageModel, crawl_value, optimal_thresholds, residual_exp
 
 
 def residual_points(n):
@@ -116,3 +123,20 @@ def test_value_freshcore(benchmark, n):
     ref = value_numpy(tau, pages)
     big = ref > 1e-6 * pages.importance / np.maximum(pages.change_rate, 1e-300)  # where the baseline has digits left
     np.testing.assert_allclose(got[big], ref[big], rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000))
+def test_thresholds_signal_blind(benchmark, n):
+    benchmark.group = f"optimal_thresholds n={n}"
+    role(benchmark, "baseline", n=n)
+    pages, _ = pages_instance(n)
+    benchmark(optimal_rates, pages.change_rate, pages.importance, n / 10, model="periodic")
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000))
+def test_thresholds_freshcore(benchmark, n):
+    benchmark.group = f"optimal_thresholds n={n}"
+    role(benchmark, "freshcore", n=n)
+    pages, _ = pages_instance(n)
+    res = benchmark.pedantic(optimal_thresholds, (pages, n / 10), rounds=1 if n >= 10_000 else 3)
+    assert abs(res.frequencies.sum() / (n / 10) - 1) <= 1e-13
