@@ -267,7 +267,8 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
 
     ``lo``/``hi`` are hints (a bracket from neighbouring multipliers); they are
     checked and widened.  Illinois regula falsi on V(iota) - lam, ended when the
-    bracket is down to a few ulps (V is continuous and non-decreasing).
+    bracket is down to a few ulps or |V - lam| <= 2e-16 lam (V is continuous and
+    non-decreasing).
     """
     cdef double glo, ghi, x, gx, w
     cdef int side = 0, it
@@ -297,6 +298,8 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         if not (x > lo and x < hi) or it % 8 == 7:
             x = 0.5 * (lo + hi)
         gx = page_value(x, delta, alpha, gamma, nu, beta, mu, -1) - lam
+        if fabs(gx) <= 2e-16 * lam:
+            return x  # V(x) = lam to the rounding of V
         if gx < 0.0:
             lo = x
             glo = gx
