@@ -4,6 +4,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 def lambertw_kernel(z: NDArray[np.float64], branch: int, out: NDArray[np.float64]) -> None: ...
+def residual_exp_kernel(i: NDArray[np.int_], x: NDArray[np.float64], out: NDArray[np.float64]) -> None: ...
 
 # Cython module internals (the C-API capsules of the cdef functions, the doctest table).
 __pyx_capi__: dict[str, object]

@@ -43,9 +43,28 @@ x = -(1 + W-1(-(1 - c)/e)) keeps full relative precision as c -> 0.
 Conventions at the ends of the domain: W0(+inf) = +inf, W-1(0) = -inf (as
 scipy.special.lambertw), and the double nearest -1/e (-0.36787944117144233,
 1.2e-17 below the exact -1/e) is treated as the branch point: W = -1.
+
+Exponential residual
+--------------------
+``residual_exp(i, x)`` = R^i(x) = 1 - e^{-x} sum_{j<=i} x^j/j! = P(Poisson(x) > i)
+= gammainc(i + 1, x) (SPEC section 3).  The literal formula cancels for small x,
+so (as in the standard incomplete-gamma algorithms):
+
+* x < i + 1: the series e^{-x} sum_{j>i} x^j/j! = p_{i+1}(x) (1 + x/(i+2) + ...),
+  whose terms fall at least geometrically (ratio x/(i+2+k) < 1), summed until
+  the provable remainder is below 1e-17 of the sum;
+* x >= i + 1: the complement 1 - p_i(x) (1 + i/x + i(i-1)/x^2 + ...), where
+  the subtracted part is at most ~0.55, so nothing cancels.
+
+The Poisson probability p_j(x) = e^{-x} x^j/j! is formed as pow(x, j) e^{-x}/j!
+for x < 1 (pow keeps full precision where j log x is large) and otherwise by
+Loader's saddle-point form exp(-stirlerr(j) - bd0(j, x))/sqrt(2 pi j), whose
+bd0(j, x) = j log(j/x) + x - j is summed as a series for j close to x (C.
+Loader, "Fast and accurate computation of binomial probabilities", 2000; the
+same scheme as R's dpois).
 """
 
-from libc.math cimport sqrt, log, fabs, INFINITY, NAN, isnan
+from libc.math cimport sqrt, log, exp, pow, fabs, lgamma, INFINITY, NAN, isnan
 
 # 1/e and e as double-double (hi + lo), for q = 1 + e z near the branch point.
 cdef double INV_E_HI = 0.36787944117144233
@@ -267,3 +286,137 @@ def lambertw_kernel(const double[::1] z, int branch, double[::1] out):
         else:
             for i in range(n):
                 out[i] = lambertwm1(z[i])
+
+
+# ---------------------------------------------------------------------------
+# Exponential residual R^i(x) = P(Poisson(x) > i)
+
+# stirlerr(n) = log(n!) - (n + 1/2) log(n) + n - log(sqrt(2 pi)), n = 1..15 (mpmath, 40 digits).
+cdef double[16] STIRLERR_TABLE = [
+    0.0,
+    0.08106146679532726, 0.0413406959554093, 0.02767792568499834, 0.020790672103765093,
+    0.016644691189821193, 0.013876128823070748, 0.01189670994589177, 0.010411265261972096,
+    0.009255462182712733, 0.00833056343336287, 0.007573675487951841, 0.00694284010720953,
+    0.006408994188004207, 0.0059513701127588475, 0.005554733551962801]
+cdef double LOG_SQRT_2PI = 0.91893853320467274178
+cdef double SQRT_2PI = 2.5066282746310005024
+
+
+cdef inline double _stirlerr(long n) noexcept nogil:
+    """log(n!) - log(sqrt(2 pi n) (n/e)^n) for n >= 1 (table, then the Stirling series)."""
+    cdef double nn, dn
+    if n <= 15:
+        return STIRLERR_TABLE[n]
+    dn = <double>n
+    nn = dn * dn
+    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - (1.0 / 1680.0 - (1.0 / 1188.0) / nn) / nn) / nn) / nn) / dn
+
+
+cdef inline double _bd0(double j, double x) noexcept nogil:
+    """j log(j/x) + x - j without cancellation (Loader 2000), j > 0, x > 0."""
+    cdef double v, s, s1, ej
+    cdef int k
+    if fabs(j - x) < 0.1 * (j + x):
+        v = (j - x) / (j + x)
+        s = (j - x) * v
+        ej = 2.0 * j * v
+        v = v * v
+        for k in range(1, 1000):
+            ej *= v
+            s1 = s + ej / (2 * k + 1)
+            if s1 == s:
+                return s1
+            s = s1
+        return s
+    return j * log(j / x) + x - j
+
+
+cdef double poisson_pmf(long j, double x) noexcept nogil:
+    """p_j(x) = e^{-x} x^j / j! for j >= 0, x >= 0 (see the module notes)."""
+    cdef double f
+    cdef long k
+    if j < 0:
+        return 0.0
+    if x == 0.0:
+        return 1.0 if j == 0 else 0.0
+    if j == 0:
+        return exp(-x)
+    if x < 1.0 and j <= 170:
+        f = 1.0
+        for k in range(2, j + 1):
+            f *= <double>k
+        return pow(x, <double>j) * exp(-x) / f
+    return exp(-_stirlerr(j) - _bd0(<double>j, x)) / (SQRT_2PI * sqrt(<double>j))
+
+
+cdef double residual_exp(long i, double x) noexcept nogil:
+    """R^i(x) = P(Poisson(x) > i) for i >= 0, x >= 0 (x = inf gives 1, NaN gives NaN)."""
+    cdef double p, t, total, r
+    cdef long k
+    if isnan(x):
+        return NAN
+    if x <= 0.0:
+        return 0.0
+    if x == INFINITY:
+        return 1.0
+    if x < <double>(i + 1):
+        # e^{-x} sum_{j>i} x^j/j! = p_{i+1}(x) sum_k t_k, t_{k+1} = t_k x/(i+2+k)
+        p = poisson_pmf(i + 1, x)
+        if p == 0.0:
+            return 0.0
+        t = 1.0
+        total = 1.0
+        k = 0
+        while True:
+            r = x / <double>(i + 2 + k)
+            t *= r
+            total += t
+            k += 1
+            # remainder after this term <= t r'/(1 - r'), r' = x/(i+2+k) < 1
+            r = x / <double>(i + 2 + k)
+            if t * r <= 1e-17 * total * (1.0 - r):
+                break
+        return p * total
+    return 1.0 - _lower_tail(i, x)
+
+
+cdef double poisson_lower(long i, double x) noexcept nogil:
+    """Q^i(x) = P(Poisson(x) <= i) = 1 - R^i(x), accurate in relative terms for x >= i + 1."""
+    if isnan(x):
+        return NAN
+    if x <= 0.0:
+        return 1.0
+    if x == INFINITY:
+        return 0.0
+    if x < <double>(i + 1):
+        return 1.0 - residual_exp(i, x)
+    return _lower_tail(i, x)
+
+
+cdef double _lower_tail(long i, double x) noexcept nogil:
+    """e^{-x} sum_{j<=i} x^j/j! = p_i(x) sum_k u_k, u_{k+1} = u_k (i-k)/x, for x >= i + 1."""
+    cdef double p, t, total, r
+    cdef long k
+    p = poisson_pmf(i, x)
+    if p == 0.0:
+        return 0.0
+    t = 1.0
+    total = 1.0
+    k = 0
+    while k < i:
+        t *= <double>(i - k) / x
+        total += t
+        k += 1
+        # remainder <= t q/(1 - q) with q = (i-k)/x <= i/x < 1
+        r = <double>(i - k) / x
+        if t * r <= 1e-17 * total * (1.0 - r):
+            break
+    return p * total
+
+
+def residual_exp_kernel(const long[::1] i, const double[::1] x, double[::1] out):
+    """out[k] = R^{i[k]}(x[k]) (inputs validated by the caller: i >= 0, x >= 0, equal lengths)."""
+    cdef Py_ssize_t k, n = x.shape[0]
+    with nogil:
+        for k in range(n):
+            out[k] = residual_exp(i[k], x[k])

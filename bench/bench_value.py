@@ -1,0 +1,142 @@
+"""Benchmarks of freshcore.value: the exponential residual and the exact crawl value.
+
+Groups (each holds the plain numpy/scipy baseline beside freshcore):
+
+* ``residual_exp n=...``: ``scipy.special.gammainc(i + 1, x)`` vs
+  ``freshcore.value.residual_exp(i, x)`` (with its validation) and the bare
+  compiled kernel; i ~ U{0..30}, x ~ U(0, 40) (seed 0);
+* ``crawl_value n=...``: baseline = V in plain numpy with ``gammainc``, the
+  paper's form ``sum_n [rho^n R^n(c s_n)/c - e^{-alpha iota} R^n(gamma s_n)/gamma]``
+  vectorised over pages, looping over n while any page still has a term above
+  1e-16 of its sum (the same stopping rule as freshcore, but the cancelling
+  difference) vs ``freshcore.value.crawl_value(kind="exact")``.
+
+* ``optimal_thresholds n=...``: baseline = the signal-blind periodic optimum
+  ``optimal_rates(model="periodic")`` on the same pages (a reference point, not
+  the same problem: no plain-numpy solver of Theorem 2 exists to compare
+  with) vs ``freshcore.value.optimal_thresholds`` with signals, bandwidth n/10.
+  Sizes 10^3 and 10^4 only (10^5 takes ~15 s, 10^6 minutes: see the report).
+
+Pages: SPEC section 3's check distribution, Delta, mu ~ U[0, 1],
+lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6), tau_eff ~ U(0, 10) (seed 0).
+Targets (issue 3): residual within 2x of gammainc, exact V >= 20x faster than
+the gammainc-based numpy code.
+
+Run (briefly, on the shared machine)::
+
+    PYTHONPATH=src:bench python -m pytest bench/bench_value.py -o python_files='bench_*.py' \
+        --benchmark-min-rounds=3 --benchmark-max-time=0.5
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.special as sc
+
+from conftest import role, sizes
+
+from freshcore._core import residual_exp_kernel
+from freshcore.rates import optimal_rates
+from freshcore.value import PageModel, crawl_value, optimal_thresholds, residual_exp
+
+
+def residual_points(n):
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 31, n), rng.uniform(0.0, 40.0, n)
+
+
+def pages_instance(n):
+    rng = np.random.default_rng(0)
+    dl, mu = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    lam, nu = rng.beta(0.25, 0.25, n), rng.uniform(0.1, 0.6, n)
+    return PageModel(dl, mu, lam, nu), rng.uniform(0, 10, n)
+
+
+def value_numpy(tau, pages):
+    """Exact V in plain numpy + scipy.special.gammainc (the literal, cancelling difference)."""
+    dl, mu, nu = pages.change_rate, pages.importance, pages.false_rate
+    alpha, gamma, beta = pages.alpha, pages.gamma, pages.beta
+    total = np.zeros_like(tau)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        greedy = mu * sc.gammainc(2, dl * tau) / np.where(dl > 0, dl, 1.0)
+        c = dl + nu
+        rho = nu / c
+        e_ai = np.exp(-alpha * tau)
+        general = (beta > 0) & (alpha > 0) & (dl > 0)
+        idx = np.flatnonzero(general)
+        n = 0
+        while len(idx):
+            s = tau[idx] - n * beta[idx] if n else tau[idx]
+            a = rho[idx] ** n * sc.gammainc(n + 1, c[idx] * s) / c[idx]
+            b = e_ai[idx] * sc.gammainc(n + 1, gamma[idx] * s) / gamma[idx]
+            total[idx] += a - b
+            q = rho[idx] * np.minimum(1.0, c[idx] * s / (n + 2))
+            done = ~np.isfinite(beta[idx]) | ((n + 1) * beta[idx] > tau[idx]) | (a * q <= 1e-16 * total[idx] * (1 - q))
+            idx = idx[~done]
+            n += 1
+    out = np.where(beta == 0, greedy, mu * total)
+    out[(dl == 0) | ((alpha == 0) & (beta > 0))] = 0.0
+    return out
+
+
+@pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
+def test_residual_gammainc(benchmark, n):
+    benchmark.group = f"residual_exp n={n}"
+    role(benchmark, "baseline", n=n)
+    i, x = residual_points(n)
+    benchmark(sc.gammainc, i + 1, x)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
+def test_residual_freshcore(benchmark, n):
+    benchmark.group = f"residual_exp n={n}"
+    role(benchmark, "freshcore", n=n)
+    i, x = residual_points(n)
+    got = benchmark(residual_exp, i, x)
+    np.testing.assert_allclose(got, sc.gammainc(i + 1, x), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
+def test_residual_kernel(benchmark, n):
+    benchmark.group = f"residual_exp n={n}"
+    role(benchmark, "freshcore", n=n)
+    i, x = residual_points(n)
+    out = np.empty(n)
+    benchmark(residual_exp_kernel, i.astype(np.int_), x, out)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
+def test_value_numpy(benchmark, n):
+    benchmark.group = f"crawl_value n={n}"
+    role(benchmark, "baseline", n=n)
+    pages, tau = pages_instance(n)
+    benchmark.pedantic(value_numpy, (tau, pages), rounds=1 if n >= 1_000_000 else 3)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
+def test_value_freshcore(benchmark, n):
+    benchmark.group = f"crawl_value n={n}"
+    role(benchmark, "freshcore", n=n)
+    pages, tau = pages_instance(n)
+    got = benchmark(crawl_value, tau, pages)
+    ref = value_numpy(tau, pages)
+    big = ref > 1e-6 * pages.importance / np.maximum(pages.change_rate, 1e-300)  # where the baseline has digits left
+    np.testing.assert_allclose(got[big], ref[big], rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000))
+def test_thresholds_signal_blind(benchmark, n):
+    benchmark.group = f"optimal_thresholds n={n}"
+    role(benchmark, "baseline", n=n)
+    pages, _ = pages_instance(n)
+    benchmark(optimal_rates, pages.change_rate, pages.importance, n / 10, model="periodic")
+
+
+@pytest.mark.parametrize("n", sizes(1000, 10_000))
+def test_thresholds_freshcore(benchmark, n):
+    benchmark.group = f"optimal_thresholds n={n}"
+    role(benchmark, "freshcore", n=n)
+    pages, _ = pages_instance(n)
+    res = benchmark.pedantic(optimal_thresholds, (pages, n / 10), rounds=1 if n >= 10_000 else 3)
+    assert abs(res.frequencies.sum() / (n / 10) - 1) <= 1e-13

@@ -1,0 +1,21 @@
+"""Typed stub of the compiled crawl value (the ``cdef`` functions are reachable from Cython only)."""
+
+import numpy as np
+from numpy.typing import NDArray
+
+_F = NDArray[np.float64]
+
+def value_kernel(
+    tau: _F, delta: _F, recall: _F, nu: _F, mu: _F, alpha: _F, gamma: _F, beta: _F, kind: int, terms: int, out: _F
+) -> None: ...
+def interval_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> None: ...
+def fresh_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> None: ...
+
+# Cython module internals (the C-API capsules of the cdef functions, the doctest table).
+__pyx_capi__: dict[str, object]
+__test__: dict[str, str]
+def threshold_kernel(
+    lam: float, delta: _F, alpha: _F, gamma: _F, nu: _F, beta: _F, mu: _F, lo: _F, hi: _F, iota: _F, freq: _F
+) -> float: ...
+def interval_inverse_kernel(target: _F, delta: _F, gamma: _F, nu: _F, beta: _F, lo: _F, iota: _F) -> None: ...
+def signal_count_kernel(lam: float, mu: _F, delta: _F, nu: _F, count: NDArray[np.int_], freq: _F) -> float: ...

@@ -1,0 +1,400 @@
+# cython: language_level=3
+"""Compiled crawl value of one page with noisy change signals (001, SPEC section 3).
+
+Layers as in ``_core.pyx``: ``cdef ... noexcept nogil`` functions for one page
+(declared in ``_value.pxd`` so the scheduler can cimport them) and ``def`` batch
+kernels over typed memoryviews that release the GIL.  Nothing here validates:
+``freshcore.value`` checks and derives every parameter first.
+
+Per page: change rate delta, importance mu, recall lam, false-signal rate nu;
+derived alpha = (1 - lam) delta, gamma = lam delta + nu, c = alpha + gamma =
+delta + nu, rho = nu / c and beta = log(gamma / nu) / alpha, with the
+conventions of ``freshcore.value.PageModel`` (beta = 0 when lam delta = 0,
+beta = inf when nu = 0 or alpha = 0).  With K = floor(iota / beta) and
+s_n = iota - n beta:
+
+    psi(iota) = sum_{n<=K} R^n(gamma s_n) / gamma
+    w(iota)   = sum_{n<=K} rho^n R^n(c s_n) / c
+    V(iota)   = mu (w - e^{-alpha iota} psi) = mu sum_{n<=K} D_n,
+    D_n = A_n - B_n,  A_n = rho^n R^n(c s_n)/c,  B_n = e^{-alpha iota} R^n(gamma s_n)/gamma
+
+(e^{-alpha iota} (nu/gamma)^n = e^{-alpha s_n} since e^{-alpha beta} = nu/gamma).
+Every D_n >= 0; it is formed as A_n - B_n where B_n <= 0.75 A_n (at most two
+bits lost), otherwise as the sum of non-negative terms
+
+    D_n = rho^n / c * sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}),  r = gamma / c,
+
+obtained by expanding both residuals as Poisson tails (1 - r^m by the
+recurrence (1 - r^m) r + (1 - r)).  Where both arguments exceed n + 1 (long
+series) the complement form rho^n/c [-expm1(E) - Q^n(c s) + e^E Q^n(gamma s)],
+E = -alpha s - (n+1) log(gamma/c), Q^n = 1 - R^n, is used instead when its
+lower-tail terms are both at most a quarter of -expm1(E) (at most two bits lost).  The sum over n stops when the
+provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
+(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
+"""
+
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, sqrt, isnan, INFINITY, NAN
+from freshcore._core cimport residual_exp, poisson_pmf, poisson_lower
+
+cdef double CANCEL_RATIO = 0.75
+cdef double SERIES_TOL = 1e-17
+cdef double SUM_TOL = 1e-16
+
+
+cdef double _difference_series(long n, double cs, double lr, double one_minus_r) noexcept nogil:
+    """sum_{j>n} p_j(cs) (1 - r^{j-n-1}) as non-negative terms, lr = log r = log(gamma/c) < 0.
+
+    Upwards, 1 - r^{m+1} = (1 - r^m) r + (1 - r) adds two non-negative numbers
+    (no cancellation, no expm1 per term); downwards -expm1(m lr) is used.
+    """
+    cdef long j0, j
+    cdef double p0, p, fac, total = 0.0, q, term, r = exp(lr)
+    j0 = <long>floor(cs)
+    if j0 < n + 1:
+        j0 = n + 1
+    p0 = poisson_pmf(j0, cs)
+    # upward from j0 (j0 >= cs - 1: the pmf ratio cs/(j+1) is below 1 beyond it)
+    p = p0
+    j = j0
+    fac = -expm1(<double>(j - n - 1) * lr) if j > n + 1 else 0.0
+    while True:
+        total += p * fac
+        j += 1
+        p *= cs / <double>j
+        fac = fac * r + one_minus_r
+        q = cs / <double>(j + 1)
+        # remainder from j on <= p / (1 - q)
+        if p == 0.0 or (q < 1.0 and p <= SERIES_TOL * total * (1.0 - q)):
+            break
+    # downward from j0 - 1 to n + 1 (pmf and factor both decrease)
+    p = p0
+    j = j0
+    while j > n + 1:
+        p *= <double>j / cs
+        j -= 1
+        fac = -expm1(<double>(j - n - 1) * lr)
+        term = p * fac
+        total += term
+        q = <double>j / cs
+        if term == 0.0 or (q < 1.0 and term * q <= SERIES_TOL * total * (1.0 - q)):
+            break
+    return total
+
+
+cdef inline double _term(long n, double s, double c, double gamma, double alpha,
+                         double rho_n, double e_ai, double lr, double* a_out) noexcept nogil:
+    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]."""
+    cdef double a, b, e, t1, q
+    a = rho_n * residual_exp(n, c * s) / c
+    a_out[0] = a
+    if a == 0.0:
+        return 0.0
+    b = e_ai * residual_exp(n, gamma * s) / gamma
+    if b <= CANCEL_RATIO * a:
+        return a - b
+    if gamma * s > <double>(n + 1):
+        # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
+        # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
+        e = -alpha * s - <double>(n + 1) * lr
+        if e < 0.0:
+            t1 = -expm1(e)
+            q = exp(e) * poisson_lower(n, gamma * s)
+            if q <= 0.25 * t1:
+                return rho_n / c * (t1 + (q - poisson_lower(n, c * s)))
+    return rho_n / c * _difference_series(n, c * s, lr, alpha / c)
+
+
+cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
+    """Signal-blind value mu R^1(delta iota) / delta (0 when delta = 0)."""
+    if isnan(iota):
+        return NAN
+    if delta == 0.0 or mu == 0.0:
+        return 0.0
+    if iota == INFINITY:
+        return mu / delta
+    return mu * residual_exp(1, delta * iota) / delta
+
+
+cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
+                       double beta, double mu, long terms) noexcept nogil:
+    """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
+    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q
+    cdef long n
+    if isnan(iota):
+        return NAN
+    if delta == 0.0 or mu == 0.0 or terms == 0:
+        return 0.0
+    c = delta + nu
+    rho = nu / c
+    if iota == INFINITY:
+        if terms < 0 or rho == 0.0 or beta == 0.0:
+            return mu / delta
+        return mu * -expm1(<double>terms * log1p(-delta / c)) / delta
+    if beta == 0.0:
+        return greedy_value(iota, delta, mu)
+    if alpha == 0.0:
+        return 0.0
+    e_ai = exp(-alpha * iota)
+    # log(gamma/c) = log(1 - alpha/c), accurate on both ends
+    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    total = 0.0
+    rho_n = 1.0
+    n = 0
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, &a)
+        total += d
+        if terms >= 0 and n + 1 >= terms:
+            break
+        if beta == INFINITY or <double>(n + 1) * beta > iota or a == 0.0:
+            break
+        q = c * s / <double>(n + 2)
+        q = rho * (q if q < 1.0 else 1.0)
+        if q < 1.0 and a * q <= SUM_TOL * total * (1.0 - q):
+            break
+        rho_n *= rho
+        n += 1
+    return mu * total
+
+
+cdef double cis_value(double iota, double delta, double recall, double alpha, double mu) noexcept nogil:
+    """Greedy-CIS value: V of the same page with nu = 0 (beta = inf, one term)."""
+    if recall == 0.0:
+        return greedy_value(iota, delta, mu)
+    return page_value(iota, delta, alpha, recall * delta, 0.0, INFINITY, mu, -1)
+
+
+cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
+    """psi(iota): expected time between crawls of the threshold policy."""
+    cdef double s, t, total = 0.0, q
+    cdef long n = 0
+    if isnan(iota):
+        return NAN
+    if iota == INFINITY:
+        return INFINITY
+    if beta == 0.0 or gamma == 0.0:
+        return iota
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        t = residual_exp(n, gamma * s) / gamma
+        total += t
+        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
+            break
+        q = gamma * s / <double>(n + 2)
+        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
+            break
+        n += 1
+    return total
+
+
+cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
+    """w(iota): expected time the copy stays fresh per crawl interval."""
+    cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
+    cdef long n = 0
+    if isnan(iota):
+        return NAN
+    c = delta + nu
+    if iota == INFINITY:
+        return 1.0 / delta if delta > 0.0 else INFINITY
+    if beta == 0.0:
+        if delta == 0.0:
+            return iota
+        return residual_exp(0, delta * iota) / delta
+    rho = nu / c
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        t = rho_n * residual_exp(n, c * s) / c
+        total += t
+        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
+            break
+        q = c * s / <double>(n + 2)
+        q = rho * (q if q < 1.0 else 1.0)
+        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
+            break
+        rho_n *= rho
+        n += 1
+    return total
+
+
+# ---------------------------------------------------------------------------
+# Batch kernels (kind: 0 exact, 1 approx-terms, 2 greedy, 3 cis)
+
+def value_kernel(const double[::1] tau, const double[::1] delta, const double[::1] recall,
+                 const double[::1] nu, const double[::1] mu, const double[::1] alpha,
+                 const double[::1] gamma, const double[::1] beta, int kind, long terms,
+                 double[::1] out):
+    """out[k] = V(tau[k]) of page k (all arrays of one length, validated by the caller)."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        if kind == 0:
+            for k in range(n):
+                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+        elif kind == 1:
+            for k in range(n):
+                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
+        elif kind == 2:
+            for k in range(n):
+                out[k] = greedy_value(tau[k], delta[k], mu[k])
+        else:
+            for k in range(n):
+                out[k] = cis_value(tau[k], delta[k], recall[k], alpha[k], mu[k])
+
+
+def interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+                    const double[::1] gamma, const double[::1] beta, double[::1] out):
+    """out[k] = psi(tau[k]) of page k."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        for k in range(n):
+            out[k] = crawl_interval(tau[k], delta[k], gamma[k], nu[k], beta[k])
+
+
+def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+                 const double[::1] gamma, const double[::1] beta, double[::1] out):
+    """out[k] = w(tau[k]) of page k."""
+    cdef Py_ssize_t k, n = out.shape[0]
+    with nogil:
+        for k in range(n):
+            out[k] = fresh_time(tau[k], delta[k], gamma[k], nu[k], beta[k])
+
+
+# ---------------------------------------------------------------------------
+# Thresholds of Theorem 2: V(iota) = Lam per page (signal-aware pages, beta > 0, alpha > 0)
+
+cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
+                             double beta, double mu, double lo, double hi) noexcept nogil:
+    """iota with V(iota) = lam, V(lo) < lam <= V(hi) (inf when lam >= mu/delta).
+
+    ``lo``/``hi`` are hints (a bracket from neighbouring multipliers); they are
+    checked and widened.  Illinois regula falsi on V(iota) - lam, ended when the
+    bracket is down to a few ulps or |V - lam| <= 2e-16 lam (V is continuous and
+    non-decreasing).
+    """
+    cdef double glo, ghi, x, gx, w
+    cdef int side = 0, it
+    if lam >= mu / delta:
+        return INFINITY
+    if not (lo >= 0.0) or lo == INFINITY:
+        lo = 0.0
+    glo = page_value(lo, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    if glo >= 0.0:
+        lo = 0.0
+        glo = -lam
+    if not (hi > lo) or hi == INFINITY:
+        hi = lo * 2.0 if lo > 0.0 else 1.0 / delta
+    ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    while ghi < 0.0:
+        lo = hi
+        glo = ghi
+        hi = hi * 4.0
+        if hi == INFINITY:
+            return INFINITY
+        ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
+    for it in range(300):
+        if ghi == 0.0 or hi - lo <= 4e-16 * hi:
+            break
+        w = glo / (glo - ghi)
+        x = lo + w * (hi - lo)
+        if not (x > lo and x < hi) or it % 8 == 7:
+            x = 0.5 * (lo + hi)
+        gx = page_value(x, delta, alpha, gamma, nu, beta, mu, -1) - lam
+        if fabs(gx) <= 2e-16 * lam:
+            return x  # V(x) = lam to the rounding of V
+        if gx < 0.0:
+            lo = x
+            glo = gx
+            if side == -1:
+                ghi *= 0.5
+            side = -1
+        else:
+            hi = x
+            ghi = gx
+            if side == 1:
+                glo *= 0.5
+            side = 1
+    return hi
+
+
+def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
+                     const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+                     const double[::1] mu, const double[::1] lo, const double[::1] hi,
+                     double[::1] iota, double[::1] freq):
+    """Per page: iota[k] with V(iota) = lam (hint bracket lo, hi) and freq[k] = 1/psi(iota); returns sum(freq)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double total = 0.0, t
+    with nogil:
+        for k in range(n):
+            t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], lo[k], hi[k])
+            iota[k] = t
+            if t == INFINITY:
+                freq[k] = 0.0
+            else:
+                freq[k] = 1.0 / crawl_interval(t, delta[k], gamma[k], nu[k], beta[k])
+            total += freq[k]
+    return total
+
+
+def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
+                            const double[::1] nu, const double[::1] beta, const double[::1] lo,
+                            double[::1] iota):
+    """iota[k] >= lo[k] with psi(iota) = target[k] (psi is increasing; bisection to a few ulps)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double a, b, m
+    cdef int it
+    with nogil:
+        for k in range(n):
+            a = lo[k]
+            b = a * 2.0 + 1.0
+            while crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) < target[k] and b < INFINITY:
+                a = b
+                b *= 4.0
+            for it in range(2000):
+                if b - a <= 4e-16 * b:
+                    break
+                m = 0.5 * (a + b)
+                if crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) < target[k]:
+                    a = m
+                else:
+                    b = m
+            iota[k] = b
+
+
+# ---------------------------------------------------------------------------
+# recall = 1 (alpha = 0): crawl at the K-th signal
+
+cdef long best_signal_count(double lam, double mu, double delta, double nu) noexcept nogil:
+    """K >= 1 maximising (gamma/K) (mu (1 - rho^K)/delta - lam), rho = nu/(delta + nu); 0 if never positive.
+
+    With every change signalled the page is fresh with probability rho^k after
+    k signals; crawling at the K-th signal has frequency gamma/K and keeps the
+    page fresh a fraction gamma (1 - rho^K)/(K delta) of the time.  The objective
+    is unimodal in K (its continuous derivative changes sign once).
+    """
+    cdef double a = mu / delta, lr, g, g_next
+    cdef long K = 1
+    if a <= lam:
+        return 0
+    lr = log(nu / (delta + nu)) if nu > 0.0 else -INFINITY
+    g = a * -expm1(lr) - lam
+    while K < 100000000:
+        g_next = (a * -expm1(<double>(K + 1) * lr) - lam) / <double>(K + 1)
+        if g_next <= g:
+            break
+        g = g_next
+        K += 1
+    return K if g > 0.0 else 0
+
+
+def signal_count_kernel(double lam, const double[::1] mu, const double[::1] delta, const double[::1] nu,
+                        long[::1] count, double[::1] freq):
+    """Per page (recall = 1): count[k] = best K (0: never crawl), freq[k] = gamma/K; returns sum(freq)."""
+    cdef Py_ssize_t k, n = delta.shape[0]
+    cdef double total = 0.0
+    cdef long K
+    with nogil:
+        for k in range(n):
+            K = best_signal_count(lam, mu[k], delta[k], nu[k])
+            count[k] = K
+            freq[k] = (delta[k] + nu[k]) / <double>K if K > 0 else 0.0
+            total += freq[k]
+    return total

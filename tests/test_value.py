@@ -1,0 +1,383 @@
+"""Crawl value V, interval psi, fresh time w and frequency f (SPEC section 3, 001 Lemma 4 and A.1)."""
+
+import pickle
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import brentq
+
+from freshcore.value import (
+    PageModel,
+    crawl_frequency,
+    crawl_interval,
+    crawl_value,
+    fresh_time,
+    residual_exp,
+)
+
+# ---------------------------------------------------------------------------
+# Independent 50-digit reference, written from the paper's formulas (no shared code)
+
+
+def ref_value(iota, dl, lam, nu, mu=1.0):
+    """mu (w - e^{-alpha iota} psi) summed to K = floor(iota/beta) in 50 digits.
+
+    The sum stops early only once the w-tail bound rho^{i+1}/(c (1 - rho)) (each
+    later term of V is non-negative and below its w-term rho^m/c) is below 1e-30
+    of the value.
+    """
+    with mp.workdps(50):
+        dl, lam, nu, iota, mu = (mp.mpf(float(v)) for v in (dl, lam, nu, iota, mu))
+        alpha = (1 - lam) * dl
+        gamma = lam * dl + nu
+        beta = -mp.log(nu / gamma) / alpha
+        c = dl + nu
+        rho = nu / c
+        K = int(mp.floor(iota / beta))
+        w = psi = mp.mpf(0)
+        for i in range(K + 1):
+            s = iota - i * beta
+            w += nu**i / c ** (i + 1) * mp.gammainc(i + 1, 0, c * s, regularized=True)
+            psi += mp.gammainc(i + 1, 0, gamma * s, regularized=True) / gamma
+            if rho ** (i + 1) / (c * (1 - rho)) < mp.mpf(10) ** -30 * (w - mp.exp(-alpha * iota) * psi):
+                break
+        return mu * (w - mp.exp(-alpha * iota) * psi)
+
+
+def recall_for_beta(dl, nu, beta):
+    """The recall lambda at which a page (dl, nu) has the given beta (beta increases with lambda)."""
+    f = lambda lam: np.log(np.log1p(lam * dl / nu) / ((1 - lam) * dl)) - np.log(beta)  # noqa: E731
+    return brentq(f, 1e-300, 1 - 1e-15, xtol=1e-300, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dl, nu, mu", [(1.0, 0.5, 1.0), (0.3, 0.05, 2.5), (2.0, 3.0, 0.7)])
+def test_value_matches_mpmath_over_iota_and_beta_grid(dl, nu, mu):
+    iotas = np.logspace(-9, 4, 14)
+    worst = 0.0
+    for beta in np.logspace(-6, 6, 7):
+        lam = recall_for_beta(dl, nu, beta)
+        pages = PageModel(np.full(len(iotas), dl), mu, lam, nu)
+        assert pages.beta[0] == pytest.approx(beta, rel=1e-8)
+        got = crawl_value(iotas, pages)
+        for iota, g in zip(iotas, got):
+            r = ref_value(iota, dl, lam, nu, mu)
+            worst = max(worst, float(abs(g - r) / r))
+    assert worst <= 1e-12
+
+
+def test_literal_difference_fails_where_ours_does_not():
+    # SPEC: w - e^{-alpha iota} psi loses everything at iota = 1e-7
+    pages = PageModel(1.0, 1.0, 0.5, 0.3)
+    iota = 1e-7
+    literal = fresh_time(iota, pages)[0] - np.exp(-pages.alpha[0] * iota) * crawl_interval(iota, pages)[0]
+    r = ref_value(iota, 1.0, 0.5, 0.3)
+    assert abs(crawl_value(iota, pages)[0] - r) <= 1e-14 * r
+    assert abs(literal - r) > 1e-9 * r  # eight digits lost (measured 1.1e-8 relative)
+
+
+# ---------------------------------------------------------------------------
+# Monte Carlo of the threshold policy: crawl when tau_elap + beta n_cis >= iota
+
+
+def simulate(dl, lam, nu, iota, n_intervals, seed):
+    """Interval lengths T and fresh times min(T, first change) of independent crawl intervals."""
+    rng = np.random.default_rng(seed)
+    beta = PageModel(dl, 1.0, lam, nu).beta[0]
+    m = n_intervals
+    t = np.zeros(m)
+    n = np.zeros(m)
+    first_change = np.full(m, np.inf)
+    length = np.full(m, np.nan)
+    active = np.ones(m, dtype=bool)
+    rate = dl + nu
+    while active.any():
+        idx = np.flatnonzero(active)
+        with np.errstate(invalid="ignore"):
+            due = np.maximum(t[idx], np.where(n[idx] > 0, iota - beta * n[idx], iota)) if beta > 0 else np.full(len(idx), iota)
+        nxt = t[idx] + rng.exponential(1.0 / rate, len(idx)) if rate > 0 else np.full(len(idx), np.inf)
+        crawl = due <= nxt
+        length[idx[crawl]] = due[crawl]
+        active[idx[crawl]] = False
+        ev = idx[~crawl]
+        t[ev] = nxt[~crawl]
+        u = rng.uniform(size=len(ev))
+        is_change = u < dl / rate
+        first_change[ev[is_change]] = np.minimum(first_change[ev[is_change]], t[ev[is_change]])
+        signal = np.where(is_change, rng.uniform(size=len(ev)) < lam, True)
+        n[ev[signal]] += 1
+    return length, np.minimum(length, first_change)
+
+
+@pytest.mark.parametrize(
+    "dl, lam, nu, iota",
+    [
+        (1.0, 0.5, 0.3, 2.0),  # general
+        (1.0, 0.7, 0.0, 1.5),  # no false signals: beta = inf
+        (0.5, 0.999, 0.5, 3.0),  # large beta (~ 1.4e3)
+        (2.0, 0.05, 1.0, 3.0),  # small beta: many signals before a crawl
+        (1.0, 0.0, 0.4, 1.2),  # uninformative signals: psi = iota
+        (0.8, 0.6, 0.2, 8.0),  # several signals needed (K = 4)
+    ],
+)
+def test_psi_and_w_match_monte_carlo(dl, lam, nu, iota):
+    length, fresh = simulate(dl, lam, nu, iota, 100_000, seed=int(1000 * (dl + 10 * lam + 100 * nu + 1000 * iota)))
+    pages = PageModel(dl, 1.0, lam, nu)
+    psi = crawl_interval(iota, pages)[0]
+    w = fresh_time(iota, pages)[0]
+    se_psi = length.std(ddof=1) / np.sqrt(len(length))
+    se_w = fresh.std(ddof=1) / np.sqrt(len(fresh))
+    assert abs(length.mean() - psi) <= 4 * se_psi + 1e-12
+    assert abs(fresh.mean() - w) <= 4 * se_w + 1e-12
+    assert crawl_frequency(iota, pages)[0] == pytest.approx(1.0 / psi, rel=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# Shape of V and f
+
+params = st.tuples(
+    st.floats(1e-3, 5.0),  # Delta
+    st.floats(0.0, 1.0),  # lambda
+    st.floats(0.0, 3.0),  # nu
+)
+
+
+@given(params, st.floats(0.0, 200.0), st.floats(0.0, 200.0))
+def test_value_non_decreasing_and_frequency_non_increasing(p, a, b):
+    dl, lam, nu = p
+    lo, hi = min(a, b), max(a, b)
+    pages = PageModel([dl, dl], 1.0, lam, nu)
+    v = crawl_value([lo, hi], pages)
+    f = crawl_frequency([lo, hi], pages)
+    assert 0.0 <= v[0] <= v[1] * (1 + 1e-13) <= (1 + 1e-12) / dl
+    assert f[0] * (1 + 1e-13) >= f[1] >= 0.0
+
+
+@given(params, st.floats(0.0, 50.0), st.integers(1, 5))
+def test_approx_is_a_lower_bound(p, iota, j):
+    dl, lam, nu = p
+    pages = PageModel(dl, 1.0, lam, nu)
+    exact = crawl_value(iota, pages)[0]
+    approx = crawl_value(iota, pages, kind="approx", terms=j)[0]
+    approx_next = crawl_value(iota, pages, kind="approx", terms=j + 1)[0]
+    assert approx <= approx_next <= exact * (1 + 1e-13)
+
+
+def test_approx_levels_off_at_one_minus_rho_to_the_j():
+    dl, nu, mu = np.array([1.0, 0.4, 2.0]), np.array([0.5, 1.0, 0.1]), np.array([1.0, 3.0, 0.5])
+    pages = PageModel(dl, mu, 0.3, nu)
+    rho = nu / (dl + nu)
+    for j in (1, 2, 3):
+        limit = mu * (1 - rho**j) / dl
+        np.testing.assert_allclose(crawl_value(np.inf, pages, kind="approx", terms=j), limit, rtol=1e-14)
+        np.testing.assert_allclose(crawl_value(1e4, pages, kind="approx", terms=j), limit, rtol=1e-12)
+        assert np.all(limit < mu / dl)
+
+
+def test_value_at_infinity():
+    pages = PageModel([1.0, 0.25, 3.0, 2.0], [1.0, 2.0, 0.5, 1.0], [0.0, 0.5, 1.0, 0.3], [0.0, 0.2, 0.4, 0.0])
+    mu_dl = pages.importance / pages.change_rate
+    for kind in ("exact", "greedy", "cis"):
+        np.testing.assert_allclose(crawl_value(np.inf, pages, kind=kind), mu_dl, rtol=1e-15)
+    # approaching infinity (lambda = 1 is the exception: V = 0 until a signal)
+    v = crawl_value(1e4, pages)
+    np.testing.assert_allclose(v[[0, 1, 3]], mu_dl[[0, 1, 3]], rtol=1e-12)
+    scaled = crawl_value(np.inf, pages) * pages.normalized_importance / pages.importance
+    np.testing.assert_allclose(scaled, pages.normalized_importance / pages.change_rate, rtol=1e-15)
+
+
+def test_greedy_and_cis_formulas():
+    iota = np.array([1e-6, 0.3, 2.0, 40.0])
+    dl, lam, nu, mu = 0.7, 0.6, 0.25, 1.3
+    pages = PageModel(np.full(4, dl), mu, lam, nu)
+    np.testing.assert_allclose(crawl_value(iota, pages, kind="greedy"), mu * residual_exp(1, dl * iota) / dl, rtol=1e-15)
+    for x, got in zip(iota, crawl_value(iota, pages, kind="cis")):
+        with mp.workdps(50):
+            x, a, g = mp.mpf(float(x)), mp.mpf((1 - lam) * dl), mp.mpf(lam * dl)
+            r = mu * (mp.gammainc(1, 0, dl * x, regularized=True) / dl
+                      - mp.gammainc(1, 0, g * x, regularized=True) / (g * mp.exp(a * x)))
+        assert abs(got - r) <= 1e-13 * r
+
+
+# ---------------------------------------------------------------------------
+# Degenerate regions: limits, continuity, no NaN
+
+IOTA = np.array([1e-5, 0.3, 2.0, 20.0])
+
+
+def value(dl, lam, nu, kind="exact"):
+    return crawl_value(IOTA, PageModel(np.full(len(IOTA), dl), 1.0, lam, nu), kind=kind)
+
+
+def rel(a, b):
+    return np.max(np.abs(a - b) / np.abs(b))
+
+
+EPS = 10.0 ** -np.arange(3, 13, 3)
+
+
+@pytest.mark.parametrize("path", ["lam=e,nu=e", "lam=e,nu=e^2", "lam=e^2,nu=e", "lam=0,nu=e", "lam=e,nu=0"])
+def test_gamma_to_zero_gives_greedy(path):
+    greedy = value(1.0, 0.0, 0.0, "greedy")
+    np.testing.assert_array_equal(value(1.0, 0.0, 0.0), greedy)
+    errs = []
+    for e in EPS:
+        lam, nu = {"lam=e,nu=e": (e, e), "lam=e,nu=e^2": (e, e * e), "lam=e^2,nu=e": (e * e, e),
+                   "lam=0,nu=e": (0.0, e), "lam=e,nu=0": (e, 0.0)}[path]
+        errs.append(rel(value(1.0, lam, nu), greedy))
+    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in zip(errs, errs[1:]))
+
+
+@pytest.mark.parametrize("lam", [0.2, 0.6, 0.95])
+def test_nu_to_zero_gives_greedy_cis(lam):
+    cis = value(1.0, lam, 0.0)
+    np.testing.assert_allclose(value(1.0, lam, 0.7, "cis"), cis, rtol=1e-15)  # cis ignores nu
+    errs = [rel(value(1.0, lam, e), cis) for e in 10.0 ** -np.arange(3, 16, 3)]
+    assert errs[-1] <= 1e-10 and errs[0] >= errs[-1]
+
+
+@pytest.mark.parametrize("nu", [0.1, 1.0])
+def test_lambda_to_zero_with_false_signals_gives_greedy(nu):
+    greedy = value(1.0, 0.0, nu)
+    np.testing.assert_allclose(greedy, value(1.0, 0.0, 0.0, "greedy"), rtol=1e-15)
+    errs = [rel(value(1.0, e, nu), greedy) for e in EPS]
+    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in zip(errs, errs[1:]))
+
+
+@pytest.mark.parametrize("nu", [0.0, 0.4])
+def test_lambda_to_one_alpha_to_zero(nu):
+    # every change signalled: fresh for sure until a signal, V = 0 at finite iota
+    assert np.all(value(1.0, 1.0, nu) == 0.0)
+    vals = [value(1.0, 1.0 - e, nu) for e in EPS]
+    assert np.all(np.isfinite(vals)) and np.max(vals[-1]) <= 1e-8
+    assert all(np.all(b <= a) for a, b in zip(vals, vals[1:]))
+
+
+@pytest.mark.parametrize("lam, nu", [(0.5, 0.3), (0.0, 0.3), (1.0, 0.0), (0.5, 0.0)])
+def test_delta_to_zero(lam, nu):
+    assert np.all(value(0.0, lam, nu) == 0.0)
+    vals = [value(e, lam, nu) for e in EPS]
+    assert np.max(vals[-1]) <= 1e-8 and all(np.all(b <= a) for a, b in zip(vals, vals[1:]))
+
+
+def test_no_nan_on_a_grid_with_every_degenerate_value():
+    rng = np.random.default_rng(3)
+    dl = rng.choice([0.0, 1e-300, 1e-9, 0.5, 1.0, 7.0], 4000)
+    lam = rng.choice([0.0, 1e-12, 0.3, 1 - 1e-12, 1.0], 4000)
+    nu = rng.choice([0.0, 1e-300, 1e-9, 0.4, 5.0], 4000)
+    tau = rng.choice([0.0, 1e-300, 1e-9, 0.7, 30.0, np.inf], 4000)
+    pages = PageModel(dl, 1.0, lam, nu)
+    for kind, terms in [("exact", None), ("approx", 2), ("greedy", None), ("cis", None)]:
+        v = crawl_value(tau, pages, kind=kind, terms=terms)
+        assert not np.isnan(v).any() and np.all(v >= 0)
+    for fn in (crawl_interval, fresh_time, crawl_frequency):
+        r = fn(tau, pages)
+        assert not np.isnan(r).any() and np.all(r >= 0)
+
+
+# ---------------------------------------------------------------------------
+# PageModel
+
+
+def test_page_model_derived_and_read_only():
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 3.0, 0.0], [0.5, 0.0, 1.0], 0.25)
+    np.testing.assert_array_equal(pages.alpha, [0.5, 2.0, 0.0])
+    np.testing.assert_array_equal(pages.gamma, [0.75, 0.25, 0.75])
+    assert pages.beta[0] == pytest.approx(-np.log(0.25 / 0.75) / 0.5, rel=1e-15)
+    assert pages.beta[1] == 0.0 and pages.beta[2] == np.inf
+    np.testing.assert_allclose(pages.normalized_importance, [0.25, 0.75, 0.0])
+    assert len(pages) == 3
+    for name in ("change_rate", "importance", "recall", "false_rate", "alpha", "gamma", "beta"):
+        with pytest.raises(ValueError):
+            getattr(pages, name)[0] = 1.0
+        with pytest.raises(AttributeError):
+            setattr(pages, name, np.zeros(3))
+
+
+def test_page_model_input_not_aliased():
+    dl = np.array([1.0, 2.0])
+    pages = PageModel(dl, 1.0)
+    dl[0] = 5.0
+    assert pages.change_rate[0] == 1.0
+
+
+def test_page_model_indexing_equality_pickle():
+    pages = PageModel([1.0, 2.0, 0.5, 3.0], [1.0, 3.0, 2.0, 1.0], [0.5, 0.0, 1.0, 0.2], [0.1, 0.2, 0.0, 0.3])
+    sub = pages[1:3]
+    assert sub == PageModel([2.0, 0.5], [3.0, 2.0], [0.0, 1.0], [0.2, 0.0])
+    assert pages[-1] == PageModel(3.0, 1.0, 0.2, 0.3)
+    assert pages[np.array([True, False, False, True])] == pages[[0, 3]]
+    assert pages != sub and pages != "x"
+    np.testing.assert_array_equal(crawl_value(2.0, pages)[[1, 2]], crawl_value(2.0, sub))
+    again = pickle.loads(pickle.dumps(pages))
+    assert again == pages and np.array_equal(again.beta, pages.beta)
+    with pytest.raises(IndexError):
+        pages[4]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(change_rate=[1.0, -1.0], importance=1.0), r"change_rate\[1\]"),
+        (dict(change_rate=[1.0, np.inf], importance=1.0), r"change_rate\[1\]"),
+        (dict(change_rate=1.0, importance=[1.0, np.nan]), r"importance\[1\]"),
+        (dict(change_rate=1.0, importance=-2.0), r"'importance' parameter of PageModel"),
+        (dict(change_rate=1.0, importance=1.0, recall=[0.5, 1.5]), r"recall\[1\]"),
+        (dict(change_rate=1.0, importance=1.0, recall=-0.1), r"'recall'"),
+        (dict(change_rate=1.0, importance=1.0, false_rate=[0.0, 0.0, -1.0]), r"false_rate\[2\]"),
+        (dict(change_rate=[1.0, 2.0], importance=[1.0, 2.0, 3.0]), r"one length"),
+        (dict(change_rate=[[1.0]], importance=1.0), r"'change_rate'"),
+    ],
+)
+def test_page_model_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PageModel(**kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Public functions: arguments, out=, read-only input
+
+
+def test_out_and_read_only_input():
+    pages = PageModel([1.0, 2.0], 1.0, 0.5, 0.2)
+    tau = np.array([0.5, 3.0])
+    tau.flags.writeable = False
+    out = np.empty(2)
+    for fn in (crawl_value, crawl_interval, fresh_time, crawl_frequency):
+        res = fn(tau, pages, out=out)
+        assert res is out
+        np.testing.assert_array_equal(out, fn(tau, pages))
+
+
+@pytest.mark.parametrize("fn", [crawl_value, crawl_interval, fresh_time, crawl_frequency])
+def test_bad_times_and_pages(fn):
+    pages = PageModel([1.0, 2.0], 1.0, 0.5, 0.2)
+    name = "tau_eff" if fn is crawl_value else "threshold"
+    with pytest.raises(ValueError, match=rf"{name}\[1\]"):
+        fn([1.0, -1.0], pages)
+    with pytest.raises(ValueError, match=rf"{name}\[0\]"):
+        fn([np.nan, 1.0], pages)
+    with pytest.raises(ValueError, match=rf"'{name}'"):
+        fn(-0.5, pages)
+    with pytest.raises(ValueError, match="length 2"):
+        fn([1.0, 2.0, 3.0], pages)
+    with pytest.raises(TypeError, match="PageModel"):
+        fn(1.0, {"change_rate": 1.0})
+    with pytest.raises(ValueError):
+        fn(1.0, pages, out=np.empty(3))
+
+
+def test_bad_kind_and_terms():
+    pages = PageModel(1.0, 1.0, 0.5, 0.2)
+    with pytest.raises(ValueError, match="'kind'"):
+        crawl_value(1.0, pages, kind="fast")
+    with pytest.raises(ValueError, match="'terms'.*required"):
+        crawl_value(1.0, pages, kind="approx")
+    with pytest.raises(ValueError, match="'terms'"):
+        crawl_value(1.0, pages, kind="approx", terms=0)
+    with pytest.raises(TypeError, match="'terms'"):
+        crawl_value(1.0, pages, kind="approx", terms=1.5)
+    with pytest.raises(ValueError, match="only used with kind='approx'"):
+        crawl_value(1.0, pages, terms=2)
