@@ -14,6 +14,10 @@ Crawl rates
     :func:`optimal_rates`, :func:`freshness`.
 Special functions
     :func:`lambertw`.
+Crawl value with change-indicating signals (001)
+    :class:`PageModel`, :func:`residual_exp`, :func:`crawl_value`,
+    :func:`crawl_frequency`, :func:`crawl_interval`, :func:`fresh_time`,
+    :func:`optimal_thresholds`.
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
@@ -48,6 +52,16 @@ from .mle import (
 from .rates import RatesResult, freshness, optimal_rates
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
+from .value import (
+    PageModel,
+    ThresholdsResult,
+    crawl_frequency,
+    crawl_interval,
+    crawl_value,
+    fresh_time,
+    optimal_thresholds,
+    residual_exp,
+)
 from .special import lambertw
 
 __all__ = [
@@ -78,4 +92,12 @@ __all__ = [
     "SignalModelFit",
     "get_num_threads",
     "set_num_threads",
+    "PageModel",
+    "residual_exp",
+    "crawl_value",
+    "crawl_frequency",
+    "crawl_interval",
+    "fresh_time",
+    "optimal_thresholds",
+    "ThresholdsResult",
 ]
