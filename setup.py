@@ -23,8 +23,12 @@ directives = {
     "cpow": True,
 }
 
-compile_args = ["-O3"] if not DEBUG else ["-O0", "-g"]
 # No -march=native: the same flags make the wheels users install.
+# -ffp-contract=off: no fused multiply-adds behind our back. On targets where FMA is baseline
+# (aarch64, Apple silicon) GCC and clang would otherwise contract a*b + c differently in
+# differently inlined copies of one formula, and the streaming and batched estimators must give
+# the same bits.
+compile_args = (["-O3"] if not DEBUG else ["-O0", "-g"]) + ["-ffp-contract=off"]
 extensions = [
     Extension(
         f"freshcore.{pyx.stem}",
