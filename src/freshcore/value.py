@@ -41,6 +41,7 @@ import numpy as np
 
 from freshcore import _rates, _value
 from freshcore._core import residual_exp_kernel
+from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_array, check_choice, check_int, check_out, check_scalar
 
 __all__ = [
@@ -608,23 +609,26 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         acc = _accuracy(pages, thresholds, frequencies, counts)
         return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts)
 
-    def evaluate(u, lo_hint, hi_hint):
+    def evaluate(u):
+        lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
         total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
-        it = np.empty(len(si))
-        fs = np.empty(len(si))
+        it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
-            total += _value.threshold_kernel(1.0 / (u * u), *s_par, lo_hint, hi_hint, it, fs)
+            start, lo, hi = _threshold_hints(lam, [x for x in (a, b) if x is not None], len(si))
+            parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], it[p:q], fs[p:q], slope[p:q]))
+            total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
         if len(ki):
-            total += _value.signal_count_kernel(1.0 / (u * u), *k_par, kc, fk)
-        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "kc": kc, "fk": fk}
+            total += _value.signal_count_kernel(lam, *k_par, kc, fk)
+        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "d": slope, "kc": kc, "fk": fk}
 
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
-         "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
+         "d": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
     b = None
     final = None
     hist = []
@@ -638,7 +642,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         # start from the signal-blind periodic optimum (a closed form per page, compiled)
         guess = _rates_multiplier(dl[active], mu[active], R)
     if guess > 0 and 1.0 / math.sqrt(guess) > u0:
-        trial = evaluate(1.0 / math.sqrt(guess), zeros, infs)
+        trial = evaluate(1.0 / math.sqrt(guess))
         hist.append(trial)
         if abs(trial["S"] - R) <= 1e-14 * R:
             final = trial
@@ -649,7 +653,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 u = b["u"] / factor
                 if u <= u0:
                     break
-                trial = evaluate(u, b["it"], infs)
+                trial = evaluate(u)
                 hist.append(trial)
                 if trial["S"] > R:
                     b = trial
@@ -663,7 +667,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     while b is None and final is None:
         u = a["u"] * factor
         factor = factor * factor if factor < 2.0 else 2.0
-        trial = evaluate(u, zeros, a["it"])
+        trial = evaluate(u)
         hist.append(trial)
         if trial["S"] > R:
             b = trial
@@ -690,7 +694,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 if not a["u"] < u < b["u"]:
                     break
             widths.clear()
-        trial = evaluate(u, b["it"], a["it"])
+        trial = evaluate(u)
         hist.append(trial)
         if abs(trial["S"] - R) <= 1e-14 * R:
             final = trial
@@ -736,6 +740,31 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
     multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
+
+
+def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Newton start and safeguarding bracket per page from solutions at other multipliers.
+
+    ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
+    multiplier bounds the thresholds from above and one at a smaller multiplier
+    from below; the start is the first-order prediction ``iota + (lam -
+    Lambda)/V'(iota)`` from the solution with the nearest multiplier (NaN, i.e.
+    the kernel's default, where that page was not crawled).
+    """
+    lo, hi, start = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan)
+    nearest = None
+    for sol in known:
+        lam_s = 1.0 / sol["u"] ** 2
+        if lam_s >= lam:
+            hi = np.minimum(hi, sol["it"])
+        else:
+            lo = np.maximum(lo, sol["it"])
+        if nearest is None or abs(math.log(lam_s / lam)) < abs(math.log(1.0 / (nearest["u"] ** 2 * lam))):
+            nearest = sol
+    if nearest is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
+    return start, lo, hi
 
 
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
