@@ -601,6 +601,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     g_dl = np.ascontiguousarray(dl[gi])
     g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
     s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
+    s_gb, s_glo, s_ghi = np.sqrt(s_par[0] / s_par[5]), np.zeros(len(si)), np.full(len(si), np.inf)
 
     thresholds = np.full(n, np.inf)
     frequencies = np.zeros(n)
@@ -616,6 +617,13 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
             start, lo, hi = _threshold_hints(lam, [x for x in (a, b) if x is not None], len(si))
+            cold = ~np.isfinite(start)
+            if cold.any():
+                # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier
+                fgs = np.empty(len(si))
+                _rates.periodic_eval(s_gb, s_par[0], s_glo, s_ghi, u, fgs)
+                with np.errstate(divide="ignore"):
+                    start[cold] = 1.0 / fgs[cold]
             parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
                 lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], it[p:q], fs[p:q], slope[p:q]))
             total += float(fs.sum())
