@@ -132,3 +132,42 @@ def test_recall_one_is_the_limit_of_recall_below_one():
         gaps.append(abs(near.accuracy - at_one.accuracy))
         assert np.all(near.signal_counts == 0)
     assert gaps[-1] <= 1e-11 and all(b <= a for a, b in zip(gaps, gaps[1:]))
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_value_slope_used_by_the_newton_solve(seed):
+    # V'(iota) = mu alpha e^{-alpha iota} psi(iota) (w' = e^{-alpha iota} psi' term by term), against
+    # central differences of the exact V, across the change of K = floor(iota/beta) included
+    dl, mu, lam, nu = signal_instance(400, seed)
+    lam = np.clip(lam, 0.05, 0.95)  # alpha and lambda Delta away from 0: V' well above rounding
+    pages = PageModel(dl, mu, lam, nu)
+    rng = np.random.default_rng(seed)
+    io = rng.uniform(0.2, 20.0, 400)
+    h = 1e-5 * io
+    fd = (crawl_value(io + h, pages) - crawl_value(io - h, pages)) / (2 * h)
+    from freshcore.value import crawl_interval
+
+    slope = mu * pages.alpha * np.exp(-pages.alpha * io) * crawl_interval(io, pages)
+    ok = slope > 1e-4 * mu  # where the rounding of V (1e-16 V / h) is far below 1e-6 of the slope
+    assert ok.sum() >= 250
+    np.testing.assert_allclose(fd[ok], slope[ok], rtol=1e-6)
+    assert not np.allclose(fd[ok], (mu * pages.alpha * crawl_interval(io, pages))[ok], rtol=1e-6)
+
+
+def test_thresholds_do_not_depend_on_the_thread_split():
+    import freshcore._parallel as par
+
+    dl, mu, lam, nu = signal_instance(3000, 11)
+    pages = PageModel(dl, mu, lam, nu)
+    old_chunk, old_threads = par.MIN_CHUNK, par.get_num_threads()
+    try:
+        par.set_num_threads(1)
+        one = optimal_thresholds(pages, 300.0)
+        par.MIN_CHUNK, _ = 500, par.set_num_threads(3)
+        three = optimal_thresholds(pages, 300.0)
+    finally:
+        par.MIN_CHUNK = old_chunk
+        par.set_num_threads(old_threads)
+    np.testing.assert_array_equal(one.thresholds, three.thresholds)
+    np.testing.assert_array_equal(one.frequencies, three.frequencies)
+    assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
