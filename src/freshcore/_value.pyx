@@ -281,8 +281,10 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
     multipliers (V(lo) <= lam <= V(hi) up to rounding; 0 and inf when
     unknown) that every evaluation narrows; a Newton step that leaves the
     bracket is replaced by its midpoint (or by 4 x while hi is inf).  Ends
-    when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, or when
-    the bracket is down to a few ulps.
+    when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, when
+    the bracket is down to a few ulps, or after a Newton step so small
+    (``|step| (1/x + alpha + gamma) <= 1e-9``) that the next iterate is exact
+    to ~1e-18 (quadratic convergence): then only psi is evaluated there.
     """
     cdef double v, psi, d, xn, step
     cdef int it
@@ -312,6 +314,12 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         if fabs(step) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
             return x
         xn = x + step
+        if xn > lo and xn < hi and fabs(step) * (1.0 / x + alpha + gamma) <= 1e-9:
+            # Newton's error after this step is ~ (V''/2V') step^2 with |V''/V'| <= alpha + psi'/psi
+            # and psi'/psi <~ 1/x + gamma: below 1e-18 of x, so V(xn) = lam needs no evaluation
+            psi_out[0] = crawl_interval(xn, delta, gamma, nu, beta)
+            slope_out[0] = mu * alpha * exp(-alpha * xn) * psi_out[0]
+            return xn
         if not (xn > lo and xn < hi):
             if hi == INFINITY:
                 xn = 4.0 * x

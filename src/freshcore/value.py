@@ -601,6 +601,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     g_dl = np.ascontiguousarray(dl[gi])
     g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
     s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
+    g_ent, s_ent = mu[gi] / dl[gi], s_par[5] / s_par[0]  # multipliers at which the pages enter
     s_gb, s_glo, s_ghi = np.sqrt(s_par[0] / s_par[5]), np.zeros(len(si)), np.full(len(si), np.inf)
 
     thresholds = np.full(n, np.inf)
@@ -698,7 +699,11 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
             u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
         if not a["u"] < u < b["u"] or (len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]):
-            u = math.sqrt(a["u"] * b["u"])
+            # stalled: S is steep at a page's entry (frequency ~ 1/log(1/(1 - Lambda Delta/mu)), a jump
+            # in floating point); try just beside the entry point of a page entering in the bracket
+            u = _entry_split(a, b, u if a["u"] < u < b["u"] else math.sqrt(a["u"] * b["u"]), g_ent, s_ent)
+            if not a["u"] < u < b["u"]:
+                u = math.sqrt(a["u"] * b["u"])
             if not a["u"] < u < b["u"]:
                 u = 0.5 * (a["u"] + b["u"])
                 if not a["u"] < u < b["u"]:
@@ -775,6 +780,29 @@ def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.nd
         with np.errstate(divide="ignore", invalid="ignore"):
             start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
     return start, lo, hi
+
+
+def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarray) -> float:
+    """Bisection in ``log(c - Lambda)`` around the entry multiplier ``c = mu/Delta`` of a page.
+
+    A page's frequency falls to 0 like ``1/log(1/(1 - Lambda/c))`` as ``Lambda``
+    rises to its entry ``c``, so near ``c`` the total frequency is steep in
+    ``Lambda`` but smooth in ``log(c - Lambda)``.  Among at most 16 pages
+    crawled at b but not at a whose entry lies in the bracket, the one nearest
+    to ``u`` is taken and the geometric mean of the bracket's distances to
+    ``c`` (the one at a floored at ``1e-15 c``) is returned as a ``u``; NaN
+    when there is no such page.
+    """
+    lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
+    ent = np.concatenate([g_ent[(a["fg"] == 0) & (b["fg"] > 0)], s_ent[(a["fs"] == 0) & (b["fs"] > 0)]])
+    ent = ent[(ent > lam_b) & (ent < lam_a)]
+    if not 1 <= len(ent) <= 16:
+        return math.nan
+    c = float(ent[np.argmin(np.abs(ent - 1.0 / (u * u)))])
+    eps_b, eps_a = c - lam_b, max(c - lam_a, 1e-15 * c)
+    if not 0.0 < eps_a < eps_b:
+        return math.nan
+    return 1.0 / math.sqrt(c - math.sqrt(eps_a * eps_b))
 
 
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
