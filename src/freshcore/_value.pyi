@@ -25,6 +25,7 @@ def threshold_kernel(
     start: _F,
     lo: _F,
     hi: _F,
+    base: _F,
     iota: _F,
     freq: _F,
     slope: _F,

@@ -271,8 +271,11 @@ def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::
 # a product of positive factors (no cancellation).  It is also the statement of Theorem 2 that V
 # is the marginal value of frequency: d(mu w f)/df = V with f = 1/psi.
 
+cdef double NEWTON_EXACT = 1e-8
+
+
 cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
-                             double beta, double mu, double x, double lo, double hi,
+                             double beta, double mu, double x, double lo, double hi, double base,
                              double* psi_out, double* slope_out) noexcept nogil:
     """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota) and V'(iota) in the out pointers.
 
@@ -283,8 +286,11 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
     bracket is replaced by its midpoint (or by 4 x while hi is inf).  Ends
     when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, when
     the bracket is down to a few ulps, or after a Newton step so small
-    (``|step| (1/x + alpha + gamma) <= 1e-9``) that the next iterate is exact
-    to ~1e-18 (quadratic convergence): then only psi is evaluated there.
+    (``|step| (1/x + alpha + gamma) <= NEWTON_EXACT = 1e-8``) that the next
+    iterate is exact to ~5e-17 (quadratic convergence): then only psi is
+    evaluated there.  ``base`` (NaN if none) is the solution at another
+    multiplier from which ``x`` was predicted by one Newton step; when that
+    step is that small, ``x`` is returned at once.
     """
     cdef double v, psi, d, xn, step
     cdef int it
@@ -298,6 +304,11 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         hi = INFINITY
     if not (x > lo and x < hi):
         x = 0.5 * (lo + hi) if hi < INFINITY else (2.0 * lo if lo > 0.0 else 1.0 / delta)
+    elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
+        # x is a Newton step from the solution base of a nearby multiplier, small enough to be exact
+        psi_out[0] = crawl_interval(x, delta, gamma, nu, beta)
+        slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
+        return x
     for it in range(200):
         v = page_value(x, delta, alpha, gamma, nu, beta, mu, -1)
         psi = crawl_interval(x, delta, gamma, nu, beta)
@@ -314,9 +325,9 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         if fabs(step) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
             return x
         xn = x + step
-        if xn > lo and xn < hi and fabs(step) * (1.0 / x + alpha + gamma) <= 1e-9:
+        if xn > lo and xn < hi and fabs(step) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
             # Newton's error after this step is ~ (V''/2V') step^2 with |V''/V'| <= alpha + psi'/psi
-            # and psi'/psi <~ 1/x + gamma: below 1e-18 of x, so V(xn) = lam needs no evaluation
+            # and psi'/psi <~ 1/x + gamma: below 5e-17 of x, so V(xn) = lam needs no evaluation
             psi_out[0] = crawl_interval(xn, delta, gamma, nu, beta)
             slope_out[0] = mu * alpha * exp(-alpha * xn) * psi_out[0]
             return xn
@@ -336,11 +347,12 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
 def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
                      const double[::1] gamma, const double[::1] nu, const double[::1] beta,
                      const double[::1] mu, const double[::1] start, const double[::1] lo,
-                     const double[::1] hi, double[::1] iota, double[::1] freq, double[::1] slope):
+                     const double[::1] hi, const double[::1] base, double[::1] iota, double[::1] freq,
+                     double[::1] slope):
     """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota) and slope[k] = V'(iota).
 
     ``start`` is the first Newton iterate, ``lo``/``hi`` the safeguarding
-    bracket (see ``_solve_threshold``).  Pages are independent: any split of
+    bracket, ``base`` the solution ``start`` was predicted from (see ``_solve_threshold``).  Pages are independent: any split of
     the arrays gives the same values.
     """
     cdef Py_ssize_t k, n = delta.shape[0]
@@ -348,7 +360,7 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
     with nogil:
         for k in range(n):
             t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k],
-                                 start[k], lo[k], hi[k], &psi, &d)
+                                 start[k], lo[k], hi[k], base[k], &psi, &d)
             iota[k] = t
             slope[k] = d
             freq[k] = 0.0 if t == INFINITY else 1.0 / psi

@@ -617,7 +617,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
         it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
-            start, lo, hi = _threshold_hints(lam, [x for x in (a, b) if x is not None], len(si))
+            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], len(si))
             cold = ~np.isfinite(start)
             if cold.any():
                 # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier
@@ -626,7 +626,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 with np.errstate(divide="ignore"):
                     start[cold] = 1.0 / fgs[cold]
             parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], it[p:q], fs[p:q], slope[p:q]))
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]))
             total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
@@ -757,8 +757,8 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
 
-def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Newton start and safeguarding bracket per page from solutions at other multipliers.
+def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Newton start, safeguarding bracket and the start's base solution per page, from other multipliers.
 
     ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
     multiplier bounds the thresholds from above and one at a smaller multiplier
@@ -766,7 +766,7 @@ def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.nd
     Lambda)/V'(iota)`` from the solution with the nearest multiplier (NaN, i.e.
     the kernel's default, where that page was not crawled).
     """
-    lo, hi, start = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan)
+    lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
     nearest = None
     for sol in known:
         lam_s = 1.0 / sol["u"] ** 2
@@ -779,7 +779,8 @@ def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.nd
     if nearest is not None:
         with np.errstate(divide="ignore", invalid="ignore"):
             start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
-    return start, lo, hi
+        base = nearest["it"]
+    return start, lo, hi, base
 
 
 def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarray) -> float:
