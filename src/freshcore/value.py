@@ -555,11 +555,20 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     ``c = Lambda Delta/mu``, ``1 - c`` computed as ``(u - b)(u + b)/u^2``,
     ``u = Lambda^-1/2``, ``b = sqrt(Delta/mu)`` (the kernel of
     :func:`freshcore.rates.optimal_rates`); the others solve ``V(iota) =
-    Lambda`` by safeguarded regula falsi (Illinois) in compiled code, warm-started
-    from the bracket of the outer iteration.  Outer problem: the total
+    Lambda`` in compiled code by Newton's method with the slope
+    ``V'(iota) = mu alpha e^{-alpha iota} psi(iota)`` (term by term,
+    ``w' = e^{-alpha iota} psi'``), safeguarded by the bracket that the
+    solutions at the outer iteration's other multipliers give (``iota`` is
+    non-decreasing in ``Lambda``) and started from the first-order prediction
+    ``iota + (Lambda - Lambda_0)/V'(iota)`` of the nearest one (from the
+    signal-blind periodic threshold when there is none); pages run on
+    threads (:func:`freshcore.set_num_threads`, results independent of the
+    split).  Outer problem: the total
     frequency ``S(u)`` increases with ``u``; a bracket ``[u_a, u_b]`` with
     ``S_a <= R < S_b`` is narrowed by secant steps on ``log S`` against
-    ``log u``, safeguarded by bisection, until ``|S - R| <= 1e-14 R`` or
+    ``log u``, safeguarded by bisection (in ``log(mu/Delta - Lambda)`` when a
+    page enters the crawl inside the bracket, where ``S`` is steep), until
+    ``|S - R| <= 1e-14 R`` or
     ``(Lambda_a - Lambda_b)(S_b - S_a) <= 1e-15 Lambda_a R``.  In the latter
     case ``S`` jumps across ``R`` (in floating point a page's frequency jumps
     from 0 to ``~Delta/37`` at its entry point, as in ``optimal_rates``, and
