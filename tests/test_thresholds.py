@@ -171,3 +171,41 @@ def test_thresholds_do_not_depend_on_the_thread_split():
     np.testing.assert_array_equal(one.thresholds, three.thresholds)
     np.testing.assert_array_equal(one.frequencies, three.frequencies)
     assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
+
+
+@pytest.mark.parametrize("gap", [1e-3, 1e-6, 1e-10])
+def test_warm_started_thresholds_equal_cold_solves(gap):
+    # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
+    # solutions, both taken as exact when the step is small) against a cold Newton solve
+    from freshcore import _value
+    from freshcore.value import _threshold_hints
+
+    dl, mu, lam, nu = signal_instance(2000, 12)
+    pages = PageModel(dl, mu, lam, nu)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    n = len(dl)
+    nan, zero, inf = np.full(n, np.nan), np.zeros(n), np.full(n, np.inf)
+
+    def solve(L, start=nan, lo=zero, hi=inf, base=nan):
+        it, f, d = np.empty(n), np.empty(n), np.empty(n)
+        _value.threshold_kernel(L, *par, start, lo, hi, base, it, f, d)
+        return {"u": L ** -0.5, "it": it, "fs": f, "d": d}
+
+    L_b, L_a = 0.9, 0.9 * (1 + gap)
+    below, above = solve(L_b), solve(L_a)
+    for L in (L_b + 0.3 * (L_a - L_b), L_a * (1 + 0.5 * gap)):
+        known = [below, above] if L < L_a else [above]
+        start, lo, hi, base = _threshold_hints(L, known, pages.alpha + pages.gamma)
+        warm, cold = solve(L, start, lo, hi, base), solve(L)
+        crawled = np.isfinite(cold["it"])
+        np.testing.assert_array_equal(np.isfinite(warm["it"]), crawled)
+        assert crawled.sum() > 500
+        v = crawl_value(warm["it"], pages)[crawled]
+        np.testing.assert_allclose(v, L, rtol=4e-15)
+        # where V is not flat (condition number Lambda / (iota V') below 1e3), the thresholds agree
+        with np.errstate(invalid="ignore"):
+            cond = L / (cold["it"] * cold["d"])
+        ok = crawled & (cond < 1e3)
+        assert ok.sum() > 500
+        np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
+        np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)

@@ -611,6 +611,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
     s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
     g_ent, s_ent = mu[gi] / dl[gi], s_par[5] / s_par[0]  # multipliers at which the pages enter
+    s_kappa = s_par[1] + s_par[2]  # alpha + gamma; + 1/iota below (a bound on |V''/V'|, see _threshold_hints)
     s_gb, s_glo, s_ghi = np.sqrt(s_par[0] / s_par[5]), np.zeros(len(si)), np.full(len(si), np.inf)
 
     thresholds = np.full(n, np.inf)
@@ -626,7 +627,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
         it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
-            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], len(si))
+            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa)
             cold = ~np.isfinite(start)
             if cold.any():
                 # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier
@@ -766,29 +767,54 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
 
-def _threshold_hints(lam: float, known: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _threshold_hints(
+    lam: float, known: list, kappa: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Newton start, safeguarding bracket and the start's base solution per page, from other multipliers.
 
     ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
     multiplier bounds the thresholds from above and one at a smaller multiplier
     from below; the start is the first-order prediction ``iota + (lam -
     Lambda)/V'(iota)`` from the solution with the nearest multiplier (NaN, i.e.
-    the kernel's default, where that page was not crawled).
+    the kernel's default, where that page was not crawled), and ``base`` that
+    solution.  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
+    iota_a)`` with their slopes ``1/V'``, the cubic Hermite interpolant of
+    ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
+    iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
+    and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
+    1e-4`` that is below 1e-18 of ``iota``, the interpolant is the solution,
+    and ``base = start`` tells the kernel so.
     """
+    n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
-    nearest = None
+    nearest = above = below = None
     for sol in known:
         lam_s = 1.0 / sol["u"] ** 2
         if lam_s >= lam:
             hi = np.minimum(hi, sol["it"])
+            above = sol
         else:
             lo = np.maximum(lo, sol["it"])
+            below = sol
         if nearest is None or abs(math.log(lam_s / lam)) < abs(math.log(1.0 / (nearest["u"] ** 2 * lam))):
             nearest = sol
-    if nearest is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
-        base = nearest["it"]
+    if nearest is None:
+        return start, lo, hi, base
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
+        base = nearest["it"].copy()
+        if above is not None and below is not None:
+            lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
+            ya, yb = above["it"], below["it"]
+            close = ((kappa + 1.0 / yb) * (ya - yb) <= 1e-4) & (above["d"] > 0) & (below["d"] > 0) & np.isfinite(ya)
+            if close.any():
+                width, t = lam_a - lam_b, (lam - lam_b) / (lam_a - lam_b)
+                ya, yb = ya[close], yb[close]
+                ma, mb = width / above["d"][close], width / below["d"][close]
+                herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
+                    + (t - 1) * t * t * ma
+                start[close] = herm
+                base[close] = herm
     return start, lo, hi, base
 
 
