@@ -783,7 +783,7 @@ def _threshold_hints(
     iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
     and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
     1e-4`` that is below 1e-18 of ``iota``, the interpolant is the solution,
-    and ``base = start`` tells the kernel so.
+    and ``base = start`` tells the kernel so; elsewhere it is the Newton start.
     """
     n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
@@ -806,15 +806,15 @@ def _threshold_hints(
         if above is not None and below is not None:
             lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
             ya, yb = above["it"], below["it"]
-            close = ((kappa + 1.0 / yb) * (ya - yb) <= 1e-4) & (above["d"] > 0) & (below["d"] > 0) & np.isfinite(ya)
-            if close.any():
+            both = (above["d"] > 0) & (below["d"] > 0) & np.isfinite(ya)
+            if both.any():
                 width, t = lam_a - lam_b, (lam - lam_b) / (lam_a - lam_b)
-                ya, yb = ya[close], yb[close]
-                ma, mb = width / above["d"][close], width / below["d"][close]
+                ya, yb = ya[both], yb[both]
+                ma, mb = width / above["d"][both], width / below["d"][both]
                 herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
                     + (t - 1) * t * t * ma
-                start[close] = herm
-                base[close] = herm
+                start[both] = herm  # a better Newton start than either one-sided prediction
+                base[both] = np.where((kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4, herm, np.nan)
     return start, lo, hi, base
 
 
