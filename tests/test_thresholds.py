@@ -132,3 +132,80 @@ def test_recall_one_is_the_limit_of_recall_below_one():
         gaps.append(abs(near.accuracy - at_one.accuracy))
         assert np.all(near.signal_counts == 0)
     assert gaps[-1] <= 1e-11 and all(b <= a for a, b in zip(gaps, gaps[1:]))
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_value_slope_used_by_the_newton_solve(seed):
+    # V'(iota) = mu alpha e^{-alpha iota} psi(iota) (w' = e^{-alpha iota} psi' term by term), against
+    # central differences of the exact V, across the change of K = floor(iota/beta) included
+    dl, mu, lam, nu = signal_instance(400, seed)
+    lam = np.clip(lam, 0.05, 0.95)  # alpha and lambda Delta away from 0: V' well above rounding
+    pages = PageModel(dl, mu, lam, nu)
+    rng = np.random.default_rng(seed)
+    io = rng.uniform(0.2, 20.0, 400)
+    h = 1e-5 * io
+    fd = (crawl_value(io + h, pages) - crawl_value(io - h, pages)) / (2 * h)
+    from freshcore.value import crawl_interval
+
+    slope = mu * pages.alpha * np.exp(-pages.alpha * io) * crawl_interval(io, pages)
+    ok = slope > 1e-4 * mu  # where the rounding of V (1e-16 V / h) is far below 1e-6 of the slope
+    assert ok.sum() >= 250
+    np.testing.assert_allclose(fd[ok], slope[ok], rtol=1e-6)
+    assert not np.allclose(fd[ok], (mu * pages.alpha * crawl_interval(io, pages))[ok], rtol=1e-6)
+
+
+def test_thresholds_do_not_depend_on_the_thread_split():
+    import freshcore._parallel as par
+
+    dl, mu, lam, nu = signal_instance(3000, 11)
+    pages = PageModel(dl, mu, lam, nu)
+    old_chunk, old_threads = par.MIN_CHUNK, par.get_num_threads()
+    try:
+        par.set_num_threads(1)
+        one = optimal_thresholds(pages, 300.0)
+        par.MIN_CHUNK, _ = 500, par.set_num_threads(3)
+        three = optimal_thresholds(pages, 300.0)
+    finally:
+        par.MIN_CHUNK = old_chunk
+        par.set_num_threads(old_threads)
+    np.testing.assert_array_equal(one.thresholds, three.thresholds)
+    np.testing.assert_array_equal(one.frequencies, three.frequencies)
+    assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
+
+
+@pytest.mark.parametrize("gap", [1e-3, 1e-6, 1e-10])
+def test_warm_started_thresholds_equal_cold_solves(gap):
+    # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
+    # solutions, both taken as exact when the step is small) against a cold Newton solve
+    from freshcore import _value
+    from freshcore.value import _threshold_hints
+
+    dl, mu, lam, nu = signal_instance(2000, 12)
+    pages = PageModel(dl, mu, lam, nu)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    n = len(dl)
+    nan, zero, inf = np.full(n, np.nan), np.zeros(n), np.full(n, np.inf)
+
+    def solve(L, start=nan, lo=zero, hi=inf, base=nan):
+        it, f, d = np.empty(n), np.empty(n), np.empty(n)
+        _value.threshold_kernel(L, *par, start, lo, hi, base, it, f, d)
+        return {"u": L ** -0.5, "it": it, "fs": f, "d": d}
+
+    L_b, L_a = 0.9, 0.9 * (1 + gap)
+    below, above = solve(L_b), solve(L_a)
+    for L in (L_b + 0.3 * (L_a - L_b), L_a * (1 + 0.5 * gap)):
+        known = [below, above] if L < L_a else [above]
+        start, lo, hi, base = _threshold_hints(L, known, pages.alpha + pages.gamma)
+        warm, cold = solve(L, start, lo, hi, base), solve(L)
+        crawled = np.isfinite(cold["it"])
+        np.testing.assert_array_equal(np.isfinite(warm["it"]), crawled)
+        assert crawled.sum() > 500
+        v = crawl_value(warm["it"], pages)[crawled]
+        np.testing.assert_allclose(v, L, rtol=4e-15)
+        # where V is not flat (condition number Lambda / (iota V') below 1e3), the thresholds agree
+        with np.errstate(invalid="ignore"):
+            cond = L / (cold["it"] * cold["d"])
+        ok = crawled & (cond < 1e3)
+        assert ok.sum() > 500
+        np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
+        np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)

@@ -15,7 +15,20 @@ def fresh_kernel(tau: _F, delta: _F, nu: _F, gamma: _F, beta: _F, out: _F) -> No
 __pyx_capi__: dict[str, object]
 __test__: dict[str, str]
 def threshold_kernel(
-    lam: float, delta: _F, alpha: _F, gamma: _F, nu: _F, beta: _F, mu: _F, lo: _F, hi: _F, iota: _F, freq: _F
-) -> float: ...
+    lam: float,
+    delta: _F,
+    alpha: _F,
+    gamma: _F,
+    nu: _F,
+    beta: _F,
+    mu: _F,
+    start: _F,
+    lo: _F,
+    hi: _F,
+    base: _F,
+    iota: _F,
+    freq: _F,
+    slope: _F,
+) -> None: ...
 def interval_inverse_kernel(target: _F, delta: _F, gamma: _F, nu: _F, beta: _F, lo: _F, iota: _F) -> None: ...
 def signal_count_kernel(lam: float, mu: _F, delta: _F, nu: _F, count: NDArray[np.int_], freq: _F) -> float: ...

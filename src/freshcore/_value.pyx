@@ -260,78 +260,110 @@ def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::
 
 # ---------------------------------------------------------------------------
 # Thresholds of Theorem 2: V(iota) = Lam per page (signal-aware pages, beta > 0, alpha > 0)
+#
+# Slope of V: differentiating the series term by term (d R^n(x)/dx = p_n(x), the Poisson pmf),
+# w' = sum rho^n p_n(c s_n) and psi' = sum p_n(gamma s_n), and rho^n p_n(c s_n) = e^{-alpha iota}
+# p_n(gamma s_n) term by term (both are e^{-c s_n} (nu s_n)^n / n!, since e^{-alpha n beta} =
+# (nu/gamma)^n), so w' = e^{-alpha iota} psi' and
+#
+#     V'(iota) = mu (w' - e^{-alpha iota} psi' + alpha e^{-alpha iota} psi) = mu alpha e^{-alpha iota} psi(iota),
+#
+# a product of positive factors (no cancellation).  It is also the statement of Theorem 2 that V
+# is the marginal value of frequency: d(mu w f)/df = V with f = 1/psi.
+
+cdef double NEWTON_EXACT = 1e-8
+
 
 cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
-                             double beta, double mu, double lo, double hi) noexcept nogil:
-    """iota with V(iota) = lam, V(lo) < lam <= V(hi) (inf when lam >= mu/delta).
+                             double beta, double mu, double x, double lo, double hi, double base,
+                             double* psi_out, double* slope_out) noexcept nogil:
+    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota) and V'(iota) in the out pointers.
 
-    ``lo``/``hi`` are hints (a bracket from neighbouring multipliers); they are
-    checked and widened.  Illinois regula falsi on V(iota) - lam, ended when the
-    bracket is down to a few ulps or |V - lam| <= 2e-16 lam (V is continuous and
-    non-decreasing).
+    Newton's method on V(iota) - lam with the slope above, started at ``x``
+    and safeguarded by a bracket: [lo, hi] are bounds from neighbouring
+    multipliers (V(lo) <= lam <= V(hi) up to rounding; 0 and inf when
+    unknown) that every evaluation narrows; a Newton step that leaves the
+    bracket is replaced by its midpoint (or by 4 x while hi is inf).  Ends
+    when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, when
+    the bracket is down to a few ulps, or after a Newton step so small
+    (``|step| (1/x + alpha + gamma) <= NEWTON_EXACT = 1e-8``) that the next
+    iterate is exact to ~5e-17 (quadratic convergence): then only psi is
+    evaluated there.  ``base`` (NaN if none) is the solution at another
+    multiplier from which ``x`` was predicted by one Newton step; when that
+    step is that small, ``x`` is returned at once.
     """
-    cdef double glo, ghi, x, gx, w
-    cdef int side = 0, it
+    cdef double v, psi, d, xn, step
+    cdef int it
+    psi_out[0] = INFINITY
+    slope_out[0] = 0.0
     if lam >= mu / delta:
         return INFINITY
     if not (lo >= 0.0) or lo == INFINITY:
         lo = 0.0
-    glo = page_value(lo, delta, alpha, gamma, nu, beta, mu, -1) - lam
-    if glo >= 0.0:
-        lo = 0.0
-        glo = -lam
-    if not (hi > lo) or hi == INFINITY:
-        hi = lo * 2.0 if lo > 0.0 else 1.0 / delta
-    ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
-    while ghi < 0.0:
-        lo = hi
-        glo = ghi
-        hi = hi * 4.0
-        if hi == INFINITY:
-            return INFINITY
-        ghi = page_value(hi, delta, alpha, gamma, nu, beta, mu, -1) - lam
-    for it in range(300):
-        if ghi == 0.0 or hi - lo <= 4e-16 * hi:
-            break
-        w = glo / (glo - ghi)
-        x = lo + w * (hi - lo)
-        if not (x > lo and x < hi) or it % 8 == 7:
-            x = 0.5 * (lo + hi)
-        gx = page_value(x, delta, alpha, gamma, nu, beta, mu, -1) - lam
-        if fabs(gx) <= 2e-16 * lam:
+    if not (hi > lo):
+        hi = INFINITY
+    if not (x > lo and x < hi):
+        x = 0.5 * (lo + hi) if hi < INFINITY else (2.0 * lo if lo > 0.0 else 1.0 / delta)
+    elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
+        # x is a Newton step from the solution base of a nearby multiplier, small enough to be exact
+        psi_out[0] = crawl_interval(x, delta, gamma, nu, beta)
+        slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
+        return x
+    for it in range(200):
+        v = page_value(x, delta, alpha, gamma, nu, beta, mu, -1)
+        psi = crawl_interval(x, delta, gamma, nu, beta)
+        d = mu * alpha * exp(-alpha * x) * psi
+        psi_out[0] = psi
+        slope_out[0] = d
+        if fabs(v - lam) <= 2e-16 * lam:
             return x  # V(x) = lam to the rounding of V
-        if gx < 0.0:
+        if v < lam:
             lo = x
-            glo = gx
-            if side == -1:
-                ghi *= 0.5
-            side = -1
         else:
             hi = x
-            ghi = gx
-            if side == 1:
-                glo *= 0.5
-            side = 1
-    return hi
+        step = (lam - v) / d if d > 0.0 else INFINITY
+        if fabs(step) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
+            return x
+        xn = x + step
+        if xn > lo and xn < hi and fabs(step) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
+            # Newton's error after this step is ~ (V''/2V') step^2 with |V''/V'| <= alpha + psi'/psi
+            # and psi'/psi <~ 1/x + gamma: below 5e-17 of x, so V(xn) = lam needs no evaluation
+            psi_out[0] = crawl_interval(xn, delta, gamma, nu, beta)
+            slope_out[0] = mu * alpha * exp(-alpha * xn) * psi_out[0]
+            return xn
+        if not (xn > lo and xn < hi):
+            if hi == INFINITY:
+                xn = 4.0 * x
+                if xn == INFINITY:
+                    return INFINITY
+            else:
+                xn = 0.5 * (lo + hi)
+        x = xn
+    psi_out[0] = crawl_interval(x, delta, gamma, nu, beta)
+    slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
+    return x
 
 
 def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
                      const double[::1] gamma, const double[::1] nu, const double[::1] beta,
-                     const double[::1] mu, const double[::1] lo, const double[::1] hi,
-                     double[::1] iota, double[::1] freq):
-    """Per page: iota[k] with V(iota) = lam (hint bracket lo, hi) and freq[k] = 1/psi(iota); returns sum(freq)."""
+                     const double[::1] mu, const double[::1] start, const double[::1] lo,
+                     const double[::1] hi, const double[::1] base, double[::1] iota, double[::1] freq,
+                     double[::1] slope):
+    """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota) and slope[k] = V'(iota).
+
+    ``start`` is the first Newton iterate, ``lo``/``hi`` the safeguarding
+    bracket, ``base`` the solution ``start`` was predicted from (see ``_solve_threshold``).  Pages are independent: any split of
+    the arrays gives the same values.
+    """
     cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double total = 0.0, t
+    cdef double t, psi, d
     with nogil:
         for k in range(n):
-            t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], lo[k], hi[k])
+            t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k],
+                                 start[k], lo[k], hi[k], base[k], &psi, &d)
             iota[k] = t
-            if t == INFINITY:
-                freq[k] = 0.0
-            else:
-                freq[k] = 1.0 / crawl_interval(t, delta[k], gamma[k], nu[k], beta[k])
-            total += freq[k]
-    return total
+            slope[k] = d
+            freq[k] = 0.0 if t == INFINITY else 1.0 / psi
 
 
 def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,

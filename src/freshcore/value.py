@@ -41,6 +41,7 @@ import numpy as np
 
 from freshcore import _rates, _value
 from freshcore._core import residual_exp_kernel
+from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_array, check_choice, check_int, check_out, check_scalar
 
 __all__ = [
@@ -554,11 +555,20 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     ``c = Lambda Delta/mu``, ``1 - c`` computed as ``(u - b)(u + b)/u^2``,
     ``u = Lambda^-1/2``, ``b = sqrt(Delta/mu)`` (the kernel of
     :func:`freshcore.rates.optimal_rates`); the others solve ``V(iota) =
-    Lambda`` by safeguarded regula falsi (Illinois) in compiled code, warm-started
-    from the bracket of the outer iteration.  Outer problem: the total
+    Lambda`` in compiled code by Newton's method with the slope
+    ``V'(iota) = mu alpha e^{-alpha iota} psi(iota)`` (term by term,
+    ``w' = e^{-alpha iota} psi'``), safeguarded by the bracket that the
+    solutions at the outer iteration's other multipliers give (``iota`` is
+    non-decreasing in ``Lambda``) and started from the first-order prediction
+    ``iota + (Lambda - Lambda_0)/V'(iota)`` of the nearest one (from the
+    signal-blind periodic threshold when there is none); pages run on
+    threads (:func:`freshcore.set_num_threads`, results independent of the
+    split).  Outer problem: the total
     frequency ``S(u)`` increases with ``u``; a bracket ``[u_a, u_b]`` with
     ``S_a <= R < S_b`` is narrowed by secant steps on ``log S`` against
-    ``log u``, safeguarded by bisection, until ``|S - R| <= 1e-14 R`` or
+    ``log u``, safeguarded by bisection (in ``log(mu/Delta - Lambda)`` when a
+    page enters the crawl inside the bracket, where ``S`` is steep), until
+    ``|S - R| <= 1e-14 R`` or
     ``(Lambda_a - Lambda_b)(S_b - S_a) <= 1e-15 Lambda_a R``.  In the latter
     case ``S`` jumps across ``R`` (in floating point a page's frequency jumps
     from 0 to ``~Delta/37`` at its entry point, as in ``optimal_rates``, and
@@ -600,6 +610,9 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     g_dl = np.ascontiguousarray(dl[gi])
     g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
     s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
+    g_ent, s_ent = mu[gi] / dl[gi], s_par[5] / s_par[0]  # multipliers at which the pages enter
+    s_kappa = s_par[1] + s_par[2]  # alpha + gamma; + 1/iota below (a bound on |V''/V'|, see _threshold_hints)
+    s_gb, s_glo, s_ghi = np.sqrt(s_par[0] / s_par[5]), np.zeros(len(si)), np.full(len(si), np.inf)
 
     thresholds = np.full(n, np.inf)
     frequencies = np.zeros(n)
@@ -608,23 +621,33 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         acc = _accuracy(pages, thresholds, frequencies, counts)
         return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts)
 
-    def evaluate(u, lo_hint, hi_hint):
+    def evaluate(u):
+        lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
         total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
-        it = np.empty(len(si))
-        fs = np.empty(len(si))
+        it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
-            total += _value.threshold_kernel(1.0 / (u * u), *s_par, lo_hint, hi_hint, it, fs)
+            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa)
+            cold = ~np.isfinite(start)
+            if cold.any():
+                # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier
+                fgs = np.empty(len(si))
+                _rates.periodic_eval(s_gb, s_par[0], s_glo, s_ghi, u, fgs)
+                with np.errstate(divide="ignore"):
+                    start[cold] = 1.0 / fgs[cold]
+            parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]))
+            total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
         if len(ki):
-            total += _value.signal_count_kernel(1.0 / (u * u), *k_par, kc, fk)
-        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "kc": kc, "fk": fk}
+            total += _value.signal_count_kernel(lam, *k_par, kc, fk)
+        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "d": slope, "kc": kc, "fk": fk}
 
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
-         "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
+         "d": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
     b = None
     final = None
     hist = []
@@ -634,22 +657,24 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         sub = slice(None, None, n // _SUBSAMPLE)
         part = pages[sub]
         guess = optimal_thresholds(part, R * len(part) / n).multiplier
+        first_step = 1.001  # the subsample's multiplier is within ~0.2% of the full one (10^6 check pages)
     else:
         # start from the signal-blind periodic optimum (a closed form per page, compiled)
         guess = _rates_multiplier(dl[active], mu[active], R)
+        first_step = 1.02
     if guess > 0 and 1.0 / math.sqrt(guess) > u0:
-        trial = evaluate(1.0 / math.sqrt(guess), zeros, infs)
+        trial = evaluate(1.0 / math.sqrt(guess))
         hist.append(trial)
         if abs(trial["S"] - R) <= 1e-14 * R:
             final = trial
         elif trial["S"] > R:
             b = trial
-            factor = 1.02
+            factor = first_step
             while True:  # step down to a solution under the budget
                 u = b["u"] / factor
                 if u <= u0:
                     break
-                trial = evaluate(u, b["it"], infs)
+                trial = evaluate(u)
                 hist.append(trial)
                 if trial["S"] > R:
                     b = trial
@@ -659,11 +684,11 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                     break
         else:
             a = trial
-            factor = 1.02
+            factor = first_step
     while b is None and final is None:
         u = a["u"] * factor
         factor = factor * factor if factor < 2.0 else 2.0
-        trial = evaluate(u, zeros, a["it"])
+        trial = evaluate(u)
         hist.append(trial)
         if trial["S"] > R:
             b = trial
@@ -684,13 +709,17 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
             u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
         if not a["u"] < u < b["u"] or (len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]):
-            u = math.sqrt(a["u"] * b["u"])
+            # stalled: S is steep at a page's entry (frequency ~ 1/log(1/(1 - Lambda Delta/mu)), a jump
+            # in floating point); try just beside the entry point of a page entering in the bracket
+            u = _entry_split(a, b, u if a["u"] < u < b["u"] else math.sqrt(a["u"] * b["u"]), g_ent, s_ent)
+            if not a["u"] < u < b["u"]:
+                u = math.sqrt(a["u"] * b["u"])
             if not a["u"] < u < b["u"]:
                 u = 0.5 * (a["u"] + b["u"])
                 if not a["u"] < u < b["u"]:
                     break
             widths.clear()
-        trial = evaluate(u, b["it"], a["it"])
+        trial = evaluate(u)
         hist.append(trial)
         if abs(trial["S"] - R) <= 1e-14 * R:
             final = trial
@@ -736,6 +765,80 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
     multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
     return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
+
+
+def _threshold_hints(
+    lam: float, known: list, kappa: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Newton start, safeguarding bracket and the start's base solution per page, from other multipliers.
+
+    ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
+    multiplier bounds the thresholds from above and one at a smaller multiplier
+    from below; the start is the first-order prediction ``iota + (lam -
+    Lambda)/V'(iota)`` from the solution with the nearest multiplier (NaN, i.e.
+    the kernel's default, where that page was not crawled), and ``base`` that
+    solution.  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
+    iota_a)`` with their slopes ``1/V'``, the cubic Hermite interpolant of
+    ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
+    iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
+    and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
+    1e-4`` that is below 1e-18 of ``iota``, the interpolant is the solution,
+    and ``base = start`` tells the kernel so; elsewhere it is the Newton start.
+    """
+    n = len(kappa)
+    lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
+    nearest = above = below = None
+    for sol in known:
+        lam_s = 1.0 / sol["u"] ** 2
+        if lam_s >= lam:
+            hi = np.minimum(hi, sol["it"])
+            above = sol
+        else:
+            lo = np.maximum(lo, sol["it"])
+            below = sol
+        if nearest is None or abs(math.log(lam_s / lam)) < abs(math.log(1.0 / (nearest["u"] ** 2 * lam))):
+            nearest = sol
+    if nearest is None:
+        return start, lo, hi, base
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
+        base = nearest["it"].copy()
+        if above is not None and below is not None:
+            lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
+            ya, yb = above["it"], below["it"]
+            both = (above["d"] > 0) & (below["d"] > 0) & np.isfinite(ya)
+            if both.any():
+                width, t = lam_a - lam_b, (lam - lam_b) / (lam_a - lam_b)
+                ya, yb = ya[both], yb[both]
+                ma, mb = width / above["d"][both], width / below["d"][both]
+                herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
+                    + (t - 1) * t * t * ma
+                start[both] = herm  # a better Newton start than either one-sided prediction
+                base[both] = np.where((kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4, herm, np.nan)
+    return start, lo, hi, base
+
+
+def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarray) -> float:
+    """Bisection in ``log(c - Lambda)`` around the entry multiplier ``c = mu/Delta`` of a page.
+
+    A page's frequency falls to 0 like ``1/log(1/(1 - Lambda/c))`` as ``Lambda``
+    rises to its entry ``c``, so near ``c`` the total frequency is steep in
+    ``Lambda`` but smooth in ``log(c - Lambda)``.  Among at most 16 pages
+    crawled at b but not at a whose entry lies in the bracket, the one nearest
+    to ``u`` is taken and the geometric mean of the bracket's distances to
+    ``c`` (the one at a floored at ``1e-15 c``) is returned as a ``u``; NaN
+    when there is no such page.
+    """
+    lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
+    ent = np.concatenate([g_ent[(a["fg"] == 0) & (b["fg"] > 0)], s_ent[(a["fs"] == 0) & (b["fs"] > 0)]])
+    ent = ent[(ent > lam_b) & (ent < lam_a)]
+    if not 1 <= len(ent) <= 16:
+        return math.nan
+    c = float(ent[np.argmin(np.abs(ent - 1.0 / (u * u)))])
+    eps_b, eps_a = c - lam_b, max(c - lam_a, 1e-15 * c)
+    if not 0.0 < eps_a < eps_b:
+        return math.nan
+    return 1.0 / math.sqrt(c - math.sqrt(eps_a * eps_b))
 
 
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
