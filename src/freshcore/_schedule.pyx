@@ -29,21 +29,34 @@ numerical non-monotonicity of ``V`` far below 1e-12 relative; ``lo_i`` comes
 from a bracketing search, and ``T_i`` is lowered by a few ulps).  A crawl or a
 counted signal changes ``last_i``/``n_i`` and recomputes ``T_i`` (O(log m)).
 
-A tick at ``t``: (1) cold pages with ``T_i <= t`` move to the hot list;
-(2) every hot page is evaluated at ``t`` and the best (highest value, lowest
-index) is found; (3) if that value is ``>= L`` it is the exact argmax, since
-every cold page is below ``L``; otherwise (the hot list drained or the winning
-level fell, e.g. after ``set_rate`` raised the rate) the structure is rebuilt
-at ``t`` with a lower ``L`` (all pages evaluated, O(m log m)).  Hot pages found
-below ``L`` go back to the heap; when the hot list grows past ``hot_max``, ``L``
-is raised to its ``hot_target``-th value (raising ``L`` keeps every ``T_i``
-valid).  The rebuild picks ``L`` as the ``hot_target``-th largest value (the
-smallest positive value if that one is 0).
+Hot pages carry a bound ``u_i >= V_i(tau_i(t))`` valid until ``e_i``:
+``u_i = V_i(tau_i(t + H/R))`` with ``e_i = t + H/R`` (``H = 8`` ticks), or the
+exact value at the current tick (``e_i = t``, marked with the tick number).
+A counted signal of a hot page expires its bound.
 
-Work per tick: the hot list (tens of pages in steady state) plus O(log m) heap
-operations per promoted or crawled page; the bracket ``[lo_i, hi_i]`` of the
-crossing ``V_i = L`` is cached per page, so a crawled page gets its next ``T_i``
-without evaluating ``V`` while ``L`` is unchanged.
+A tick at ``t``: (1) cold pages with ``T_i <= t`` move to the hot list with
+an expired bound; (2) expired bounds are refreshed, and hot pages whose bound
+is below ``L`` go back to the heap; (3) lazy argmax: take the hot page with the
+largest bound (ties: lowest index); if its bound is not its exact value at
+``t``, replace it by that value and repeat; once the top is exact, its value
+is at least every other hot page's bound, hence value, and a tie in value would
+be a tie in bound, which the lowest index wins.  (4) If that value is ``>= L``
+it is the exact argmax over all pages, since every cold page is below ``L``;
+otherwise (the hot list drained, or the winning level fell, e.g. after
+``set_rate`` raised the rate) everything is rebuilt at ``t`` (all pages
+evaluated, O(m log m)) with ``L`` the ``hot_target``-th largest value (the
+smallest positive value if that one is 0).  When the hot list grows past
+``hot_max``, ``L`` is raised to its ``hot_max/2``-th bound (raising ``L``
+keeps every ``T_i`` valid).
+
+Work per tick: a scan of the hot list (~100 pages, a comparison each), about
+``|hot|/H`` bound refreshes, a few exact evaluations and O(log m) heap work
+per promoted or crawled page; the bracket ``[lo_i, hi_i]`` of the crossing
+``V_i = L`` is cached per page, so a crawled page gets its next ``T_i``
+without evaluating ``V`` while ``L`` is unchanged.  All values of one page
+being 0 (``Delta = 0`` or ``mu = 0``) keeps it cold forever (``T_i = inf``);
+if every value is 0 the level is 0 and every page is hot (O(m) per tick, a
+degenerate case).
 """
 
 from libc.math cimport INFINITY, isnan, fabs
@@ -75,11 +88,11 @@ cdef class SchedulerState:
     cdef int kind
     cdef long terms
     cdef Py_ssize_t m
-    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval
+    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
     cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
     cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
-    cdef double lev, origin, r_now, t_now, delay
-    cdef long long k
+    cdef double lev, origin, r_now, t_now, delay, horizon
+    cdef long long k, nticks
     cdef bint need_rebuild
     cdef readonly long long n_evaluations
     cdef readonly long long n_rebuilds
@@ -101,13 +114,17 @@ cdef class SchedulerState:
         self.vals = np.zeros(m)
         self.scratch = np.zeros(m)
         self.hval = np.zeros(m)
+        self.hexp = np.zeros(m)
+        self.hmark = np.zeros(m)
+        self.nticks = 0
+        self.horizon = 8.0
         self.heap = np.zeros(m, dtype=np.intp)
         self.hpos = np.full(m, -1, dtype=np.intp)
         self.hot = np.zeros(m, dtype=np.intp)
         self.hotpos = np.full(m, -1, dtype=np.intp)
         self.heap_n = 0
         self.hot_n = 0
-        self.hot_target = 32 if m > 32 else m
+        self.hot_target = 64 if m > 64 else m
         self.hot_max = 4 * self.hot_target
         self.lev = 0.0
         self.origin = 0.0
@@ -284,9 +301,12 @@ cdef class SchedulerState:
             self._sift_down(i)
 
     # -- hot list -------------------------------------------------------------
-    cdef inline void _hot_add(self, Py_ssize_t j, double v) noexcept nogil:
+    cdef inline void _hot_add(self, Py_ssize_t j, double v, double expiry, double mark) noexcept nogil:
+        # hval: an upper bound of V_j valid until hexp (exact at the tick numbered hmark)
         self.hot[self.hot_n] = j
         self.hval[self.hot_n] = v
+        self.hexp[self.hot_n] = expiry
+        self.hmark[self.hot_n] = mark
         self.hotpos[j] = self.hot_n
         self.hot_n += 1
 
@@ -296,6 +316,8 @@ cdef class SchedulerState:
             q = self.hot[last]
             self.hot[i] = q
             self.hval[i] = self.hval[last]
+            self.hexp[i] = self.hexp[last]
+            self.hmark[i] = self.hmark[last]
             self.hotpos[q] = i
         self.hotpos[j] = -1
         self.hot_n -= 1
@@ -329,7 +351,7 @@ cdef class SchedulerState:
                 self.hpos[j] = self.heap_n
                 self.heap_n += 1
             else:
-                self._hot_add(j, self.vals[j])
+                self._hot_add(j, self.vals[j], t, <double>self.nticks)
         i = self.heap_n // 2
         while i > 0:
             i -= 1
@@ -342,7 +364,7 @@ cdef class SchedulerState:
         for i in range(n):
             self.scratch[i] = self.hval[i]
         qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[self.hot_target - 1]
+        L = self.scratch[self.hot_max // 2 - 1]
         if not (L > self.lev):
             return
         self.lev = L
@@ -356,35 +378,52 @@ cdef class SchedulerState:
                 i += 1
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, v, bv, lim
-        cdef Py_ssize_t i, j, best
+        cdef double t, v, bv, lim, h
+        cdef Py_ssize_t i, j, best, bi
         self.k += 1
+        self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
         self.t_now = t
+        h = t + self.horizon / self.r_now
         if self.need_rebuild:
             self._rebuild(t)
         else:
             while self.heap_n > 0 and self.cross_t[self.heap[0]] <= t:
                 j = self.heap[0]
                 self._remove(j)
-                self._hot_add(j, 0.0)
+                self._hot_add(j, 0.0, -INFINITY, -1.0)
         while True:
-            best = -1
-            bv = -1.0
             lim = self.lev * (1.0 - MARGIN)
+            # refresh expired bounds (V at t + horizon/R); pages whose bound is below L go cold
             i = 0
             while i < self.hot_n:
                 j = self.hot[i]
-                v = self.value(j, self.tau(j, t))
-                if v < lim and self.crossing(j, t, v):
+                if self.hexp[i] < t:
+                    self.hval[i] = self.value(j, self.tau(j, h))
+                    self.hexp[i] = h
+                    self.hmark[i] = -1.0
+                if self.hval[i] < lim and self.crossing(j, t, self.hval[i]):
                     self._hot_remove(j)
                     self._push(j)
                     continue
-                self.hval[i] = v
-                if v > bv or (v == bv and j < best):
-                    bv = v
-                    best = j
                 i += 1
+            # lazy argmax: evaluate the best bound exactly until the best is exact
+            while True:
+                bi = -1
+                bv = -1.0
+                best = -1
+                for i in range(self.hot_n):
+                    v = self.hval[i]
+                    j = self.hot[i]
+                    if v > bv or (v == bv and j < best):
+                        bv = v
+                        best = j
+                        bi = i
+                if bi < 0 or self.hmark[bi] == <double>self.nticks:
+                    break
+                self.hval[bi] = self.value(best, self.tau(best, t))
+                self.hexp[bi] = t
+                self.hmark[bi] = <double>self.nticks
             if best >= 0 and bv >= self.lev:
                 break
             self._rebuild(t)
@@ -396,7 +435,7 @@ cdef class SchedulerState:
         if self.crossing(best, t, v):
             self._push(best)
         else:
-            self._hot_add(best, v)
+            self._hot_add(best, v, t, <double>self.nticks)
         if self.hot_n > self.hot_max:
             self._raise_level(t)
         return best
@@ -421,7 +460,11 @@ cdef class SchedulerState:
         if t - self.last[j] < self.delay:
             return False
         self.ncis[j] += 1.0
-        if self.need_rebuild or self.hotpos[j] >= 0:
+        if self.need_rebuild:
+            return True
+        if self.hotpos[j] >= 0:
+            self.hexp[self.hotpos[j]] = -INFINITY  # its bound no longer holds
+            self.hmark[self.hotpos[j]] = -1.0
             return True
         v = self.value(j, self.tau(j, self.t_now))
         if self.crossing(j, self.t_now, v):
@@ -429,7 +472,7 @@ cdef class SchedulerState:
             self._sift_down(self.hpos[j])
         else:
             self._remove(j)
-            self._hot_add(j, v)
+            self._hot_add(j, v, -INFINITY, -1.0)
         return True
 
     def set_rate(self, double rate):
