@@ -1,0 +1,330 @@
+"""Scheduler (issue 4, first slice): every decision equals a brute-force argmax over all pages."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from freshcore.schedule import Scheduler
+from freshcore.value import PageModel, crawl_value
+
+KINDS = ("exact", "approx", "greedy", "cis")
+
+
+class Reference:
+    """Brute force: evaluate crawl_value for every page at every tick, argmax (lowest index on ties)."""
+
+    def __init__(self, pages, rate, value="exact", signal_delay=0.0, terms=None):
+        self.pages, self.value, self.terms, self.delay = pages, value, terms, signal_delay
+        m = len(pages)
+        if value == "greedy":
+            self.beff = np.zeros(m)
+        elif value == "cis":
+            self.beff = np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
+        else:
+            self.beff = pages.beta.copy()
+        self.last = np.zeros(m)
+        self.n = np.zeros(m, dtype=np.int64)
+        self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0
+
+    def values(self, t):
+        with np.errstate(invalid="ignore"):
+            tau = (t - self.last) + np.where(self.n > 0, self.beff * self.n, 0.0)
+        return crawl_value(tau, self.pages, self.value, self.terms)
+
+    def next(self):
+        self.k += 1
+        t = self.origin + self.k / self.rate
+        self.time = t
+        best = int(np.argmax(self.values(t)))
+        self.last[best] = t
+        self.n[best] = 0
+        return best
+
+    def signal(self, page, t):
+        if t - self.last[page] < self.delay:
+            return False
+        self.n[page] += 1
+        return True
+
+    def set_rate(self, rate):
+        self.origin, self.k, self.rate = self.time, 0, float(rate)
+
+
+def random_pages(rng, m, degenerate=True, duplicates=True):
+    dl = rng.uniform(0.0, 1.0, m)
+    mu = rng.uniform(0.0, 1.0, m)
+    lam = rng.beta(0.25, 0.25, m)
+    nu = rng.uniform(0.1, 0.6, m)
+    if degenerate and m >= 8:
+        idx = rng.choice(m, size=5, replace=False)
+        dl[idx[0]] = 0.0  # never changes: value 0
+        mu[idx[1]] = 0.0  # never requested: value 0
+        lam[idx[2]] = 0.0  # uninformative signals: Greedy value
+        lam[idx[3]] = 1.0  # every change signalled: V = 0 until a signal
+        nu[idx[4]] = 0.0  # a signal proves a change: beta = inf
+    if duplicates and m >= 4:
+        src = rng.choice(m, size=m // 4)
+        dst = rng.choice(m, size=m // 4)
+        for a in (dl, mu, lam, nu):
+            a[dst] = a[src]  # identical pages: exact ties
+    return PageModel(dl, mu, lam, nu)
+
+
+def kind_args(kind):
+    return {"value": kind, "terms": 2 if kind == "approx" else None}
+
+
+# ---------------------------------------------------------------------------
+# state machine against the brute-force reference
+
+
+class SchedulerMachine(RuleBasedStateMachine):
+    @initialize(
+        seed=st.integers(0, 2**32 - 1),
+        m=st.integers(1, 80),
+        kind=st.sampled_from(KINDS),
+        rate=st.floats(0.5, 20.0),
+        delay=st.sampled_from([0.0, 0.0, 0.05, 0.5]),
+    )
+    def setup(self, seed, m, kind, rate, delay):
+        self.rng = np.random.default_rng(seed)
+        pages = random_pages(self.rng, m)
+        args = kind_args(kind)
+        self.sched = Scheduler(pages, rate, signal_delay=delay, **args)
+        self.ref = Reference(pages, rate, signal_delay=delay, **args)
+        self.m = m
+
+    @rule(n=st.integers(1, 6))
+    def ticks(self, n):
+        if n == 1:
+            assert self.sched.next() == self.ref.next()
+        else:
+            got = self.sched.run(n)
+            want = [self.ref.next() for _ in range(n)]
+            assert got.dtype == np.int64
+            assert got.tolist() == want
+
+    @rule(page=st.integers(0, 1000), frac=st.floats(0.0, 1.0))
+    def valid_signal(self, page, frac):
+        page %= self.m
+        last = self.ref.last[page]
+        t = last + frac * (self.ref.time - last + 1.0)  # between the last crawl and a little after now
+        assert self.sched.signal(page, t) == self.ref.signal(page, t)
+
+    @rule(page=st.integers(0, 1000), frac=st.floats(0.0, 0.99))
+    def early_signal(self, page, frac):
+        # within signal_delay of the page's last crawl: discarded (counted when the delay is 0)
+        page %= self.m
+        t = self.ref.last[page] + frac * self.ref.delay
+        assert self.sched.signal(page, t) == self.ref.signal(page, t)
+
+    @rule(data=st.data())
+    def bad_signal(self, data):
+        before = self.snapshot()
+        last = self.ref.last
+        choice = data.draw(st.sampled_from(["unknown", "negative", "nan", "inf", "past"]))
+        page = data.draw(st.integers(0, self.m - 1))
+        if choice == "past" and last[page] == 0.0:
+            choice = "nan"
+        args = {
+            "unknown": (self.m + data.draw(st.integers(0, 5)), self.ref.time),
+            "negative": (-1 - data.draw(st.integers(0, 5)), self.ref.time),
+            "nan": (page, math.nan),
+            "inf": (page, math.inf),
+            "past": (page, last[page] - data.draw(st.floats(1e-9, 10.0))),
+        }[choice]
+        with pytest.raises(ValueError):
+            self.sched.signal(*args)
+        assert self.snapshot() == before
+
+    @rule(rate=st.floats(0.5, 20.0))
+    def set_rate(self, rate):
+        assert self.sched.set_rate(rate) is self.sched
+        self.ref.set_rate(rate)
+
+    @rule(rate=st.sampled_from([0.0, -1.0, math.nan, math.inf, -math.inf]))
+    def bad_rate(self, rate):
+        before = self.snapshot()
+        with pytest.raises(ValueError):
+            self.sched.set_rate(rate)
+        assert self.snapshot() == before
+
+    def snapshot(self):
+        s = self.sched
+        return (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist())
+
+    @invariant()
+    def same_state(self):
+        if not hasattr(self, "sched"):
+            return
+        assert self.sched.time == self.ref.time
+        assert self.sched.rate == self.ref.rate
+        np.testing.assert_array_equal(self.sched.last_crawl, self.ref.last)
+        np.testing.assert_array_equal(self.sched.signal_counts, self.ref.n)
+
+
+TestSchedulerMachine = SchedulerMachine.TestCase
+TestSchedulerMachine.settings = settings(
+    max_examples=150, stateful_step_count=50, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+# ---------------------------------------------------------------------------
+# longer runs, ties, sub-linear work
+
+
+def drive(kind, m, ticks, seed, signal_prob=0.5, delay=0.0, rates=()):
+    """Compare every decision of a long run with the reference, signals and rate steps interleaved."""
+    rng = np.random.default_rng(seed)
+    pages = random_pages(rng, m)
+    args = kind_args(kind)
+    s = Scheduler(pages, 1.0 * m / 10, signal_delay=delay, **args)
+    ref = Reference(pages, 1.0 * m / 10, signal_delay=delay, **args)
+    steps = dict(rates)
+    for j in range(ticks):
+        if j in steps:
+            s.set_rate(steps[j])
+            ref.set_rate(steps[j])
+        if rng.random() < signal_prob:
+            p = int(rng.integers(m))
+            t = ref.last[p] + rng.uniform(0.0, 1.0) * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+        assert s.next() == ref.next(), f"tick {j}"
+    return s
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_long_run_matches_brute_force(kind):
+    # 400 pages: the level structure (hot list of 32, promotions, rebuilds) is exercised
+    s = drive(kind, 400, 1500, seed=11, rates={500: 80.0, 1000: 20.0}, delay=0.02)
+    assert s.time > 0
+
+
+def test_identical_pages_tie_to_lowest_index():
+    pages = PageModel(np.full(6, 0.5), np.ones(6), recall=0.3, false_rate=0.2)
+    for kind in KINDS:
+        s = Scheduler(pages, 3.0, **kind_args(kind))
+        # all values equal at every tick: round robin in index order
+        assert s.run(12).tolist() == list(range(6)) * 2
+
+
+def test_all_zero_values_choose_page_zero():
+    pages = PageModel([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    s = Scheduler(pages, 1.0)
+    assert s.run(4).tolist() == [0, 0, 0, 0]
+
+
+def test_signal_makes_cis_page_win():
+    # Greedy-CIS takes a signal as proof of a change: the page jumps to mu/Delta
+    pages = PageModel([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], recall=0.9, false_rate=0.1)
+    s = Scheduler(pages, 10.0, value="cis")
+    assert s.run(3).tolist() == [0, 1, 2]
+    assert s.signal(2, 0.3) is True
+    assert s.next() == 2
+    assert s.signal_counts.tolist() == [0, 0, 0]
+
+
+def test_signal_delay_discards():
+    pages = PageModel([1.0, 1.0], [1.0, 1.0], recall=0.5, false_rate=0.1)
+    s = Scheduler(pages, 1.0, signal_delay=0.5)
+    assert s.next() == 0  # page 0 crawled at t = 1
+    assert s.signal(0, 1.2) is False
+    assert s.signal(0, 1.5) is True
+    assert s.signal(1, 0.2) is False  # page 1 "crawled" at 0
+    assert s.signal_counts.tolist() == [1, 0]
+
+
+def test_work_per_tick_is_sublinear():
+    rng = np.random.default_rng(5)
+    m = 20_000
+    pages = random_pages(rng, m, duplicates=False)
+    s = Scheduler(pages, m / 20.0, value="greedy")
+    s.run(4 * m)  # burn in: every page crawled several times
+    state = s._state
+    e0, r0 = state.n_evaluations, state.n_rebuilds
+    s.run(m)
+    per_tick = (state.n_evaluations - e0) / m
+    assert per_tick < 200, per_tick  # brute force: 20000
+    assert state.n_rebuilds - r0 <= 2
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(KINDS), m=st.integers(33, 120))
+def test_random_instances_above_hot_target(seed, kind, m):
+    drive(kind, m, 150, seed=seed, delay=0.01, rates={50: 3.0 * m, 100: 0.05 * m})
+
+
+# ---------------------------------------------------------------------------
+# bad input
+
+
+def test_constructor_errors():
+    pages = PageModel([1.0, 2.0], [1.0, 1.0])
+    with pytest.raises(TypeError, match="'pages' parameter of Scheduler must be a PageModel"):
+        Scheduler([1.0, 2.0], 1.0)
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        with pytest.raises(ValueError, match="'rate' parameter of Scheduler"):
+            Scheduler(pages, bad)
+    with pytest.raises(TypeError, match="'rate' parameter"):
+        Scheduler(pages, "1")
+    with pytest.raises(ValueError, match="'value' parameter of Scheduler must be one of"):
+        Scheduler(pages, 1.0, value="ncis")
+    for bad in (-0.1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="'signal_delay' parameter"):
+            Scheduler(pages, 1.0, signal_delay=bad)
+    with pytest.raises(ValueError, match="'terms' parameter of Scheduler is required"):
+        Scheduler(pages, 1.0, value="approx")
+    with pytest.raises(ValueError, match="'terms' parameter of Scheduler must be an integer >= 1"):
+        Scheduler(pages, 1.0, value="approx", terms=0)
+    with pytest.raises(ValueError, match="only used with value='approx'"):
+        Scheduler(pages, 1.0, value="exact", terms=2)
+
+
+def test_method_errors_leave_state_unchanged():
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 1.0, 2.0], recall=0.5, false_rate=0.2)
+    s = Scheduler(pages, 2.0)
+    s.run(5)
+    s.signal(1, s.time)
+    before = (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist())
+    crawled = int(np.argmax(s.last_crawl))
+    cases = [
+        (ValueError, "'page' parameter of Scheduler.signal", (3, s.time)),
+        (ValueError, "'page' parameter of Scheduler.signal", (-1, s.time)),
+        (TypeError, "'page' parameter of Scheduler.signal", (1.0, s.time)),
+        (ValueError, "'t' parameter of Scheduler.signal", (0, math.nan)),
+        (ValueError, "'t' parameter of Scheduler.signal", (0, math.inf)),
+        (ValueError, "must not precede the last crawl of page", (crawled, s.last_crawl[crawled] - 1e-9)),
+    ]
+    for exc, msg, args in cases:
+        with pytest.raises(exc, match=msg):
+            s.signal(*args)
+    for bad in (0.0, -2.0, math.nan):
+        with pytest.raises(ValueError, match="'rate' parameter of Scheduler.set_rate"):
+            s.set_rate(bad)
+    for bad in (-1, 1.5):
+        with pytest.raises((ValueError, TypeError), match="'n' parameter of Scheduler.run"):
+            s.run(bad)
+    assert (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist()) == before
+    ref_next = Scheduler(pages, 2.0)
+    ref_next.run(5)
+    ref_next.signal(1, ref_next.time)
+    assert s.run(10).tolist() == ref_next.run(10).tolist()
+
+
+def test_properties():
+    pages = PageModel([1.0, 2.0], [1.0, 1.0])
+    s = Scheduler(pages, 4.0, value="greedy")
+    assert (s.n_pages, s.rate, s.time, s.value, s.pages) == (2, 4.0, 0.0, "greedy", pages)
+    s.run(3)
+    assert s.time == 0.75
+    s.set_rate(2.0)
+    s.next()
+    assert s.time == 1.25 and s.rate == 2.0
+    assert "n_pages=2" in repr(s)
+    assert s.run(0).shape == (0,)
