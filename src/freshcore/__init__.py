@@ -18,6 +18,8 @@ Crawl value with change-indicating signals (001)
     :class:`PageModel`, :func:`residual_exp`, :func:`crawl_value`,
     :func:`crawl_frequency`, :func:`crawl_interval`, :func:`fresh_time`,
     :func:`optimal_thresholds`.
+Scheduling (001 Algorithm 1)
+    :class:`Scheduler` (exact argmax at a constant crawl rate; first slice).
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
@@ -50,6 +52,7 @@ from .mle import (
     moment_rates,
 )
 from .rates import RatesResult, freshness, optimal_rates
+from .schedule import Scheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
 from .value import (
@@ -100,4 +103,5 @@ __all__ = [
     "fresh_time",
     "optimal_thresholds",
     "ThresholdsResult",
+    "Scheduler",
 ]
