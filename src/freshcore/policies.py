@@ -400,10 +400,11 @@ class NutchAdaptive(_TickPolicy):
         self._inc, self._dec, self._sync, self._srate = inc, dec, bool(sync_delta), srate
         self._lo, self._hi = lo * s, hi * s
         self._dbmax = None if dbmax is None else dbmax * s
-        self._interval = np.full(m, init * s)
+        i0 = m / r  # = initial_interval * s, without its rounding
+        self._interval = np.full(m, i0)
         self._modified = np.zeros(m)
-        self._due = np.full(m, init * s)
-        self._heap = [(float(init * s), i) for i in range(m)]  # already a heap (sorted)
+        self._due = np.full(m, i0)
+        self._heap = [(i0, i) for i in range(m)]  # already a heap (sorted)
         self._pending: int | None = None
         self._pending_time = 0.0
 
