@@ -1,0 +1,57 @@
+"""Reproduce 001 Fig. 2: GREEDY and LDS against the continuous optimum, no signals (SPEC section 4).
+
+R = 100, horizon 1000, m in {100, 200, 500, 1000}, 3 instances (``repro_common``),
+accuracy after a 20% burn-in.  The optimum is the periodic continuous optimum
+(``optimal_rates(..., model="periodic")``, 001 eq. 5); LDS crawls at those rates
+(``freshcore.policies.LowDiscrepancy``); GREEDY is ``Scheduler(value="greedy")``.
+Columns: mean ± standard error over the instances; "se(run)" is the mean
+within-run standard error (batch means); the last columns give the mean and
+the largest absolute difference to the optimum on the same instance.
+
+Run: ``PYTHONPATH=src python bench/repro_fig2.py [horizon]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from repro_common import N_INSTANCES, R, fmt, instance, print_table
+
+from freshcore.policies import LowDiscrepancy
+from freshcore.rates import freshness, optimal_rates
+from freshcore.schedule import Scheduler
+from freshcore.simulator import simulate
+
+
+def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
+    rows = []
+    t0 = time.perf_counter()
+    for m in sizes:
+        opt, acc, se, diff = [], {"GREEDY": [], "LDS": []}, {"GREEDY": [], "LDS": []}, {"GREEDY": [], "LDS": []}
+        for k in range(N_INSTANCES):
+            pages = instance(m, k)
+            xi = optimal_rates(pages.change_rate, pages.importance, R, model="periodic")
+            o = freshness(xi, pages.change_rate, pages.importance, model="periodic")
+            opt.append(o)
+            for name, pol in (("GREEDY", Scheduler(pages, R, value="greedy")), ("LDS", LowDiscrepancy(xi, R))):
+                res = simulate(pol, pages, horizon, seed=k)
+                acc[name].append(res.accuracy)
+                se[name].append(res.accuracy_se)
+                diff[name].append(res.accuracy - o)
+        row = [str(m), fmt(opt)]
+        for name in ("GREEDY", "LDS"):
+            row += [fmt(acc[name]), f"{np.mean(se[name]):.4f}"]
+        for name in ("GREEDY", "LDS"):
+            row += [f"{np.mean(diff[name]):+.4f}", f"{np.max(np.abs(diff[name])):.4f}"]
+        rows.append(row)
+    print(f"001 Fig. 2: no signals, R = {R:g}, horizon {horizon:g}, {N_INSTANCES} instances, 20% burn-in")
+    print_table(["m", "optimum", "GREEDY", "se(run)", "LDS", "se(run)",
+                 "G-opt", "max|G-opt|", "L-opt", "max|L-opt|"], rows)
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 1000.0)
