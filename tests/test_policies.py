@@ -208,15 +208,22 @@ def test_nutch_clamps_to_min_and_max():
 
 def test_nutch_db_max_interval_requeues():
     # I0 = 1 (30 d); db max 36 d = 1.2; an unchanged crawl gives I = 1.4 > 1.2, F - t = 1.4 - 0.3 > 1.2
-    p = NutchAdaptive(2, 2.0, db_max_interval=36 * DAY)
+    p = NutchAdaptive(2, 2.0, db_max_interval=36 * DAY, requeue_now=True)
     crawl(p, False)  # page 0 at t = 0.5: delta = 0.5, I = 1.4, F - t = 1.4 - 0.15 = 1.25 > 1.2
     assert p.intervals[0] == pytest.approx(0.9 * 1.2)
     assert p.due_times[0] == pytest.approx(0.5)  # due now: most overdue next
     assert crawl(p, None) == 0
+    # SPEC's form: I > db max -> I = 0.9 db max, due I after now
+    s = NutchAdaptive(2, 2.0, db_max_interval=36 * DAY)
+    crawl(s, False)
+    assert s.intervals[0] == pytest.approx(0.9 * 1.2)
+    assert s.due_times[0] == pytest.approx(0.5 + 0.9 * 1.2)
+    assert crawl(s, None) == 1
     # within the limit nothing happens
-    q = NutchAdaptive(2, 2.0, db_max_interval=40 * DAY)
-    crawl(q, False)
-    assert q.intervals[0] == pytest.approx(1.4) and q.due_times[0] == pytest.approx(1.25 + 0.5)
+    for flag in (False, True):
+        q = NutchAdaptive(2, 2.0, db_max_interval=43 * DAY, requeue_now=flag)
+        crawl(q, False)
+        assert q.intervals[0] == pytest.approx(1.4) and q.due_times[0] == pytest.approx(1.25 + 0.5)
 
 
 def test_nutch_unknown_status_keeps_interval():
@@ -258,6 +265,7 @@ def test_nutch_observe_errors():
     ({"max_interval": 10.0}, ValueError, "max_interval"),
     ({"initial_interval": -1.0}, ValueError, "initial_interval"),
     ({"sync_delta": 1}, TypeError, "sync_delta"),
+    ({"requeue_now": "yes"}, TypeError, "requeue_now"),
     ({"sync_delta_rate": 1.5}, ValueError, "sync_delta_rate"),
     ({"db_max_interval": 0.0}, ValueError, "db_max_interval"),
 ])
