@@ -300,3 +300,81 @@ def test_bad_policy_and_pages():
         simulate(used, PAGES, 10.0)
     nutch = NutchAdaptive(2, 1.0)
     assert simulate(nutch, PAGES, 10.0, seed=0).crawl_counts.sum() == 9
+
+
+# ---- fast variants of the reproductions (bench/repro_*.py hold the full ones) ---------------------------------
+
+
+def paper_instance(m, seed, signals=False):
+    return uniform_pages(np.random.default_rng(seed), m, signals=signals)
+
+
+def test_fig2_greedy_and_lds_reach_the_continuous_optimum():
+    R = 100.0
+    pages = paper_instance(100, 1)
+    xi = optimal_rates(pages.change_rate, pages.importance, R, model="periodic")
+    opt = freshness(xi, pages.change_rate, pages.importance, model="periodic")
+    for pol in (Scheduler(pages, R, value="greedy"), LowDiscrepancy(xi, R)):
+        res = simulate(pol, pages, 200.0, seed=2)
+        assert abs(res.accuracy - opt) < min(0.01, 4 * res.accuracy_se)
+    rr = simulate(RoundRobin(100, R), pages, 200.0, seed=2)
+    assert rr.accuracy < opt - 0.02
+
+
+def test_fig4_ncis_beats_greedy_and_cis_which_degrades():
+    R = 100.0
+    acc = {}
+    for m, horizon in ((100, 40.0), (500, 30.0)):
+        pages = paper_instance(m, 3, signals=True)
+        for value in ("greedy", "cis", "exact"):
+            res = simulate(Scheduler(pages, R, value=value), pages, horizon, seed=4)
+            acc[m, value] = (res.accuracy, res.accuracy_se)
+
+    def above(a, b):
+        (x, sx), (y, sy) = acc[a], acc[b]
+        return x - y > 4 * math.hypot(sx, sy)
+
+    assert above((100, "exact"), (100, "greedy")) and above((100, "cis"), (100, "greedy"))
+    assert above((500, "exact"), (500, "greedy")) and above((500, "exact"), (500, "cis"))
+    assert above((500, "greedy"), (500, "cis"))  # CIS falls below GREEDY when bandwidth is tight
+
+
+def test_appendix_d_greedy_tracks_a_bandwidth_step():
+    m = 300
+    pages = paper_instance(m, 5)
+    res = simulate(Scheduler(pages, 100.0, value="greedy"), pages, 120.0, seed=6, burn_in=0.0,
+                   rate_schedule=([40.0, 80.0], [150.0, 100.0]))
+    for (a, b), r in (((15.0, 40.0), 100.0), ((55.0, 80.0), 150.0), ((95.0, 120.0 + 1e-9), 100.0)):
+        xi = optimal_rates(pages.change_rate, pages.importance, r, model="periodic")
+        opt = freshness(xi, pages.change_rate, pages.importance, model="periodic")
+        acc, se = res.accuracy_between(a, b)
+        assert abs(acc - opt) < 4 * se
+    gaps = np.diff(res.crawl_times)
+    assert np.allclose(gaps[(res.crawl_times[1:] > 40.01) & (res.crawl_times[1:] <= 80.0)], 1 / 150)
+
+
+def test_appendix_c_delays_hurt_and_the_window_discards():
+    pages = paper_instance(100, 7, signals=True)
+    base = simulate(Scheduler(pages, 100.0), pages, 100.0, seed=8)
+    late = simulate(Scheduler(pages, 100.0), pages, 100.0, seed=8, signal_delay=0.3)  # exponential, mean 30 ticks
+    assert np.array_equal(base.request_times, late.request_times)
+    # paired on the same requests, batch means over 20 time blocks: delayed signals lose accuracy
+    lost = base.request_fresh.astype(float) - late.request_fresh
+    sel = base.request_times >= 20.0
+    block = ((base.request_times[sel] - 20.0) / 80.0 * 20).astype(int).clip(0, 19)
+    per = np.bincount(block, lost[sel], 20) / np.bincount(block, minlength=20)
+    assert per.mean() > 4 * per.std(ddof=1) / math.sqrt(20)
+    delay = lambda rng, n: rng.poisson(6.0, n) / 100.0  # noqa: E731  (001 Appendix C)
+    window = simulate(Scheduler(pages, 100.0, signal_delay=0.05), pages, 60.0, seed=8, signal_delay=delay)
+    assert 0 < window.n_signals - window.n_signals_counted < 0.2 * window.n_signals
+
+
+def test_nutch_trails_greedy_and_literal_requeue_hogs_the_budget():
+    m, R = 300, 100.0
+    pages = paper_instance(m, 9)
+    greedy = simulate(Scheduler(pages, R, value="greedy"), pages, 300.0, seed=10)
+    nutch = simulate(NutchAdaptive(m, R), pages, 300.0, seed=10)
+    assert greedy.accuracy - nutch.accuracy > max(0.04, 4 * math.hypot(greedy.accuracy_se, nutch.accuracy_se))
+    assert nutch.crawl_counts.max() < 0.02 * nutch.crawl_counts.sum()
+    literal = simulate(NutchAdaptive(m, R, requeue_now=True), pages, 300.0, seed=10)
+    assert literal.crawl_counts.max() > 0.2 * literal.crawl_counts.sum()
