@@ -195,6 +195,29 @@ def test_constant_delay_shifts_true_signals():
     assert undelayed.n_signals == res.change_counts.sum() >= res.n_signals
 
 
+class Batched(Recorder):
+    """Has signal_many: the simulator must use it instead of a loop of signal."""
+
+    def signal(self, page, t):
+        raise AssertionError("signal_many should have been used")
+
+    def signal_many(self, pages, times):
+        for p, t in zip(pages.tolist(), times.tolist()):
+            self.log.append(("signal", p, t))
+        return np.arange(len(pages)) % 2 == 0
+
+
+def test_signal_many_is_used_when_present():
+    rng = np.random.default_rng(20)
+    pages = uniform_pages(rng, 10, signals=True)
+    one, many = Recorder(10, 5.0), Batched(10, 5.0)
+    a = simulate(one, pages, 50.0, seed=1)
+    b = simulate(many, pages, 50.0, seed=1)
+    assert one.log == many.log
+    assert a.n_signals == b.n_signals and 0 < b.n_signals_counted < b.n_signals
+    assert np.array_equal(a.request_fresh, b.request_fresh)
+
+
 def test_signal_delay_discard_window_counts():
     rng = np.random.default_rng(18)
     pages = uniform_pages(rng, 20, signals=True)

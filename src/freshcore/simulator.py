@@ -316,8 +316,11 @@ def simulate(
     kc, pc, tc, change_counts = _page_major(rng, dl, H)
     kr, pr, tr, request_counts = _page_major(rng, mu, H)
     # signals: true ones thin the changes (then delay), false ones are Poisson
-    true = rng.random(len(pc)) < lam[pc]
-    sp, st = pc[true], tc[true]
+    if lam.any():
+        true = rng.random(len(pc)) < lam[pc]
+        sp, st = pc[true], tc[true]
+    else:  # recall 0 everywhere: no true signals, no draws
+        sp, st = pc[:0], tc[:0]
     d = _delays(signal_delay, rng, len(st), caller)
     if d is not None:
         st = st + d
@@ -335,8 +338,9 @@ def simulate(
 
     # freshness of every request: last crawl key at or before the request, changes in between
     ck = np.sort(np.concatenate([np.arange(m, dtype=np.float64), crawls_p + crawls_t / (2.0 * H)]))
-    last = ck[np.searchsorted(ck, kr, side="right") - 1]
-    fresh = np.searchsorted(kc, kr, side="right") == np.searchsorted(kc, last, side="right")
+    seen = np.searchsorted(kc, ck, side="right")  # changes up to each crawl (few queries)
+    last = np.searchsorted(ck, kr, side="right") - 1
+    fresh = np.searchsorted(kc, kr, side="right") == seen[last]
 
     t0 = burn * H
     acc, se = _window_accuracy(tr, fresh, t0, H + 1e-12 * H, nb) if len(tr) else (math.nan, math.nan)
