@@ -12,6 +12,19 @@ printed below.  The second table follows the accuracy in blocks of 25 time
 units (instance 0), as in 001 Fig. 9.
 
 Run: ``PYTHONPATH=src python bench/repro_appendix_d.py``.
+
+Output (2 shared cores, 2026-11-22)::
+
+    001 Appendix D: m = 1000, bandwidth 100 -> 150 (t = 150) -> 100 (t = 300), 3 instances
+        window    R     optimum(R)         GREEDY  se(run)       LDS(100)  se(run)
+     [50, 150)  100  0.3695±0.0059  0.3700±0.0035   0.0030  0.3714±0.0041   0.0029
+    [200, 300)  150  0.4500±0.0062  0.4499±0.0080   0.0025  0.4428±0.0063   0.0030
+    [350, 450)  100  0.3695±0.0059  0.3687±0.0044   0.0031  0.3682±0.0041   0.0029
+    accuracy per block of 25 time units (instance 0)
+      policy      0     25     50     75    100    125    150    175    200    225    250    275    300    325    350    375    400    425
+      GREEDY  0.414  0.368  0.378  0.385  0.369  0.372  0.466  0.463  0.452  0.465  0.469  0.471  0.385  0.373  0.378  0.372  0.384  0.371
+    LDS(100)  0.411  0.373  0.374  0.386  0.382  0.376  0.452  0.455  0.443  0.445  0.460  0.470  0.380  0.380  0.377  0.375  0.381  0.367
+    ticks (instance 0, GREEDY): 52500, spacing 0.0067..0.0100
 """
 
 from __future__ import annotations

@@ -11,6 +11,21 @@ standard error over the instances; the last line per m is the mean
 within-run standard error.
 
 Run: ``PYTHONPATH=src python bench/repro_fig4.py [horizon]``.
+
+Output (2 shared cores, 2026-11-22)::
+
+    001 Fig. 4: lambda ~ Beta(.25,.25), nu ~ U(.1,.6), R = 100, horizon 100, 3 instances, 20% burn-in
+       m     opt(blind)   opt(signals)         GREEDY          G-CIS         G-NCIS       approx-1       approx-2
+     100  0.8281±0.0069  0.9090±0.0058  0.8246±0.0077  0.9067±0.0084  0.9100±0.0057  0.9079±0.0064  0.9092±0.0062
+     200  0.7022±0.0098  0.7725±0.0093  0.7066±0.0146  0.7364±0.0138  0.7760±0.0105  0.7706±0.0124  0.7726±0.0109
+     500  0.5057±0.0031  0.5445±0.0026  0.5069±0.0048  0.4437±0.0008  0.5452±0.0020  0.5319±0.0054  0.5416±0.0056
+    1000  0.3695±0.0059  0.3883±0.0052  0.3708±0.0041  0.2722±0.0038  0.3902±0.0061  0.3690±0.0038  0.3813±0.0048
+    mean within-run standard error
+       m  GREEDY   G-CIS  G-NCIS  approx-1  approx-2
+     100  0.0059  0.0049  0.0048    0.0048    0.0048
+     200  0.0066  0.0061  0.0055    0.0058    0.0061
+     500  0.0045  0.0049  0.0046    0.0055    0.0047
+    1000  0.0031  0.0026  0.0037    0.0030    0.0030
 """
 
 from __future__ import annotations
