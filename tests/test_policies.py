@@ -35,6 +35,13 @@ def test_ticks_and_rate_changes(make):
     p.run(4)
     assert p.time == 3.25
     assert p.signal(1, 3.3) is False
+    assert p.signal_many(np.array([0, 2]), [3.3, 3.4]).tolist() == [False, False]
+    with pytest.raises(ValueError, match=r"pages\[1\]"):
+        p.signal_many([0, 3], [1.0, 1.0])
+    with pytest.raises(ValueError, match=r"times\[0\]"):
+        p.signal_many([0], [math.inf])
+    with pytest.raises(ValueError, match="same length"):
+        p.signal_many([0, 1], [1.0])
     with pytest.raises(ValueError, match="'rate' parameter of .*set_rate"):
         p.set_rate(0.0)
     assert p.rate == 4.0

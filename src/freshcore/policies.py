@@ -6,7 +6,7 @@ Every class here follows the policy protocol documented in
 ``observe(page, changed)``), the same interface as
 :class:`freshcore.schedule.Scheduler`, so the simulator judges all of them
 on the same events.  None of the baselines uses change signals:
-``signal`` validates its arguments and returns ``False``.
+``signal`` and ``signal_many`` validate their arguments and return ``False``.
 
 - :class:`LowDiscrepancy` -- per-page rates ``xi_i`` (e.g. the continuous
   optimum), earliest due time first (SPEC section 4's form of "LDS").
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from freshcore._validation import check_array, check_int, check_scalar
+from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
 
 __all__ = ["LowDiscrepancy", "RoundRobin", "UniformRandom", "NutchAdaptive"]
 
@@ -103,6 +103,32 @@ class _TickPolicy:
         check_int(page, "page", caller, low=0, high=self._m - 1)
         check_scalar(t, "t", caller)
         return False
+
+    def signal_many(self, pages: Any, times: Any) -> np.ndarray:
+        """Many signals at once, ignored like :meth:`signal`: validate, return all ``False``.
+
+        Parameters
+        ----------
+        pages : array_like of int of shape (n,)
+            Page indices in ``[0, n_pages)``.
+        times : array_like of float of shape (n,)
+            Finite signal times.
+
+        Returns
+        -------
+        counted : ndarray of bool of shape (n,)
+            All ``False``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the first bad index, or for different lengths.
+        """
+        caller = f"{self._caller}.signal_many"
+        idx = check_indices(pages, "pages", caller, self._m)
+        tt = check_array(times, "times", caller, allow_empty=True)
+        check_same_length(caller, pages=idx, times=tt)
+        return np.zeros(len(idx), dtype=bool)
 
     def set_rate(self, rate: float) -> Any:
         """Change the crawl rate from now on (the next tick is at ``time + 1/rate``); returns ``self``.

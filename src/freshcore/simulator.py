@@ -56,7 +56,7 @@ __all__ = ["simulate", "SimulationResult"]
 _PROTOCOL = ("next", "run", "signal", "set_rate")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SimulationResult:
     """Outcome of :func:`simulate`.
 
