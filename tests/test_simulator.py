@@ -146,13 +146,15 @@ def test_same_seed_same_events_for_every_policy():
     assert not np.array_equal(a.change_counts, d.change_counts)
 
 
-def test_freshness_against_a_direct_per_request_check():
-    rng = np.random.default_rng(14)
+@pytest.mark.parametrize("seed, signals", [(15, False), (21, True), (22, True)])
+def test_freshness_against_a_direct_per_request_check(seed, signals):
+    rng = np.random.default_rng(seed)
     m, H = 6, 50.0
-    pages = uniform_pages(rng, m)
-    res = simulate(UniformRandom(m, 2.0, seed=1), pages, H, seed=15)
+    pages = uniform_pages(rng, m, signals=signals)
+    pol = Scheduler(pages, 2.0, value="exact") if signals else UniformRandom(m, 2.0, seed=1)
+    res = simulate(pol, pages, H, seed=seed, signal_delay=0.3 if signals else None)
     # rebuild the change times from the same stream (the simulator draws changes first)
-    g = np.random.default_rng(15)
+    g = np.random.default_rng(seed)
     counts = g.poisson(pages.change_rate * H)
     pid = np.repeat(np.arange(m), counts)
     keys = np.sort(pid + 0.5 * g.random(len(pid)))
