@@ -145,6 +145,12 @@ def test_low_discrepancy_empirical_rates_follow_targets():
     assert np.abs(counts - 400 * xi).max() <= 2.0  # each page within a crawl or two of its quota
 
 
+def test_low_discrepancy_shares_when_rates_do_not_sum_to_the_bandwidth():
+    for rate in (2.0, 10.0):  # sum(xi) = 4: behind, then ahead of the due times
+        counts = np.bincount(LowDiscrepancy([1.0, 2.0, 1.0], rate).run(400), minlength=3)
+        assert np.abs(counts - np.array([100, 200, 100])).max() <= 1
+
+
 def test_low_discrepancy_bad_input():
     with pytest.raises(ValueError, match="at least one entry > 0"):
         LowDiscrepancy([0.0, 0.0], 1.0)

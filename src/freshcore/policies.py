@@ -211,9 +211,12 @@ class UniformRandom(_TickPolicy):
 
     Notes
     -----
-    Each page is crawled at the ticks of a Bernoulli(1/m) thinning of the
-    tick grid: nearly a Poisson process of rate ``R/m``, whose freshness is
-    about ``(R/m)/(R/m + Delta)`` (003 eq. 10), below the periodic value.
+    Each page is crawled at the ticks of a Bernoulli(``p = 1/m``) thinning
+    of the tick grid, so at a random time its copy has age ``(u + K)/R`` with
+    ``u ~ U[0, 1)`` and ``K ~ Geometric(p)`` on ``{0, 1, ...}``: its
+    freshness is ``(1 - e^{-x})/x * p/(1 - (1 - p) e^{-x})`` with
+    ``x = Delta/R``, close to the Poisson-crawling value
+    ``(R/m)/(R/m + Delta)`` (003 eq. 10) and below the periodic one.
 
     Examples
     --------
@@ -267,8 +270,10 @@ class LowDiscrepancy(_TickPolicy):
     lowest index) and its due time advances by ``1/xi_i``.  So page ``i``'s
     ``k``-th crawl is its ``k``-th due time ``k/xi_i`` in order; when
     ``sum(xi) = R`` the crawls keep pace with the due times and each page's
-    crawl intervals average ``1/xi_i``.  A heap keyed on ``(d_i, i)`` makes a
-    tick ``O(log m)``.
+    crawl intervals average ``1/xi_i``.  Otherwise the crawls run ahead of
+    (or behind) the due times and page ``i`` gets the share
+    ``xi_i / sum(xi)`` of the crawls, i.e. the rate ``R xi_i / sum(xi)``.
+    A heap keyed on ``(d_i, i)`` makes a tick ``O(log m)``.
 
     This is the standard low-discrepancy (earliest-due-first) form that SPEC
     section 4 prescribes; it is *not* a transcription of Algorithm 3 of Azar
