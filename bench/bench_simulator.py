@@ -18,6 +18,20 @@ U[0, 1], no signals; round robin, so the policy costs next to nothing):
 Run as a script (``PYTHONPATH=src python bench/bench_simulator.py``) it times
 the issue's size, m = 10^4 pages and 10^5 crawls (R = 100, horizon 1000),
 with round robin, GREEDY and GREEDY-NCIS with signals.
+
+Measured (2 shared cores, 2026-11-22).  Groups (median ratios to the event
+loop): m = 1000: round robin 6.6x faster, GREEDY 0.47x (the scheduler's
+10^4 ticks, 69 ms, dominate); m = 10^4: round robin 6.3x, GREEDY 0.92x.
+Script, m = 10^4 and 10^5 crawls::
+
+    m = 10000, 100000 crawls, 10050772 events, round robin: 1.19 s (accuracy 0.0512 ± 0.0002)
+    m = 10000, 100000 crawls, 10050772 events, GREEDY: 1.13 s (accuracy 0.1153 ± 0.0003)
+    m = 10000, 100000 crawls, 16034238 events, GREEDY-NCIS, signals: 63.55 s (accuracy 0.1179 ± 0.0003)
+
+The last line delivers 6.0e6 signals one ``Scheduler.signal`` call at a time
+(about 10 us each, validation included); the simulator switches to one
+``signal_many`` call per tick when the policy has it (the baselines do: round
+robin with the same signals took 7.0 s).
 """
 
 from __future__ import annotations
