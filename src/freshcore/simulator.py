@@ -227,8 +227,8 @@ def simulate(
     rate_schedule : (times, rates), optional
         Bandwidth changes (001 Appendix D): at each ``times[k]`` (increasing,
         in ``[0, T]``) the policy's ``set_rate(rates[k])`` is called before
-        the first tick after ``times[k]``, which is then at the last tick
-        before ``times[k]`` plus ``1/rates[k]``.
+        the first tick after ``times[k]``, which is then at the last tick at
+        or before ``times[k]`` plus ``1/rates[k]``.
     n_blocks : int, default=20
         Number of time blocks for the batch-means standard error (``>= 2``).
 
@@ -253,8 +253,8 @@ def simulate(
     are dropped.  The loop delivers, before each tick, the signals that
     arrived up to it in time order (through ``signal``, at
     ``max(arrival, time of the last tick)``), and asks the policy for the
-    tick's page; runs of ticks without a signal or rate change go through one
-    ``run(k)`` call.  Every page counts as crawled at time 0.
+    tick's page (signals arriving exactly at a tick come before it); runs of
+    ticks without a signal or rate change go through one ``run(k)`` call.  Every page counts as crawled at time 0.
 
     A request of page ``i`` at time ``q`` is fresh iff no change of page
     ``i`` falls in ``(c, q]``, ``c`` its last crawl at or before ``q``
@@ -381,7 +381,7 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     while True:
         t_now = policy.time
         r = policy.rate
-        while ri < n_rs and rs_t[ri] <= t_now + 1.0 / r:
+        while ri < n_rs and rs_t[ri] < t_now + 1.0 / r:
             policy.set_rate(float(rs_r[ri]))
             ri += 1
             r = policy.rate
@@ -409,12 +409,11 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
             out_p.append(np.array([page], dtype=np.int64))
             out_t.append(np.array([t]))
             continue
-        limit = H
+        # ticks up to the horizon and the next rate change, strictly before the next signal
+        k = int(math.floor((min(H, float(rs_t[ri]) if ri < n_rs else H) - t_now) * r))
         if si < n_sig:
-            limit = min(limit, float(sig_t[si]))
-        if ri < n_rs:
-            limit = min(limit, float(rs_t[ri]))
-        k = max(1, int(math.floor((limit - t_now) * r)))
+            k = min(k, int(math.ceil((float(sig_t[si]) - t_now) * r)) - 1)
+        k = max(1, k)
         ps = np.asarray(policy.run(k), dtype=np.int64)
         ts = t_now + np.arange(1, k + 1) / r
         ts[-1] = policy.time
