@@ -382,9 +382,16 @@ class NutchAdaptive(_TickPolicy):
     budget that literal form makes an unchanged page with a large ``delta``
     come back at once, tick after tick, until it changes: in
     ``bench/repro_nutch.py`` one page then takes 30-60% of all crawls.  The
-    default form never puts a due time in the past: without the check, the
+    default form never puts a due time in the past.  Without any check, the
     sync-delta step gives ``F = t + I - 0.3 delta`` with ``I`` capped at
-    365 days, in the past once ``delta`` exceeds about 1217 days.
+    365 days, in the past once ``delta`` exceeds about 1217 days: Nutch's
+    known issue NUTCH-1564 ("sync_delta forces immediate re-fetch for
+    documents not modified").
+
+    The defaults are those of Nutch's ``conf/nutch-default.xml`` (inc 0.4,
+    sync_delta_rate 0.3), as SPEC section 4 lists them; the fall-backs hard
+    coded in ``AdaptiveFetchSchedule.setConf`` (0.2 and 0.2) apply only when
+    the configuration lacks the keys.
 
     A crawl whose outcome is not observed before the next tick is treated as
     ``STATUS_UNKNOWN``.  A heap keyed on ``(F, page)`` makes a tick
@@ -392,8 +399,11 @@ class NutchAdaptive(_TickPolicy):
 
     References
     ----------
-    Apache Nutch, ``AdaptiveFetchSchedule`` and ``AbstractFetchSchedule``
-    (``shouldFetch``), and ``conf/nutch-default.xml`` for the default values.
+    Apache Nutch 1.x (github.com/apache/nutch), ``src/java/org/apache/nutch/crawl/``
+    ``AdaptiveFetchSchedule.java`` (``setFetchSchedule``: the interval update
+    and the sync-delta step) and ``AbstractFetchSchedule.java``
+    (``shouldFetch``), ``conf/nutch-default.xml`` for the default values, and
+    the issue NUTCH-1564.
 
     Examples
     --------
