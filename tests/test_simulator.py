@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from freshcore.rates import freshness, optimal_rates
@@ -406,3 +407,56 @@ def test_nutch_trails_greedy_and_literal_requeue_hogs_the_budget():
     assert nutch.crawl_counts.max() < 0.02 * nutch.crawl_counts.sum()
     literal = simulate(NutchAdaptive(m, R, requeue_now=True), pages, 300.0, seed=10)
     assert literal.crawl_counts.max() > 0.2 * literal.crawl_counts.sum()
+
+
+def direct_fresh(res, pages, horizon, seed):
+    """Per-request freshness by brute force from the regenerated change times."""
+    m = len(pages)
+    g = np.random.default_rng(seed)
+    counts = g.poisson(pages.change_rate * horizon)
+    pid = np.repeat(np.arange(m), counts)
+    keys = np.sort(pid + 0.5 * g.random(len(pid)))
+    ch_t = (keys - pid) * 2 * horizon
+    req_p = np.repeat(np.arange(m), res.request_counts)
+    out = []
+    for p, q in zip(req_p, res.request_times):
+        mine = (res.crawl_pages == p) & (res.crawl_times <= q)
+        c = res.crawl_times[mine].max() if mine.any() else 0.0
+        out.append(not np.any((ch_t[pid == p] > c) & (ch_t[pid == p] <= q)))
+    return np.array(out, dtype=bool)
+
+
+POLICY_KINDS = ("round robin", "random", "lds", "nutch", "greedy", "exact")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    m=st.integers(1, 6),
+    kind=st.sampled_from(POLICY_KINDS),
+    rate=st.sampled_from([0.5, 1.0, 3.0]),
+    horizon=st.sampled_from([5.0, 20.0]),
+    schedule=st.booleans(),
+    delay=st.sampled_from([None, 0.0, 0.4]),
+    seed=st.integers(0, 2**16),
+)
+def test_simulate_invariants(m, kind, rate, horizon, schedule, delay, seed):
+    rng = np.random.default_rng(seed)
+    pages = PageModel(rng.uniform(0, 2, m), rng.uniform(0, 2, m), rng.uniform(0, 1, m), rng.uniform(0, 0.5, m))
+    policy = {
+        "round robin": lambda: RoundRobin(m, rate),
+        "random": lambda: UniformRandom(m, rate, seed=seed),
+        "lds": lambda: LowDiscrepancy(rng.uniform(0.1, 1, m), rate),
+        "nutch": lambda: NutchAdaptive(m, rate),
+        "greedy": lambda: Scheduler(pages, rate, value="greedy"),
+        "exact": lambda: Scheduler(pages, rate, value="exact", signal_delay=0.1),
+    }[kind]()
+    rs = ([horizon / 3, horizon / 2], [2 * rate, rate / 2]) if schedule else None
+    res = simulate(policy, pages, horizon, seed=seed, signal_delay=delay, rate_schedule=rs)
+    t = res.crawl_times
+    assert np.all(np.diff(t) > 0) and (len(t) == 0 or t[-1] <= horizon)
+    assert np.all((res.crawl_pages >= 0) & (res.crawl_pages < m))
+    assert res.crawl_counts.sum() == np.count_nonzero(t >= res.window[0])
+    assert 0 <= res.n_signals_counted <= res.n_signals
+    assert np.array_equal(res.request_fresh, direct_fresh(res, pages, horizon, seed))
+    if res.n_requests:
+        assert res.accuracy == pytest.approx(res.request_fresh[res.request_times >= res.window[0]].mean())
