@@ -27,6 +27,8 @@ A policy is any object with
 
 and optionally
 
+``n_pages`` (property)
+    Checked against the number of pages when present.
 ``signal_many(pages, times)``
     Several signals at once, in time order (used instead of a loop of
     ``signal`` when present);
