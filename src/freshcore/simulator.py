@@ -1,0 +1,426 @@
+"""Discrete-event simulation that judges crawl policies (001 Section 6, SPEC section 4).
+
+:func:`simulate` draws Poisson changes, requests and change-indicating
+signals for a set of pages, lets a crawl policy pick one page per tick, and
+measures the *accuracy*: the fraction of requests that find a fresh copy.
+
+Policy protocol
+---------------
+A policy is any object with
+
+``rate`` (property)
+    The current crawl rate ``R`` (crawls per unit time).
+``time`` (property)
+    The time of the last tick (0 before the first).  A policy handed to
+    :func:`simulate` must be new (``time == 0``): every page counts as
+    crawled, hence fresh, at time 0.
+``next() -> int``
+    Advance one tick, to ``time + 1/rate``, and return the page crawled at it.
+``run(n) -> ndarray``
+    The next ``n`` decisions at once; must equal ``n`` calls of ``next()``.
+``signal(page, t) -> bool``
+    A change signal of ``page`` arriving at time ``t`` (never before the
+    page's last crawl, never after the next tick); returns whether the
+    policy counted it.  Baselines ignore signals and return ``False``.
+``set_rate(rate)``
+    Change the crawl rate; the next tick is at ``time + 1/rate``.
+
+and optionally
+
+``n_pages`` (property)
+    Checked against the number of pages when present.
+``signal_many(pages, times)``
+    Several signals at once, in time order (used instead of a loop of
+    ``signal`` when present);
+``observe(page, changed)``
+    The crawl's outcome: whether ``page`` changed since its previous crawl.
+    When the policy has it, the simulator calls it right after each crawl
+    (and then steps one tick at a time).  :class:`freshcore.policies.NutchAdaptive`
+    needs it; :class:`freshcore.schedule.Scheduler` does not have it.
+
+:class:`freshcore.schedule.Scheduler` and the baselines of
+:mod:`freshcore.policies` implement it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from freshcore._validation import check_array, check_int, check_same_length, check_scalar
+from freshcore.value import PageModel
+
+__all__ = ["simulate", "SimulationResult"]
+
+_PROTOCOL = ("next", "run", "signal", "set_rate")
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """Outcome of :func:`simulate`.
+
+    Attributes
+    ----------
+    accuracy : float
+        Fraction of the requests at times ``>= burn_in * horizon`` that found
+        a fresh copy (NaN if there were none).
+    accuracy_se : float
+        Its standard error by batch means: the evaluation window is cut into
+        ``n_blocks`` equal time blocks, ``se = std(block accuracies)/sqrt(n_blocks)``.
+    n_requests : int
+        Requests in the evaluation window.
+    crawl_counts : ndarray of int64 of shape (n_pages,)
+        Crawls of each page in the evaluation window.
+    empirical_rates : ndarray of shape (n_pages,)
+        ``crawl_counts / (horizon - burn_in * horizon)``.
+    change_counts, request_counts : ndarray of int64 of shape (n_pages,)
+        Changes and requests of each page over the whole horizon.
+    n_signals : int
+        Signals (true and false) that arrived before the horizon and were
+        delivered to the policy.
+    n_signals_counted : int
+        Those the policy reported as counted (``signal`` returned True).
+    crawl_pages, crawl_times : ndarray of shape (n_ticks,)
+        Every decision (int64) and its tick time, in order.
+    request_times : ndarray of shape (n_all_requests,)
+        Time of every request over the whole horizon (grouped by page).
+    request_fresh : ndarray of bool of shape (n_all_requests,)
+        Whether that request found a fresh copy.
+    window : tuple of float
+        The evaluation window ``(burn_in * horizon, horizon)``.
+    """
+
+    accuracy: float
+    accuracy_se: float
+    n_requests: int
+    crawl_counts: np.ndarray
+    empirical_rates: np.ndarray
+    change_counts: np.ndarray
+    request_counts: np.ndarray
+    n_signals: int
+    n_signals_counted: int
+    crawl_pages: np.ndarray
+    crawl_times: np.ndarray
+    request_times: np.ndarray
+    request_fresh: np.ndarray
+    window: tuple
+
+    def accuracy_between(self, start: float, end: float, n_blocks: int = 20) -> tuple[float, float]:
+        """Accuracy and its batch-means standard error over requests in ``[start, end)``.
+
+        Parameters
+        ----------
+        start, end : float
+            The time window, ``start < end``.
+        n_blocks : int, default=20
+            Equal time blocks for the standard error (``>= 2``).
+
+        Returns
+        -------
+        accuracy, se : float
+            NaN when the window holds no request (se NaN also when a block is empty).
+        """
+        caller = "SimulationResult.accuracy_between"
+        a = check_scalar(start, "start", caller)
+        b = check_scalar(end, "end", caller, low=a, low_inclusive=False)
+        nb = check_int(n_blocks, "n_blocks", caller, low=2)
+        return _window_accuracy(self.request_times, self.request_fresh, a, b, nb)
+
+
+def _window_accuracy(times: np.ndarray, fresh: np.ndarray, a: float, b: float, nb: int) -> tuple[float, float]:
+    sel = (times >= a) & (times < b)
+    n = int(sel.sum())
+    if n == 0:
+        return math.nan, math.nan
+    f = fresh[sel]
+    block = np.minimum(((times[sel] - a) * (nb / (b - a))).astype(np.int64), nb - 1)
+    req = np.bincount(block, minlength=nb)
+    hits = np.bincount(block, weights=f, minlength=nb)
+    acc = float(f.mean())
+    if (req == 0).any():
+        return acc, math.nan
+    per = hits / req
+    return acc, float(per.std(ddof=1) / math.sqrt(nb))
+
+
+def _page_major(rng: np.random.Generator, rates: np.ndarray, horizon: float):
+    """Poisson processes of the given rates on [0, horizon], grouped by page, sorted within a page.
+
+    Returns ``(keys, pages, times, counts)``: ``keys = page + t/(2 horizon)``
+    (one sorted float64 array that orders events by page, then time),
+    ``pages`` (intp), ``times`` and the per-page counts.
+    """
+    counts = rng.poisson(rates * horizon)
+    pages = np.repeat(np.arange(len(rates), dtype=np.intp), counts)
+    keys = np.sort(pages + 0.5 * rng.random(len(pages)))
+    times = (keys - pages) * (2.0 * horizon)
+    return keys, pages, times, counts.astype(np.int64)
+
+
+def _check_policy(policy: Any, n_pages: int, caller: str) -> None:
+    missing = [name for name in _PROTOCOL if not callable(getattr(policy, name, None))]
+    missing += [name for name in ("rate", "time") if not hasattr(policy, name)]
+    if missing:
+        raise TypeError(
+            f"The 'policy' parameter of {caller} must follow the policy protocol (see freshcore.simulator); "
+            f"{type(policy).__name__} lacks {', '.join(missing)}."
+        )
+    m = getattr(policy, "n_pages", None)
+    if m is not None and m != n_pages:
+        raise ValueError(f"The 'policy' parameter of {caller} has {m} pages but 'pages' has {n_pages}.")
+    if policy.time != 0.0:
+        raise ValueError(
+            f"The 'policy' parameter of {caller} must be a new policy (time 0). Got time {policy.time!r} instead."
+        )
+
+
+def _delays(signal_delay: Any, rng: np.random.Generator, n: int, caller: str) -> np.ndarray | None:
+    if signal_delay is None:
+        return None
+    if callable(signal_delay):
+        d = check_array(signal_delay(rng, n), "signal_delay(rng, n)", caller, low=0.0, allow_empty=True)
+        if d.shape != (n,):
+            raise ValueError(
+                f"The 'signal_delay' parameter of {caller} must return an array of shape ({n},). "
+                f"Got shape {d.shape} instead."
+            )
+        return d
+    mean = check_scalar(signal_delay, "signal_delay", caller, low=0.0)
+    return rng.exponential(mean, n) if mean > 0 else None
+
+
+def simulate(
+    policy: Any,
+    pages: PageModel,
+    horizon: float,
+    *,
+    seed: Any = None,
+    burn_in: float = 0.2,
+    signal_delay: float | Callable[[np.random.Generator, int], Any] | None = None,
+    rate_schedule: Any = None,
+    n_blocks: int = 20,
+) -> SimulationResult:
+    """Run a crawl policy against simulated page changes, requests and signals.
+
+    Parameters
+    ----------
+    policy : object
+        A new policy following the protocol of :mod:`freshcore.simulator`
+        (e.g. :class:`freshcore.schedule.Scheduler`,
+        :class:`freshcore.policies.LowDiscrepancy`) over the same pages.
+    pages : PageModel
+        Change rates ``Delta_i``, request rates ``mu_i``, signal recall
+        ``lambda_i`` and false-signal rates ``nu_i`` of the world (the policy
+        may or may not know them).
+    horizon : float
+        Simulated time ``T > 0``; ticks run while ``time + 1/rate <= T``.
+    seed : None, int or numpy.random.Generator
+        Source of the events; the same seed gives the same events whatever
+        the policy (so policies can be compared on the same events).
+    burn_in : float in [0, 1), default=0.2
+        Requests before ``burn_in * T`` are not counted.
+    signal_delay : None, float >= 0 or callable, default=None
+        Delay between a change and its (true) signal: None or 0 for none, a
+        float for exponential delays of that mean, or ``f(rng, n)`` returning
+        ``n`` delays ``>= 0``.  False signals are Poisson whatever the delay.
+    rate_schedule : (times, rates), optional
+        Bandwidth changes (001 Appendix D): at each ``times[k]`` (increasing,
+        in ``[0, T]``) the policy's ``set_rate(rates[k])`` is called before
+        the first tick after ``times[k]``, which is then at the last tick at
+        or before ``times[k]`` plus ``1/rates[k]``.
+    n_blocks : int, default=20
+        Number of time blocks for the batch-means standard error (``>= 2``).
+
+    Returns
+    -------
+    SimulationResult
+
+    Raises
+    ------
+    TypeError
+        If ``policy`` does not follow the protocol or ``pages`` is not a PageModel.
+    ValueError
+        For a used policy, mismatched page counts, ``horizon <= 0``,
+        ``burn_in`` outside ``[0, 1)``, negative delays, a bad rate schedule.
+
+    Notes
+    -----
+    Events (vectorised, ``np.random.default_rng(seed)``): per page, Poisson
+    changes of rate ``Delta_i`` and requests of rate ``mu_i`` on ``[0, T]``;
+    each change is signalled with probability ``lambda_i`` (after its delay);
+    false signals are Poisson of rate ``nu_i``.  Signals arriving after ``T``
+    are dropped.  The loop delivers, before each tick, the signals that
+    arrived up to it in time order (through ``signal``, at
+    ``max(arrival, time of the last tick)``), and asks the policy for the
+    tick's page (signals arriving exactly at a tick come before it); runs of
+    ticks without a signal or rate change go through one ``run(k)`` call.  Every page counts as crawled at time 0.
+
+    A request of page ``i`` at time ``q`` is fresh iff no change of page
+    ``i`` falls in ``(c, q]``, ``c`` its last crawl at or before ``q``
+    (SPEC section 4: "accuracy = fraction of requests that find a fresh
+    copy"); computed after the loop with ``searchsorted`` over keys
+    ``page + t/(2T)``, which orders events of a page by time up to the float
+    resolution of the key (about ``4 T m 2**-53``: events of one page closer
+    than ~1e-8 time units at ``T m = 10**7`` count as simultaneous, changes
+    then counting as seen by the crawl).  For periodic crawling at rate
+    ``xi`` the expected accuracy is ``sum_i mu_i F_i / sum_i mu_i`` with
+    ``F_i = (xi_i/Delta_i)(1 - exp(-Delta_i/xi_i))`` (001 eq. 5;
+    :func:`freshcore.rates.freshness`).
+
+    Examples
+    --------
+    >>> from freshcore.value import PageModel
+    >>> from freshcore.policies import RoundRobin
+    >>> from freshcore.simulator import simulate
+    >>> from freshcore.rates import freshness
+    >>> pages = PageModel([0.5, 1.0, 2.0, 0.2], [1.0, 1.0, 1.0, 1.0])
+    >>> res = simulate(RoundRobin(4, rate=4.0), pages, 2000.0, seed=1)
+    >>> len(res.crawl_pages), float(res.crawl_times[-1]), res.empirical_rates.round(2).tolist()
+    (8000, 2000.0, [1.0, 1.0, 1.0, 1.0])
+    >>> expected = freshness([1.0] * 4, pages.change_rate, pages.importance, model="periodic")
+    >>> bool(abs(res.accuracy - expected) < 4 * res.accuracy_se)
+    True
+    """
+    caller = "simulate"
+    if not isinstance(pages, PageModel):
+        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
+    m = len(pages)
+    _check_policy(policy, m, caller)
+    H = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)
+    burn = check_scalar(burn_in, "burn_in", caller, low=0.0, high=1.0, high_inclusive=False)
+    nb = check_int(n_blocks, "n_blocks", caller, low=2)
+    if rate_schedule is None:
+        rs_t, rs_r = np.empty(0), np.empty(0)
+    else:
+        try:
+            times_in, rates_in = rate_schedule
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"The 'rate_schedule' parameter of {caller} must be a pair (times, rates). Got {rate_schedule!r}."
+            ) from None
+        rs_t = check_array(times_in, "rate_schedule times", caller, low=0.0, high=H)
+        rs_r = check_array(rates_in, "rate_schedule rates", caller, low=0.0, low_inclusive=False)
+        check_same_length(caller, rate_schedule_times=rs_t, rate_schedule_rates=rs_r)
+        bad = np.flatnonzero(np.diff(rs_t) <= 0)
+        if bad.size:
+            i = int(bad[0]) + 1
+            raise ValueError(
+                f"The 'rate_schedule times' parameter of {caller} must be strictly increasing; "
+                f"times[{i}] = {rs_t[i]!r} <= times[{i - 1}] = {rs_t[i - 1]!r}."
+            )
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(
+        None if seed is None else check_int(seed, "seed", caller, low=0))
+
+    dl, mu, lam, nu = pages.change_rate, pages.importance, pages.recall, pages.false_rate
+    kc, pc, tc, change_counts = _page_major(rng, dl, H)
+    kr, pr, tr, request_counts = _page_major(rng, mu, H)
+    # signals: true ones thin the changes (then delay), false ones are Poisson
+    if lam.any():
+        true = rng.random(len(pc)) < lam[pc]
+        sp, st = pc[true], tc[true]
+    else:  # recall 0 everywhere: no true signals, no draws
+        sp, st = pc[:0], tc[:0]
+    d = _delays(signal_delay, rng, len(st), caller)
+    if d is not None:
+        st = st + d
+    fcount = rng.poisson(nu * H)
+    fp = np.repeat(np.arange(m, dtype=np.intp), fcount)
+    ft = H * rng.random(len(fp))
+    sig_t = np.concatenate([st, ft])
+    sig_p = np.concatenate([sp, fp])
+    keep = sig_t <= H
+    sig_t, sig_p = sig_t[keep], sig_p[keep]
+    order = np.argsort(sig_t, kind="stable")
+    sig_t, sig_p = sig_t[order], sig_p[order]
+
+    crawls_p, crawls_t, counted = _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m)
+
+    # freshness of every request: last crawl key at or before the request, changes in between
+    ck = np.sort(np.concatenate([np.arange(m, dtype=np.float64), crawls_p + crawls_t / (2.0 * H)]))
+    seen = np.searchsorted(kc, ck, side="right")  # changes up to each crawl (few queries)
+    last = np.searchsorted(ck, kr, side="right") - 1
+    fresh = np.searchsorted(kc, kr, side="right") == seen[last]
+
+    t0 = burn * H
+    acc, se = _window_accuracy(tr, fresh, t0, H + 1e-12 * H, nb) if len(tr) else (math.nan, math.nan)
+    in_win = crawls_t >= t0
+    counts = np.bincount(crawls_p[in_win], minlength=m).astype(np.int64)
+    n_req = int(np.count_nonzero(tr >= t0))
+    return SimulationResult(
+        accuracy=acc,
+        accuracy_se=se,
+        n_requests=n_req,
+        crawl_counts=counts,
+        empirical_rates=counts / (H - t0),
+        change_counts=change_counts,
+        request_counts=request_counts,
+        n_signals=len(sig_t),
+        n_signals_counted=counted,
+        crawl_pages=crawls_p,
+        crawl_times=crawls_t,
+        request_times=tr,
+        request_fresh=fresh,
+        window=(t0, H),
+    )
+
+
+def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
+    """Deliver signals and rate changes, collect the decisions (pages, times) and the counted signals."""
+    observe = getattr(policy, "observe", None)
+    observe = observe if callable(observe) else None
+    many = getattr(policy, "signal_many", None)
+    many = many if callable(many) else None
+    n_sig, n_rs = len(sig_t), len(rs_t)
+    last = np.zeros(m)
+    scale = 1.0 / (2.0 * H)
+    out_p: list = []
+    out_t: list = []
+    si = ri = 0
+    counted = 0
+    while True:
+        t_now = policy.time
+        r = policy.rate
+        while ri < n_rs and rs_t[ri] < t_now + 1.0 / r:
+            policy.set_rate(float(rs_r[ri]))
+            ri += 1
+            r = policy.rate
+        t_next = t_now + 1.0 / r
+        if t_next > H:
+            break
+        if si < n_sig and sig_t[si] <= t_next:
+            j = int(np.searchsorted(sig_t, t_next, side="right"))
+            ts = np.maximum(sig_t[si:j], t_now)
+            ps = sig_p[si:j]
+            if many is not None:
+                res = np.asarray(many(ps, ts))
+                counted += int(res) if res.ndim == 0 else int(np.count_nonzero(res))
+            else:
+                for p, t in zip(ps.tolist(), ts.tolist()):
+                    counted += bool(policy.signal(p, t))
+            si = j
+        if observe is not None:
+            page = int(policy.next())
+            t = policy.time
+            lo = np.searchsorted(kc, page + last[page] * scale, side="right")
+            hi = np.searchsorted(kc, page + t * scale, side="right")
+            observe(page, bool(hi > lo))
+            last[page] = t
+            out_p.append(np.array([page], dtype=np.int64))
+            out_t.append(np.array([t]))
+            continue
+        # ticks up to the horizon and the next rate change, strictly before the next signal
+        k = int(math.floor((min(H, float(rs_t[ri]) if ri < n_rs else H) - t_now) * r))
+        if si < n_sig:
+            k = min(k, int(math.ceil((float(sig_t[si]) - t_now) * r)) - 1)
+        k = max(1, k)
+        ps = np.asarray(policy.run(k), dtype=np.int64)
+        ts = t_now + np.arange(1, k + 1) / r
+        ts[-1] = policy.time
+        out_p.append(ps)
+        out_t.append(ts)
+    if out_p:
+        return np.concatenate(out_p), np.concatenate(out_t), counted
+    return np.empty(0, dtype=np.int64), np.empty(0), counted
