@@ -19,7 +19,10 @@ Crawl value with change-indicating signals (001)
     :func:`crawl_frequency`, :func:`crawl_interval`, :func:`fresh_time`,
     :func:`optimal_thresholds`.
 Scheduling (001 Algorithm 1)
-    :class:`Scheduler` (exact argmax at a constant crawl rate; first slice).
+    :class:`Scheduler` (exact argmax at a constant crawl rate).
+Baselines and the simulator that judges policies
+    :class:`LowDiscrepancy`, :class:`RoundRobin`, :class:`UniformRandom`,
+    :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
@@ -51,10 +54,12 @@ from .mle import (
     mle_rates,
     moment_rates,
 )
+from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
+from .simulator import SimulationResult, simulate
 from .value import (
     PageModel,
     ThresholdsResult,
@@ -104,4 +109,10 @@ __all__ = [
     "optimal_thresholds",
     "ThresholdsResult",
     "Scheduler",
+    "LowDiscrepancy",
+    "RoundRobin",
+    "UniformRandom",
+    "NutchAdaptive",
+    "simulate",
+    "SimulationResult",
 ]
