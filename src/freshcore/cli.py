@@ -239,7 +239,7 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
     blind = freshness(optimal_rates(delta, mu, bandwidth, model="periodic"), delta, mu, model="periodic")
 
     horizon = args.horizon
-    print("", file=out)
+    print(file=out)
     print(f"  scheduling: {horizon:g} simulated days of the true web's changes, requests and signals, "
           f"{bandwidth:g} crawls/day", file=out)
     print(f"  (signal recall ~ Beta(0.25, 0.25), false signals ~ U(0.1, 0.6)/day); "
@@ -345,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    demo.add_argument("--seed", type=int, default=0, help="seed of the synthetic web and crawls (default 0)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the synthetic web, its signals, the crawls and the simulation (default 0)")
     demo.add_argument("--pages", type=_positive_int, default=10_000, help="number of pages (default 10000)")
     demo.add_argument(
         "--bandwidth", type=_positive_float, default=None, help="crawls per day for all pages (default pages/5)"
