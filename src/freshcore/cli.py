@@ -20,7 +20,7 @@
    optimum computed from the true Δ; at the end the same comparison is made
    for periodic crawling (SPEC §2).
 4. **Scheduling** (001 Algorithm 1 and Section 6; skipped with
-   ``--no-schedule``).  The web also sends change signals (sitemap pings and
+   ``--no-schedule``.)  The web also sends change signals (sitemap pings and
    the like): each page has a recall λ_i ~ Beta(0.25, 0.25) (the probability
    that a change is signalled) and false signals at a rate ν_i ~ U(0.1, 0.6)
    per day, drawn with the same seed (:func:`synthetic_signals`), as in
@@ -171,6 +171,9 @@ _POLICIES = {
 }
 
 
+_BURN_IN = 0.2  # fraction of the simulated horizon before requests count
+
+
 def _policy_list(text: str) -> tuple[str, ...]:
     names = tuple(name.strip().lower() for name in text.split(","))
     for name in names:
@@ -244,7 +247,7 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
           f"{bandwidth:g} crawls/day", file=out)
     print(f"  (signal recall ~ Beta(0.25, 0.25), false signals ~ U(0.1, 0.6)/day); "
           f"the policies know Δ̂ of epoch {args.epochs}", file=out)
-    print(f"  accuracy: fraction of requests served fresh in days {0.2 * horizon:g}-{horizon:g}; "
+    print(f"  accuracy: fraction of requests served fresh in days {_BURN_IN * horizon:g}-{horizon:g}; "
           "decisions/s: time inside the policy", file=out)
     print(f"  {'policy':<32s} {'accuracy':>8s} {'± se':>7s} {'crawls':>8s} {'decisions/s':>12s}", file=out)
     print(f"  {'optimum with signals (analytic)':<32s} {with_signals:>8.4f}", file=out)
@@ -252,7 +255,7 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
     bar = tqdm(args.policies, desc="scheduling", unit="policy", file=sys.stderr, disable=args.quiet, leave=False)
     for name in bar:
         policy = _Timed(builders[name]())
-        res = simulate(policy, true, horizon, seed=np.random.default_rng([args.seed, 2]))
+        res = simulate(policy, true, horizon, seed=np.random.default_rng([args.seed, 2]), burn_in=_BURN_IN)
         crawls = len(res.crawl_pages)
         speed = f"{crawls / policy.seconds:>12,.0f}" if policy.seconds > 0 else f"{'-':>12s}"
         bar.clear()
