@@ -8,19 +8,25 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import io
 import math
 import os
 import pickle
+import shutil
+import struct
+import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import freshcore.schedule as schedule_mod
 from freshcore.schedule import FORMAT_VERSION, Scheduler
 from freshcore.simulator import simulate
-from freshcore.value import PageModel
+from freshcore.value import PageModel, crawl_value
 
 # the brute-force reference and page generator of test_schedule.py (tests run with --import-mode=importlib)
 _spec = importlib.util.spec_from_file_location("_schedule_reference", Path(__file__).with_name("test_schedule.py"))
@@ -44,28 +50,48 @@ def state_equal(a: Scheduler, b: Scheduler) -> bool:
 
 
 def script(seed, m, n_ops):
-    """A seeded list of operations: ('run', k), ('signal', page, frac), ('rate', r)."""
+    """A seeded list of operations: run, signal, set_rate, add, remove and update pages."""
     rng = np.random.default_rng(seed)
     ops = []
     for _ in range(n_ops):
         u = rng.random()
-        if u < 0.5:
+        if u < 0.4:
             ops.append(("run", int(rng.integers(1, 3 * m))))
-        elif u < 0.85:
-            ops.append(("signal", int(rng.integers(m)), float(rng.random())))
-        else:
+        elif u < 0.65:
+            ops.append(("signal", float(rng.random()), float(rng.random())))
+        elif u < 0.75:
             ops.append(("rate", float(rng.uniform(0.05, 2.0) * m)))
+        elif u < 0.85:
+            ops.append(("add", int(rng.integers(2**32)), int(rng.integers(1, 6))))
+        elif u < 0.93:
+            ops.append(("remove", float(rng.random())))
+        else:
+            ops.append(("update", float(rng.random()), int(rng.integers(2**32))))
     return ops
 
 
 def apply(s, op, out):
+    ids = s.page_ids
     if op[0] == "run":
-        out.extend(s.run(op[1]).tolist())
+        if len(ids):
+            out.extend(s.run(op[1]).tolist())
     elif op[0] == "signal":
-        last = s.last_crawl[op[1]]
-        s.signal(op[1], last + op[2] * (s.time - last + 0.5))
-    else:
+        if len(ids):
+            i = int(op[1] * len(ids))
+            last = s.last_crawl[i]
+            s.signal(int(ids[i]), last + op[2] * (s.time - last + 0.5))
+    elif op[0] == "rate":
         s.set_rate(op[1])
+    elif op[0] == "add":
+        rng = np.random.default_rng(op[1])
+        new = s.add_pages(random_pages(rng, op[2]), last_crawl=s.time - rng.uniform(0, 2, op[2]))
+        out.append(new.tolist())
+    elif op[0] == "remove":
+        if len(ids) > 1:
+            s.remove_pages([int(ids[int(op[1] * len(ids))])])
+    elif len(ids):
+        i = int(op[1] * len(ids))
+        s.update_pages([int(ids[i])], random_pages(np.random.default_rng(op[2]), 1))
 
 
 # ---------------------------------------------------------------------------
@@ -189,7 +215,7 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(heap=np.append(heap[:-1], 100)), "page indices in"),
         (with_(heap=np.append(heap[:-1], -1)), "page indices in"),
         (with_(hot=np.append(hot[:-1], heap[0])), "distinct pages"),
-        (with_(heap=heap[:-1]), "every page once"),
+        (with_(heap=heap[:-1]), "every live page once"),
         (with_(heap=bad_heap), "min-heap"),
         (with_(hval=good["hval"][:-1]), "must have the shape of 'hot'"),
         (with_(last=good["last"][:-1]), "must have shape"),
@@ -243,11 +269,26 @@ def test_load_truncated_file(tmp_path):
             Scheduler.load(path)
 
 
+def member_data_bytes(blob: bytes) -> np.ndarray:
+    """Mask of the bytes of a zip archive that hold its members' data (not headers or directory)."""
+    mask = np.zeros(len(blob), dtype=bool)
+    with zipfile.ZipFile(io.BytesIO(blob)) as z:
+        for info in z.infolist():
+            off = info.header_offset
+            n_name, n_extra = struct.unpack("<HH", blob[off + 26: off + 30])
+            start = off + 30 + n_name + n_extra
+            mask[start: start + info.compress_size] = True
+    return mask
+
+
 def test_load_bit_flips_never_give_another_state(tmp_path):
-    # every flip is caught (zip CRC, SHA-256 of the payload, magic, version) unless it hits a byte
-    # that carries no state (e.g. a zip timestamp), in which case the loaded state is the saved one
+    # a flip in any member's data is caught (zip CRC-32, then the SHA-256 of the payload); a flip
+    # elsewhere is caught or hits a byte that carries no state (e.g. a zip timestamp), and then the
+    # loaded state is the saved one
     s, path = saved(tmp_path)
     blob = path.read_bytes()
+    data = member_data_bytes(blob)
+    assert data.sum() > len(blob) / 2
     rng = np.random.default_rng(0)
     positions = np.concatenate([rng.choice(len(blob), size=300, replace=False), [0, len(blob) - 1]])
     caught = 0
@@ -260,8 +301,9 @@ def test_load_bit_flips_never_give_another_state(tmp_path):
         except ValueError:
             caught += 1
             continue
+        assert not data[pos], f"bit flip in member data at byte {pos} was not caught"
         assert state_equal(other, s), f"bit flip at byte {pos} loaded another state"
-    assert caught > 250
+    assert caught >= data[positions].sum()
 
 
 def test_load_detects_payload_change_with_valid_archive(tmp_path):
@@ -444,3 +486,353 @@ def test_simulator_uses_signal_many_with_identical_results():
     assert a.n_signals_counted == b.n_signals_counted
     assert a.accuracy == b.accuracy
     np.testing.assert_array_equal(a.crawl_counts, b.crawl_counts)
+
+
+# ---------------------------------------------------------------------------
+# dynamic pages: added, removed, re-parameterised without a rebuild
+
+
+class DynamicReference:
+    """Brute force over the live pages: crawl_value of each at every tick, argmax (lowest id on ties)."""
+
+    def __init__(self, pages, rate, value, signal_delay, terms, last=None):
+        self.value, self.terms, self.delay = value, terms, signal_delay
+        m = len(pages)
+        self.params = [np.array(a, copy=True) for a in
+                       (pages.change_rate, pages.importance, pages.recall, pages.false_rate)]
+        self.alive = np.ones(m, dtype=bool)
+        self.last = np.zeros(m) if last is None else np.array(last, dtype=float)
+        self.n = np.zeros(m, dtype=np.int64)
+        self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0
+
+    @property
+    def ids(self):
+        return np.flatnonzero(self.alive)
+
+    def live_pages(self):
+        return PageModel(*(a[self.alive] for a in self.params))
+
+    def next(self):
+        self.k += 1
+        t = self.origin + self.k / self.rate
+        self.time = t
+        pages, live = self.live_pages(), self.alive
+        if self.value == "greedy":
+            beff = np.zeros(len(pages))
+        elif self.value == "cis":
+            beff = np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
+        else:
+            beff = pages.beta
+        with np.errstate(invalid="ignore"):
+            tau = (t - self.last[live]) + np.where(self.n[live] > 0, beff * self.n[live], 0.0)
+        best = int(self.ids[np.argmax(crawl_value(tau, pages, self.value, self.terms))])
+        self.last[best] = t
+        self.n[best] = 0
+        return best
+
+    def signal(self, page, t):
+        if t - self.last[page] < self.delay:
+            return False
+        self.n[page] += 1
+        return True
+
+    def set_rate(self, rate):
+        self.origin, self.k, self.rate = self.time, 0, float(rate)
+
+    def add(self, pages, last):
+        first = len(self.alive)
+        self.params = [np.concatenate([a, b]) for a, b in zip(
+            self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate))]
+        self.alive = np.concatenate([self.alive, np.ones(len(pages), dtype=bool)])
+        self.last = np.concatenate([self.last, last])
+        self.n = np.concatenate([self.n, np.zeros(len(pages), dtype=np.int64)])
+        return list(range(first, first + len(pages)))
+
+    def remove(self, ids):
+        self.alive[ids] = False
+
+    def update(self, ids, pages):
+        for a, b in zip(self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate)):
+            a[ids] = b
+
+
+class DynamicSchedulerMachine(RuleBasedStateMachine):
+    """Every decision equals the brute-force argmax over the live pages, whatever the interleaving."""
+
+    @initialize(
+        seed=st.integers(0, 2**32 - 1),
+        m=st.integers(1, 70),
+        kind=st.sampled_from(KINDS),
+        rate=st.floats(0.5, 20.0),
+        delay=st.sampled_from([0.0, 0.0, 0.05, 0.5]),
+        staggered=st.booleans(),
+    )
+    def setup(self, seed, m, kind, rate, delay, staggered):
+        self.rng = np.random.default_rng(seed)
+        pages = random_pages(self.rng, m)
+        self.args = dict(kind_args(kind), signal_delay=delay)
+        last = -self.rng.uniform(0.0, 3.0, m) if staggered else None
+        self.sched = Scheduler(pages, rate, last_crawl=last, **self.args)
+        self.ref = DynamicReference(pages, rate, kind, delay, self.args["terms"], last)
+        self.dir = tempfile.mkdtemp(prefix="freshcore-state-")
+
+    def teardown(self):
+        if hasattr(self, "dir"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def live(self, frac):
+        ids = self.ref.ids
+        return int(ids[min(int(frac * len(ids)), len(ids) - 1)]) if len(ids) else None
+
+    @rule(n=st.integers(1, 6))
+    def ticks(self, n):
+        if not self.ref.alive.any():
+            with pytest.raises(ValueError, match="every page was removed"):
+                self.sched.run(n) if n > 1 else self.sched.next()
+            return
+        if n == 1:
+            assert self.sched.next() == self.ref.next()
+        else:
+            # one decision at a time, each checked against the brute force
+            for _ in range(n):
+                assert self.sched.run(1).tolist() == [self.ref.next()]
+
+    @rule(frac=st.floats(0.0, 1.0), when=st.floats(0.0, 1.0), early=st.booleans())
+    def signal(self, frac, when, early):
+        page = self.live(frac)
+        if page is None:
+            return
+        last = self.ref.last[page]
+        t = last + when * self.ref.delay * 0.99 if early else last + when * (self.ref.time - last + 1.0)
+        assert self.sched.signal(page, t) == self.ref.signal(page, t)
+
+    @rule(data=st.data())
+    def signal_batch(self, data):
+        ids = self.ref.ids
+        if not len(ids):
+            return
+        k = data.draw(st.integers(0, 6))
+        ps = ids[np.asarray(data.draw(st.lists(st.integers(0, len(ids) - 1), min_size=k, max_size=k)), dtype=int)]
+        last = self.ref.last[ps]
+        ts = last + self.rng.random(k) * (self.ref.time - last + 0.5)
+        got = self.sched.signal_many(ps, ts)
+        assert got.tolist() == [self.ref.signal(int(p), float(t)) for p, t in zip(ps, ts)]
+
+    @rule(rate=st.floats(0.5, 20.0))
+    def set_rate(self, rate):
+        self.sched.set_rate(rate)
+        self.ref.set_rate(rate)
+
+    @rule(k=st.integers(1, 6), how=st.sampled_from(["now", "past", "scalar"]))
+    def add(self, k, how):
+        pages = random_pages(self.rng, k)
+        if how == "now":
+            last, arg = np.full(k, self.ref.time), None
+        elif how == "past":
+            last = self.ref.time - self.rng.uniform(0.0, 5.0, k)
+            arg = last
+        else:
+            last, arg = np.full(k, self.ref.time - 1.0), self.ref.time - 1.0
+        assert self.sched.add_pages(pages, last_crawl=arg).tolist() == self.ref.add(pages, last)
+
+    @rule(fracs=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
+    def remove(self, fracs):
+        ids = sorted({self.live(f) for f in fracs} - {None})
+        assert self.sched.remove_pages(ids) is self.sched
+        self.ref.remove(ids)
+
+    @rule(fracs=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
+    def update(self, fracs):
+        ids = sorted({self.live(f) for f in fracs} - {None})
+        pages = random_pages(self.rng, len(ids)) if ids else None
+        if not ids:
+            return
+        assert self.sched.update_pages(ids[::-1], pages[::-1]) is self.sched
+        self.ref.update(ids, pages)
+
+    @rule(data=st.data())
+    def bad_ids(self, data):
+        before = self.sched.to_dict()
+        n_slots = len(self.ref.alive)
+        dead = np.flatnonzero(~self.ref.alive)
+        choice = data.draw(st.sampled_from(["unknown", "negative", "removed", "repeated"]))
+        if choice == "removed" and not len(dead):
+            choice = "unknown"
+        if choice == "repeated" and not self.ref.alive.any():
+            choice = "unknown"
+        bad = {"unknown": n_slots + data.draw(st.integers(0, 3)), "negative": -1,
+               "removed": int(dead[0]) if len(dead) else -1, "repeated": self.live(0.5)}[choice]
+        ids = [bad, bad] if choice == "repeated" else [bad]
+        op = data.draw(st.sampled_from(["remove", "update", "signal", "signal_many"]))
+        if choice == "repeated" and op.startswith("signal"):
+            op = "remove"
+        with pytest.raises(ValueError, match=r"'(ids|page|pages)' parameter of Scheduler\."):
+            if op == "remove":
+                self.sched.remove_pages(ids)
+            elif op == "update":
+                self.sched.update_pages(ids, random_pages(self.rng, len(ids)))
+            elif op == "signal":
+                self.sched.signal(ids[0], self.ref.time)
+            else:
+                self.sched.signal_many(ids, [self.ref.time] * len(ids))
+        assert state_equal(Scheduler.from_dict(before), self.sched)
+
+    @rule(how=st.sampled_from(["save", "pickle", "dict"]))
+    def round_trip(self, how):
+        s = self.sched
+        if how == "save":
+            path = os.path.join(self.dir, "sched.npz")
+            s.save(path)
+            other = Scheduler.load(path)
+        elif how == "pickle":
+            other = pickle.loads(pickle.dumps(s))
+        else:
+            other = Scheduler.from_dict(s.to_dict())
+        assert state_equal(other, s)
+        self.sched = other
+
+    @invariant()
+    def same_state(self):
+        if not hasattr(self, "sched"):
+            return
+        s, ref = self.sched, self.ref
+        assert (s.time, s.rate, s.n_pages) == (ref.time, ref.rate, int(ref.alive.sum()))
+        assert s.page_ids.tolist() == ref.ids.tolist()
+        np.testing.assert_array_equal(s.last_crawl, ref.last[ref.alive])
+        np.testing.assert_array_equal(s.signal_counts, ref.n[ref.alive])
+        if ref.alive.any():
+            assert s.pages == ref.live_pages()
+
+
+TestDynamicSchedulerMachine = DynamicSchedulerMachine.TestCase
+TestDynamicSchedulerMachine.settings = settings(
+    max_examples=120, stateful_step_count=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dynamic_long_run_matches_brute_force(kind):
+    # 400 pages (level structure exercised: heap, hot list, level raises), pages churning all along
+    rng = np.random.default_rng(17)
+    m = 400
+    pages = random_pages(rng, m)
+    args = dict(kind_args(kind), signal_delay=0.02)
+    s = Scheduler(pages, 40.0, **args)
+    ref = DynamicReference(pages, 40.0, kind, 0.02, args["terms"])
+    for j in range(1500):
+        u = rng.random()
+        if u < 0.04:
+            new = random_pages(rng, int(rng.integers(1, 8)))
+            last = ref.time - rng.uniform(0.0, 20.0, len(new))
+            assert s.add_pages(new, last_crawl=last).tolist() == ref.add(new, last)
+        elif u < 0.07:
+            ids = rng.choice(ref.ids, size=min(3, len(ref.ids) - 1), replace=False)
+            s.remove_pages(ids)
+            ref.remove(ids)
+        elif u < 0.12:
+            ids = rng.choice(ref.ids, size=min(5, len(ref.ids)), replace=False)
+            new = random_pages(rng, len(ids))
+            s.update_pages(ids, new)
+            ref.update(ids, new)
+        elif u < 0.6:
+            p = int(rng.choice(ref.ids))
+            t = ref.last[p] + rng.random() * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+        if j in (500, 1000):
+            r = 80.0 if j == 500 else 20.0
+            s.set_rate(r)
+            ref.set_rate(r)
+        assert s.next() == ref.next(), f"tick {j}"
+
+
+@pytest.mark.parametrize("kind, m", [("greedy", 20_000), ("exact", 3_000)])
+def test_dynamic_pages_need_no_rebuild(kind, m):
+    rng = np.random.default_rng(5)
+    s = Scheduler(random_pages(rng, m, duplicates=False), m / 20.0, value=kind,
+                  last_crawl=-rng.uniform(0.0, 20.0, m))
+    s.run(2 * m)
+    state = s._state
+    e0, r0 = state.n_evaluations, state.n_rebuilds
+    for _ in range(200):
+        s.add_pages(random_pages(rng, 5))
+        ids = s.page_ids
+        s.remove_pages(rng.choice(ids, size=3, replace=False))
+        picked = rng.choice(s.page_ids, size=5, replace=False)
+        s.update_pages(picked, random_pages(rng, 5))
+        s.run(20)
+    assert state.n_rebuilds == r0
+    per_tick = (state.n_evaluations - e0) / 4000
+    assert per_tick < 400, per_tick  # brute force: m per tick
+    assert s.n_pages == m + 400
+
+
+def test_ids_are_stable_and_never_reused():
+    pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
+    s = Scheduler(pages, 1.0)
+    s.run(3)
+    lc = s.last_crawl
+    assert s.add_pages(PageModel([2.0], [1.0])).tolist() == [3]
+    s.remove_pages([0, 3])
+    assert s.page_ids.tolist() == [1, 2] and s.n_pages == 2
+    assert s.add_pages(PageModel([2.0, 1.0], [1.0, 1.0]), last_crawl=-1.0).tolist() == [4, 5]
+    assert s.page_ids.tolist() == [1, 2, 4, 5]
+    np.testing.assert_array_equal(s.last_crawl, [lc[1], lc[2], -1.0, -1.0])
+    assert s.pages == PageModel([0.5, 0.25, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0])
+    assert set(s.run(8).tolist()) <= {1, 2, 4, 5}
+    s.update_pages([5], PageModel([3.0], [2.0]))
+    assert s.pages.change_rate.tolist()[-1] == 3.0
+    with pytest.raises(ValueError, match=r"'page' parameter of Scheduler.signal must be a live page id. Got 0 \(removed\)"):
+        s.signal(0, s.time)
+    with pytest.raises(ValueError, match=r"Got 6 \(ids so far are 0 .. 5\)"):
+        s.signal(6, s.time)
+
+
+def test_no_live_page():
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 1.0]), 1.0)
+    s.next()
+    s.remove_pages([0, 1])
+    assert s.n_pages == 0 and s.page_ids.tolist() == [] and s.last_crawl.shape == (0,)
+    for call in (s.next, lambda: s.run(3)):
+        with pytest.raises(ValueError, match="every page was removed"):
+            call()
+    with pytest.raises(ValueError, match="every page was removed"):
+        s.pages
+    assert s.run(0).shape == (0,) and s.time == 1.0
+    back = Scheduler.from_dict(s.to_dict())
+    assert back.n_pages == 0
+    assert s.add_pages(PageModel([1.0], [1.0])).tolist() == [2]
+    assert s.run(2).tolist() == [2, 2] and s.time == 3.0
+
+
+def test_dynamic_errors_leave_state_unchanged():
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 1.0, 2.0], recall=0.5, false_rate=0.2)
+    s = Scheduler(pages, 2.0)
+    s.run(5)
+    s.remove_pages([1])
+    before = s.to_dict()
+    one = PageModel([1.0], [1.0])
+    cases = [
+        (TypeError, "'pages' parameter of Scheduler.add_pages must be a PageModel", lambda: s.add_pages([1.0])),
+        (ValueError, r"'last_crawl' parameter of Scheduler.add_pages must contain finite numbers <= 2.5; "
+                     r"last_crawl\[1\] = 3.0", lambda: s.add_pages(PageModel([1.0, 1.0], [1.0, 1.0]), [0.0, 3.0])),
+        (ValueError, r"last_crawl\[0\] = nan", lambda: s.add_pages(one, [math.nan])),
+        (ValueError, "must have one entry per page", lambda: s.add_pages(one, [0.0, 0.0])),
+        (ValueError, r"'ids' parameter of Scheduler.remove_pages must contain live page ids; ids\[1\] = 1 \(removed\)",
+         lambda: s.remove_pages([0, 1])),
+        (ValueError, r"ids\[1\] = 3", lambda: s.remove_pages([2, 3])),
+        (ValueError, r"ids\[0\] = -1", lambda: s.remove_pages([-1])),
+        (ValueError, r"must contain distinct page ids; ids\[2\] = 0 is repeated", lambda: s.remove_pages([0, 2, 0])),
+        (TypeError, "'ids' parameter", lambda: s.remove_pages([0.0])),
+        (ValueError, r"'ids' parameter of Scheduler.update_pages must contain live page ids; ids\[0\] = 1",
+         lambda: s.update_pages([1], one)),
+        (ValueError, "must have one page per id", lambda: s.update_pages([0, 2], one)),
+        (TypeError, "'pages' parameter of Scheduler.update_pages", lambda: s.update_pages([0], [1.0])),
+        (ValueError, r"distinct page ids; ids\[1\] = 2", lambda: s.update_pages([2, 2], PageModel([1, 1], [1, 1]))),
+        (ValueError, r"'pages' parameter of Scheduler.signal_many must contain live page ids; pages\[1\] = 1",
+         lambda: s.signal_many([0, 1], [s.time, s.time])),
+    ]
+    for exc, msg, call in cases:
+        with pytest.raises(exc, match=msg):
+            call()
+        assert state_equal(Scheduler.from_dict(before), s)

@@ -50,6 +50,17 @@ smallest positive value if that one is 0).  When the hot list grows past
 ``hot_max``, ``L`` is raised to its ``hot_max/2``-th bound (raising ``L``
 keeps every ``T_i`` valid).
 
+Dynamic pages: page ids are slots of the per-page arrays (``m`` slots handed
+out, ``alive`` flags, capacity grown by doubling), so "ties to the lowest
+index" is "lowest id".  A removed page leaves the heap or the hot list and is
+skipped by every later rebuild; removing a page keeps the invariant (cold
+pages are still below ``L``, hot bounds still hold).  An added page, and a
+re-parameterised cold one, is placed as a counted signal places a cold page:
+its value at the current time is computed and it goes to the heap with its
+crossing time if below ``L``, to the hot list (expired bound) otherwise.  A
+re-parameterised hot page has its bound expired.  Both reset the cached
+crossing bracket (``c_level = NaN``).  Each is O(log m); no rebuild.
+
 Work per tick: a scan of the hot list (~100 pages, a comparison each), about
 ``|hot|/H`` bound refreshes, a few exact evaluations and O(log m) heap work
 per promoted or crawled page; the bracket ``[lo_i, hi_i]`` of the crossing
@@ -69,7 +80,7 @@ uniform on ``[-m/R, 0]``: 417363 instead of 1427336 evaluations over the first
 m/2 ticks, tests/test_schedule_state.py).
 """
 
-from libc.math cimport INFINITY, isnan, fabs
+from libc.math cimport INFINITY, NAN, isnan, fabs
 from libc.float cimport DBL_EPSILON
 from libc.stdlib cimport qsort
 
@@ -94,10 +105,11 @@ cdef class SchedulerState:
     3 cis; ``beff`` is the time-equivalent of one signal used in ``tau``.
     """
 
-    cdef const double[::1] delta, mu, alpha, gamma, nu, beta, recall, beff
+    cdef double[::1] delta, mu, alpha, gamma, nu, beta, recall, beff
     cdef int kind
     cdef long terms
-    cdef Py_ssize_t m
+    cdef Py_ssize_t m, cap, n_live
+    cdef unsigned char[::1] alive
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
     cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
     cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
@@ -109,12 +121,15 @@ cdef class SchedulerState:
 
     def __init__(self, delta, mu, alpha, gamma, nu, beta, recall, beff, int kind, long terms,
                  double rate, double signal_delay, last=None):
-        self.delta, self.mu, self.alpha, self.gamma = delta, mu, alpha, gamma
-        self.nu, self.beta, self.recall, self.beff = nu, beta, recall, beff
+        self.delta, self.mu, self.alpha, self.gamma = _owned(delta), _owned(mu), _owned(alpha), _owned(gamma)
+        self.nu, self.beta, self.recall, self.beff = _owned(nu), _owned(beta), _owned(recall), _owned(beff)
         self.kind = kind
         self.terms = terms
         self.m = self.delta.shape[0]
+        self.cap = self.m
+        self.n_live = self.m
         m = self.m
+        self.alive = np.ones(m, dtype=np.uint8)
         self.last = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
         self.ncis = np.zeros(m)
         self.cross_t = np.full(m, INFINITY)
@@ -134,7 +149,7 @@ cdef class SchedulerState:
         self.hotpos = np.full(m, -1, dtype=np.intp)
         self.heap_n = 0
         self.hot_n = 0
-        self.hot_target = 64 if m > 64 else m
+        self.hot_target = 64  # the rebuild uses min(hot_target, live pages)
         self.hot_max = 4 * self.hot_target
         self.lev = 0.0
         self.origin = 0.0
@@ -163,18 +178,54 @@ cdef class SchedulerState:
     def n_hot(self):
         return self.hot_n
 
+    @property
+    def n_pages(self):
+        """Live pages."""
+        return self.n_live
+
+    @property
+    def n_slots(self):
+        """Page ids handed out so far (live or removed): the next new id."""
+        return self.m
+
+    def alive_mask(self):
+        """Copy of the live flags of ids ``0 .. n_slots - 1`` (bool)."""
+        return np.array(self.alive[:self.m], dtype=bool)
+
+    def page_ids(self):
+        """Live page ids, increasing (int64)."""
+        return np.flatnonzero(np.asarray(self.alive[:self.m])).astype(np.int64)
+
+    def _live(self, a):
+        x = np.asarray(a[:self.m])
+        if self.n_live == self.m:
+            return np.array(x, copy=True)
+        return x[np.asarray(self.alive[:self.m]).view(bool)]
+
     def last_crawl(self):
-        return np.array(self.last, copy=True)
+        """Last crawl of each live page, in id order (copy)."""
+        return self._live(self.last)
 
     def signal_counts(self):
-        return np.array(self.ncis, copy=True).astype(np.int64)
+        """Counted signals of each live page, in id order (int64 copy)."""
+        return self._live(self.ncis).astype(np.int64)
+
+    def params(self):
+        """(change_rate, importance, recall, false_rate) of the live pages, in id order (copies)."""
+        return (self._live(self.delta), self._live(self.mu), self._live(self.recall), self._live(self.nu))
 
     def last_crawl_of(self, Py_ssize_t j):
         return self.last[j]
 
+    def alive_view(self):
+        """Read-only bool view of the live flags of ids ``0 .. n_slots - 1`` (no copy)."""
+        a = np.asarray(self.alive[:self.m]).view(bool)
+        a.flags.writeable = False
+        return a
+
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
-        a = np.asarray(self.last)
+        a = np.asarray(self.last[:self.m])
         a.flags.writeable = False
         return a
 
@@ -346,17 +397,22 @@ cdef class SchedulerState:
 
     # -- ticks -------------------------------------------------------------------
     cdef void _rebuild(self, double t) noexcept nogil:
-        cdef Py_ssize_t j, i, K = self.hot_target, m = self.m
+        # callers guarantee at least one live page
+        cdef Py_ssize_t j, i, n = 0, m = self.m
+        cdef Py_ssize_t K = self.hot_target if self.hot_target < self.n_live else self.n_live
         cdef double L
         self.n_rebuilds += 1
         for j in range(m):
-            self.vals[j] = self.value(j, self.tau(j, t))
-            self.scratch[j] = self.vals[j]
             self.hpos[j] = -1
             self.hotpos[j] = -1
+            if not self.alive[j]:
+                continue
+            self.vals[j] = self.value(j, self.tau(j, t))
+            self.scratch[n] = self.vals[j]
+            n += 1
         self.heap_n = 0
         self.hot_n = 0
-        qsort(&self.scratch[0], m, sizeof(double), _cmp_desc)
+        qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
         L = self.scratch[K - 1]
         if not (L > 0.0):
             L = 0.0
@@ -368,6 +424,8 @@ cdef class SchedulerState:
                 i -= 1
         self.lev = L
         for j in range(m):
+            if not self.alive[j]:
+                continue
             if self.crossing(j, t, self.vals[j], -INFINITY):
                 self.heap[self.heap_n] = j
                 self.hpos[j] = self.heap_n
@@ -500,6 +558,107 @@ cdef class SchedulerState:
             self._hot_add(j, v, -INFINITY, -1.0)
         return True
 
+    # -- dynamic pages ------------------------------------------------------------
+    cdef void _place(self, Py_ssize_t j) noexcept nogil:
+        """Put live page j (in neither structure) in the heap or the hot list at the current time."""
+        cdef double v = self.value(j, self.tau(j, self.t_now))
+        if self.crossing(j, self.t_now, v, -INFINITY):
+            self._push(j)
+        else:
+            self._hot_add(j, v, -INFINITY, -1.0)
+
+    def _grow(self, Py_ssize_t need):
+        """Capacity >= need slots, by amortised doubling (a copy of every per-page array)."""
+        cdef Py_ssize_t cap = self.cap, m = self.m
+        if need <= cap:
+            return
+        cap = max(need, 2 * cap, 16)
+        self.delta = _grown(self.delta, m, cap, 0.0)
+        self.mu = _grown(self.mu, m, cap, 0.0)
+        self.alpha = _grown(self.alpha, m, cap, 0.0)
+        self.gamma = _grown(self.gamma, m, cap, 0.0)
+        self.nu = _grown(self.nu, m, cap, 0.0)
+        self.beta = _grown(self.beta, m, cap, 0.0)
+        self.recall = _grown(self.recall, m, cap, 0.0)
+        self.beff = _grown(self.beff, m, cap, 0.0)
+        self.last = _grown(self.last, m, cap, 0.0)
+        self.ncis = _grown(self.ncis, m, cap, 0.0)
+        self.cross_t = _grown(self.cross_t, m, cap, INFINITY)
+        self.c_lo = _grown(self.c_lo, m, cap, 0.0)
+        self.c_hi = _grown(self.c_hi, m, cap, INFINITY)
+        self.c_level = _grown(self.c_level, m, cap, np.nan)
+        self.vals = np.zeros(cap)
+        self.scratch = np.zeros(cap)
+        self.hval = _grown(self.hval, self.hot_n, cap, 0.0)
+        self.hexp = _grown(self.hexp, self.hot_n, cap, 0.0)
+        self.hmark = _grown(self.hmark, self.hot_n, cap, 0.0)
+        self.heap = _grown(self.heap, self.heap_n, cap, 0)
+        self.hot = _grown(self.hot, self.hot_n, cap, 0)
+        self.hpos = _grown(self.hpos, m, cap, -1)
+        self.hotpos = _grown(self.hotpos, m, cap, -1)
+        self.alive = _grown(self.alive, m, cap, 0)
+        self.cap = cap
+
+    def add(self, const double[::1] delta, const double[::1] mu, const double[::1] alpha,
+            const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+            const double[::1] recall, const double[::1] beff, const double[::1] last):
+        """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
+        cdef Py_ssize_t i, j, n = delta.shape[0], first = self.m
+        self._grow(self.m + n)
+        with nogil:
+            for i in range(n):
+                j = first + i
+                self.delta[j], self.mu[j], self.alpha[j], self.gamma[j] = delta[i], mu[i], alpha[i], gamma[i]
+                self.nu[j], self.beta[j], self.recall[j], self.beff[j] = nu[i], beta[i], recall[i], beff[i]
+                self.last[j] = last[i]
+                self.ncis[j] = 0.0
+                self.cross_t[j] = INFINITY
+                self.c_lo[j] = 0.0
+                self.c_hi[j] = INFINITY
+                self.c_level[j] = NAN
+                self.hpos[j] = -1
+                self.hotpos[j] = -1
+                self.alive[j] = 1
+                self.m += 1
+                self.n_live += 1
+                if not self.need_rebuild:
+                    self._place(j)
+        return first
+
+    def remove(self, const Py_ssize_t[::1] ids):
+        """Remove live pages (distinct ids, checked by the caller); their ids are never reused."""
+        cdef Py_ssize_t i, j
+        with nogil:
+            for i in range(ids.shape[0]):
+                j = ids[i]
+                if self.hotpos[j] >= 0:
+                    self._hot_remove(j)
+                elif self.hpos[j] >= 0:
+                    self._remove(j)
+                self.alive[j] = 0
+                self.n_live -= 1
+
+    def update(self, const Py_ssize_t[::1] ids, const double[::1] delta, const double[::1] mu,
+               const double[::1] alpha, const double[::1] gamma, const double[::1] nu,
+               const double[::1] beta, const double[::1] recall, const double[::1] beff):
+        """New parameters for live pages (distinct ids); last crawl and signal count kept."""
+        cdef Py_ssize_t i, j, q
+        with nogil:
+            for i in range(ids.shape[0]):
+                j = ids[i]
+                self.delta[j], self.mu[j], self.alpha[j], self.gamma[j] = delta[i], mu[i], alpha[i], gamma[i]
+                self.nu[j], self.beta[j], self.recall[j], self.beff[j] = nu[i], beta[i], recall[i], beff[i]
+                self.c_level[j] = NAN  # the cached crossing bracket was for the old parameters
+                if self.need_rebuild:
+                    continue
+                q = self.hotpos[j]
+                if q >= 0:  # its bound no longer holds: refreshed at the next tick
+                    self.hexp[q] = -INFINITY
+                    self.hmark[q] = -1.0
+                else:
+                    self._remove(j)
+                    self._place(j)
+
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
         """out[i] = signal(pages[i], times[i]), in order (pages and times already validated)."""
         cdef Py_ssize_t i
@@ -509,8 +668,10 @@ cdef class SchedulerState:
 
     # -- exact state export / import (save, load, pickle) --------------------------
     def __reduce__(self):
-        params = (np.array(self.delta), np.array(self.mu), np.array(self.alpha), np.array(self.gamma),
-                  np.array(self.nu), np.array(self.beta), np.array(self.recall), np.array(self.beff))
+        cdef Py_ssize_t m = self.m
+        params = (np.array(self.delta[:m]), np.array(self.mu[:m]), np.array(self.alpha[:m]),
+                  np.array(self.gamma[:m]), np.array(self.nu[:m]), np.array(self.beta[:m]),
+                  np.array(self.recall[:m]), np.array(self.beff[:m]))
         return (_restore, (params, self.kind, self.terms, self.export_state()))
 
     def export_state(self):
@@ -522,14 +683,19 @@ cdef class SchedulerState:
         continued run makes the same decisions *and* the same evaluations.
         ``vals``/``scratch`` are rebuild workspace and not exported.
         """
-        cdef Py_ssize_t hn = self.heap_n, tn = self.hot_n
+        cdef Py_ssize_t hn = self.heap_n, tn = self.hot_n, m = self.m
         return {
-            "last": np.array(self.last, copy=True),
-            "ncis": np.array(self.ncis, copy=True),
-            "cross_t": np.array(self.cross_t, copy=True),
-            "c_lo": np.array(self.c_lo, copy=True),
-            "c_hi": np.array(self.c_hi, copy=True),
-            "c_level": np.array(self.c_level, copy=True),
+            "change_rate": np.array(self.delta[:m], copy=True),
+            "importance": np.array(self.mu[:m], copy=True),
+            "recall": np.array(self.recall[:m], copy=True),
+            "false_rate": np.array(self.nu[:m], copy=True),
+            "alive": np.array(self.alive[:m], dtype=bool),
+            "last": np.array(self.last[:m], copy=True),
+            "ncis": np.array(self.ncis[:m], copy=True),
+            "cross_t": np.array(self.cross_t[:m], copy=True),
+            "c_lo": np.array(self.c_lo[:m], copy=True),
+            "c_hi": np.array(self.c_hi[:m], copy=True),
+            "c_level": np.array(self.c_level[:m], copy=True),
             "heap": np.array(self.heap[:hn], copy=True),
             "hot": np.array(self.hot[:tn], copy=True),
             "hval": np.array(self.hval[:tn], copy=True),
@@ -549,16 +715,25 @@ cdef class SchedulerState:
         }
 
     def import_state(self, d):
-        """Overwrite the state with ``export_state()`` output of a state over the same pages.
+        """Overwrite the state with ``export_state()`` output of a state over the same page slots.
 
         The caller (``Scheduler.from_dict``) has checked every index and
-        length: nothing is validated here.
+        length: nothing is validated here.  The parameters are those given
+        to the constructor (the same slots).
         """
         cdef Py_ssize_t i, j
         cdef Py_ssize_t[::1] heap = np.ascontiguousarray(d["heap"], dtype=np.intp)
         cdef Py_ssize_t[::1] hot = np.ascontiguousarray(d["hot"], dtype=np.intp)
-        for name in ("last", "ncis", "cross_t", "c_lo", "c_hi", "c_level"):
-            self._set_array(name, np.array(d[name], dtype=np.float64, copy=True))
+        cdef Py_ssize_t m = self.m
+        np.asarray(self.last)[:m] = np.asarray(d["last"], dtype=np.float64)
+        np.asarray(self.ncis)[:m] = np.asarray(d["ncis"], dtype=np.float64)
+        np.asarray(self.cross_t)[:m] = np.asarray(d["cross_t"], dtype=np.float64)
+        np.asarray(self.c_lo)[:m] = np.asarray(d["c_lo"], dtype=np.float64)
+        np.asarray(self.c_hi)[:m] = np.asarray(d["c_hi"], dtype=np.float64)
+        np.asarray(self.c_level)[:m] = np.asarray(d["c_level"], dtype=np.float64)
+        alive = np.ascontiguousarray(d["alive"], dtype=np.uint8)
+        np.asarray(self.alive)[:self.m] = alive
+        self.n_live = int(alive.sum())
         self.hpos[:] = -1
         self.hotpos[:] = -1
         self.heap_n = heap.shape[0]
@@ -589,20 +764,6 @@ cdef class SchedulerState:
         self.n_evaluations = d["n_evaluations"]
         self.n_rebuilds = d["n_rebuilds"]
 
-    cdef void _set_array(self, str name, double[::1] a):
-        if name == "last":
-            self.last = a
-        elif name == "ncis":
-            self.ncis = a
-        elif name == "cross_t":
-            self.cross_t = a
-        elif name == "c_lo":
-            self.c_lo = a
-        elif name == "c_hi":
-            self.c_hi = a
-        else:
-            self.c_level = a
-
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time."""
         self.origin = self.t_now
@@ -615,3 +776,15 @@ def _restore(params, int kind, long terms, state):
     s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
     s.import_state(state)
     return s
+
+
+def _owned(a):
+    return np.array(a, dtype=np.float64, copy=True)
+
+
+def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
+    """New array of length cap: a[:n] then fill."""
+    x = np.asarray(a)
+    out = np.full(cap, fill, dtype=x.dtype)
+    out[:n] = x[:n]
+    return out

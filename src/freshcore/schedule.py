@@ -6,6 +6,8 @@ exactly as a brute-force argmax over all pages would (ties to the lowest page
 index), without evaluating every page at every tick.  The compiled state
 (``freshcore._schedule``) documents the invariant that makes this exact.
 
+Pages have stable integer ids and can be added, removed and re-parameterised
+(e.g. with fresh change-rate estimates) between ticks without a rebuild.
 The full state survives :meth:`Scheduler.save`/:meth:`Scheduler.load`,
 ``pickle``, ``copy`` and :meth:`Scheduler.to_dict`/:meth:`Scheduler.from_dict`:
 the continued decision sequence is identical to an uninterrupted run (SPEC
@@ -30,7 +32,7 @@ __all__ = ["Scheduler", "FORMAT_VERSION"]
 _KINDS = ("exact", "approx", "greedy", "cis")
 
 #: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MAGIC = "freshcore.Scheduler"
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "ncis", "cross_t", "c_lo", "c_hi", "c_level")
@@ -45,8 +47,9 @@ class Scheduler:
     Parameters
     ----------
     pages : PageModel
-        The pages; their parameters are fixed for the
-        scheduler's life.
+        The initial pages, with ids ``0 .. len(pages) - 1``.  Pages are
+        added, removed and re-parameterised with :meth:`add_pages`,
+        :meth:`remove_pages` and :meth:`update_pages`.
     rate : float
         Crawl rate ``R > 0``: tick ``j`` after the last rate change at time
         ``t_0`` is at ``t_0 + j/R``.  Changed by :meth:`set_rate`.
@@ -78,8 +81,16 @@ class Scheduler:
     sets ``last_i = t`` and ``n_i = 0`` (SPEC section 4).  A signal counts as
     soon as :meth:`signal` is called.
 
-    The decision is exactly the brute-force argmax (tests compare every
-    decision with one), yet a tick evaluates only a short list of pages near
+    Pages are named by stable integer ids: the initial pages are
+    ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the
+    id of a removed page is never reused.  Decisions, :meth:`signal` and the
+    other methods use these ids; ties go to the lowest id.  The per-page
+    properties (:attr:`last_crawl`, :attr:`signal_counts`, :attr:`pages`)
+    list the live pages in increasing id order, i.e. entry ``i`` is page
+    ``page_ids[i]`` (the identity until a page is removed).
+
+    The decision is exactly the brute-force argmax over the live pages
+    (tests compare every decision with one), yet a tick evaluates only a short list of pages near
     the top plus O(log m) heap work per crawled page: see the level invariant
     in ``freshcore._schedule``.
 
@@ -95,6 +106,12 @@ class Scheduler:
     True
     >>> s.run(3).tolist(), s.time
     ([2, 0, 1], 8.0)
+    >>> s.add_pages(PageModel([2.0], [1.0]), last_crawl=5.0).tolist()  # gets id 3
+    [3]
+    >>> s.remove_pages([0]).update_pages([1], PageModel([0.1], [1.0])).run(3).tolist()
+    [3, 2, 3]
+    >>> s.page_ids.tolist(), s.last_crawl.tolist()
+    ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
     def __init__(
@@ -131,16 +148,8 @@ class Scheduler:
                     f"The 'last_crawl' parameter of {caller} must have one entry per page ({len(pages)}). "
                     f"Got shape {last.shape} instead."
                 )
-        dl, lam = pages.change_rate, pages.recall
-        if value == "greedy":
-            beff = np.zeros(len(pages))
-        elif value == "cis":
-            beff = np.where(lam * dl > 0, np.inf, 0.0)
-        else:
-            beff = pages.beta
-        arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (
-            dl, pages.importance, pages.alpha, pages.gamma, pages.false_rate, pages.beta, lam, beff)]
-        self._pages = pages
+        arrays = _page_arrays(pages, value)
+        self._pages: PageModel | None = pages
         self._value = value
         self._terms = terms
         self._delay = delay
@@ -158,12 +167,27 @@ class Scheduler:
 
     @property
     def n_pages(self) -> int:
-        """Number of pages."""
-        return len(self._pages)
+        """Number of live pages."""
+        return self._state.n_pages
+
+    @property
+    def page_ids(self) -> np.ndarray:
+        """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
+        return self._state.page_ids()
 
     @property
     def pages(self) -> PageModel:
-        """The pages."""
+        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``).
+
+        Raises
+        ------
+        ValueError
+            If every page was removed (a PageModel cannot be empty).
+        """
+        if self._pages is None:
+            if self.n_pages == 0:
+                raise ValueError("Scheduler.pages: every page was removed.")
+            self._pages = PageModel(*self._state.params())
         return self._pages
 
     @property
@@ -183,12 +207,16 @@ class Scheduler:
 
     @property
     def last_crawl(self) -> np.ndarray:
-        """Time of each page's last crawl (0 if never crawled), a copy of shape (n_pages,)."""
+        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
+
+        0 (or the ``last_crawl`` given) for a page never crawled; the time of
+        its addition (or the ``last_crawl`` given) for an added page.
+        """
         return self._state.last_crawl()
 
     @property
     def signal_counts(self) -> np.ndarray:
-        """Counted signals of each page since its last crawl, int64 copy of shape (n_pages,)."""
+        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
         return self._state.signal_counts()
 
     def next(self) -> int:
@@ -197,7 +225,14 @@ class Scheduler:
         Returns
         -------
         page : int
+            Its id.
+
+        Raises
+        ------
+        ValueError
+            If every page was removed.
         """
+        self._need_pages("Scheduler.next")
         return int(self._state.step())
 
     def run(self, n: int) -> np.ndarray:
@@ -211,8 +246,16 @@ class Scheduler:
         Returns
         -------
         pages : ndarray of int64 of shape (n,)
+            Their ids.
+
+        Raises
+        ------
+        ValueError
+            If ``n < 0``, or ``n > 0`` and every page was removed.
         """
         k = check_int(n, "n", "Scheduler.run", low=0)
+        if k:
+            self._need_pages("Scheduler.run")
         out = np.empty(k, dtype=np.intp)
         self._state.run(k, out)
         return out.astype(np.int64, copy=False)
@@ -223,7 +266,7 @@ class Scheduler:
         Parameters
         ----------
         page : int
-            Page index in ``[0, n_pages)``.
+            Id of a live page.
         t : float
             Time of the signal, finite and not before the page's last crawl.
 
@@ -236,13 +279,15 @@ class Scheduler:
         Raises
         ------
         ValueError
-            If ``page`` is out of range, ``t`` is not finite or ``t`` precedes
+            If ``page`` is not a live page id, ``t`` is not finite or ``t`` precedes
             the page's last crawl; the scheduler is then unchanged.
         TypeError
             If ``page`` is not an integer or ``t`` not a real number.
         """
         caller = "Scheduler.signal"
-        j = check_int(page, "page", caller, low=0, high=self.n_pages - 1)
+        j = check_int(page, "page", caller, low=0)
+        if j >= self._state.n_slots or not self._state.alive_view()[j]:
+            raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} ({self._why(j)}).")
         tt = check_scalar(t, "t", caller)
         last = self._state.last_crawl_of(j)
         if tt < last:
@@ -258,7 +303,7 @@ class Scheduler:
         Parameters
         ----------
         pages : array_like of int of shape (n,)
-            Page of each signal.
+            Page id of each signal.
         times : array_like of float of shape (n,)
             Time of each signal, finite and not before its page's last crawl.
 
@@ -271,14 +316,14 @@ class Scheduler:
         Raises
         ------
         ValueError
-            If a page is out of range, a time is not finite or precedes its
+            If a page is not a live page id, a time is not finite or precedes its
             page's last crawl, or the lengths differ; the message names the
             first bad index and no signal is recorded.
         TypeError
             If ``pages`` is not an integer array or ``times`` not real.
         """
         caller = "Scheduler.signal_many"
-        p = check_indices(pages, "pages", caller, self.n_pages)
+        p = self._check_ids(pages, "pages", caller)
         tt = check_array(times, "times", caller, allow_empty=True)
         check_same_length(caller, pages=p, times=tt)
         last = self._state.last_crawl_view()[p]
@@ -307,11 +352,133 @@ class Scheduler:
         self._state.set_rate(r)
         return self
 
+    # -- dynamic pages ----------------------------------------------------------
+    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
+        """Add pages; returns their new ids (the next unused ones, never reused).
+
+        Parameters
+        ----------
+        pages : PageModel
+            Parameters of the new pages.
+        last_crawl : float or array_like of shape (len(pages),), optional
+            Their last crawl, finite and ``<= time`` (default: ``time``, i.e.
+            just crawled).
+
+        Returns
+        -------
+        ids : ndarray of int64 of shape (len(pages),)
+
+        Notes
+        -----
+        No rebuild: each new page goes to the cold heap or the hot list as
+        a counted signal would move it (O(log m) each; ``freshcore._schedule``).
+        """
+        caller = "Scheduler.add_pages"
+        if not isinstance(pages, PageModel):
+            raise TypeError(
+                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
+            )
+        n = len(pages)
+        if last_crawl is None:
+            last = np.full(n, self.time)
+        else:
+            last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1), high=self.time)
+            if np.ndim(last_crawl) == 0:
+                last = np.full(n, float(last.reshape(-1)[0]))
+            elif len(last) != n:
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
+                    f"Got shape {last.shape} instead."
+                )
+        first = self._state.add(*_page_arrays(pages, self._value), np.ascontiguousarray(last, dtype=np.float64))
+        self._pages = None
+        return np.arange(first, first + n, dtype=np.int64)
+
+    def remove_pages(self, ids: Any) -> Scheduler:
+        """Remove live pages (no rebuild); returns ``self``.
+
+        Parameters
+        ----------
+        ids : array_like of int
+            Distinct live page ids.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, already removed or repeated (the message
+            names the first bad index); nothing is removed then.
+        """
+        p = self._check_ids(ids, "ids", "Scheduler.remove_pages", distinct=True)
+        self._state.remove(p)
+        self._pages = None
+        return self
+
+    def update_pages(self, ids: Any, pages: PageModel) -> Scheduler:
+        """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
+
+        The pages keep their last crawl and counted signals; each is
+        re-placed in the heap or hot list (no rebuild).
+
+        Parameters
+        ----------
+        ids : array_like of int of shape (n,)
+            Distinct live page ids.
+        pages : PageModel of n pages
+            Their new parameters, in the order of ``ids``.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, removed or repeated, or the lengths differ;
+            the scheduler is then unchanged.
+        """
+        caller = "Scheduler.update_pages"
+        p = self._check_ids(ids, "ids", caller, distinct=True)
+        if not isinstance(pages, PageModel):
+            raise TypeError(
+                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
+            )
+        if len(pages) != len(p):
+            raise ValueError(
+                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
+            )
+        self._state.update(p, *_page_arrays(pages, self._value))
+        self._pages = None
+        return self
+
+    def _why(self, j: int) -> str:
+        return "removed" if j < self._state.n_slots else f"ids so far are 0 .. {self._state.n_slots - 1}"
+
+    def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
+        """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
+        p = check_indices(ids, name, caller, self._state.n_slots)
+        dead = ~self._state.alive_view()[p]
+        if dead.any():
+            i = int(np.flatnonzero(dead)[0])
+            raise ValueError(
+                f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
+            )
+        if distinct and len(p) > 1:
+            order = np.argsort(p, kind="stable")
+            rep = np.flatnonzero(p[order][1:] == p[order][:-1])
+            if len(rep):
+                i = int(order[1:][rep].min())
+                raise ValueError(
+                    f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
+                    f"is repeated."
+                )
+        return p
+
+    def _need_pages(self, caller: str) -> None:
+        if self._state.n_pages == 0:
+            raise ValueError(f"{caller}: no page to crawl (every page was removed).")
+
     # -- state: dict, pickle, copy, file -----------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The full state as a dict of numpy arrays and Python scalars (copies).
 
-        Holds the pages' parameters, the value kind, ``terms``, the signal
+        Holds the parameters of every page id handed out (``alive`` flags
+        the live ones), the value kind, ``terms``, the signal
         delay and the compiled state (rate, origin and tick count of the
         current rate, time, last crawls, signal counts, the cold heap and the
         hot list in storage order, the cached crossing brackets, the level).
@@ -323,8 +490,6 @@ class Scheduler:
             "value": self._value,
             "terms": self._terms,
         }
-        for key in _PAGE_KEYS:
-            d[key] = np.array(getattr(self._pages, key), copy=True)
         d.update(self._state.export_state())
         return d
 
@@ -343,7 +508,7 @@ class Scheduler:
         caller = "Scheduler.from_dict"
         if not hasattr(d, "keys"):
             raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
-        need = ("format_version", "value", "terms", *_PAGE_KEYS, *_FLOAT_KEYS, "heap", "hot", *_HOT_KEYS,
+        need = ("format_version", "value", "terms", *_PAGE_KEYS, "alive", *_FLOAT_KEYS, "heap", "hot", *_HOT_KEYS,
                 *_FLOAT_SCALARS, *_INT_SCALARS, "need_rebuild")
         missing = [k for k in need if k not in d]
         if missing:
@@ -360,6 +525,7 @@ class Scheduler:
         self = cls(pages, _item(d["rate"]), value=value, signal_delay=_item(d["signal_delay"]), terms=terms)
         state = _check_state(d, len(pages), caller)
         self._state.import_state(state)
+        self._pages = None
         return self
 
     def __getstate__(self) -> dict[str, Any]:
@@ -457,6 +623,19 @@ class Scheduler:
         return f"Scheduler(n_pages={self.n_pages}, rate={self.rate!r}, value={self._value!r}, time={self.time!r})"
 
 
+def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
+    """The per-page arrays of the compiled state: Delta, mu, alpha, gamma, nu, beta, lambda and b (tau's signal term)."""
+    dl, lam = pages.change_rate, pages.recall
+    if value == "greedy":
+        beff = np.zeros(len(pages))
+    elif value == "cis":
+        beff = np.where(lam * dl > 0, np.inf, 0.0)
+    else:
+        beff = pages.beta
+    return [np.ascontiguousarray(a, dtype=np.float64) for a in (
+        dl, pages.importance, pages.alpha, pages.gamma, pages.false_rate, pages.beta, lam, beff)]
+
+
 def _item(x: Any) -> Any:
     """A Python scalar from a scalar or a 0-d array (npz entries are arrays)."""
     if isinstance(x, np.ndarray):
@@ -514,9 +693,15 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         if a.size and (a.min() < 0 or a.max() >= m):
             raise bad(key, f"must hold page indices in [0, {m})")
         out[key] = a
+    alive = np.asarray(d["alive"])
+    if alive.shape != (m,) or alive.dtype.kind not in "biu" or not np.isin(alive, (0, 1)).all():
+        raise bad("alive", f"must hold {m} flags")
+    out["alive"] = alive.astype(bool)
     placed = np.concatenate([out["heap"], out["hot"]])
     if len(np.unique(placed)) != len(placed):
         raise bad("heap", "and the 'hot' entry must hold distinct pages")
+    if not out["alive"][placed].all():
+        raise bad("heap", "and the 'hot' entry must hold live pages only")
     for key in _HOT_KEYS:
         a = np.ascontiguousarray(d[key], dtype=np.float64)
         if a.shape != out["hot"].shape:
@@ -540,8 +725,9 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
     if not isinstance(rebuild, bool):
         raise bad("need_rebuild", f"must be a bool, got {rebuild!r}")
     out["need_rebuild"] = rebuild
-    if not rebuild and len(placed) != m:
-        raise bad("heap", f"and the 'hot' entry must hold every page once ({m}); got {len(placed)}")
+    n_live = int(out["alive"].sum())
+    if not rebuild and len(placed) != n_live:
+        raise bad("heap", f"and the 'hot' entry must hold every live page once ({n_live}); got {len(placed)}")
     heap_t = out["cross_t"][out["heap"]]
     if len(heap_t) > 1 and (heap_t[1:] < heap_t[(np.arange(1, len(heap_t)) - 1) // 2]).any():
         raise bad("heap", "must be a min-heap on 'cross_t'")
