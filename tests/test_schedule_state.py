@@ -14,6 +14,7 @@ import os
 import pickle
 import shutil
 import struct
+import tracemalloc
 import tempfile
 import zipfile
 from pathlib import Path
@@ -836,3 +837,25 @@ def test_dynamic_errors_leave_state_unchanged():
         with pytest.raises(exc, match=msg):
             call()
         assert state_equal(Scheduler.from_dict(before), s)
+
+
+# ---------------------------------------------------------------------------
+# memory per page (issue 4: the scheduler state's bytes per page)
+
+
+def test_state_memory_per_page():
+    m = 20_000
+    pages = random_pages(np.random.default_rng(1), m, duplicates=False)
+    tracemalloc.start()
+    try:
+        s = Scheduler(pages, m / 10.0, value="greedy", last_crawl=-np.linspace(0.0, 10.0, m))
+        traced, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 11 float64 + 2 intp arrays and one flag byte per page (it was 19 arrays of 8 bytes and a flag)
+    assert traced < 106 * m, traced / m
+    assert s._state.nbytes() == 105 * m
+    s.run(2 * m)
+    # the hot list is sized to itself (entries of 32 bytes), not to m
+    extra = s._state.nbytes() - 105 * m
+    assert extra % 32 == 0 and 0 < extra < 2 * m, extra

@@ -82,7 +82,7 @@ m/2 ticks, tests/test_schedule_state.py).
 
 from libc.math cimport INFINITY, NAN, isnan, fabs
 from libc.float cimport DBL_EPSILON
-from libc.stdlib cimport qsort
+from libc.stdlib cimport qsort, malloc, realloc, free, abort
 
 import numpy as np
 
@@ -100,29 +100,56 @@ cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
 cdef class SchedulerState:
     """Per-page state, the cold heap and the hot list (see the module notes).
 
-    ``SchedulerState(delta, mu, alpha, gamma, nu, beta, recall, beff, kind,
-    terms, rate, signal_delay)``; kind 0 exact, 1 approx-``terms``, 2 greedy,
-    3 cis; ``beff`` is the time-equivalent of one signal used in ``tau``.
+    ``SchedulerState(delta, mu, nu, beta, recall, kind, terms, rate,
+    signal_delay, last=None)``; kind 0 exact, 1 approx-``terms``, 2 greedy,
+    3 cis.  ``alpha``, ``gamma`` and the time-equivalent ``b`` of one signal
+    are recomputed from these when needed (the same floating-point
+    operations as ``PageModel``, so the same bits), to save memory.
+
+    Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
+    recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
+    ``alive`` byte; the hot list (``hot, hval, hexp, hmark``) is sized to the
+    hot list (a few hundred entries), and the rebuild's workspace is
+    allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
+    cold page, ``-2 - i`` for the hot page at position ``i`` of the hot
+    list, -1 otherwise.
     """
 
-    cdef double[::1] delta, mu, alpha, gamma, nu, beta, recall, beff
+    cdef double[::1] delta, mu, nu, beta, recall
     cdef int kind
     cdef long terms
     cdef Py_ssize_t m, cap, n_live
     cdef unsigned char[::1] alive
-    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
-    cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
-    cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
+    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level
+    cdef Py_ssize_t[::1] heap, hpos
+    cdef Py_ssize_t* hot
+    cdef double* hval
+    cdef double* hexp
+    cdef double* hmark
+    cdef Py_ssize_t heap_n, hot_n, hot_cap, hot_target, hot_max
     cdef double lev, origin, r_now, t_now, delay, horizon
     cdef long long k, nticks
     cdef bint need_rebuild
     cdef readonly long long n_evaluations
     cdef readonly long long n_rebuilds
 
-    def __init__(self, delta, mu, alpha, gamma, nu, beta, recall, beff, int kind, long terms,
+    def __cinit__(self):
+        self.hot = NULL
+        self.hval = NULL
+        self.hexp = NULL
+        self.hmark = NULL
+        self.hot_cap = 0
+
+    def __dealloc__(self):
+        free(self.hot)
+        free(self.hval)
+        free(self.hexp)
+        free(self.hmark)
+
+    def __init__(self, delta, mu, nu, beta, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
-        self.delta, self.mu, self.alpha, self.gamma = _owned(delta), _owned(mu), _owned(alpha), _owned(gamma)
-        self.nu, self.beta, self.recall, self.beff = _owned(nu), _owned(beta), _owned(recall), _owned(beff)
+        self.delta, self.mu, self.nu = _owned(delta), _owned(mu), _owned(nu)
+        self.beta, self.recall = _owned(beta), _owned(recall)
         self.kind = kind
         self.terms = terms
         self.m = self.delta.shape[0]
@@ -136,17 +163,10 @@ cdef class SchedulerState:
         self.c_lo = np.zeros(m)
         self.c_hi = np.full(m, INFINITY)
         self.c_level = np.full(m, np.nan)
-        self.vals = np.zeros(m)
-        self.scratch = np.zeros(m)
-        self.hval = np.zeros(m)
-        self.hexp = np.zeros(m)
-        self.hmark = np.zeros(m)
         self.nticks = 0
         self.horizon = 8.0
         self.heap = np.zeros(m, dtype=np.intp)
         self.hpos = np.full(m, -1, dtype=np.intp)
-        self.hot = np.zeros(m, dtype=np.intp)
-        self.hotpos = np.full(m, -1, dtype=np.intp)
         self.heap_n = 0
         self.hot_n = 0
         self.hot_target = 64  # the rebuild uses min(hot_target, live pages)
@@ -217,6 +237,14 @@ cdef class SchedulerState:
     def last_crawl_of(self, Py_ssize_t j):
         return self.last[j]
 
+    def nbytes(self):
+        """Bytes held by the state's arrays (per-slot arrays at capacity, plus the hot list)."""
+        cdef Py_ssize_t cap = self.cap
+        # 11 float64 arrays (delta, mu, nu, beta, recall, last, ncis, cross_t, c_lo, c_hi, c_level),
+        # 2 intp arrays (heap, hpos) and the alive bytes, all of capacity cap
+        return (cap * (11 * sizeof(double) + 2 * sizeof(Py_ssize_t) + sizeof(unsigned char))
+                + self.hot_cap * (sizeof(Py_ssize_t) + 3 * sizeof(double)))
+
     def alive_view(self):
         """Read-only bool view of the live flags of ids ``0 .. n_slots - 1`` (no copy)."""
         a = np.asarray(self.alive[:self.m]).view(bool)
@@ -230,22 +258,36 @@ cdef class SchedulerState:
         return a
 
     # -- values ----------------------------------------------------------
+    cdef inline double beff(self, Py_ssize_t j) noexcept nogil:
+        # time-equivalent of one signal for the value kind (Scheduler's notes)
+        if self.kind == 2:
+            return 0.0
+        if self.kind == 3:
+            return INFINITY if self.recall[j] * self.delta[j] > 0.0 else 0.0
+        return self.beta[j]
+
+    cdef inline double alpha(self, Py_ssize_t j) noexcept nogil:
+        return (1.0 - self.recall[j]) * self.delta[j]  # PageModel.alpha, same operations
+
+    cdef inline double gamma(self, Py_ssize_t j) noexcept nogil:
+        return self.recall[j] * self.delta[j] + self.nu[j]  # PageModel.gamma, same operations
+
     cdef inline double tau(self, Py_ssize_t j, double t) noexcept nogil:
         cdef double te = t - self.last[j]
         if self.ncis[j] > 0.0:
-            te = te + self.beff[j] * self.ncis[j]
+            te = te + self.beff(j) * self.ncis[j]
         return te
 
     cdef inline double bn(self, Py_ssize_t j) noexcept nogil:
-        return self.beff[j] * self.ncis[j] if self.ncis[j] > 0.0 else 0.0
+        return self.beff(j) * self.ncis[j] if self.ncis[j] > 0.0 else 0.0
 
     cdef double value(self, Py_ssize_t j, double tau) noexcept nogil:
         self.n_evaluations += 1
         if self.kind == 2:
             return greedy_value(tau, self.delta[j], self.mu[j])
         if self.kind == 3:
-            return cis_value(tau, self.delta[j], self.recall[j], self.alpha[j], self.mu[j])
-        return page_value(tau, self.delta[j], self.alpha[j], self.gamma[j], self.nu[j], self.beta[j],
+            return cis_value(tau, self.delta[j], self.recall[j], self.alpha(j), self.mu[j])
+        return page_value(tau, self.delta[j], self.alpha(j), self.gamma(j), self.nu[j], self.beta[j],
                           self.mu[j], -1 if self.kind == 0 else self.terms)
 
     cdef bint crossing(self, Py_ssize_t j, double t, double v0, double tau_below) noexcept nogil:
@@ -374,25 +416,59 @@ cdef class SchedulerState:
             self._sift_down(i)
 
     # -- hot list -------------------------------------------------------------
+    cdef void _hot_reserve(self, Py_ssize_t n) noexcept nogil:
+        """Room for n hot entries (amortised doubling); aborts if memory is exhausted."""
+        cdef Py_ssize_t cap = self.hot_cap
+        cdef void* p
+        if n <= cap:
+            return
+        cap = 2 * cap if 2 * cap > n else n
+        if cap < 64:
+            cap = 64
+        p = realloc(self.hot, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            abort()
+        self.hot = <Py_ssize_t*>p
+        p = realloc(self.hval, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hval = <double*>p
+        p = realloc(self.hexp, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hexp = <double*>p
+        p = realloc(self.hmark, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hmark = <double*>p
+        self.hot_cap = cap
+
+    cdef inline Py_ssize_t _hot_index(self, Py_ssize_t j) noexcept nogil:
+        """Position of page j in the hot list, -1 if it is not hot."""
+        cdef Py_ssize_t p = self.hpos[j]
+        return -2 - p if p <= -2 else -1
+
     cdef inline void _hot_add(self, Py_ssize_t j, double v, double expiry, double mark) noexcept nogil:
         # hval: an upper bound of V_j valid until hexp (exact at the tick numbered hmark)
+        if self.hot_n == self.hot_cap:
+            self._hot_reserve(self.hot_n + 1)
         self.hot[self.hot_n] = j
         self.hval[self.hot_n] = v
         self.hexp[self.hot_n] = expiry
         self.hmark[self.hot_n] = mark
-        self.hotpos[j] = self.hot_n
+        self.hpos[j] = -2 - self.hot_n
         self.hot_n += 1
 
     cdef inline void _hot_remove(self, Py_ssize_t j) noexcept nogil:
-        cdef Py_ssize_t i = self.hotpos[j], last = self.hot_n - 1, q
+        cdef Py_ssize_t i = -2 - self.hpos[j], last = self.hot_n - 1, q
         if i != last:
             q = self.hot[last]
             self.hot[i] = q
             self.hval[i] = self.hval[last]
             self.hexp[i] = self.hexp[last]
             self.hmark[i] = self.hmark[last]
-            self.hotpos[q] = i
-        self.hotpos[j] = -1
+            self.hpos[q] = -2 - i
+        self.hpos[j] = -1
         self.hot_n -= 1
 
     # -- ticks -------------------------------------------------------------------
@@ -400,38 +476,47 @@ cdef class SchedulerState:
         # callers guarantee at least one live page
         cdef Py_ssize_t j, i, n = 0, m = self.m
         cdef Py_ssize_t K = self.hot_target if self.hot_target < self.n_live else self.n_live
-        cdef double L
+        cdef double L, v
+        # workspace for this rebuild only: the live values in slot order, and a copy to sort
+        cdef double* vals = <double*>malloc(self.n_live * sizeof(double))
+        cdef double* scratch = <double*>malloc(self.n_live * sizeof(double))
+        if vals == NULL or scratch == NULL:
+            abort()
         self.n_rebuilds += 1
         for j in range(m):
             self.hpos[j] = -1
-            self.hotpos[j] = -1
             if not self.alive[j]:
                 continue
-            self.vals[j] = self.value(j, self.tau(j, t))
-            self.scratch[n] = self.vals[j]
+            vals[n] = self.value(j, self.tau(j, t))
+            scratch[n] = vals[n]
             n += 1
         self.heap_n = 0
         self.hot_n = 0
-        qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[K - 1]
+        qsort(scratch, n, sizeof(double), _cmp_desc)
+        L = scratch[K - 1]
         if not (L > 0.0):
             L = 0.0
             i = K - 1
             while i >= 0:
-                if self.scratch[i] > 0.0:
-                    L = self.scratch[i]
+                if scratch[i] > 0.0:
+                    L = scratch[i]
                     break
                 i -= 1
+        free(scratch)
         self.lev = L
+        n = 0
         for j in range(m):
             if not self.alive[j]:
                 continue
-            if self.crossing(j, t, self.vals[j], -INFINITY):
+            v = vals[n]
+            n += 1
+            if self.crossing(j, t, v, -INFINITY):
                 self.heap[self.heap_n] = j
                 self.hpos[j] = self.heap_n
                 self.heap_n += 1
             else:
-                self._hot_add(j, self.vals[j], t, <double>self.nticks)
+                self._hot_add(j, v, t, <double>self.nticks)
+        free(vals)
         i = self.heap_n // 2
         while i > 0:
             i -= 1
@@ -441,10 +526,14 @@ cdef class SchedulerState:
     cdef void _raise_level(self, double t) noexcept nogil:
         cdef Py_ssize_t i, j, n = self.hot_n
         cdef double L
+        cdef double* scratch = <double*>malloc(n * sizeof(double))
+        if scratch == NULL:
+            abort()
         for i in range(n):
-            self.scratch[i] = self.hval[i]
-        qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[self.hot_max // 2 - 1]
+            scratch[i] = self.hval[i]
+        qsort(scratch, n, sizeof(double), _cmp_desc)
+        L = scratch[self.hot_max // 2 - 1]
+        free(scratch)
         if not (L > self.lev):
             return
         self.lev = L
@@ -540,14 +629,16 @@ cdef class SchedulerState:
 
     cdef bint _signal(self, Py_ssize_t j, double t) noexcept nogil:
         cdef double v
+        cdef Py_ssize_t q
         if t - self.last[j] < self.delay:
             return False
         self.ncis[j] += 1.0
         if self.need_rebuild:
             return True
-        if self.hotpos[j] >= 0:
-            self.hexp[self.hotpos[j]] = -INFINITY  # its bound no longer holds
-            self.hmark[self.hotpos[j]] = -1.0
+        q = self._hot_index(j)
+        if q >= 0:
+            self.hexp[q] = -INFINITY  # its bound no longer holds
+            self.hmark[q] = -1.0
             return True
         v = self.value(j, self.tau(j, self.t_now))
         if self.crossing(j, self.t_now, v, -INFINITY):
@@ -575,41 +666,30 @@ cdef class SchedulerState:
         cap = max(need, 2 * cap, 16)
         self.delta = _grown(self.delta, m, cap, 0.0)
         self.mu = _grown(self.mu, m, cap, 0.0)
-        self.alpha = _grown(self.alpha, m, cap, 0.0)
-        self.gamma = _grown(self.gamma, m, cap, 0.0)
         self.nu = _grown(self.nu, m, cap, 0.0)
         self.beta = _grown(self.beta, m, cap, 0.0)
         self.recall = _grown(self.recall, m, cap, 0.0)
-        self.beff = _grown(self.beff, m, cap, 0.0)
         self.last = _grown(self.last, m, cap, 0.0)
         self.ncis = _grown(self.ncis, m, cap, 0.0)
         self.cross_t = _grown(self.cross_t, m, cap, INFINITY)
         self.c_lo = _grown(self.c_lo, m, cap, 0.0)
         self.c_hi = _grown(self.c_hi, m, cap, INFINITY)
         self.c_level = _grown(self.c_level, m, cap, np.nan)
-        self.vals = np.zeros(cap)
-        self.scratch = np.zeros(cap)
-        self.hval = _grown(self.hval, self.hot_n, cap, 0.0)
-        self.hexp = _grown(self.hexp, self.hot_n, cap, 0.0)
-        self.hmark = _grown(self.hmark, self.hot_n, cap, 0.0)
         self.heap = _grown(self.heap, self.heap_n, cap, 0)
-        self.hot = _grown(self.hot, self.hot_n, cap, 0)
         self.hpos = _grown(self.hpos, m, cap, -1)
-        self.hotpos = _grown(self.hotpos, m, cap, -1)
         self.alive = _grown(self.alive, m, cap, 0)
         self.cap = cap
 
-    def add(self, const double[::1] delta, const double[::1] mu, const double[::1] alpha,
-            const double[::1] gamma, const double[::1] nu, const double[::1] beta,
-            const double[::1] recall, const double[::1] beff, const double[::1] last):
+    def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
+            const double[::1] beta, const double[::1] recall, const double[::1] last):
         """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
         cdef Py_ssize_t i, j, n = delta.shape[0], first = self.m
         self._grow(self.m + n)
         with nogil:
             for i in range(n):
                 j = first + i
-                self.delta[j], self.mu[j], self.alpha[j], self.gamma[j] = delta[i], mu[i], alpha[i], gamma[i]
-                self.nu[j], self.beta[j], self.recall[j], self.beff[j] = nu[i], beta[i], recall[i], beff[i]
+                self.delta[j], self.mu[j], self.nu[j] = delta[i], mu[i], nu[i]
+                self.beta[j], self.recall[j] = beta[i], recall[i]
                 self.last[j] = last[i]
                 self.ncis[j] = 0.0
                 self.cross_t[j] = INFINITY
@@ -617,7 +697,6 @@ cdef class SchedulerState:
                 self.c_hi[j] = INFINITY
                 self.c_level[j] = NAN
                 self.hpos[j] = -1
-                self.hotpos[j] = -1
                 self.alive[j] = 1
                 self.m += 1
                 self.n_live += 1
@@ -631,7 +710,7 @@ cdef class SchedulerState:
         with nogil:
             for i in range(ids.shape[0]):
                 j = ids[i]
-                if self.hotpos[j] >= 0:
+                if self.hpos[j] <= -2:
                     self._hot_remove(j)
                 elif self.hpos[j] >= 0:
                     self._remove(j)
@@ -639,19 +718,18 @@ cdef class SchedulerState:
                 self.n_live -= 1
 
     def update(self, const Py_ssize_t[::1] ids, const double[::1] delta, const double[::1] mu,
-               const double[::1] alpha, const double[::1] gamma, const double[::1] nu,
-               const double[::1] beta, const double[::1] recall, const double[::1] beff):
+               const double[::1] nu, const double[::1] beta, const double[::1] recall):
         """New parameters for live pages (distinct ids); last crawl and signal count kept."""
         cdef Py_ssize_t i, j, q
         with nogil:
             for i in range(ids.shape[0]):
                 j = ids[i]
-                self.delta[j], self.mu[j], self.alpha[j], self.gamma[j] = delta[i], mu[i], alpha[i], gamma[i]
-                self.nu[j], self.beta[j], self.recall[j], self.beff[j] = nu[i], beta[i], recall[i], beff[i]
+                self.delta[j], self.mu[j], self.nu[j] = delta[i], mu[i], nu[i]
+                self.beta[j], self.recall[j] = beta[i], recall[i]
                 self.c_level[j] = NAN  # the cached crossing bracket was for the old parameters
                 if self.need_rebuild:
                     continue
-                q = self.hotpos[j]
+                q = self._hot_index(j)
                 if q >= 0:  # its bound no longer holds: refreshed at the next tick
                     self.hexp[q] = -INFINITY
                     self.hmark[q] = -1.0
@@ -669,9 +747,8 @@ cdef class SchedulerState:
     # -- exact state export / import (save, load, pickle) --------------------------
     def __reduce__(self):
         cdef Py_ssize_t m = self.m
-        params = (np.array(self.delta[:m]), np.array(self.mu[:m]), np.array(self.alpha[:m]),
-                  np.array(self.gamma[:m]), np.array(self.nu[:m]), np.array(self.beta[:m]),
-                  np.array(self.recall[:m]), np.array(self.beff[:m]))
+        params = (np.array(self.delta[:m]), np.array(self.mu[:m]), np.array(self.nu[:m]),
+                  np.array(self.beta[:m]), np.array(self.recall[:m]))
         return (_restore, (params, self.kind, self.terms, self.export_state()))
 
     def export_state(self):
@@ -681,7 +758,7 @@ cdef class SchedulerState:
         parts of the cold heap and the hot list in their storage order, so
         :meth:`import_state` restores the structures bit for bit: the
         continued run makes the same decisions *and* the same evaluations.
-        ``vals``/``scratch`` are rebuild workspace and not exported.
+        The rebuild's workspace is temporary and not part of the state.
         """
         cdef Py_ssize_t hn = self.heap_n, tn = self.hot_n, m = self.m
         return {
@@ -697,10 +774,10 @@ cdef class SchedulerState:
             "c_hi": np.array(self.c_hi[:m], copy=True),
             "c_level": np.array(self.c_level[:m], copy=True),
             "heap": np.array(self.heap[:hn], copy=True),
-            "hot": np.array(self.hot[:tn], copy=True),
-            "hval": np.array(self.hval[:tn], copy=True),
-            "hexp": np.array(self.hexp[:tn], copy=True),
-            "hmark": np.array(self.hmark[:tn], copy=True),
+            "hot": _from_ptr_intp(self.hot, tn),
+            "hval": _from_ptr(self.hval, tn),
+            "hexp": _from_ptr(self.hexp, tn),
+            "hmark": _from_ptr(self.hmark, tn),
             "level": self.lev,
             "origin": self.origin,
             "rate": self.r_now,
@@ -735,12 +812,13 @@ cdef class SchedulerState:
         np.asarray(self.alive)[:self.m] = alive
         self.n_live = int(alive.sum())
         self.hpos[:] = -1
-        self.hotpos[:] = -1
         self.heap_n = heap.shape[0]
         for i in range(self.heap_n):
             j = heap[i]
             self.heap[i] = j
             self.hpos[j] = i
+        self.hot_n = 0
+        self._hot_reserve(hot.shape[0])
         self.hot_n = hot.shape[0]
         hval = np.ascontiguousarray(d["hval"], dtype=np.float64)
         hexp = np.ascontiguousarray(d["hexp"], dtype=np.float64)
@@ -748,7 +826,7 @@ cdef class SchedulerState:
         for i in range(self.hot_n):
             j = hot[i]
             self.hot[i] = j
-            self.hotpos[j] = i
+            self.hpos[j] = -2 - i
             self.hval[i] = hval[i]
             self.hexp[i] = hexp[i]
             self.hmark[i] = hmark[i]
@@ -787,4 +865,22 @@ def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
     x = np.asarray(a)
     out = np.full(cap, fill, dtype=x.dtype)
     out[:n] = x[:n]
+    return out
+
+
+cdef object _from_ptr(const double* p, Py_ssize_t n):
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = p[i]
+    return out
+
+
+cdef object _from_ptr_intp(const Py_ssize_t* p, Py_ssize_t n):
+    out = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = p[i]
     return out

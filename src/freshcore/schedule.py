@@ -624,16 +624,13 @@ class Scheduler:
 
 
 def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
-    """The per-page arrays of the compiled state: Delta, mu, alpha, gamma, nu, beta, lambda and b (tau's signal term)."""
-    dl, lam = pages.change_rate, pages.recall
-    if value == "greedy":
-        beff = np.zeros(len(pages))
-    elif value == "cis":
-        beff = np.where(lam * dl > 0, np.inf, 0.0)
-    else:
-        beff = pages.beta
+    """The per-page arrays of the compiled state: Delta, mu, nu, beta and lambda.
+
+    (``alpha``, ``gamma`` and the signal term of ``tau`` for ``value`` are
+    recomputed by the compiled state with PageModel's operations.)
+    """
     return [np.ascontiguousarray(a, dtype=np.float64) for a in (
-        dl, pages.importance, pages.alpha, pages.gamma, pages.false_rate, pages.beta, lam, beff)]
+        pages.change_rate, pages.importance, pages.false_rate, pages.beta, pages.recall)]
 
 
 def _item(x: Any) -> Any:
