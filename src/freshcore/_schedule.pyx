@@ -75,6 +75,7 @@ import numpy as np
 from freshcore._value cimport greedy_value, page_value, cis_value
 
 cdef double MARGIN = 1e-12
+cdef double HMAX_TICKS = 1024.0
 
 
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -98,11 +99,12 @@ cdef class SchedulerState:
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
     cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
     cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
-    cdef double lev, origin, r_now, t_now, delay, horizon
+    cdef double lev, origin, r_now, t_now, delay, horizon, top_prev
     cdef long long k, nticks
     cdef bint need_rebuild
     cdef readonly long long n_evaluations
     cdef readonly long long n_rebuilds
+    cdef readonly long long n_drain, n_below, n_raise
 
     def __init__(self, delta, mu, alpha, gamma, nu, beta, recall, beff, int kind, long terms,
                  double rate, double signal_delay):
@@ -125,6 +127,7 @@ cdef class SchedulerState:
         self.hmark = np.zeros(m)
         self.nticks = 0
         self.horizon = 8.0
+        self.top_prev = INFINITY
         self.heap = np.zeros(m, dtype=np.intp)
         self.hpos = np.full(m, -1, dtype=np.intp)
         self.hot = np.zeros(m, dtype=np.intp)
@@ -374,21 +377,101 @@ cdef class SchedulerState:
     cdef void _raise_level(self, double t) noexcept nogil:
         cdef Py_ssize_t i, j, n = self.hot_n
         cdef double L
+        # exact values at t (loose long-horizon bounds would set L too high)
         for i in range(n):
+            j = self.hot[i]
+            if self.hmark[i] != <double>self.nticks:
+                self.hval[i] = self.value(j, self.tau(j, t))
+                self.hexp[i] = t
+                self.hmark[i] = <double>self.nticks
             self.scratch[i] = self.hval[i]
         qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[self.hot_max // 2 - 1]
+        L = self.scratch[(3 * self.hot_max) // 4 - 1]
         if not (L > self.lev):
             return
+        self.n_raise += 1
         self.lev = L
         i = 0
         while i < self.hot_n:
             j = self.hot[i]
-            if self.crossing(j, t, self.hval[i], self.tau(j, self.hexp[i])):
+            if self.crossing(j, t, self.hval[i], -INFINITY):
                 self._hot_remove(j)
                 self._push(j)
             else:
                 i += 1
+
+    cdef void _refresh(self, Py_ssize_t i, Py_ssize_t j, double t) noexcept nogil:
+        """New bound of hot entry i (page j): V at t + hh/R, valid until then.
+
+        hh starts at ``horizon`` ticks and doubles (up to HMAX_TICKS) while the
+        bound stays below the last winning value: a page far below the top
+        keeps a valid, looser bound for longer and is re-evaluated less often.
+        Any hh gives a valid bound (V is non-decreasing in time); the choice
+        only trades refreshes against exact evaluations at the top.
+        """
+        cdef double hh = self.horizon, u, u2, w = self.top_prev
+        u = self.value(j, self.tau(j, t + hh / self.r_now))
+        while u < w and hh < HMAX_TICKS:
+            u2 = self.value(j, self.tau(j, t + 2.0 * hh / self.r_now))
+            if not (u2 < w):
+                break
+            u = u2
+            hh = 2.0 * hh
+        self.hval[i] = u
+        self.hexp[i] = t + hh / self.r_now
+        self.hmark[i] = -1.0
+
+    cdef (Py_ssize_t, double) _lazy_argmax(self, Py_ssize_t best, double t) noexcept nogil:
+        """Exact argmax over the hot list, given ``best``, the page of the largest bound.
+
+        Evaluate ``best`` exactly (value ``ve``).  Any other page with a bound
+        below ``ve`` (or equal, with a higher index) cannot win, since bounds
+        are >= values; the others, the candidates, are evaluated in order of
+        decreasing bound (insertion sort of a handful; unsorted if many) while
+        their bound can still beat the best exact value so far.
+        """
+        cdef Py_ssize_t i, j, p, nc = 0, a, b
+        cdef double v, ve, bv, x
+        cdef double nt = <double>self.nticks
+        p = self.hotpos[best]
+        if self.hmark[p] != nt:
+            self.hval[p] = self.value(best, self.tau(best, t))
+            self.hexp[p] = t
+            self.hmark[p] = nt
+        ve = self.hval[p]
+        for i in range(self.hot_n):
+            v = self.hval[i]
+            j = self.hot[i]
+            if j != best and (v > ve or (v == ve and j < best)):
+                self.scratch[nc] = <double>i
+                nc += 1
+        if nc == 0:
+            return best, ve
+        if nc <= 32:
+            for a in range(1, nc):
+                x = self.scratch[a]
+                v = self.hval[<Py_ssize_t>x]
+                b = a - 1
+                while b >= 0 and self.hval[<Py_ssize_t>self.scratch[b]] < v:
+                    self.scratch[b + 1] = self.scratch[b]
+                    b -= 1
+                self.scratch[b + 1] = x
+        bv = ve
+        for a in range(nc):
+            i = <Py_ssize_t>self.scratch[a]
+            j = self.hot[i]
+            v = self.hval[i]
+            if not (v > bv or (v == bv and j < best)):
+                continue
+            if self.hmark[i] != nt:
+                v = self.value(j, self.tau(j, t))
+                self.hval[i] = v
+                self.hexp[i] = t
+                self.hmark[i] = nt
+            if v > bv or (v == bv and j < best):
+                bv = v
+                best = j
+        return best, bv
 
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, v, bv, lim, h
@@ -407,40 +490,35 @@ cdef class SchedulerState:
                 self._hot_add(j, 0.0, -INFINITY, -1.0)
         while True:
             lim = self.lev * (1.0 - MARGIN)
-            # refresh expired bounds (V at t + horizon/R); pages whose bound is below L go cold
+            # one pass: refresh expired bounds (V at t + horizon/R), send pages whose bound is
+            # below L back to the heap, and find the largest bound (ties: lowest index)
+            bv = -1.0
+            best = -1
             i = 0
             while i < self.hot_n:
                 j = self.hot[i]
                 if self.hexp[i] < t:
-                    self.hval[i] = self.value(j, self.tau(j, h))
-                    self.hexp[i] = h
-                    self.hmark[i] = -1.0
-                if self.hval[i] < lim and self.crossing(j, t, self.hval[i], self.tau(j, self.hexp[i])):
+                    self._refresh(i, j, t)
+                v = self.hval[i]
+                if v < lim and self.crossing(j, t, v, self.tau(j, self.hexp[i])):
                     self._hot_remove(j)
                     self._push(j)
                     continue
+                if v > bv or (v == bv and j < best):
+                    bv = v
+                    best = j
                 i += 1
-            # lazy argmax: evaluate the best bound exactly until the best is exact
-            while True:
-                bi = -1
-                bv = -1.0
-                best = -1
-                for i in range(self.hot_n):
-                    v = self.hval[i]
-                    j = self.hot[i]
-                    if v > bv or (v == bv and j < best):
-                        bv = v
-                        best = j
-                        bi = i
-                if bi < 0 or self.hmark[bi] == <double>self.nticks:
-                    break
-                self.hval[bi] = self.value(best, self.tau(best, t))
-                self.hexp[bi] = t
-                self.hmark[bi] = <double>self.nticks
+            if best >= 0:
+                best, bv = self._lazy_argmax(best, t)
             if best >= 0 and bv >= self.lev:
                 break
+            if best < 0:
+                self.n_drain += 1
+            else:
+                self.n_below += 1
             self._rebuild(t)
         # crawl the winner
+        self.top_prev = bv
         self._hot_remove(best)
         self.last[best] = t
         self.ncis[best] = 0.0
