@@ -37,11 +37,12 @@ A counted signal of a hot page expires its bound.
 A tick at ``t``: (1) cold pages with ``T_i <= t`` move to the hot list with
 an expired bound; (2) expired bounds are refreshed, and hot pages whose bound
 is below ``L`` go back to the heap (the crossing search starts from the bound's
-time, so they stay cold for at least ``H`` ticks); (3) lazy argmax: take the hot page with the
-largest bound (ties: lowest index); if its bound is not its exact value at
-``t``, replace it by that value and repeat; once the top is exact, its value
-is at least every other hot page's bound, hence value, and a tie in value would
-be a tie in bound, which the lowest index wins.  (4) If that value is ``>= L``
+time, so they stay cold for at least ``H`` ticks), in the same pass that finds the
+hot page with the largest bound (ties: lowest index); (3) lazy argmax: that
+page is evaluated exactly (value ``v``); a page whose bound is below ``v``, or
+equal with a higher index, cannot win (bound >= value); the few others are
+evaluated in order of decreasing bound while their bound can still beat the
+best exact value so far, and the best exact value wins (ties: lowest index).  (4) If that value is ``>= L``
 it is the exact argmax over all pages, since every cold page is below ``L``;
 otherwise (the hot list drained, or the winning level fell, e.g. after
 ``set_rate`` raised the rate) everything is rebuilt at ``t`` (all pages
@@ -75,7 +76,6 @@ import numpy as np
 from freshcore._value cimport greedy_value, page_value, cis_value
 
 cdef double MARGIN = 1e-12
-cdef double HMAX_TICKS = 1024.0
 
 
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -99,12 +99,11 @@ cdef class SchedulerState:
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
     cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
     cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
-    cdef double lev, origin, r_now, t_now, delay, horizon, top_prev
+    cdef double lev, origin, r_now, t_now, delay, horizon
     cdef long long k, nticks
     cdef bint need_rebuild
     cdef readonly long long n_evaluations
     cdef readonly long long n_rebuilds
-    cdef readonly long long n_drain, n_below, n_raise
 
     def __init__(self, delta, mu, alpha, gamma, nu, beta, recall, beff, int kind, long terms,
                  double rate, double signal_delay):
@@ -127,7 +126,6 @@ cdef class SchedulerState:
         self.hmark = np.zeros(m)
         self.nticks = 0
         self.horizon = 8.0
-        self.top_prev = INFINITY
         self.heap = np.zeros(m, dtype=np.intp)
         self.hpos = np.full(m, -1, dtype=np.intp)
         self.hot = np.zeros(m, dtype=np.intp)
@@ -377,49 +375,21 @@ cdef class SchedulerState:
     cdef void _raise_level(self, double t) noexcept nogil:
         cdef Py_ssize_t i, j, n = self.hot_n
         cdef double L
-        # exact values at t (loose long-horizon bounds would set L too high)
         for i in range(n):
-            j = self.hot[i]
-            if self.hmark[i] != <double>self.nticks:
-                self.hval[i] = self.value(j, self.tau(j, t))
-                self.hexp[i] = t
-                self.hmark[i] = <double>self.nticks
             self.scratch[i] = self.hval[i]
         qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[(3 * self.hot_max) // 4 - 1]
+        L = self.scratch[self.hot_max // 2 - 1]
         if not (L > self.lev):
             return
-        self.n_raise += 1
         self.lev = L
         i = 0
         while i < self.hot_n:
             j = self.hot[i]
-            if self.crossing(j, t, self.hval[i], -INFINITY):
+            if self.crossing(j, t, self.hval[i], self.tau(j, self.hexp[i])):
                 self._hot_remove(j)
                 self._push(j)
             else:
                 i += 1
-
-    cdef void _refresh(self, Py_ssize_t i, Py_ssize_t j, double t) noexcept nogil:
-        """New bound of hot entry i (page j): V at t + hh/R, valid until then.
-
-        hh starts at ``horizon`` ticks and doubles (up to HMAX_TICKS) while the
-        bound stays below the last winning value: a page far below the top
-        keeps a valid, looser bound for longer and is re-evaluated less often.
-        Any hh gives a valid bound (V is non-decreasing in time); the choice
-        only trades refreshes against exact evaluations at the top.
-        """
-        cdef double hh = self.horizon, u, u2, w = self.top_prev
-        u = self.value(j, self.tau(j, t + hh / self.r_now))
-        while u < w and hh < HMAX_TICKS:
-            u2 = self.value(j, self.tau(j, t + 2.0 * hh / self.r_now))
-            if not (u2 < w):
-                break
-            u = u2
-            hh = 2.0 * hh
-        self.hval[i] = u
-        self.hexp[i] = t + hh / self.r_now
-        self.hmark[i] = -1.0
 
     cdef (Py_ssize_t, double) _lazy_argmax(self, Py_ssize_t best, double t) noexcept nogil:
         """Exact argmax over the hot list, given ``best``, the page of the largest bound.
@@ -475,7 +445,7 @@ cdef class SchedulerState:
 
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, v, bv, lim, h
-        cdef Py_ssize_t i, j, best, bi
+        cdef Py_ssize_t i, j, best
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -498,7 +468,9 @@ cdef class SchedulerState:
             while i < self.hot_n:
                 j = self.hot[i]
                 if self.hexp[i] < t:
-                    self._refresh(i, j, t)
+                    self.hval[i] = self.value(j, self.tau(j, h))
+                    self.hexp[i] = h
+                    self.hmark[i] = -1.0
                 v = self.hval[i]
                 if v < lim and self.crossing(j, t, v, self.tau(j, self.hexp[i])):
                     self._hot_remove(j)
@@ -512,13 +484,8 @@ cdef class SchedulerState:
                 best, bv = self._lazy_argmax(best, t)
             if best >= 0 and bv >= self.lev:
                 break
-            if best < 0:
-                self.n_drain += 1
-            else:
-                self.n_below += 1
             self._rebuild(t)
         # crawl the winner
-        self.top_prev = bv
         self._hot_remove(best)
         self.last[best] = t
         self.ncis[best] = 0.0
