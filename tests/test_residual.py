@@ -136,3 +136,17 @@ def test_bad_types():
         residual_exp("a", 1.0)
     with pytest.raises(TypeError):
         residual_exp(1, "x")
+
+
+def test_greedy_value_residual1_against_mpmath():
+    # The scheduler's Greedy value mu R^1(Delta tau)/Delta uses its own R^1 (direct form for x >= 1, an
+    # 18-term Taylor sum below): as accurate as the general residual, including both sides of the switch.
+    from freshcore.value import PageModel, crawl_value
+
+    xs = np.sort(np.concatenate([np.logspace(-150, 4, 400), np.linspace(0.9, 1.1, 201), np.nextafter(1.0, [0.0, 2.0])]))
+    got = crawl_value(xs, PageModel(np.ones(xs.size), np.ones(xs.size)), kind="greedy")
+    with mp.workdps(400):  # 1 - e^{-x}(1 + x) cancels ~2 log10(1/x) digits in the reference itself
+        worst = max(abs(g - float(1 - mp.exp(-mp.mpf(x)) * (1 + mp.mpf(x)))) / float(1 - mp.exp(-mp.mpf(x)) * (1 + mp.mpf(x)))
+                    for x, g in zip(xs, got))
+    assert worst < 1e-15
+    assert np.all(np.diff(got) >= 0)  # non-decreasing in x, across the switch too

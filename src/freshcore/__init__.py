@@ -19,7 +19,8 @@ Crawl value with change-indicating signals (001)
     :func:`crawl_frequency`, :func:`crawl_interval`, :func:`fresh_time`,
     :func:`optimal_thresholds`.
 Scheduling (001 Algorithm 1)
-    :class:`Scheduler` (exact argmax at a constant crawl rate).
+    :class:`Scheduler` (exact argmax at a constant crawl rate);
+    :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, 001 Section 5.2).
 Baselines and the simulator that judges policies
     :class:`LowDiscrepancy`, :class:`RoundRobin`, :class:`UniformRandom`,
     :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
@@ -57,6 +58,7 @@ from .mle import (
 from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
+from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
 from .simulator import SimulationResult, simulate
@@ -109,6 +111,7 @@ __all__ = [
     "optimal_thresholds",
     "ThresholdsResult",
     "Scheduler",
+    "ShardedScheduler",
     "LowDiscrepancy",
     "RoundRobin",
     "UniformRandom",

@@ -37,11 +37,12 @@ A counted signal of a hot page expires its bound.
 A tick at ``t``: (1) cold pages with ``T_i <= t`` move to the hot list with
 an expired bound; (2) expired bounds are refreshed, and hot pages whose bound
 is below ``L`` go back to the heap (the crossing search starts from the bound's
-time, so they stay cold for at least ``H`` ticks); (3) lazy argmax: take the hot page with the
-largest bound (ties: lowest index); if its bound is not its exact value at
-``t``, replace it by that value and repeat; once the top is exact, its value
-is at least every other hot page's bound, hence value, and a tie in value would
-be a tie in bound, which the lowest index wins.  (4) If that value is ``>= L``
+time, so they stay cold for at least ``H`` ticks), in the same pass that finds the
+hot page with the largest bound (ties: lowest index); (3) lazy argmax: that
+page is evaluated exactly (value ``v``); a page whose bound is below ``v``, or
+equal with a higher index, cannot win (bound >= value); the few others are
+evaluated in order of decreasing bound while their bound can still beat the
+best exact value so far, and the best exact value wins (ties: lowest index).  (4) If that value is ``>= L``
 it is the exact argmax over all pages, since every cold page is below ``L``;
 otherwise (the hot list drained, or the winning level fell, e.g. after
 ``set_rate`` raised the rate) everything is rebuilt at ``t`` (all pages
@@ -108,8 +109,9 @@ cdef class SchedulerState:
 
     Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
     recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
-    ``alive`` byte; the hot list (``hot, hval, hexp, hmark``) is sized to the
-    hot list (a few hundred entries), and the rebuild's workspace is
+    ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy
+    argmax's candidate buffer ``hcand``) is sized to the hot list (a few
+    hundred entries), and the rebuild's workspace is
     allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
     cold page, ``-2 - i`` for the hot page at position ``i`` of the hot
     list, -1 otherwise.
@@ -123,6 +125,7 @@ cdef class SchedulerState:
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level
     cdef Py_ssize_t[::1] heap, hpos
     cdef Py_ssize_t* hot
+    cdef Py_ssize_t* hcand
     cdef double* hval
     cdef double* hexp
     cdef double* hmark
@@ -135,6 +138,7 @@ cdef class SchedulerState:
 
     def __cinit__(self):
         self.hot = NULL
+        self.hcand = NULL
         self.hval = NULL
         self.hexp = NULL
         self.hmark = NULL
@@ -142,6 +146,7 @@ cdef class SchedulerState:
 
     def __dealloc__(self):
         free(self.hot)
+        free(self.hcand)
         free(self.hval)
         free(self.hexp)
         free(self.hmark)
@@ -243,7 +248,7 @@ cdef class SchedulerState:
         # 11 float64 arrays (delta, mu, nu, beta, recall, last, ncis, cross_t, c_lo, c_hi, c_level),
         # 2 intp arrays (heap, hpos) and the alive bytes, all of capacity cap
         return (cap * (11 * sizeof(double) + 2 * sizeof(Py_ssize_t) + sizeof(unsigned char))
-                + self.hot_cap * (sizeof(Py_ssize_t) + 3 * sizeof(double)))
+                + self.hot_cap * (2 * sizeof(Py_ssize_t) + 3 * sizeof(double)))
 
     def alive_view(self):
         """Read-only bool view of the live flags of ids ``0 .. n_slots - 1`` (no copy)."""
@@ -429,6 +434,10 @@ cdef class SchedulerState:
         if p == NULL:
             abort()
         self.hot = <Py_ssize_t*>p
+        p = realloc(self.hcand, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            abort()
+        self.hcand = <Py_ssize_t*>p
         p = realloc(self.hval, cap * sizeof(double))
         if p == NULL:
             abort()
@@ -546,9 +555,61 @@ cdef class SchedulerState:
             else:
                 i += 1
 
+    cdef (Py_ssize_t, double) _lazy_argmax(self, Py_ssize_t best, double t) noexcept nogil:
+        """Exact argmax over the hot list, given ``best``, the page of the largest bound.
+
+        Evaluate ``best`` exactly (value ``ve``).  Any other page with a bound
+        below ``ve`` (or equal, with a higher index) cannot win, since bounds
+        are >= values; the others, the candidates, are evaluated in order of
+        decreasing bound (insertion sort of a handful; unsorted if many) while
+        their bound can still beat the best exact value so far.
+        """
+        cdef Py_ssize_t i, j, p, nc = 0, a, b, x
+        cdef double v, ve, bv
+        cdef double nt = <double>self.nticks
+        p = -2 - self.hpos[best]
+        if self.hmark[p] != nt:
+            self.hval[p] = self.value(best, self.tau(best, t))
+            self.hexp[p] = t
+            self.hmark[p] = nt
+        ve = self.hval[p]
+        for i in range(self.hot_n):
+            v = self.hval[i]
+            j = self.hot[i]
+            if j != best and (v > ve or (v == ve and j < best)):
+                self.hcand[nc] = i
+                nc += 1
+        if nc == 0:
+            return best, ve
+        if nc <= 32:
+            for a in range(1, nc):
+                x = self.hcand[a]
+                v = self.hval[x]
+                b = a - 1
+                while b >= 0 and self.hval[self.hcand[b]] < v:
+                    self.hcand[b + 1] = self.hcand[b]
+                    b -= 1
+                self.hcand[b + 1] = x
+        bv = ve
+        for a in range(nc):
+            i = self.hcand[a]
+            j = self.hot[i]
+            v = self.hval[i]
+            if not (v > bv or (v == bv and j < best)):
+                continue
+            if self.hmark[i] != nt:
+                v = self.value(j, self.tau(j, t))
+                self.hval[i] = v
+                self.hexp[i] = t
+                self.hmark[i] = nt
+            if v > bv or (v == bv and j < best):
+                bv = v
+                best = j
+        return best, bv
+
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, v, bv, lim, h
-        cdef Py_ssize_t i, j, best, bi
+        cdef Py_ssize_t i, j, best
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -563,7 +624,10 @@ cdef class SchedulerState:
                 self._hot_add(j, 0.0, -INFINITY, -1.0)
         while True:
             lim = self.lev * (1.0 - MARGIN)
-            # refresh expired bounds (V at t + horizon/R); pages whose bound is below L go cold
+            # one pass: refresh expired bounds (V at t + horizon/R), send pages whose bound is
+            # below L back to the heap, and find the largest bound (ties: lowest index)
+            bv = -1.0
+            best = -1
             i = 0
             while i < self.hot_n:
                 j = self.hot[i]
@@ -571,28 +635,17 @@ cdef class SchedulerState:
                     self.hval[i] = self.value(j, self.tau(j, h))
                     self.hexp[i] = h
                     self.hmark[i] = -1.0
-                if self.hval[i] < lim and self.crossing(j, t, self.hval[i], self.tau(j, self.hexp[i])):
+                v = self.hval[i]
+                if v < lim and self.crossing(j, t, v, self.tau(j, self.hexp[i])):
                     self._hot_remove(j)
                     self._push(j)
                     continue
+                if v > bv or (v == bv and j < best):
+                    bv = v
+                    best = j
                 i += 1
-            # lazy argmax: evaluate the best bound exactly until the best is exact
-            while True:
-                bi = -1
-                bv = -1.0
-                best = -1
-                for i in range(self.hot_n):
-                    v = self.hval[i]
-                    j = self.hot[i]
-                    if v > bv or (v == bv and j < best):
-                        bv = v
-                        best = j
-                        bi = i
-                if bi < 0 or self.hmark[bi] == <double>self.nticks:
-                    break
-                self.hval[bi] = self.value(best, self.tau(best, t))
-                self.hexp[bi] = t
-                self.hmark[bi] = <double>self.nticks
+            if best >= 0:
+                best, bv = self._lazy_argmax(best, t)
             if best >= 0 and bv >= self.lev:
                 break
             self._rebuild(t)

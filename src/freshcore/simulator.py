@@ -32,14 +32,20 @@ and optionally
 ``signal_many(pages, times)``
     Several signals at once, in time order (used instead of a loop of
     ``signal`` when present);
+``tick_times(n) -> ndarray``
+    The tick times of the next ``n`` decisions (non-decreasing), without
+    making them.  Without it the decisions are taken ``1/rate`` apart; a
+    policy whose decisions are not evenly spaced provides it and the
+    simulator uses its times (e.g. :class:`freshcore.sharding.ShardedScheduler`,
+    whose ``k`` shards tick together once every ``k/rate``).
 ``observe(page, changed)``
     The crawl's outcome: whether ``page`` changed since its previous crawl.
     When the policy has it, the simulator calls it right after each crawl
     (and then steps one tick at a time).  :class:`freshcore.policies.NutchAdaptive`
     needs it; :class:`freshcore.schedule.Scheduler` does not have it.
 
-:class:`freshcore.schedule.Scheduler` and the baselines of
-:mod:`freshcore.policies` implement it.
+:class:`freshcore.schedule.Scheduler`, :class:`freshcore.sharding.ShardedScheduler`
+and the baselines of :mod:`freshcore.policies` implement it.
 """
 
 from __future__ import annotations
@@ -373,6 +379,8 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     observe = observe if callable(observe) else None
     many = getattr(policy, "signal_many", None)
     many = many if callable(many) else None
+    ticks = getattr(policy, "tick_times", None)
+    ticks = ticks if callable(ticks) else None
     n_sig, n_rs = len(sig_t), len(rs_t)
     last = np.zeros(m)
     scale = 1.0 / (2.0 * H)
@@ -383,11 +391,12 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     while True:
         t_now = policy.time
         r = policy.rate
-        while ri < n_rs and rs_t[ri] < t_now + 1.0 / r:
+        t_next = t_now + 1.0 / r if ticks is None else float(ticks(1)[0])
+        while ri < n_rs and rs_t[ri] < t_next:
             policy.set_rate(float(rs_r[ri]))
             ri += 1
             r = policy.rate
-        t_next = t_now + 1.0 / r
+            t_next = t_now + 1.0 / r if ticks is None else float(ticks(1)[0])
         if t_next > H:
             break
         if si < n_sig and sig_t[si] <= t_next:
@@ -412,7 +421,13 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
             out_t.append(np.array([t]))
             continue
         # ticks up to the horizon and the next rate change, strictly before the next signal
-        k = int(math.floor((min(H, float(rs_t[ri]) if ri < n_rs else H) - t_now) * r))
+        limit = min(H, float(rs_t[ri]) if ri < n_rs else H)
+        if ticks is not None:
+            k, ts = _ticks_before(ticks, t_now, r, limit, float(sig_t[si]) if si < n_sig else math.inf)
+            out_p.append(np.asarray(policy.run(k), dtype=np.int64))
+            out_t.append(ts)
+            continue
+        k = int(math.floor((limit - t_now) * r))
         if si < n_sig:
             k = min(k, int(math.ceil((float(sig_t[si]) - t_now) * r)) - 1)
         k = max(1, k)
@@ -424,3 +439,19 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     if out_p:
         return np.concatenate(out_p), np.concatenate(out_t), counted
     return np.empty(0, dtype=np.int64), np.empty(0), counted
+
+
+def _ticks_before(ticks, t_now, r, limit, t_sig):
+    """The decisions of a ``tick_times`` policy timed at or before ``limit`` and before ``t_sig`` (at least one).
+
+    Returns their number and times; asks for ``tick_times`` of a first guess
+    (``1/r`` spacing) and doubles it until a time falls beyond the bounds.
+    """
+    want = max(1, int(math.floor((limit - t_now) * r)) + 1)
+    while True:
+        ts = np.asarray(ticks(want), dtype=np.float64)
+        k = min(int(np.searchsorted(ts, limit, side="right")), int(np.searchsorted(ts, t_sig, side="left")))
+        if k < want:
+            k = max(1, k)
+            return k, ts[:k].copy()
+        want *= 2

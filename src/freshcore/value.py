@@ -351,6 +351,15 @@ def crawl_value(
     quantity (``freshcore._value``), so the result is accurate to ~1e-14
     relative against a 50-digit mpmath evaluation (tests/test_value.py).
 
+    Pages with ``recall = 1`` (``alpha = 0``, ``beta = inf``) are fresh for
+    certain until a signal arrives: their value is 0 at every finite
+    ``tau_eff`` and jumps to ``V(inf) = mu/Delta`` only through the
+    ``beta n_cis`` term, at the first counted signal (``tau_eff = inf``).
+    A threshold policy for them counts signals instead of time:
+    :func:`optimal_thresholds` returns the number of signals to wait for as
+    ``signal_counts``, and :class:`freshcore.schedule.Scheduler` crawls such
+    a page only once it has a counted signal.
+
     Examples
     --------
     >>> from freshcore.value import PageModel, crawl_value

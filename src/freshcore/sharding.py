@@ -1,0 +1,433 @@
+"""Sharded crawl scheduling: k independent schedulers merged into one stream (001 Section 5.2, SPEC section 4).
+
+Seed 001 (Section 5.2, "Scalability") notes that Algorithm 1 is decentralised
+except for the argmax, and that one can "shard the web pages into N shards
+and assign 1/N bandwidth to each shard, and schedule the web pages in each
+shard independently in parallel".  :class:`ShardedScheduler` does exactly
+that with ``k`` :class:`freshcore.schedule.Scheduler` objects over disjoint
+page sets, each at rate ``R/k``, and merges their decisions into one stream
+of *global* page indices.
+
+Merge rule
+----------
+Every shard starts at time 0 and ticks at ``t_0 + j/(R/k)`` (``j = 1, 2,
+...`` since the last rate change at ``t_0``), so all shards tick at the same
+times: one *round* of ``k`` decisions per ``k/R`` time units, the same mean
+rate ``R`` as one scheduler.  The merged stream orders decisions by (tick
+time, shard number): round 1 is shard 0, 1, ..., k-1 at ``k/R``, then round 2
+at ``2k/R``, and so on.  It does not depend on threads or on how the calls to
+:meth:`ShardedScheduler.next` and :meth:`ShardedScheduler.run` split it.
+
+A rate change in the middle of a round (after shards ``0..p-1`` ticked at the
+round's time ``T``) leaves the round's time alone: shards ``0..p-1`` change
+rate at once, shards ``p..k-1`` right after their tick at ``T``, so all shards
+again tick together at ``T + j/(R'/k)``.
+
+What sharding gives up: within a shard the decision is the shard's exact
+argmax, but across shards each shard crawls its own best page every round,
+whether or not another shard's second best is worth more.  With pages spread
+evenly (``page % k`` by default) the loss is small when each shard holds many
+pages; :func:`freshcore.simulate` measures it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from freshcore import _parallel
+from freshcore._validation import check_int, check_scalar
+from freshcore.schedule import Scheduler
+from freshcore.value import PageModel
+
+__all__ = ["ShardedScheduler"]
+
+#: Decisions per shard below which :meth:`ShardedScheduler.run` stays on the
+#: calling thread (a hand-off to the pool per call is not worth a few
+#: decisions); see bench/bench_sharding.py.
+MIN_PARALLEL_TICKS = 2048
+
+
+class ShardedScheduler:
+    """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at rate ``R/shards``, merged.
+
+    Parameters
+    ----------
+    pages : PageModel
+        All pages (global indices ``0..n_pages-1``).
+    rate : float
+        Total crawl rate ``R > 0``; each shard crawls at ``R/shards``.
+    shards : int
+        Number of shards ``k``, ``1 <= k <= n_pages``.
+    value : {"exact", "approx", "greedy", "cis"}, default="exact"
+        The crawl value of every shard (see :class:`~freshcore.schedule.Scheduler`).
+    signal_delay : float, default=0.0
+        Discard window for signals (001 Appendix C), in every shard.
+    terms : int, optional
+        Terms of ``value="approx"``.
+    assign : array_like of int of shape (n_pages,), optional
+        Shard number of each page, in ``[0, shards)``, every shard non-empty.
+        Default ``page % shards``.  Within a shard, pages keep their global
+        order, so ties still go to the lowest global index.
+
+    Notes
+    -----
+    Shard ``s`` is a :class:`~freshcore.schedule.Scheduler` over
+    ``pages[shard_pages(s)]`` at rate ``R/k``: its ``j``-th tick after a rate
+    change at ``t_0`` is at ``t_0 + j/(R/k)`` (``j k/R`` up to rounding).  The
+    merged stream holds, for each round, the decisions of shards ``0..k-1`` in
+    that order (the merge rule of :mod:`freshcore.sharding`); :attr:`time` is
+    the tick time of the last decision, and :meth:`tick_times` gives the times
+    of the next ones, which :func:`freshcore.simulate` uses as the crawl times.
+    With ``k = 1`` the decisions are exactly those of one ``Scheduler``
+    (001 Section 5.2; SPEC section 4).
+
+    :meth:`run` runs the shards on the shared thread pool of
+    :func:`freshcore.set_num_threads` when each shard makes at least
+    ``MIN_PARALLEL_TICKS`` decisions (the compiled scheduler releases the GIL);
+    the result is the same as the sequential merge.
+
+    References
+    ----------
+    001 Section 5.2 (Scalability); SPEC section 4 (discrete scheduling).
+
+    Examples
+    --------
+    >>> from freshcore.value import PageModel
+    >>> from freshcore.sharding import ShardedScheduler
+    >>> pages = PageModel([1.0, 0.5, 0.25, 2.0], [1.0, 1.0, 1.0, 1.0])
+    >>> s = ShardedScheduler(pages, rate=2.0, shards=2, value="greedy")
+    >>> s.shard_of(3), s.local_index(3)
+    (1, 1)
+    >>> s.tick_times(4).tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    >>> s.run(4).tolist(), s.time
+    ([0, 3, 2, 1], 2.0)
+    >>> s.signal(1, 2.5)
+    True
+    """
+
+    def __init__(
+        self,
+        pages: PageModel,
+        rate: float,
+        shards: int,
+        *,
+        value: str = "exact",
+        signal_delay: float = 0.0,
+        terms: int | None = None,
+        assign: Any = None,
+    ) -> None:
+        caller = "ShardedScheduler"
+        if not isinstance(pages, PageModel):
+            raise TypeError(
+                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
+            )
+        m = len(pages)
+        r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
+        k = check_int(shards, "shards", caller, low=1, high=m)
+        if assign is None:
+            owner = np.arange(m, dtype=np.int64) % k
+        else:
+            owner = _check_assign(assign, m, k, caller)
+        order = np.argsort(owner, kind="stable")
+        sizes = np.bincount(owner, minlength=k)
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        local = np.empty(m, dtype=np.int64)
+        local[order] = np.arange(m, dtype=np.int64) - np.repeat(bounds[:-1], sizes)
+        members = []
+        for s in range(k):
+            ids = order[bounds[s]:bounds[s + 1]].astype(np.int64)
+            ids.flags.writeable = False
+            members.append(ids)
+        # each Scheduler validates value/signal_delay/terms; build them all before keeping any
+        scheds = tuple(
+            Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms)
+            for s in range(k)
+        )
+        owner.flags.writeable = False
+        local.flags.writeable = False
+        self._pages = pages
+        self._rate = r
+        self._k = k
+        self._owner = owner
+        self._local = local
+        self._members = tuple(members)
+        self._scheds = scheds
+        # the merge position: shards 0.._pos-1 ticked at _time in the current round (0: round complete)
+        self._pos = 0
+        self._time = 0.0
+        # the shards' clock, as the compiled scheduler computes it: t = _origin + _j / _srate
+        self._origin = 0.0
+        self._j = 0
+        self._srate = r / k
+        self._pending: float | None = None  # new shard rate for shards _pos..k-1 after their tick
+
+    # -- read-only state ----------------------------------------------------
+    @property
+    def shards(self) -> int:
+        """Number of shards ``k``."""
+        return self._k
+
+    @property
+    def schedulers(self) -> tuple:
+        """The shards' schedulers (a tuple; shard ``s`` works in its local indices)."""
+        return self._scheds
+
+    @property
+    def time(self) -> float:
+        """Tick time of the last decision (0 before the first)."""
+        return self._time
+
+    @property
+    def rate(self) -> float:
+        """Total crawl rate ``R`` (each shard crawls at ``R/shards``)."""
+        return self._rate
+
+    @property
+    def n_pages(self) -> int:
+        """Number of pages."""
+        return len(self._pages)
+
+    @property
+    def pages(self) -> PageModel:
+        """All pages, in global order."""
+        return self._pages
+
+    @property
+    def value(self) -> str:
+        """The value kind."""
+        return self._scheds[0].value
+
+    @property
+    def last_crawl(self) -> np.ndarray:
+        """Time of each page's last crawl (0 if never crawled), a copy of shape (n_pages,), global order."""
+        out = np.empty(self.n_pages)
+        for ids, s in zip(self._members, self._scheds):
+            out[ids] = s.last_crawl
+        return out
+
+    @property
+    def signal_counts(self) -> np.ndarray:
+        """Counted signals of each page since its last crawl, int64 copy of shape (n_pages,), global order."""
+        out = np.empty(self.n_pages, dtype=np.int64)
+        for ids, s in zip(self._members, self._scheds):
+            out[ids] = s.signal_counts
+        return out
+
+    def _check_page(self, page: Any, caller: str) -> int:
+        return check_int(page, "page", caller, low=0, high=self.n_pages - 1)
+
+    def shard_of(self, page: int) -> int:
+        """Shard number of global page ``page``."""
+        return int(self._owner[self._check_page(page, "ShardedScheduler.shard_of")])
+
+    def local_index(self, page: int) -> int:
+        """Index of global page ``page`` within its shard's scheduler."""
+        return int(self._local[self._check_page(page, "ShardedScheduler.local_index")])
+
+    def shard_pages(self, shard: int) -> np.ndarray:
+        """Global indices of the pages of ``shard``, increasing (read-only int64 array; local index = position)."""
+        return self._members[check_int(shard, "shard", "ShardedScheduler.shard_pages", low=0, high=self._k - 1)]
+
+    # -- the clock ------------------------------------------------------------
+    def tick_times(self, n: int) -> np.ndarray:
+        """Tick times of the next ``n`` decisions, without making them (the rate held).
+
+        Parameters
+        ----------
+        n : int
+            Number of decisions, ``n >= 0``.
+
+        Returns
+        -------
+        times : ndarray of shape (n,)
+            Non-decreasing; the ``k`` decisions of a round share their time.
+        """
+        n = check_int(n, "n", "ShardedScheduler.tick_times", low=0)
+        k = self._k
+        rest = min(n, k - self._pos) if self._pos else 0  # the current round's remaining shards
+        origin, j, srate = self._after_round()
+        rounds = -(-(n - rest) // k)
+        t = origin + np.arange(j + 1, j + 1 + rounds, dtype=np.float64) / srate
+        return np.concatenate([np.full(rest, self._time), np.repeat(t, k)[: n - rest]])
+
+    def _advance(self, n: int) -> None:
+        """Move the merge position and the mirrored shard clock past ``n`` decisions."""
+        k, p = self._k, self._pos
+        if p:
+            if n < k - p:
+                self._pos = p + n
+                return
+            n -= k - p  # the current round completes
+            if self._pending is not None:
+                self._origin, self._j, self._srate = self._time, 0, self._pending
+                self._pending = None
+            self._pos = 0
+        full, self._pos = divmod(n, k)
+        rounds = full + (self._pos > 0)
+        if rounds:
+            self._j += rounds
+            self._time = self._origin + self._j / self._srate
+
+    def _after_round(self) -> tuple[float, int, float]:
+        """The shards' common clock (origin, ticks since it, shard rate) once the current round is complete."""
+        if self._pos and self._pending is not None:
+            return self._time, 0, self._pending
+        return self._origin, self._j, self._srate
+
+    # -- decisions -------------------------------------------------------------
+    def next(self) -> int:
+        """Advance one decision of the merged stream and return its (global) page.
+
+        Returns
+        -------
+        page : int
+        """
+        return int(self.run(1)[0])
+
+    def run(self, n: int) -> np.ndarray:
+        """The next ``n`` decisions of the merged stream, in global page indices.
+
+        Parameters
+        ----------
+        n : int
+            Number of decisions, ``n >= 0``.
+
+        Returns
+        -------
+        pages : ndarray of int64 of shape (n,)
+            Equal to ``n`` calls of :meth:`next`, whether or not the shards
+            ran on threads.
+        """
+        n = check_int(n, "n", "ShardedScheduler.run", low=0)
+        k, p = self._k, self._pos
+        out = np.empty(n, dtype=np.int64)
+        if n == 0:
+            return out
+        # decision i of this call is shard (p + i) % k; shard s makes counts[s] of them, from offset[s] on
+        offset = (np.arange(k) - p) % k
+        counts = np.maximum(0, (n - offset + k - 1) // k)
+        pending = self._pending if p else None
+
+        def work(s: int) -> None:
+            c = int(counts[s])
+            if c == 0:
+                return
+            sched = self._scheds[s]
+            if pending is not None and s >= p:  # its tick in the current round, then the new rate
+                first = sched.run(1)
+                sched.set_rate(pending)
+                local = np.concatenate([first, sched.run(c - 1)])
+            else:
+                local = sched.run(c)
+            out[int(offset[s])::k] = self._members[s][local]
+
+        threads = min(_parallel.get_num_threads(), k)
+        if threads > 1 and n // k >= MIN_PARALLEL_TICKS:
+            pool = _parallel._get_pool(threads - 1)
+            groups = [list(range(g, k, threads)) for g in range(threads)]
+            futures = [pool.submit(lambda gs=gs: [work(s) for s in gs]) for gs in groups[1:]]
+            try:
+                for s in groups[0]:
+                    work(s)
+            finally:
+                for f in futures:
+                    f.result()
+        else:
+            for s in range(k):
+                work(s)
+        self._advance(n)
+        return out
+
+    def signal(self, page: int, t: float) -> bool:
+        """Record a change signal of global ``page`` at time ``t`` (routed to its shard).
+
+        Parameters
+        ----------
+        page : int
+            Global page index in ``[0, n_pages)``.
+        t : float
+            Time of the signal, finite and not before the page's last crawl.
+
+        Returns
+        -------
+        counted : bool
+            False when the signal falls within ``signal_delay`` of the page's
+            last crawl (001 Appendix C).
+
+        Raises
+        ------
+        ValueError
+            If ``page`` is out of range, ``t`` is not finite or precedes the
+            page's last crawl; nothing changes then.
+        TypeError
+            If ``page`` is not an integer or ``t`` not a real number.
+        """
+        caller = "ShardedScheduler.signal"
+        g = self._check_page(page, caller)
+        tt = check_scalar(t, "t", caller)
+        s, j = int(self._owner[g]), int(self._local[g])
+        try:
+            return self._scheds[s].signal(j, tt)
+        except ValueError:
+            last = float(self._scheds[s].last_crawl[j])
+            raise ValueError(
+                f"The 't' parameter of {caller} must not precede the last crawl of page {g} "
+                f"(at {last!r}). Got {tt!r} instead."
+            ) from None
+
+    def set_rate(self, rate: float) -> ShardedScheduler:
+        """Change the total crawl rate to ``rate`` (each shard ``rate/shards``); returns ``self``.
+
+        The next round is at ``time + 1/(rate/shards)``.  In the middle of a
+        round, the shards still to tick in it do so at :attr:`time` first
+        (see the merge rule of :mod:`freshcore.sharding`).
+
+        Raises
+        ------
+        ValueError
+            If ``rate`` is not a finite number > 0 (nothing changes then).
+        """
+        r = check_scalar(rate, "rate", "ShardedScheduler.set_rate", low=0.0, low_inclusive=False)
+        sr = r / self._k
+        p = self._pos
+        for s in range(p if p else self._k):
+            self._scheds[s].set_rate(sr)
+        if p:
+            self._pending = sr
+        else:
+            self._origin, self._j, self._srate = self._time, 0, sr
+        self._rate = r
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"ShardedScheduler(n_pages={self.n_pages}, rate={self._rate!r}, shards={self._k}, "
+            f"value={self.value!r}, time={self._time!r})"
+        )
+
+
+def _check_assign(assign: Any, m: int, k: int, caller: str) -> np.ndarray:
+    if isinstance(assign, (str, bytes)):
+        raise TypeError(f"The 'assign' parameter of {caller} must be an array of integer shard numbers. Got a string.")
+    a = np.asarray(assign)
+    if a.dtype.kind not in "iu":
+        raise TypeError(
+            f"The 'assign' parameter of {caller} must be an array of integer shard numbers. Got dtype {a.dtype} instead."
+        )
+    if a.shape != (m,):
+        raise ValueError(f"The 'assign' parameter of {caller} must have shape ({m},). Got shape {a.shape} instead.")
+    bad = np.flatnonzero((a < 0) | (a >= k))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"The 'assign' parameter of {caller} must hold shard numbers in [0, {k}); assign[{i}] = {a[i].item()!r}."
+        )
+    a = a.astype(np.int64)
+    empty = np.flatnonzero(np.bincount(a, minlength=k) == 0)
+    if empty.size:
+        raise ValueError(f"The 'assign' parameter of {caller} leaves shard {int(empty[0])} without pages.")
+    return a

@@ -1,0 +1,369 @@
+"""ShardedScheduler (issue 4, 001 Section 5.2): k independent schedulers at R/k, merged by (tick time, shard)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import freshcore
+from freshcore import sharding
+from freshcore.schedule import Scheduler
+from freshcore.sharding import ShardedScheduler
+from freshcore.simulator import simulate
+from freshcore.value import PageModel
+
+KINDS = ("exact", "approx", "greedy", "cis")
+
+
+def random_pages(rng, m):
+    return PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m))
+
+
+def kind_args(kind):
+    return {"value": kind, "terms": 2 if kind == "approx" else None}
+
+
+class MergedReference:
+    """Independent schedulers over each shard's pages at R/k, merged by (next tick time, shard number).
+
+    Each reference shard keeps its own clock ``origin + j/rate`` (the compiled
+    scheduler's formula).  A rate change applies at once to the shards that
+    are not due at the current time and, to the shards still due at it, right
+    after their tick there (the documented rule, stated here in terms of
+    times rather than of the merge position).
+    """
+
+    def __init__(self, pages, rate, k, assign, **kw):
+        self.ids = [np.flatnonzero(assign == s) for s in range(k)]
+        self.scheds = [Scheduler(pages[ids], rate / k, **kw) for ids in self.ids]
+        self.clock = [[0.0, 0, rate / k] for _ in range(k)]  # origin, ticks since, rate
+        self.pending: list = [None] * k
+        self.time = 0.0
+
+    def due(self, s):
+        o, j, r = self.clock[s]
+        return o + (j + 1) / r
+
+    def next(self):
+        s = min(range(len(self.scheds)), key=lambda s: (self.due(s), s))
+        t = self.due(s)
+        page = int(self.ids[s][self.scheds[s].next()])
+        assert self.scheds[s].time == t
+        self.clock[s][1] += 1
+        self.time = t
+        if self.pending[s] is not None:
+            self.scheds[s].set_rate(self.pending[s])
+            self.clock[s] = [t, 0, self.pending[s]]
+            self.pending[s] = None
+        return page
+
+    def set_rate(self, rate):
+        k = len(self.scheds)
+        for s in range(k):
+            if self.due(s) <= self.time:
+                self.pending[s] = rate / k
+            else:
+                self.scheds[s].set_rate(rate / k)
+                self.clock[s] = [self.scheds[s].time, 0, rate / k]
+
+    def signal(self, page, t):
+        s = next(s for s in range(len(self.ids)) if page in self.ids[s])
+        return self.scheds[s].signal(int(np.searchsorted(self.ids[s], page)), t)
+
+
+def snapshot(s):
+    return (s.time, s.rate, s.last_crawl.tobytes(), s.signal_counts.tobytes(), s.tick_times(7).tobytes())
+
+
+# -- k = 1 and the per-shard equivalence ----------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_shard_is_the_scheduler(kind):
+    rng = np.random.default_rng(1)
+    pages = random_pages(rng, 40)
+    a = Scheduler(pages, 6.0, signal_delay=0.05, **kind_args(kind))
+    b = ShardedScheduler(pages, 6.0, 1, signal_delay=0.05, **kind_args(kind))
+    for step in range(40):
+        n = int(rng.integers(0, 12))
+        np.testing.assert_array_equal(a.run(n), b.run(n))
+        assert a.time == b.time and b.tick_times(1)[0] > b.time
+        if step % 7 == 3:
+            r = float(rng.uniform(2, 12))
+            a.set_rate(r)
+            b.set_rate(r)
+        for p in rng.integers(0, 40, 3).tolist():
+            t = a.time + float(rng.uniform(0, 0.2))
+            assert a.signal(p, t) == b.signal(p, t)
+        assert a.next() == b.next()
+        np.testing.assert_array_equal(a.last_crawl, b.last_crawl)
+        np.testing.assert_array_equal(a.signal_counts, b.signal_counts)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_each_shard_is_an_independent_scheduler(kind, k):
+    rng = np.random.default_rng(k)
+    m = 60
+    pages = random_pages(rng, m)
+    s = ShardedScheduler(pages, 9.0, k, **kind_args(kind))
+    out = s.run(40 * k)
+    for sh in range(k):
+        ids = s.shard_pages(sh)
+        np.testing.assert_array_equal(ids, np.arange(sh, m, k))
+        ref = Scheduler(pages[ids], 9.0 / k, **kind_args(kind))
+        # shard sh's decisions are every k-th merged decision, from position sh
+        np.testing.assert_array_equal(out[sh::k], ids[ref.run(40)])
+        assert s.schedulers[sh].time == ref.time == s.time
+
+
+def test_merged_order_times_and_clock():
+    pages = PageModel([1.0, 0.5, 0.25, 2.0, 0.1, 0.7], np.ones(6))
+    s = ShardedScheduler(pages, 3.0, 3, value="greedy")
+    times = s.tick_times(9)
+    np.testing.assert_array_equal(times, np.repeat([1.0, 2.0, 3.0], 3))
+    seen = []
+    for i in range(9):
+        page = s.next()
+        seen.append(page)
+        assert s.shard_of(page) == i % 3  # shard 0, 1, 2 within every round
+        assert s.time == times[i]
+    assert s.last_crawl[seen[-3:]].tolist() == [3.0, 3.0, 3.0]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 5),
+    kind=st.sampled_from(KINDS),
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("run"), st.integers(0, 13)),
+            st.tuples(st.just("next"), st.just(0)),
+            st.tuples(st.just("rate"), st.integers(1, 30)),
+            st.tuples(st.just("signal"), st.integers(0, 10**6)),
+        ),
+        max_size=30,
+    ),
+)
+def test_against_the_merged_reference(seed, k, kind, ops):
+    """Any interleaving of run/next/set_rate (also mid-round)/signals equals the (time, shard) merge."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(k, 3 * k + 8))
+    pages = random_pages(rng, m)
+    assign = rng.permutation(np.arange(m) % k)
+    s = ShardedScheduler(pages, 5.0, k, assign=assign, signal_delay=0.02, **kind_args(kind))
+    ref = MergedReference(pages, 5.0, k, assign, signal_delay=0.02, **kind_args(kind))
+    for op, arg in ops:
+        if op == "run":
+            expect_t = s.tick_times(arg)
+            got = s.run(arg)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, [ref.next() for _ in range(arg)])
+            if arg:
+                assert s.time == expect_t[-1] == ref.time
+        elif op == "next":
+            t = s.tick_times(1)[0]
+            assert s.next() == ref.next()
+            assert s.time == t == ref.time
+        elif op == "rate":
+            s.set_rate(arg / 2)
+            ref.set_rate(arg / 2)
+            assert s.rate == arg / 2
+        else:
+            page = arg % m
+            t = max(s.time, float(s.last_crawl[page])) + (arg % 7) * 0.01
+            assert s.signal(page, t) == ref.signal(page, t)
+        assert s.time == ref.time
+        assert all(x.time <= s.time for x in s.schedulers)
+    # the shards keep their own order and times
+    for sh in range(k):
+        assert s.schedulers[sh].time == ref.scheds[sh].time
+        np.testing.assert_array_equal(s.schedulers[sh].last_crawl, ref.scheds[sh].last_crawl)
+
+
+# -- threads --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_threaded_run_equals_sequential(monkeypatch, k):
+    rng = np.random.default_rng(7)
+    pages = random_pages(rng, 300)
+    old = freshcore.set_num_threads(2)
+    try:
+        monkeypatch.setattr(sharding, "MIN_PARALLEL_TICKS", 4)
+        pools = []
+        get_pool = sharding._parallel._get_pool
+        monkeypatch.setattr(sharding._parallel, "_get_pool", lambda w: pools.append(w) or get_pool(w))
+        a = ShardedScheduler(pages, 30.0, k, value="exact")
+        b = ShardedScheduler(pages, 30.0, k, value="exact")
+        ra = [a.run(1)]
+        rb = [b.next()]
+        a.set_rate(45.0)  # mid-round: the pending rate is applied on the threads too
+        b.set_rate(45.0)
+        ra.append(a.run(50 * k + 1))
+        assert pools == [1]  # the long run went to the pool, the one-decision run did not
+        freshcore.set_num_threads(1)
+        rb.extend(b.next() for _ in range(50 * k + 1))
+        assert b.time == a.time
+        np.testing.assert_array_equal(np.concatenate(ra), rb)
+        np.testing.assert_array_equal(a.last_crawl, b.last_crawl)
+    finally:
+        freshcore.set_num_threads(old)
+
+
+# -- signals, rates, read-only views ---------------------------------------------
+
+
+def test_signals_are_routed_to_the_shard():
+    pages = PageModel(np.linspace(0.2, 1.0, 10), np.ones(10), recall=0.5, false_rate=0.2)
+    assign = np.array([2, 0, 1, 2, 0, 1, 2, 0, 1, 0])
+    s = ShardedScheduler(pages, 3.0, 3, assign=assign, signal_delay=0.5)
+    assert [s.shard_of(g) for g in range(10)] == assign.tolist()
+    assert s.local_index(9) == 3 and s.shard_pages(0).tolist() == [1, 4, 7, 9]
+    assert s.signal(9, 0.25) is False  # within the discard window of the crawl at 0
+    assert s.signal(9, 0.75) is True
+    assert s.schedulers[0].signal_counts.tolist() == [0, 0, 0, 1]
+    assert s.signal_counts.tolist() == [0] * 9 + [1]
+    s.run(30)
+    last = s.last_crawl
+    for sh in range(3):
+        np.testing.assert_array_equal(last[s.shard_pages(sh)], s.schedulers[sh].last_crawl)
+
+
+def test_set_rate_gives_each_shard_its_share():
+    pages = PageModel(np.linspace(0.1, 1.0, 8), np.ones(8))
+    s = ShardedScheduler(pages, 4.0, 4, value="greedy")
+    assert [x.rate for x in s.schedulers] == [1.0] * 4
+    assert s.set_rate(8.0) is s
+    assert s.rate == 8.0 and [x.rate for x in s.schedulers] == [2.0] * 4
+    np.testing.assert_array_equal(s.tick_times(5), [0.5] * 4 + [1.0])
+    s.run(2)  # mid-round: shards 2 and 3 still tick at 0.5, then take the new rate
+    s.set_rate(16.0)
+    assert [x.rate for x in s.schedulers] == [4.0, 4.0, 2.0, 2.0]
+    np.testing.assert_array_equal(s.tick_times(6), [0.5, 0.5, 0.75, 0.75, 0.75, 0.75])
+    s.run(2)
+    assert [x.rate for x in s.schedulers] == [4.0] * 4 and s.time == 0.5
+
+
+def test_views_are_read_only():
+    s = ShardedScheduler(PageModel(np.ones(6), np.ones(6)), 2.0, 2)
+    assert isinstance(s.schedulers, tuple) and len(s.schedulers) == s.shards == 2
+    with pytest.raises(ValueError):
+        s.shard_pages(0)[0] = 5
+    with pytest.raises(AttributeError):
+        s.schedulers = ()
+    s.last_crawl[:] = 9.0  # copies
+    assert (s.last_crawl == 0).all() and s.n_pages == 6 and s.pages == PageModel(np.ones(6), np.ones(6))
+    assert "shards=2" in repr(s)
+
+
+# -- bad input --------------------------------------------------------------------
+
+
+PAGES = PageModel(np.linspace(0.1, 1.0, 6), np.ones(6))
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"shards": 0}, ValueError, "'shards' parameter of ShardedScheduler must be an integer >= 1 and <= 6"),
+        ({"shards": 7}, ValueError, "'shards'.*Got 7"),
+        ({"shards": 2.0}, TypeError, "'shards'"),
+        ({"shards": True}, TypeError, "'shards'"),
+        ({"rate": 0.0}, ValueError, "'rate'"),
+        ({"rate": math.nan}, ValueError, "'rate'"),
+        ({"value": "nope"}, ValueError, "'value'"),
+        ({"value": "approx"}, ValueError, "'terms'"),
+        ({"signal_delay": -1.0}, ValueError, "'signal_delay'"),
+        ({"assign": [0, 1, 0, 1, 0, 2]}, ValueError, r"'assign'.*\[0, 2\); assign\[5\] = 2"),
+        ({"assign": [0, 1, 0, 1, 0, -1]}, ValueError, r"assign\[5\] = -1"),
+        ({"assign": [0, 1, 0, 1, 0]}, ValueError, r"shape \(6,\)"),
+        ({"assign": [[0, 1, 0, 1, 0, 1]]}, ValueError, r"shape \(6,\)"),
+        ({"assign": [0.0, 1, 0, 1, 0, 1]}, TypeError, "integer shard numbers"),
+        ({"assign": "010101"}, TypeError, "'assign'"),
+        ({"assign": [0, 0, 0, 0, 0, 0]}, ValueError, "leaves shard 1 without pages"),
+        ({"pages": [1.0, 2.0]}, TypeError, "'pages'.*PageModel"),
+    ],
+)
+def test_bad_construction(kwargs, exc, match):
+    args = {"pages": PAGES, "rate": 2.0, "shards": 2, **kwargs}
+    with pytest.raises(exc, match=match):
+        ShardedScheduler(args.pop("pages"), args.pop("rate"), args.pop("shards"), **args)
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda s: s.signal(6, 5.0), ValueError, r"'page' parameter of ShardedScheduler.signal.*<= 5. Got 6"),
+        (lambda s: s.signal(-1, 5.0), ValueError, "'page'"),
+        (lambda s: s.signal(1.0, 5.0), TypeError, "'page'"),
+        (lambda s: s.signal(3, math.nan), ValueError, "'t' parameter of ShardedScheduler.signal"),
+        (lambda s: s.signal(3, math.inf), ValueError, "'t'"),
+        (lambda s: s.signal(3, "x"), TypeError, "'t'"),
+        (lambda s: s.signal(5, 0.5), ValueError, r"must not precede the last crawl of page 5 \(at 1.0\)"),
+        (lambda s: s.shard_of(6), ValueError, "'page' parameter of ShardedScheduler.shard_of"),
+        (lambda s: s.local_index(-1), ValueError, "'page' parameter of ShardedScheduler.local_index"),
+        (lambda s: s.shard_pages(2), ValueError, "'shard'"),
+        (lambda s: s.set_rate(-1.0), ValueError, "'rate' parameter of ShardedScheduler.set_rate"),
+        (lambda s: s.set_rate(math.inf), ValueError, "'rate'"),
+        (lambda s: s.run(-1), ValueError, "'n' parameter of ShardedScheduler.run"),
+        (lambda s: s.run(1.5), TypeError, "'n'"),
+        (lambda s: s.tick_times(-1), ValueError, "'n' parameter of ShardedScheduler.tick_times"),
+    ],
+)
+def test_bad_calls_leave_the_state_unchanged(call, exc, match):
+    def make():
+        s = ShardedScheduler(PAGES, 2.0, 2, value="greedy")
+        s.run(5)  # mid-round at t = 3; page 5 was last crawled at t = 1
+        s.signal(2, s.time)
+        return s
+
+    s, twin = make(), make()
+    before = snapshot(s)
+    with pytest.raises(exc, match=match):
+        call(s)
+    assert snapshot(s) == before
+    np.testing.assert_array_equal(s.run(11), twin.run(11))
+
+
+# -- the simulator ------------------------------------------------------------------
+
+
+def test_simulate_uses_the_shards_tick_times():
+    rng = np.random.default_rng(3)
+    pages = random_pages(rng, 30)
+    res = simulate(ShardedScheduler(pages, 12.0, 3, value="exact"), pages, 20.0, seed=5)
+    assert len(res.crawl_pages) == 240
+    np.testing.assert_allclose(res.crawl_times, np.repeat(np.arange(1, 81) / 4.0, 3), rtol=0, atol=1e-12)
+    # one shard: the same decisions as one Scheduler; its times are the compiled clock's ``origin + j/R``,
+    # the simulator's own for a Scheduler ``time + i/R`` (equal up to rounding)
+    one = simulate(ShardedScheduler(pages, 12.0, 1, value="exact"), pages, 20.0, seed=5)
+    ref = simulate(Scheduler(pages, 12.0, value="exact"), pages, 20.0, seed=5)
+    np.testing.assert_array_equal(one.crawl_pages, ref.crawl_pages)
+    np.testing.assert_allclose(one.crawl_times, ref.crawl_times, rtol=0, atol=1e-12)
+    assert one.accuracy == ref.accuracy
+
+
+def test_simulate_rate_schedule_with_shards():
+    pages = PageModel(np.linspace(0.1, 1.0, 12), np.ones(12))
+    res = simulate(ShardedScheduler(pages, 4.0, 2, value="greedy"), pages, 10.0, seed=0,
+                   rate_schedule=([5.0], [8.0]))
+    t = res.crawl_times
+    assert (np.diff(t) >= 0).all() and t[-1] <= 10.0
+    np.testing.assert_allclose(np.unique(t[t <= 5.0]), np.arange(1, 11) / 2.0)
+    np.testing.assert_allclose(np.unique(t[t > 5.0]), 5.0 + np.arange(1, 21) / 4.0)
+    assert len(t) == 20 + 40
+
+
+def test_simulate_sharded_accuracy_close_to_one_scheduler():
+    """Measured (m = 200, R = 100, horizon 100, NCIS exact, seed 1): k = 1/2/4/8 -> 0.778/0.775/0.772/0.762."""
+    rng = np.random.default_rng(0)
+    pages = random_pages(rng, 200)
+    acc = {k: simulate(ShardedScheduler(pages, 100.0, k), pages, 100.0, seed=1).accuracy for k in (1, 2, 4)}
+    assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, seed=1).accuracy
+    assert acc[1] - 0.008 <= acc[2] <= acc[1] + 0.002
+    assert acc[1] - 0.012 <= acc[4] <= acc[1] + 0.002
