@@ -852,10 +852,25 @@ def test_state_memory_per_page():
         traced, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    # 11 float64 + 2 intp arrays and one flag byte per page (it was 19 arrays of 8 bytes and a flag)
-    assert traced < 106 * m, traced / m
-    assert s._state.nbytes() == 105 * m
+    # 11 float64 + 2 int32 arrays and one flag byte per page (it was 19 arrays of 8 bytes and a flag)
+    assert traced < 98 * m, traced / m
+    assert s._state.nbytes() == 97 * m
     s.run(2 * m)
     # the hot list is sized to itself (entries of 40 bytes), not to m
-    extra = s._state.nbytes() - 105 * m
+    extra = s._state.nbytes() - 97 * m
     assert extra % 40 == 0 and 0 < extra < 2 * m, extra
+
+
+def test_page_id_limit(monkeypatch):
+    # heap indices are 32-bit: at most 2**31 - 3 ids over a scheduler's life (checked with a small limit)
+    monkeypatch.setattr(schedule_mod, "_MAX_SLOTS", 5)
+    pages = PageModel([1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="must hold at most 5 pages"):
+        Scheduler(PageModel(np.ones(6), np.ones(6)), 1.0)
+    s = Scheduler(pages, 1.0)
+    s.remove_pages([0])
+    assert s.add_pages(PageModel([1.0, 1.0], [1.0, 1.0])).tolist() == [3, 4]
+    before = s.to_dict()
+    with pytest.raises(ValueError, match=r"past 5 \(5 so far, 1 more\)"):
+        s.add_pages(PageModel([1.0], [1.0]))
+    assert state_equal(Scheduler.from_dict(before), s)

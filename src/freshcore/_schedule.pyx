@@ -83,6 +83,7 @@ m/2 ticks, tests/test_schedule_state.py).
 
 from libc.math cimport INFINITY, NAN, isnan, fabs
 from libc.float cimport DBL_EPSILON
+from libc.stdint cimport int32_t
 from libc.stdlib cimport qsort, malloc, realloc, free, abort
 
 import numpy as np
@@ -107,9 +108,9 @@ cdef class SchedulerState:
     are recomputed from these when needed (the same floating-point
     operations as ``PageModel``, so the same bits), to save memory.
 
-    Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
-    recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
-    ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy
+    Memory per page slot: 11 arrays of 8 bytes (``delta, mu, nu, beta,
+    recall, last, ncis, cross_t, c_lo, c_hi, c_level``), 2 of 4 bytes
+    (``heap, hpos``: at most ``2**31 - 3`` slots) and the ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy
     argmax's candidate buffer ``hcand``) is sized to the hot list (a few
     hundred entries), and the rebuild's workspace is
     allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
@@ -123,7 +124,7 @@ cdef class SchedulerState:
     cdef Py_ssize_t m, cap, n_live
     cdef unsigned char[::1] alive
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level
-    cdef Py_ssize_t[::1] heap, hpos
+    cdef int32_t[::1] heap, hpos  # 32-bit: at most 2**31 - 3 page slots
     cdef Py_ssize_t* hot
     cdef Py_ssize_t* hcand
     cdef double* hval
@@ -170,8 +171,8 @@ cdef class SchedulerState:
         self.c_level = np.full(m, np.nan)
         self.nticks = 0
         self.horizon = 8.0
-        self.heap = np.zeros(m, dtype=np.intp)
-        self.hpos = np.full(m, -1, dtype=np.intp)
+        self.heap = np.zeros(m, dtype=np.int32)
+        self.hpos = np.full(m, -1, dtype=np.int32)
         self.heap_n = 0
         self.hot_n = 0
         self.hot_target = 64  # the rebuild uses min(hot_target, live pages)
@@ -246,8 +247,8 @@ cdef class SchedulerState:
         """Bytes held by the state's arrays (per-slot arrays at capacity, plus the hot list)."""
         cdef Py_ssize_t cap = self.cap
         # 11 float64 arrays (delta, mu, nu, beta, recall, last, ncis, cross_t, c_lo, c_hi, c_level),
-        # 2 intp arrays (heap, hpos) and the alive bytes, all of capacity cap
-        return (cap * (11 * sizeof(double) + 2 * sizeof(Py_ssize_t) + sizeof(unsigned char))
+        # 2 int32 arrays (heap, hpos) and the alive bytes, all of capacity cap
+        return (cap * (11 * sizeof(double) + 2 * sizeof(int32_t) + sizeof(unsigned char))
                 + self.hot_cap * (2 * sizeof(Py_ssize_t) + 3 * sizeof(double)))
 
     def alive_view(self):
@@ -826,7 +827,7 @@ cdef class SchedulerState:
             "c_lo": np.array(self.c_lo[:m], copy=True),
             "c_hi": np.array(self.c_hi[:m], copy=True),
             "c_level": np.array(self.c_level[:m], copy=True),
-            "heap": np.array(self.heap[:hn], copy=True),
+            "heap": np.array(self.heap[:hn], dtype=np.intp),
             "hot": _from_ptr_intp(self.hot, tn),
             "hval": _from_ptr(self.hval, tn),
             "hexp": _from_ptr(self.hexp, tn),

@@ -34,6 +34,7 @@ _KINDS = ("exact", "approx", "greedy", "cis")
 #: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
 FORMAT_VERSION = 2
 _MAGIC = "freshcore.Scheduler"
+_MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit heap indices)
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "ncis", "cross_t", "c_lo", "c_hi", "c_level")
 _HOT_KEYS = ("hval", "hexp", "hmark")
@@ -130,6 +131,8 @@ class Scheduler:
                 f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
             )
         r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
+        if len(pages) > _MAX_SLOTS:
+            raise ValueError(f"The 'pages' parameter of {caller} must hold at most {_MAX_SLOTS} pages. Got {len(pages)}.")
         check_choice(value, "value", caller, _KINDS)
         delay = check_scalar(signal_delay, "signal_delay", caller, low=0.0)
         if value == "approx":
@@ -379,6 +382,11 @@ class Scheduler:
                 f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
             )
         n = len(pages)
+        if self._state.n_slots + n > _MAX_SLOTS:
+            raise ValueError(
+                f"The 'pages' parameter of {caller} would take the page ids handed out past {_MAX_SLOTS} "
+                f"({self._state.n_slots} so far, {n} more)."
+            )
         if last_crawl is None:
             last = np.full(n, self.time)
         else:
