@@ -18,6 +18,16 @@ them).  Pages: SPEC section 3's check distribution (Delta, mu ~ U[0, 1],
 lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6), seed 0), rate R = m/10.  No
 signals (the decision cost is what is measured here).
 
+Group ``schedule memory m=...`` (m = 1e5 and 1e6, Greedy): the scheduler's
+construction plus its first decision (the first rebuild) beside the
+brute-force baseline's first decision; ``extra_info`` records the state's
+bytes per page (``SchedulerState.nbytes()``: its per-page arrays at capacity
+plus the hot list, after the first decision) and the bytes per page that
+``tracemalloc`` saw allocated (and its peak) while constructing the
+``Scheduler`` (the rebuild's workspace is C ``malloc`` memory, freed at the
+end of the rebuild, which tracemalloc does not see).  Issue 4's target is
+<= 64 bytes per page.
+
 Run (briefly, on the shared machine)::
 
     PYTHONPATH=src:bench python -m pytest bench/bench_schedule.py -o python_files='bench_*.py' \\
@@ -27,6 +37,7 @@ Run (briefly, on the shared machine)::
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -106,3 +117,35 @@ def test_scheduler(benchmark, value, m):
     decisions = round((s.time - d0) * s.rate)
     benchmark.extra_info["evaluations_per_decision"] = (state.n_evaluations - e0) / max(decisions, 1)
     benchmark.extra_info["rebuilds"] = state.n_rebuilds - r0
+
+
+def memory_figures(m):
+    """(state bytes per page after the first decision, traced bytes per page of construction, traced peak)."""
+    pages = pages_instance(m)
+    tracemalloc.start()
+    try:
+        s = Scheduler(pages, m / 10.0, value="greedy")
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    s.next()
+    return s._state.nbytes() / m, current / m, peak / m
+
+
+@pytest.mark.parametrize("m", sizes(100_000, 1_000_000))
+def test_memory_brute_force(benchmark, m):
+    benchmark.group = f"schedule memory m={m}"
+    role(benchmark, "baseline", m=m)
+    pages = pages_instance(m)
+    last = np.zeros(m)
+    benchmark(lambda: int(np.argmax(crawl_value(1.0 / (m / 10.0) - last, pages, "greedy"))))
+
+
+@pytest.mark.parametrize("m", sizes(100_000, 1_000_000))
+def test_memory_scheduler(benchmark, m):
+    benchmark.group = f"schedule memory m={m}"
+    state, traced, peak = memory_figures(m)
+    role(benchmark, "freshcore", m=m, state_bytes_per_page=state, traced_construction_bytes_per_page=traced,
+         traced_construction_peak_bytes_per_page=peak)
+    pages = pages_instance(m)
+    benchmark(lambda: Scheduler(pages, m / 10.0, value="greedy").next())

@@ -51,6 +51,17 @@ smallest positive value if that one is 0).  When the hot list grows past
 ``hot_max``, ``L`` is raised to its ``hot_max/2``-th bound (raising ``L``
 keeps every ``T_i`` valid).
 
+Dynamic pages: page ids are slots of the per-page arrays (``m`` slots handed
+out, ``alive`` flags, capacity grown by doubling), so "ties to the lowest
+index" is "lowest id".  A removed page leaves the heap or the hot list and is
+skipped by every later rebuild; removing a page keeps the invariant (cold
+pages are still below ``L``, hot bounds still hold).  An added page, and a
+re-parameterised cold one, is placed as a counted signal places a cold page:
+its value at the current time is computed and it goes to the heap with its
+crossing time if below ``L``, to the hot list (expired bound) otherwise.  A
+re-parameterised hot page has its bound expired.  Both reset the cached
+crossing bracket (``c_level = NaN``).  Each is O(log m); no rebuild.
+
 Work per tick: a scan of the hot list (~100 pages, a comparison each), about
 ``|hot|/H`` bound refreshes, a few exact evaluations and O(log m) heap work
 per promoted or crawled page; the bracket ``[lo_i, hi_i]`` of the crossing
@@ -64,12 +75,15 @@ Start-up: every page starts crawled at time 0, so early on all values grow
 together (by a factor ``(1 + 1/k)^2`` at tick ``k`` for Greedy) and many pages
 cross ``L`` at every tick: the first ticks cost O(m) each (measured at
 m = 1e5 Greedy: 1.8 ms per tick over the first 5000 ticks, ~4 us per tick
-after one crawl cycle).  Staggered initial crawl times are not offered yet.
+after one crawl cycle).  ``last`` (``Scheduler(last_crawl=...)``) staggers the
+initial crawl times and shortens the transient (m = 5000 Greedy, last crawls
+uniform on ``[-m/R, 0]``: 417363 instead of 1427336 evaluations over the first
+m/2 ticks, tests/test_schedule_state.py).
 """
 
-from libc.math cimport INFINITY, isnan, fabs
+from libc.math cimport INFINITY, NAN, isnan, fabs
 from libc.float cimport DBL_EPSILON
-from libc.stdlib cimport qsort
+from libc.stdlib cimport qsort, malloc, realloc, free, abort
 
 import numpy as np
 
@@ -87,52 +101,76 @@ cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
 cdef class SchedulerState:
     """Per-page state, the cold heap and the hot list (see the module notes).
 
-    ``SchedulerState(delta, mu, alpha, gamma, nu, beta, recall, beff, kind,
-    terms, rate, signal_delay)``; kind 0 exact, 1 approx-``terms``, 2 greedy,
-    3 cis; ``beff`` is the time-equivalent of one signal used in ``tau``.
+    ``SchedulerState(delta, mu, nu, beta, recall, kind, terms, rate,
+    signal_delay, last=None)``; kind 0 exact, 1 approx-``terms``, 2 greedy,
+    3 cis.  ``alpha``, ``gamma`` and the time-equivalent ``b`` of one signal
+    are recomputed from these when needed (the same floating-point
+    operations as ``PageModel``, so the same bits), to save memory.
+
+    Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
+    recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
+    ``alive`` byte; the hot list (``hot, hval, hexp, hmark``) is sized to the
+    hot list (a few hundred entries), and the rebuild's workspace is
+    allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
+    cold page, ``-2 - i`` for the hot page at position ``i`` of the hot
+    list, -1 otherwise.
     """
 
-    cdef const double[::1] delta, mu, alpha, gamma, nu, beta, recall, beff
+    cdef double[::1] delta, mu, nu, beta, recall
     cdef int kind
     cdef long terms
-    cdef Py_ssize_t m
-    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level, vals, scratch, hval, hexp, hmark
-    cdef Py_ssize_t[::1] heap, hpos, hot, hotpos
-    cdef Py_ssize_t heap_n, hot_n, hot_target, hot_max
+    cdef Py_ssize_t m, cap, n_live
+    cdef unsigned char[::1] alive
+    cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level
+    cdef Py_ssize_t[::1] heap, hpos
+    cdef Py_ssize_t* hot
+    cdef double* hval
+    cdef double* hexp
+    cdef double* hmark
+    cdef Py_ssize_t heap_n, hot_n, hot_cap, hot_target, hot_max
     cdef double lev, origin, r_now, t_now, delay, horizon
     cdef long long k, nticks
     cdef bint need_rebuild
     cdef readonly long long n_evaluations
     cdef readonly long long n_rebuilds
 
-    def __init__(self, delta, mu, alpha, gamma, nu, beta, recall, beff, int kind, long terms,
-                 double rate, double signal_delay):
-        self.delta, self.mu, self.alpha, self.gamma = delta, mu, alpha, gamma
-        self.nu, self.beta, self.recall, self.beff = nu, beta, recall, beff
+    def __cinit__(self):
+        self.hot = NULL
+        self.hval = NULL
+        self.hexp = NULL
+        self.hmark = NULL
+        self.hot_cap = 0
+
+    def __dealloc__(self):
+        free(self.hot)
+        free(self.hval)
+        free(self.hexp)
+        free(self.hmark)
+
+    def __init__(self, delta, mu, nu, beta, recall, int kind, long terms,
+                 double rate, double signal_delay, last=None):
+        self.delta, self.mu, self.nu = _owned(delta), _owned(mu), _owned(nu)
+        self.beta, self.recall = _owned(beta), _owned(recall)
         self.kind = kind
         self.terms = terms
         self.m = self.delta.shape[0]
+        self.cap = self.m
+        self.n_live = self.m
         m = self.m
-        self.last = np.zeros(m)
+        self.alive = np.ones(m, dtype=np.uint8)
+        self.last = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
         self.ncis = np.zeros(m)
         self.cross_t = np.full(m, INFINITY)
         self.c_lo = np.zeros(m)
         self.c_hi = np.full(m, INFINITY)
         self.c_level = np.full(m, np.nan)
-        self.vals = np.zeros(m)
-        self.scratch = np.zeros(m)
-        self.hval = np.zeros(m)
-        self.hexp = np.zeros(m)
-        self.hmark = np.zeros(m)
         self.nticks = 0
         self.horizon = 8.0
         self.heap = np.zeros(m, dtype=np.intp)
         self.hpos = np.full(m, -1, dtype=np.intp)
-        self.hot = np.zeros(m, dtype=np.intp)
-        self.hotpos = np.full(m, -1, dtype=np.intp)
         self.heap_n = 0
         self.hot_n = 0
-        self.hot_target = 64 if m > 64 else m
+        self.hot_target = 64  # the rebuild uses min(hot_target, live pages)
         self.hot_max = 4 * self.hot_target
         self.lev = 0.0
         self.origin = 0.0
@@ -161,32 +199,96 @@ cdef class SchedulerState:
     def n_hot(self):
         return self.hot_n
 
+    @property
+    def n_pages(self):
+        """Live pages."""
+        return self.n_live
+
+    @property
+    def n_slots(self):
+        """Page ids handed out so far (live or removed): the next new id."""
+        return self.m
+
+    def alive_mask(self):
+        """Copy of the live flags of ids ``0 .. n_slots - 1`` (bool)."""
+        return np.array(self.alive[:self.m], dtype=bool)
+
+    def page_ids(self):
+        """Live page ids, increasing (int64)."""
+        return np.flatnonzero(np.asarray(self.alive[:self.m])).astype(np.int64)
+
+    def _live(self, a):
+        x = np.asarray(a[:self.m])
+        if self.n_live == self.m:
+            return np.array(x, copy=True)
+        return x[np.asarray(self.alive[:self.m]).view(bool)]
+
     def last_crawl(self):
-        return np.array(self.last, copy=True)
+        """Last crawl of each live page, in id order (copy)."""
+        return self._live(self.last)
 
     def signal_counts(self):
-        return np.array(self.ncis, copy=True).astype(np.int64)
+        """Counted signals of each live page, in id order (int64 copy)."""
+        return self._live(self.ncis).astype(np.int64)
+
+    def params(self):
+        """(change_rate, importance, recall, false_rate) of the live pages, in id order (copies)."""
+        return (self._live(self.delta), self._live(self.mu), self._live(self.recall), self._live(self.nu))
 
     def last_crawl_of(self, Py_ssize_t j):
         return self.last[j]
 
+    def nbytes(self):
+        """Bytes held by the state's arrays (per-slot arrays at capacity, plus the hot list)."""
+        cdef Py_ssize_t cap = self.cap
+        # 11 float64 arrays (delta, mu, nu, beta, recall, last, ncis, cross_t, c_lo, c_hi, c_level),
+        # 2 intp arrays (heap, hpos) and the alive bytes, all of capacity cap
+        return (cap * (11 * sizeof(double) + 2 * sizeof(Py_ssize_t) + sizeof(unsigned char))
+                + self.hot_cap * (sizeof(Py_ssize_t) + 3 * sizeof(double)))
+
+    def alive_view(self):
+        """Read-only bool view of the live flags of ids ``0 .. n_slots - 1`` (no copy)."""
+        a = np.asarray(self.alive[:self.m]).view(bool)
+        a.flags.writeable = False
+        return a
+
+    def last_crawl_view(self):
+        """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
+        a = np.asarray(self.last[:self.m])
+        a.flags.writeable = False
+        return a
+
     # -- values ----------------------------------------------------------
+    cdef inline double beff(self, Py_ssize_t j) noexcept nogil:
+        # time-equivalent of one signal for the value kind (Scheduler's notes)
+        if self.kind == 2:
+            return 0.0
+        if self.kind == 3:
+            return INFINITY if self.recall[j] * self.delta[j] > 0.0 else 0.0
+        return self.beta[j]
+
+    cdef inline double alpha(self, Py_ssize_t j) noexcept nogil:
+        return (1.0 - self.recall[j]) * self.delta[j]  # PageModel.alpha, same operations
+
+    cdef inline double gamma(self, Py_ssize_t j) noexcept nogil:
+        return self.recall[j] * self.delta[j] + self.nu[j]  # PageModel.gamma, same operations
+
     cdef inline double tau(self, Py_ssize_t j, double t) noexcept nogil:
         cdef double te = t - self.last[j]
         if self.ncis[j] > 0.0:
-            te = te + self.beff[j] * self.ncis[j]
+            te = te + self.beff(j) * self.ncis[j]
         return te
 
     cdef inline double bn(self, Py_ssize_t j) noexcept nogil:
-        return self.beff[j] * self.ncis[j] if self.ncis[j] > 0.0 else 0.0
+        return self.beff(j) * self.ncis[j] if self.ncis[j] > 0.0 else 0.0
 
     cdef double value(self, Py_ssize_t j, double tau) noexcept nogil:
         self.n_evaluations += 1
         if self.kind == 2:
             return greedy_value(tau, self.delta[j], self.mu[j])
         if self.kind == 3:
-            return cis_value(tau, self.delta[j], self.recall[j], self.alpha[j], self.mu[j])
-        return page_value(tau, self.delta[j], self.alpha[j], self.gamma[j], self.nu[j], self.beta[j],
+            return cis_value(tau, self.delta[j], self.recall[j], self.alpha(j), self.mu[j])
+        return page_value(tau, self.delta[j], self.alpha(j), self.gamma(j), self.nu[j], self.beta[j],
                           self.mu[j], -1 if self.kind == 0 else self.terms)
 
     cdef bint crossing(self, Py_ssize_t j, double t, double v0, double tau_below) noexcept nogil:
@@ -315,57 +417,107 @@ cdef class SchedulerState:
             self._sift_down(i)
 
     # -- hot list -------------------------------------------------------------
+    cdef void _hot_reserve(self, Py_ssize_t n) noexcept nogil:
+        """Room for n hot entries (amortised doubling); aborts if memory is exhausted."""
+        cdef Py_ssize_t cap = self.hot_cap
+        cdef void* p
+        if n <= cap:
+            return
+        cap = 2 * cap if 2 * cap > n else n
+        if cap < 64:
+            cap = 64
+        p = realloc(self.hot, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            abort()
+        self.hot = <Py_ssize_t*>p
+        p = realloc(self.hval, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hval = <double*>p
+        p = realloc(self.hexp, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hexp = <double*>p
+        p = realloc(self.hmark, cap * sizeof(double))
+        if p == NULL:
+            abort()
+        self.hmark = <double*>p
+        self.hot_cap = cap
+
+    cdef inline Py_ssize_t _hot_index(self, Py_ssize_t j) noexcept nogil:
+        """Position of page j in the hot list, -1 if it is not hot."""
+        cdef Py_ssize_t p = self.hpos[j]
+        return -2 - p if p <= -2 else -1
+
     cdef inline void _hot_add(self, Py_ssize_t j, double v, double expiry, double mark) noexcept nogil:
         # hval: an upper bound of V_j valid until hexp (exact at the tick numbered hmark)
+        if self.hot_n == self.hot_cap:
+            self._hot_reserve(self.hot_n + 1)
         self.hot[self.hot_n] = j
         self.hval[self.hot_n] = v
         self.hexp[self.hot_n] = expiry
         self.hmark[self.hot_n] = mark
-        self.hotpos[j] = self.hot_n
+        self.hpos[j] = -2 - self.hot_n
         self.hot_n += 1
 
     cdef inline void _hot_remove(self, Py_ssize_t j) noexcept nogil:
-        cdef Py_ssize_t i = self.hotpos[j], last = self.hot_n - 1, q
+        cdef Py_ssize_t i = -2 - self.hpos[j], last = self.hot_n - 1, q
         if i != last:
             q = self.hot[last]
             self.hot[i] = q
             self.hval[i] = self.hval[last]
             self.hexp[i] = self.hexp[last]
             self.hmark[i] = self.hmark[last]
-            self.hotpos[q] = i
-        self.hotpos[j] = -1
+            self.hpos[q] = -2 - i
+        self.hpos[j] = -1
         self.hot_n -= 1
 
     # -- ticks -------------------------------------------------------------------
     cdef void _rebuild(self, double t) noexcept nogil:
-        cdef Py_ssize_t j, i, K = self.hot_target, m = self.m
-        cdef double L
+        # callers guarantee at least one live page
+        cdef Py_ssize_t j, i, n = 0, m = self.m
+        cdef Py_ssize_t K = self.hot_target if self.hot_target < self.n_live else self.n_live
+        cdef double L, v
+        # workspace for this rebuild only: the live values in slot order, and a copy to sort
+        cdef double* vals = <double*>malloc(self.n_live * sizeof(double))
+        cdef double* scratch = <double*>malloc(self.n_live * sizeof(double))
+        if vals == NULL or scratch == NULL:
+            abort()
         self.n_rebuilds += 1
         for j in range(m):
-            self.vals[j] = self.value(j, self.tau(j, t))
-            self.scratch[j] = self.vals[j]
             self.hpos[j] = -1
-            self.hotpos[j] = -1
+            if not self.alive[j]:
+                continue
+            vals[n] = self.value(j, self.tau(j, t))
+            scratch[n] = vals[n]
+            n += 1
         self.heap_n = 0
         self.hot_n = 0
-        qsort(&self.scratch[0], m, sizeof(double), _cmp_desc)
-        L = self.scratch[K - 1]
+        qsort(scratch, n, sizeof(double), _cmp_desc)
+        L = scratch[K - 1]
         if not (L > 0.0):
             L = 0.0
             i = K - 1
             while i >= 0:
-                if self.scratch[i] > 0.0:
-                    L = self.scratch[i]
+                if scratch[i] > 0.0:
+                    L = scratch[i]
                     break
                 i -= 1
+        free(scratch)
         self.lev = L
+        n = 0
         for j in range(m):
-            if self.crossing(j, t, self.vals[j], -INFINITY):
+            if not self.alive[j]:
+                continue
+            v = vals[n]
+            n += 1
+            if self.crossing(j, t, v, -INFINITY):
                 self.heap[self.heap_n] = j
                 self.hpos[j] = self.heap_n
                 self.heap_n += 1
             else:
-                self._hot_add(j, self.vals[j], t, <double>self.nticks)
+                self._hot_add(j, v, t, <double>self.nticks)
+        free(vals)
         i = self.heap_n // 2
         while i > 0:
             i -= 1
@@ -375,10 +527,14 @@ cdef class SchedulerState:
     cdef void _raise_level(self, double t) noexcept nogil:
         cdef Py_ssize_t i, j, n = self.hot_n
         cdef double L
+        cdef double* scratch = <double*>malloc(n * sizeof(double))
+        if scratch == NULL:
+            abort()
         for i in range(n):
-            self.scratch[i] = self.hval[i]
-        qsort(&self.scratch[0], n, sizeof(double), _cmp_desc)
-        L = self.scratch[self.hot_max // 2 - 1]
+            scratch[i] = self.hval[i]
+        qsort(scratch, n, sizeof(double), _cmp_desc)
+        L = scratch[self.hot_max // 2 - 1]
+        free(scratch)
         if not (L > self.lev):
             return
         self.lev = L
@@ -514,15 +670,20 @@ cdef class SchedulerState:
 
     def signal(self, Py_ssize_t j, double t):
         """Count a signal of page j at time t (t >= last crawl); False if discarded."""
+        return self._signal(j, t)
+
+    cdef bint _signal(self, Py_ssize_t j, double t) noexcept nogil:
         cdef double v
+        cdef Py_ssize_t q
         if t - self.last[j] < self.delay:
             return False
         self.ncis[j] += 1.0
         if self.need_rebuild:
             return True
-        if self.hotpos[j] >= 0:
-            self.hexp[self.hotpos[j]] = -INFINITY  # its bound no longer holds
-            self.hmark[self.hotpos[j]] = -1.0
+        q = self._hot_index(j)
+        if q >= 0:
+            self.hexp[q] = -INFINITY  # its bound no longer holds
+            self.hmark[q] = -1.0
             return True
         v = self.value(j, self.tau(j, self.t_now))
         if self.crossing(j, self.t_now, v, -INFINITY):
@@ -533,8 +694,238 @@ cdef class SchedulerState:
             self._hot_add(j, v, -INFINITY, -1.0)
         return True
 
+    # -- dynamic pages ------------------------------------------------------------
+    cdef void _place(self, Py_ssize_t j) noexcept nogil:
+        """Put live page j (in neither structure) in the heap or the hot list at the current time."""
+        cdef double v = self.value(j, self.tau(j, self.t_now))
+        if self.crossing(j, self.t_now, v, -INFINITY):
+            self._push(j)
+        else:
+            self._hot_add(j, v, -INFINITY, -1.0)
+
+    def _grow(self, Py_ssize_t need):
+        """Capacity >= need slots, by amortised doubling (a copy of every per-page array)."""
+        cdef Py_ssize_t cap = self.cap, m = self.m
+        if need <= cap:
+            return
+        cap = max(need, 2 * cap, 16)
+        self.delta = _grown(self.delta, m, cap, 0.0)
+        self.mu = _grown(self.mu, m, cap, 0.0)
+        self.nu = _grown(self.nu, m, cap, 0.0)
+        self.beta = _grown(self.beta, m, cap, 0.0)
+        self.recall = _grown(self.recall, m, cap, 0.0)
+        self.last = _grown(self.last, m, cap, 0.0)
+        self.ncis = _grown(self.ncis, m, cap, 0.0)
+        self.cross_t = _grown(self.cross_t, m, cap, INFINITY)
+        self.c_lo = _grown(self.c_lo, m, cap, 0.0)
+        self.c_hi = _grown(self.c_hi, m, cap, INFINITY)
+        self.c_level = _grown(self.c_level, m, cap, np.nan)
+        self.heap = _grown(self.heap, self.heap_n, cap, 0)
+        self.hpos = _grown(self.hpos, m, cap, -1)
+        self.alive = _grown(self.alive, m, cap, 0)
+        self.cap = cap
+
+    def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
+            const double[::1] beta, const double[::1] recall, const double[::1] last):
+        """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
+        cdef Py_ssize_t i, j, n = delta.shape[0], first = self.m
+        self._grow(self.m + n)
+        with nogil:
+            for i in range(n):
+                j = first + i
+                self.delta[j], self.mu[j], self.nu[j] = delta[i], mu[i], nu[i]
+                self.beta[j], self.recall[j] = beta[i], recall[i]
+                self.last[j] = last[i]
+                self.ncis[j] = 0.0
+                self.cross_t[j] = INFINITY
+                self.c_lo[j] = 0.0
+                self.c_hi[j] = INFINITY
+                self.c_level[j] = NAN
+                self.hpos[j] = -1
+                self.alive[j] = 1
+                self.m += 1
+                self.n_live += 1
+                if not self.need_rebuild:
+                    self._place(j)
+        return first
+
+    def remove(self, const Py_ssize_t[::1] ids):
+        """Remove live pages (distinct ids, checked by the caller); their ids are never reused."""
+        cdef Py_ssize_t i, j
+        with nogil:
+            for i in range(ids.shape[0]):
+                j = ids[i]
+                if self.hpos[j] <= -2:
+                    self._hot_remove(j)
+                elif self.hpos[j] >= 0:
+                    self._remove(j)
+                self.alive[j] = 0
+                self.n_live -= 1
+
+    def update(self, const Py_ssize_t[::1] ids, const double[::1] delta, const double[::1] mu,
+               const double[::1] nu, const double[::1] beta, const double[::1] recall):
+        """New parameters for live pages (distinct ids); last crawl and signal count kept."""
+        cdef Py_ssize_t i, j, q
+        with nogil:
+            for i in range(ids.shape[0]):
+                j = ids[i]
+                self.delta[j], self.mu[j], self.nu[j] = delta[i], mu[i], nu[i]
+                self.beta[j], self.recall[j] = beta[i], recall[i]
+                self.c_level[j] = NAN  # the cached crossing bracket was for the old parameters
+                if self.need_rebuild:
+                    continue
+                q = self._hot_index(j)
+                if q >= 0:  # its bound no longer holds: refreshed at the next tick
+                    self.hexp[q] = -INFINITY
+                    self.hmark[q] = -1.0
+                else:
+                    self._remove(j)
+                    self._place(j)
+
+    def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
+        """out[i] = signal(pages[i], times[i]), in order (pages and times already validated)."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(pages.shape[0]):
+                out[i] = self._signal(pages[i], times[i])
+
+    # -- exact state export / import (save, load, pickle) --------------------------
+    def __reduce__(self):
+        cdef Py_ssize_t m = self.m
+        params = (np.array(self.delta[:m]), np.array(self.mu[:m]), np.array(self.nu[:m]),
+                  np.array(self.beta[:m]), np.array(self.recall[:m]))
+        return (_restore, (params, self.kind, self.terms, self.export_state()))
+
+    def export_state(self):
+        """Every array and scalar the decisions depend on, as a dict of copies.
+
+        ``heap``/``hot`` (with ``hval``, ``hexp``, ``hmark``) are the live
+        parts of the cold heap and the hot list in their storage order, so
+        :meth:`import_state` restores the structures bit for bit: the
+        continued run makes the same decisions *and* the same evaluations.
+        The rebuild's workspace is temporary and not part of the state.
+        """
+        cdef Py_ssize_t hn = self.heap_n, tn = self.hot_n, m = self.m
+        return {
+            "change_rate": np.array(self.delta[:m], copy=True),
+            "importance": np.array(self.mu[:m], copy=True),
+            "recall": np.array(self.recall[:m], copy=True),
+            "false_rate": np.array(self.nu[:m], copy=True),
+            "alive": np.array(self.alive[:m], dtype=bool),
+            "last": np.array(self.last[:m], copy=True),
+            "ncis": np.array(self.ncis[:m], copy=True),
+            "cross_t": np.array(self.cross_t[:m], copy=True),
+            "c_lo": np.array(self.c_lo[:m], copy=True),
+            "c_hi": np.array(self.c_hi[:m], copy=True),
+            "c_level": np.array(self.c_level[:m], copy=True),
+            "heap": np.array(self.heap[:hn], copy=True),
+            "hot": _from_ptr_intp(self.hot, tn),
+            "hval": _from_ptr(self.hval, tn),
+            "hexp": _from_ptr(self.hexp, tn),
+            "hmark": _from_ptr(self.hmark, tn),
+            "level": self.lev,
+            "origin": self.origin,
+            "rate": self.r_now,
+            "time": self.t_now,
+            "signal_delay": self.delay,
+            "horizon": self.horizon,
+            "k": self.k,
+            "nticks": self.nticks,
+            "need_rebuild": bool(self.need_rebuild),
+            "n_evaluations": self.n_evaluations,
+            "n_rebuilds": self.n_rebuilds,
+        }
+
+    def import_state(self, d):
+        """Overwrite the state with ``export_state()`` output of a state over the same page slots.
+
+        The caller (``Scheduler.from_dict``) has checked every index and
+        length: nothing is validated here.  The parameters are those given
+        to the constructor (the same slots).
+        """
+        cdef Py_ssize_t i, j
+        cdef Py_ssize_t[::1] heap = np.ascontiguousarray(d["heap"], dtype=np.intp)
+        cdef Py_ssize_t[::1] hot = np.ascontiguousarray(d["hot"], dtype=np.intp)
+        cdef Py_ssize_t m = self.m
+        np.asarray(self.last)[:m] = np.asarray(d["last"], dtype=np.float64)
+        np.asarray(self.ncis)[:m] = np.asarray(d["ncis"], dtype=np.float64)
+        np.asarray(self.cross_t)[:m] = np.asarray(d["cross_t"], dtype=np.float64)
+        np.asarray(self.c_lo)[:m] = np.asarray(d["c_lo"], dtype=np.float64)
+        np.asarray(self.c_hi)[:m] = np.asarray(d["c_hi"], dtype=np.float64)
+        np.asarray(self.c_level)[:m] = np.asarray(d["c_level"], dtype=np.float64)
+        alive = np.ascontiguousarray(d["alive"], dtype=np.uint8)
+        np.asarray(self.alive)[:self.m] = alive
+        self.n_live = int(alive.sum())
+        self.hpos[:] = -1
+        self.heap_n = heap.shape[0]
+        for i in range(self.heap_n):
+            j = heap[i]
+            self.heap[i] = j
+            self.hpos[j] = i
+        self.hot_n = 0
+        self._hot_reserve(hot.shape[0])
+        self.hot_n = hot.shape[0]
+        hval = np.ascontiguousarray(d["hval"], dtype=np.float64)
+        hexp = np.ascontiguousarray(d["hexp"], dtype=np.float64)
+        hmark = np.ascontiguousarray(d["hmark"], dtype=np.float64)
+        for i in range(self.hot_n):
+            j = hot[i]
+            self.hot[i] = j
+            self.hpos[j] = -2 - i
+            self.hval[i] = hval[i]
+            self.hexp[i] = hexp[i]
+            self.hmark[i] = hmark[i]
+        self.lev = d["level"]
+        self.origin = d["origin"]
+        self.r_now = d["rate"]
+        self.t_now = d["time"]
+        self.delay = d["signal_delay"]
+        self.horizon = d["horizon"]
+        self.k = d["k"]
+        self.nticks = d["nticks"]
+        self.need_rebuild = d["need_rebuild"]
+        self.n_evaluations = d["n_evaluations"]
+        self.n_rebuilds = d["n_rebuilds"]
+
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time."""
         self.origin = self.t_now
         self.k = 0
         self.r_now = rate
+
+
+def _restore(params, int kind, long terms, state):
+    """Unpickle a :class:`SchedulerState` (its ``__reduce__``)."""
+    s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
+    s.import_state(state)
+    return s
+
+
+def _owned(a):
+    return np.array(a, dtype=np.float64, copy=True)
+
+
+def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
+    """New array of length cap: a[:n] then fill."""
+    x = np.asarray(a)
+    out = np.full(cap, fill, dtype=x.dtype)
+    out[:n] = x[:n]
+    return out
+
+
+cdef object _from_ptr(const double* p, Py_ssize_t n):
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = p[i]
+    return out
+
+
+cdef object _from_ptr_intp(const Py_ssize_t* p, Py_ssize_t n):
+    out = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] o = out
+    cdef Py_ssize_t i
+    for i in range(n):
+        o[i] = p[i]
+    return out

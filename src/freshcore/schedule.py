@@ -6,24 +6,39 @@ exactly as a brute-force argmax over all pages would (ties to the lowest page
 index), without evaluating every page at every tick.  The compiled state
 (``freshcore._schedule``) documents the invariant that makes this exact.
 
-This first slice of issue 4 covers a fixed set of pages; adding, removing or
-re-parameterising pages, save/load, sharding, the baselines and the simulator
-are not implemented yet.
+Pages have stable integer ids and can be added, removed and re-parameterised
+(e.g. with fresh change-rate estimates) between ticks without a rebuild.
+The full state survives :meth:`Scheduler.save`/:meth:`Scheduler.load`,
+``pickle``, ``copy`` and :meth:`Scheduler.to_dict`/:meth:`Scheduler.from_dict`:
+the continued decision sequence is identical to an uninterrupted run (SPEC
+section 4, "its state can be saved and restored").
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from typing import Any
 
 import numpy as np
 
 from freshcore import _schedule
-from freshcore._validation import check_choice, check_int, check_scalar
+from freshcore._validation import check_array, check_choice, check_indices, check_int, check_same_length, check_scalar
 from freshcore.value import PageModel
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "FORMAT_VERSION"]
 
 _KINDS = ("exact", "approx", "greedy", "cis")
+
+#: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
+FORMAT_VERSION = 2
+_MAGIC = "freshcore.Scheduler"
+_PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
+_FLOAT_KEYS = ("last", "ncis", "cross_t", "c_lo", "c_hi", "c_level")
+_HOT_KEYS = ("hval", "hexp", "hmark")
+_FLOAT_SCALARS = ("level", "origin", "rate", "time", "signal_delay", "horizon")
+_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_rebuilds")
 
 
 class Scheduler:
@@ -32,8 +47,9 @@ class Scheduler:
     Parameters
     ----------
     pages : PageModel
-        The pages; their parameters are fixed for the
-        scheduler's life.
+        The initial pages, with ids ``0 .. len(pages) - 1``.  Pages are
+        added, removed and re-parameterised with :meth:`add_pages`,
+        :meth:`remove_pages` and :meth:`update_pages`.
     rate : float
         Crawl rate ``R > 0``: tick ``j`` after the last rate change at time
         ``t_0`` is at ``t_0 + j/R``.  Changed by :meth:`set_rate`.
@@ -47,11 +63,16 @@ class Scheduler:
     terms : int, optional
         Number of terms ``j >= 1`` for ``value="approx"`` (required there,
         not allowed otherwise).
+    last_crawl : array_like of shape (n_pages,), optional
+        Initial last-crawl time of each page, finite and ``<= 0`` (default:
+        all 0).  Staggering them (e.g. ``-uniform(0, n_pages/R)``) avoids
+        the start-up transient in which every page's value grows at the same
+        pace and the first ticks cost O(n_pages) each (``freshcore._schedule``).
 
     Notes
     -----
-    Every page starts crawled at time 0 with no signals; the first tick is at
-    ``1/R``.  At tick time ``t`` the page crawled is ``argmax_i V_i(tau_i)``
+    Every page starts crawled at ``last_crawl`` (default 0) with no signals;
+    the first tick is at ``1/R``.  At tick time ``t`` the page crawled is ``argmax_i V_i(tau_i)``
     with ``tau_i = (t - last_i) + b_i n_i`` (the term ``b_i n_i`` is 0 when
     ``n_i = 0``), ``last_i`` the page's last crawl, ``n_i`` its counted
     signals since then, and ``b_i`` the time-equivalent of one signal:
@@ -60,8 +81,16 @@ class Scheduler:
     sets ``last_i = t`` and ``n_i = 0`` (SPEC section 4).  A signal counts as
     soon as :meth:`signal` is called.
 
-    The decision is exactly the brute-force argmax (tests compare every
-    decision with one), yet a tick evaluates only a short list of pages near
+    Pages are named by stable integer ids: the initial pages are
+    ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the
+    id of a removed page is never reused.  Decisions, :meth:`signal` and the
+    other methods use these ids; ties go to the lowest id.  The per-page
+    properties (:attr:`last_crawl`, :attr:`signal_counts`, :attr:`pages`)
+    list the live pages in increasing id order, i.e. entry ``i`` is page
+    ``page_ids[i]`` (the identity until a page is removed).
+
+    The decision is exactly the brute-force argmax over the live pages
+    (tests compare every decision with one), yet a tick evaluates only a short list of pages near
     the top plus O(log m) heap work per crawled page: see the level invariant
     in ``freshcore._schedule``.
 
@@ -77,10 +106,23 @@ class Scheduler:
     True
     >>> s.run(3).tolist(), s.time
     ([2, 0, 1], 8.0)
+    >>> s.add_pages(PageModel([2.0], [1.0]), last_crawl=5.0).tolist()  # gets id 3
+    [3]
+    >>> s.remove_pages([0]).update_pages([1], PageModel([0.1], [1.0])).run(3).tolist()
+    [3, 2, 3]
+    >>> s.page_ids.tolist(), s.last_crawl.tolist()
+    ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
     def __init__(
-        self, pages: PageModel, rate: float, value: str = "exact", signal_delay: float = 0.0, terms: int | None = None
+        self,
+        pages: PageModel,
+        rate: float,
+        value: str = "exact",
+        signal_delay: float = 0.0,
+        terms: int | None = None,
+        *,
+        last_crawl: Any = None,
     ) -> None:
         caller = "Scheduler"
         if not isinstance(pages, PageModel):
@@ -98,19 +140,20 @@ class Scheduler:
             if terms is not None:
                 raise ValueError(f"The 'terms' parameter of {caller} is only used with value='approx'. Got {terms!r}.")
             j = -1
-        dl, lam = pages.change_rate, pages.recall
-        if value == "greedy":
-            beff = np.zeros(len(pages))
-        elif value == "cis":
-            beff = np.where(lam * dl > 0, np.inf, 0.0)
-        else:
-            beff = pages.beta
-        arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (
-            dl, pages.importance, pages.alpha, pages.gamma, pages.false_rate, pages.beta, lam, beff)]
-        self._pages = pages
+        last = None
+        if last_crawl is not None:
+            last = check_array(last_crawl, "last_crawl", caller, high=0.0, copy=True)
+            if len(last) != len(pages):
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({len(pages)}). "
+                    f"Got shape {last.shape} instead."
+                )
+        arrays = _page_arrays(pages, value)
+        self._pages: PageModel | None = pages
         self._value = value
         self._terms = terms
-        self._state = _schedule.SchedulerState(*arrays, _KINDS.index(value), j, r, delay)
+        self._delay = delay
+        self._state = _schedule.SchedulerState(*arrays, _KINDS.index(value), j, r, delay, last)
 
     @property
     def time(self) -> float:
@@ -124,12 +167,27 @@ class Scheduler:
 
     @property
     def n_pages(self) -> int:
-        """Number of pages."""
-        return len(self._pages)
+        """Number of live pages."""
+        return self._state.n_pages
+
+    @property
+    def page_ids(self) -> np.ndarray:
+        """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
+        return self._state.page_ids()
 
     @property
     def pages(self) -> PageModel:
-        """The pages."""
+        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``).
+
+        Raises
+        ------
+        ValueError
+            If every page was removed (a PageModel cannot be empty).
+        """
+        if self._pages is None:
+            if self.n_pages == 0:
+                raise ValueError("Scheduler.pages: every page was removed.")
+            self._pages = PageModel(*self._state.params())
         return self._pages
 
     @property
@@ -138,13 +196,27 @@ class Scheduler:
         return self._value
 
     @property
+    def signal_delay(self) -> float:
+        """Signals less than this after their page's last crawl are discarded."""
+        return self._delay
+
+    @property
+    def terms(self) -> int | None:
+        """Number of terms of ``value="approx"`` (None otherwise)."""
+        return self._terms
+
+    @property
     def last_crawl(self) -> np.ndarray:
-        """Time of each page's last crawl (0 if never crawled), a copy of shape (n_pages,)."""
+        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
+
+        0 (or the ``last_crawl`` given) for a page never crawled; the time of
+        its addition (or the ``last_crawl`` given) for an added page.
+        """
         return self._state.last_crawl()
 
     @property
     def signal_counts(self) -> np.ndarray:
-        """Counted signals of each page since its last crawl, int64 copy of shape (n_pages,)."""
+        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
         return self._state.signal_counts()
 
     def next(self) -> int:
@@ -153,7 +225,14 @@ class Scheduler:
         Returns
         -------
         page : int
+            Its id.
+
+        Raises
+        ------
+        ValueError
+            If every page was removed.
         """
+        self._need_pages("Scheduler.next")
         return int(self._state.step())
 
     def run(self, n: int) -> np.ndarray:
@@ -167,8 +246,16 @@ class Scheduler:
         Returns
         -------
         pages : ndarray of int64 of shape (n,)
+            Their ids.
+
+        Raises
+        ------
+        ValueError
+            If ``n < 0``, or ``n > 0`` and every page was removed.
         """
         k = check_int(n, "n", "Scheduler.run", low=0)
+        if k:
+            self._need_pages("Scheduler.run")
         out = np.empty(k, dtype=np.intp)
         self._state.run(k, out)
         return out.astype(np.int64, copy=False)
@@ -179,7 +266,7 @@ class Scheduler:
         Parameters
         ----------
         page : int
-            Page index in ``[0, n_pages)``.
+            Id of a live page.
         t : float
             Time of the signal, finite and not before the page's last crawl.
 
@@ -192,13 +279,15 @@ class Scheduler:
         Raises
         ------
         ValueError
-            If ``page`` is out of range, ``t`` is not finite or ``t`` precedes
+            If ``page`` is not a live page id, ``t`` is not finite or ``t`` precedes
             the page's last crawl; the scheduler is then unchanged.
         TypeError
             If ``page`` is not an integer or ``t`` not a real number.
         """
         caller = "Scheduler.signal"
-        j = check_int(page, "page", caller, low=0, high=self.n_pages - 1)
+        j = check_int(page, "page", caller, low=0)
+        if j >= self._state.n_slots or not self._state.alive_view()[j]:
+            raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} ({self._why(j)}).")
         tt = check_scalar(t, "t", caller)
         last = self._state.last_crawl_of(j)
         if tt < last:
@@ -207,6 +296,47 @@ class Scheduler:
                 f"(at {last!r}). Got {tt!r} instead."
             )
         return bool(self._state.signal(j, tt))
+
+    def signal_many(self, pages: Any, times: Any) -> np.ndarray:
+        """Record several change signals at once; equal to a loop of :meth:`signal`.
+
+        Parameters
+        ----------
+        pages : array_like of int of shape (n,)
+            Page id of each signal.
+        times : array_like of float of shape (n,)
+            Time of each signal, finite and not before its page's last crawl.
+
+        Returns
+        -------
+        counted : ndarray of bool of shape (n,)
+            ``counted[i]`` is what ``signal(pages[i], times[i])`` returns
+            when the signals are recorded in order.
+
+        Raises
+        ------
+        ValueError
+            If a page is not a live page id, a time is not finite or precedes its
+            page's last crawl, or the lengths differ; the message names the
+            first bad index and no signal is recorded.
+        TypeError
+            If ``pages`` is not an integer array or ``times`` not real.
+        """
+        caller = "Scheduler.signal_many"
+        p = self._check_ids(pages, "pages", caller)
+        tt = check_array(times, "times", caller, allow_empty=True)
+        check_same_length(caller, pages=p, times=tt)
+        last = self._state.last_crawl_view()[p]
+        bad = tt < last
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
+                f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
+            )
+        out = np.empty(len(p), dtype=np.uint8)
+        self._state.signal_many(p, tt, out)
+        return out.view(np.bool_)
 
     def set_rate(self, rate: float) -> Scheduler:
         """Change the crawl rate from now on (001 Appendix D); returns ``self``.
@@ -222,5 +352,380 @@ class Scheduler:
         self._state.set_rate(r)
         return self
 
+    # -- dynamic pages ----------------------------------------------------------
+    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
+        """Add pages; returns their new ids (the next unused ones, never reused).
+
+        Parameters
+        ----------
+        pages : PageModel
+            Parameters of the new pages.
+        last_crawl : float or array_like of shape (len(pages),), optional
+            Their last crawl, finite and ``<= time`` (default: ``time``, i.e.
+            just crawled).
+
+        Returns
+        -------
+        ids : ndarray of int64 of shape (len(pages),)
+
+        Notes
+        -----
+        No rebuild: each new page goes to the cold heap or the hot list as
+        a counted signal would move it (O(log m) each; ``freshcore._schedule``).
+        """
+        caller = "Scheduler.add_pages"
+        if not isinstance(pages, PageModel):
+            raise TypeError(
+                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
+            )
+        n = len(pages)
+        if last_crawl is None:
+            last = np.full(n, self.time)
+        else:
+            last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1), high=self.time)
+            if np.ndim(last_crawl) == 0:
+                last = np.full(n, float(last.reshape(-1)[0]))
+            elif len(last) != n:
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
+                    f"Got shape {last.shape} instead."
+                )
+        first = self._state.add(*_page_arrays(pages, self._value), np.ascontiguousarray(last, dtype=np.float64))
+        self._pages = None
+        return np.arange(first, first + n, dtype=np.int64)
+
+    def remove_pages(self, ids: Any) -> Scheduler:
+        """Remove live pages (no rebuild); returns ``self``.
+
+        Parameters
+        ----------
+        ids : array_like of int
+            Distinct live page ids.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, already removed or repeated (the message
+            names the first bad index); nothing is removed then.
+        """
+        p = self._check_ids(ids, "ids", "Scheduler.remove_pages", distinct=True)
+        self._state.remove(p)
+        self._pages = None
+        return self
+
+    def update_pages(self, ids: Any, pages: PageModel) -> Scheduler:
+        """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
+
+        The pages keep their last crawl and counted signals; each is
+        re-placed in the heap or hot list (no rebuild).
+
+        Parameters
+        ----------
+        ids : array_like of int of shape (n,)
+            Distinct live page ids.
+        pages : PageModel of n pages
+            Their new parameters, in the order of ``ids``.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, removed or repeated, or the lengths differ;
+            the scheduler is then unchanged.
+        """
+        caller = "Scheduler.update_pages"
+        p = self._check_ids(ids, "ids", caller, distinct=True)
+        if not isinstance(pages, PageModel):
+            raise TypeError(
+                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
+            )
+        if len(pages) != len(p):
+            raise ValueError(
+                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
+            )
+        self._state.update(p, *_page_arrays(pages, self._value))
+        self._pages = None
+        return self
+
+    def _why(self, j: int) -> str:
+        return "removed" if j < self._state.n_slots else f"ids so far are 0 .. {self._state.n_slots - 1}"
+
+    def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
+        """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
+        p = check_indices(ids, name, caller, self._state.n_slots)
+        dead = ~self._state.alive_view()[p]
+        if dead.any():
+            i = int(np.flatnonzero(dead)[0])
+            raise ValueError(
+                f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
+            )
+        if distinct and len(p) > 1:
+            order = np.argsort(p, kind="stable")
+            rep = np.flatnonzero(p[order][1:] == p[order][:-1])
+            if len(rep):
+                i = int(order[1:][rep].min())
+                raise ValueError(
+                    f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
+                    f"is repeated."
+                )
+        return p
+
+    def _need_pages(self, caller: str) -> None:
+        if self._state.n_pages == 0:
+            raise ValueError(f"{caller}: no page to crawl (every page was removed).")
+
+    # -- state: dict, pickle, copy, file -----------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The full state as a dict of numpy arrays and Python scalars (copies).
+
+        Holds the parameters of every page id handed out (``alive`` flags
+        the live ones), the value kind, ``terms``, the signal
+        delay and the compiled state (rate, origin and tick count of the
+        current rate, time, last crawls, signal counts, the cold heap and the
+        hot list in storage order, the cached crossing brackets, the level).
+        :meth:`from_dict` restores it exactly: the continued decisions (and
+        even the value evaluations) are those of an uninterrupted run.
+        """
+        d: dict[str, Any] = {
+            "format_version": FORMAT_VERSION,
+            "value": self._value,
+            "terms": self._terms,
+        }
+        d.update(self._state.export_state())
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Scheduler:
+        """Rebuild a scheduler from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If an entry is missing, of the wrong shape or inconsistent (an
+            index out of range, a page both hot and cold, a broken heap, ...).
+        TypeError
+            If ``d`` is not a mapping.
+        """
+        caller = "Scheduler.from_dict"
+        if not hasattr(d, "keys"):
+            raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
+        need = ("format_version", "value", "terms", *_PAGE_KEYS, "alive", *_FLOAT_KEYS, "heap", "hot", *_HOT_KEYS,
+                *_FLOAT_SCALARS, *_INT_SCALARS, "need_rebuild")
+        missing = [k for k in need if k not in d]
+        if missing:
+            raise ValueError(f"The 'd' parameter of {caller} lacks the entries {missing}.")
+        version = _item(d["format_version"])
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
+                f"version {FORMAT_VERSION}."
+            )
+        value = _item(d["value"])
+        terms = _item(d["terms"])
+        pages = PageModel(*(d[k] for k in _PAGE_KEYS))
+        self = cls(pages, _item(d["rate"]), value=value, signal_delay=_item(d["signal_delay"]), terms=terms)
+        state = _check_state(d, len(pages), caller)
+        self._state.import_state(state)
+        self._pages = None
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(Scheduler.from_dict(d).__dict__)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the full state to ``path`` atomically.
+
+        The file is an ``.npz`` archive (read with ``allow_pickle=False``)
+        holding :meth:`to_dict`, a magic string, :data:`FORMAT_VERSION` and
+        the SHA-256 of the payload.  It is written to a temporary file in the
+        same directory, flushed to disk (``fsync``) and renamed over ``path``
+        (``os.replace``), so a crash or an error mid-save leaves any previous
+        file at ``path`` intact and never a partial one.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Destination (no suffix is added).
+        """
+        path = os.fspath(path)
+        arrays = _to_arrays(self.to_dict())
+        arrays["magic"] = np.array(_MAGIC)
+        arrays["sha256"] = np.array(_digest(arrays))
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, **arrays)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        try:  # make the rename itself durable
+            dfd = os.open(directory, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            os.fsync(dfd)
+        except OSError:
+            pass
+        finally:
+            os.close(dfd)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Scheduler:
+        """Read a scheduler written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If the file is truncated or corrupted (unreadable archive, or a
+            payload whose SHA-256 does not match), is not a scheduler file
+            (wrong magic string) or is of another format version.
+        FileNotFoundError
+            If ``path`` does not exist.
+        """
+        path = os.fspath(path)
+        try:
+            z = np.load(path, allow_pickle=False)
+            if isinstance(z, np.lib.npyio.NpzFile):
+                with z:
+                    data = {k: z[k] for k in z.files}
+            else:  # a plain .npy array
+                data = {}
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            raise
+        except Exception as exc:  # zipfile/zlib/numpy errors of a damaged archive
+            raise ValueError(f"{path!r} is not a readable scheduler file (truncated or corrupted): {exc}") from exc
+        if _item(data.get("magic", "")) != _MAGIC:
+            raise ValueError(f"{path!r} is not a freshcore scheduler file (no {_MAGIC!r} magic string).")
+        version = _item(data.get("format_version", -1))
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"{path!r} is a scheduler file of format version {version!r}; this freshcore reads version "
+                f"{FORMAT_VERSION}."
+            )
+        digest = _item(data.pop("sha256", ""))
+        if _digest(data) != digest:
+            raise ValueError(f"{path!r} is corrupted: the SHA-256 of its payload does not match.")
+        del data["magic"]
+        if "terms" in data and _item(data["terms"]) == -1:
+            data["terms"] = None
+        return cls.from_dict(data)
+
     def __repr__(self) -> str:
         return f"Scheduler(n_pages={self.n_pages}, rate={self.rate!r}, value={self._value!r}, time={self.time!r})"
+
+
+def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
+    """The per-page arrays of the compiled state: Delta, mu, nu, beta and lambda.
+
+    (``alpha``, ``gamma`` and the signal term of ``tau`` for ``value`` are
+    recomputed by the compiled state with PageModel's operations.)
+    """
+    return [np.ascontiguousarray(a, dtype=np.float64) for a in (
+        pages.change_rate, pages.importance, pages.false_rate, pages.beta, pages.recall)]
+
+
+def _item(x: Any) -> Any:
+    """A Python scalar from a scalar or a 0-d array (npz entries are arrays)."""
+    if isinstance(x, np.ndarray):
+        if x.ndim != 0:
+            raise ValueError(f"expected a scalar entry, got an array of shape {x.shape}")
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _to_arrays(d: dict[str, Any]) -> dict[str, np.ndarray]:
+    out = dict(d)
+    if out["terms"] is None:
+        out["terms"] = -1
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 over every entry but the digest itself: name, dtype, shape and bytes, in key order."""
+    h = hashlib.sha256()
+    for key in sorted(arrays):
+        if key == "sha256":
+            continue
+        a = np.ascontiguousarray(arrays[key])
+        h.update(f"{key}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
+    """Validate the compiled-state entries of a :meth:`Scheduler.to_dict` dict (so import cannot go out of bounds)."""
+
+    def bad(key: str, why: str) -> ValueError:
+        return ValueError(f"The {key!r} entry of the dict given to {caller} {why}.")
+
+    out: dict[str, Any] = {}
+    for key in _FLOAT_KEYS:
+        a = np.ascontiguousarray(d[key], dtype=np.float64)
+        if a.shape != (m,):
+            raise bad(key, f"must have shape ({m},), got {a.shape}")
+        out[key] = a
+    if not np.isfinite(out["last"]).all():
+        raise bad("last", "must be finite")
+    n = out["ncis"]
+    if not ((n >= 0) & (n == np.floor(n)) & np.isfinite(n)).all():
+        raise bad("ncis", "must hold integer counts >= 0")
+    if np.isnan(out["cross_t"]).any():
+        raise bad("cross_t", "must not hold NaN")
+    for key in ("heap", "hot"):
+        a = np.asarray(d[key])
+        if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
+            raise bad(key, "must be a 1-D integer array")
+        a = a.astype(np.intp)
+        if a.size and (a.min() < 0 or a.max() >= m):
+            raise bad(key, f"must hold page indices in [0, {m})")
+        out[key] = a
+    alive = np.asarray(d["alive"])
+    if alive.shape != (m,) or alive.dtype.kind not in "biu" or not np.isin(alive, (0, 1)).all():
+        raise bad("alive", f"must hold {m} flags")
+    out["alive"] = alive.astype(bool)
+    placed = np.concatenate([out["heap"], out["hot"]])
+    if len(np.unique(placed)) != len(placed):
+        raise bad("heap", "and the 'hot' entry must hold distinct pages")
+    if not out["alive"][placed].all():
+        raise bad("heap", "and the 'hot' entry must hold live pages only")
+    for key in _HOT_KEYS:
+        a = np.ascontiguousarray(d[key], dtype=np.float64)
+        if a.shape != out["hot"].shape:
+            raise bad(key, f"must have the shape of 'hot', {out['hot'].shape}; got {a.shape}")
+        out[key] = a
+    if np.isnan(out["hval"]).any():
+        raise bad("hval", "must not hold NaN")
+    for key in _FLOAT_SCALARS:
+        v = _item(d[key])
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):
+            raise bad(key, f"must be a finite number, got {v!r}")
+        out[key] = float(v)
+    if out["level"] < 0 or out["horizon"] <= 0 or out["rate"] <= 0 or out["signal_delay"] < 0:
+        raise bad("level", "'horizon', 'rate' and 'signal_delay' must be in range")
+    for key in _INT_SCALARS:
+        v = _item(d[key])
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise bad(key, f"must be an integer >= 0, got {v!r}")
+        out[key] = v
+    rebuild = _item(d["need_rebuild"])
+    if not isinstance(rebuild, bool):
+        raise bad("need_rebuild", f"must be a bool, got {rebuild!r}")
+    out["need_rebuild"] = rebuild
+    n_live = int(out["alive"].sum())
+    if not rebuild and len(placed) != n_live:
+        raise bad("heap", f"and the 'hot' entry must hold every live page once ({n_live}); got {len(placed)}")
+    heap_t = out["cross_t"][out["heap"]]
+    if len(heap_t) > 1 and (heap_t[1:] < heap_t[(np.arange(1, len(heap_t)) - 1) // 2]).any():
+        raise bad("heap", "must be a min-heap on 'cross_t'")
+    return out

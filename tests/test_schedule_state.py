@@ -1,0 +1,861 @@
+"""Scheduler state (issue 4): initial crawl times, batch signals, to_dict/pickle/copy and save/load.
+
+The contract of SPEC section 4: after a save/load (or pickle, copy, from_dict) the continued decision
+sequence is identical to an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import io
+import math
+import os
+import pickle
+import shutil
+import struct
+import tracemalloc
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+import freshcore.schedule as schedule_mod
+from freshcore.schedule import FORMAT_VERSION, Scheduler
+from freshcore.simulator import simulate
+from freshcore.value import PageModel, crawl_value
+
+# the brute-force reference and page generator of test_schedule.py (tests run with --import-mode=importlib)
+_spec = importlib.util.spec_from_file_location("_schedule_reference", Path(__file__).with_name("test_schedule.py"))
+_ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ref)
+KINDS, Reference, kind_args, random_pages = _ref.KINDS, _ref.Reference, _ref.kind_args, _ref.random_pages
+
+
+def state_equal(a: Scheduler, b: Scheduler) -> bool:
+    da, db = a.to_dict(), b.to_dict()
+    if da.keys() != db.keys():
+        return False
+    for k in da:
+        x, y = da[k], db[k]
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f"):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def script(seed, m, n_ops):
+    """A seeded list of operations: run, signal, set_rate, add, remove and update pages."""
+    rng = np.random.default_rng(seed)
+    ops = []
+    for _ in range(n_ops):
+        u = rng.random()
+        if u < 0.4:
+            ops.append(("run", int(rng.integers(1, 3 * m))))
+        elif u < 0.65:
+            ops.append(("signal", float(rng.random()), float(rng.random())))
+        elif u < 0.75:
+            ops.append(("rate", float(rng.uniform(0.05, 2.0) * m)))
+        elif u < 0.85:
+            ops.append(("add", int(rng.integers(2**32)), int(rng.integers(1, 6))))
+        elif u < 0.93:
+            ops.append(("remove", float(rng.random())))
+        else:
+            ops.append(("update", float(rng.random()), int(rng.integers(2**32))))
+    return ops
+
+
+def apply(s, op, out):
+    ids = s.page_ids
+    if op[0] == "run":
+        if len(ids):
+            out.extend(s.run(op[1]).tolist())
+    elif op[0] == "signal":
+        if len(ids):
+            i = int(op[1] * len(ids))
+            last = s.last_crawl[i]
+            s.signal(int(ids[i]), last + op[2] * (s.time - last + 0.5))
+    elif op[0] == "rate":
+        s.set_rate(op[1])
+    elif op[0] == "add":
+        rng = np.random.default_rng(op[1])
+        new = s.add_pages(random_pages(rng, op[2]), last_crawl=s.time - rng.uniform(0, 2, op[2]))
+        out.append(new.tolist())
+    elif op[0] == "remove":
+        if len(ids) > 1:
+            s.remove_pages([int(ids[int(op[1] * len(ids))])])
+    elif len(ids):
+        i = int(op[1] * len(ids))
+        s.update_pages([int(ids[i])], random_pages(np.random.default_rng(op[2]), 1))
+
+
+# ---------------------------------------------------------------------------
+# save / load, pickle, copy, to_dict: the continued run is the uninterrupted one
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    kind=st.sampled_from(KINDS),
+    m=st.integers(1, 150),
+    n_ops=st.integers(0, 12),
+    how=st.sampled_from(["save", "pickle", "deepcopy", "copy", "dict"]),
+    delay=st.sampled_from([0.0, 0.05]),
+)
+def test_restore_continues_the_uninterrupted_run(tmp_path_factory, seed, kind, m, n_ops, how, delay):
+    rng = np.random.default_rng(seed)
+    pages = random_pages(rng, m)
+    args = dict(kind_args(kind), signal_delay=delay)
+    first, second = script(seed, m, n_ops), script(seed + 1, m, n_ops)
+    whole = Scheduler(pages, m / 10.0, **args)
+    want: list = []
+    for op in first + second:
+        apply(whole, op, want)
+    part = Scheduler(pages, m / 10.0, **args)
+    got: list = []
+    for op in first:
+        apply(part, op, got)
+    if how == "save":
+        path = tmp_path_factory.mktemp("s") / "sched.state"
+        part.save(path)
+        restored = Scheduler.load(path)
+    elif how == "pickle":
+        restored = pickle.loads(pickle.dumps(part))
+    elif how == "deepcopy":
+        restored = copy.deepcopy(part)
+    elif how == "copy":
+        restored = copy.copy(part)
+    else:
+        restored = Scheduler.from_dict(part.to_dict())
+    assert state_equal(restored, part)
+    for op in second:
+        apply(restored, op, got)
+    assert got == want
+    # the restored structures are bit-identical: same evaluations, same final state
+    assert restored._state.n_evaluations == whole._state.n_evaluations
+    assert state_equal(restored, whole)
+
+
+def test_restored_scheduler_matches_brute_force():
+    rng = np.random.default_rng(3)
+    pages = random_pages(rng, 300)
+    s = Scheduler(pages, 30.0, value="exact", signal_delay=0.01)
+    ref = Reference(pages, 30.0, value="exact", signal_delay=0.01)
+    for block in range(6):
+        for _ in range(150):
+            p = int(rng.integers(300))
+            t = ref.last[p] + rng.random() * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+            assert s.next() == ref.next()
+        s = pickle.loads(pickle.dumps(s)) if block % 2 else Scheduler.from_dict(s.to_dict())
+
+
+def test_copies_are_independent():
+    pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
+    s = Scheduler(pages, 1.0)
+    s.run(4)
+    for c in (copy.copy(s), copy.deepcopy(s), pickle.loads(pickle.dumps(s))):
+        assert c is not s and c._state is not s._state
+        c.run(3)
+        c.signal(0, c.time)
+        assert s.time == 4.0 and c.time == 7.0
+
+
+def test_compiled_state_pickles():
+    rng = np.random.default_rng(8)
+    s = Scheduler(random_pages(rng, 90), 9.0, value="approx", terms=3)
+    s.run(200)
+    st2 = pickle.loads(pickle.dumps(s._state))
+    out1, out2 = np.empty(100, dtype=np.intp), np.empty(100, dtype=np.intp)
+    s._state.run(100, out1)
+    st2.run(100, out2)
+    assert out1.tolist() == out2.tolist()
+    assert st2.n_evaluations == s._state.n_evaluations
+
+
+def test_to_dict_contents():
+    pages = PageModel([1.0, 2.0], [1.0, 3.0], recall=0.25, false_rate=0.5)
+    s = Scheduler(pages, 2.0, value="approx", terms=2, signal_delay=0.1)
+    s.run(3)
+    d = s.to_dict()
+    assert d["format_version"] == FORMAT_VERSION
+    assert (d["value"], d["terms"], d["signal_delay"], d["rate"], d["time"]) == ("approx", 2, 0.1, 2.0, 1.5)
+    np.testing.assert_array_equal(d["importance"], [1.0, 3.0])
+    d["last"][:] = 99.0  # a copy
+    assert s.last_crawl.max() == 1.5
+    assert state_equal(Scheduler.from_dict(s.to_dict()), s)
+    # a fresh scheduler (nothing built yet) round-trips too
+    fresh = Scheduler(pages, 2.0)
+    assert Scheduler.from_dict(fresh.to_dict()).run(5).tolist() == fresh.run(5).tolist()
+
+
+def test_from_dict_rejects_inconsistent_state():
+    rng = np.random.default_rng(2)
+    s = Scheduler(random_pages(rng, 100), 10.0)
+    s.run(150)
+    good = s.to_dict()
+    assert len(good["heap"]) > 2 and len(good["hot"]) > 0
+
+    def with_(**kw):
+        d = dict(good)
+        d.update(kw)
+        return d
+
+    heap, hot = good["heap"], good["hot"]
+    bad_heap = heap.copy()
+    bad_heap[[0, -1]] = bad_heap[[-1, 0]]  # root no longer the minimum
+    cases = [
+        ({k: v for k, v in good.items() if k != "heap"}, "lacks the entries"),
+        (with_(format_version=FORMAT_VERSION + 1), "format version"),
+        (with_(heap=np.append(heap[:-1], 100)), "page indices in"),
+        (with_(heap=np.append(heap[:-1], -1)), "page indices in"),
+        (with_(hot=np.append(hot[:-1], heap[0])), "distinct pages"),
+        (with_(heap=heap[:-1]), "every live page once"),
+        (with_(heap=bad_heap), "min-heap"),
+        (with_(hval=good["hval"][:-1]), "must have the shape of 'hot'"),
+        (with_(last=good["last"][:-1]), "must have shape"),
+        (with_(last=np.where(np.arange(100) == 3, np.nan, good["last"])), "must be finite"),
+        (with_(ncis=good["ncis"] + 0.5), "integer counts"),
+        (with_(k=-1), "integer >= 0"),
+        (with_(time=math.nan), "finite number"),
+        (with_(need_rebuild=1), "must be a bool"),
+        (with_(value="ncis"), "'value' parameter"),
+        (with_(rate=0.0), "'rate' parameter"),
+        (with_(change_rate=-good["change_rate"] - 1), "'change_rate' parameter"),
+    ]
+    for d, msg in cases:
+        with pytest.raises(ValueError, match=msg):
+            Scheduler.from_dict(d)
+    with pytest.raises(TypeError, match="must be a dict"):
+        Scheduler.from_dict([1, 2])
+
+
+# ---------------------------------------------------------------------------
+# the file: atomic, checked
+
+
+def saved(tmp_path, m=60):
+    rng = np.random.default_rng(4)
+    s = Scheduler(random_pages(rng, m), m / 10.0, value="cis", signal_delay=0.05)
+    s.run(3 * m)
+    s.signal(1, s.time)
+    path = tmp_path / "sched.npz"
+    s.save(path)
+    return s, path
+
+
+def test_save_is_an_npz_without_pickles(tmp_path):
+    s, path = saved(tmp_path)
+    assert os.listdir(tmp_path) == ["sched.npz"]  # no temporary file left behind
+    with np.load(path, allow_pickle=False) as z:
+        assert str(z["magic"]) == "freshcore.Scheduler"
+        assert int(z["format_version"]) == FORMAT_VERSION
+        assert len(str(z["sha256"])) == 64
+    s.save(str(path))  # overwrite, str path
+    assert state_equal(Scheduler.load(str(path)), s)
+
+
+def test_load_truncated_file(tmp_path):
+    s, path = saved(tmp_path)
+    blob = path.read_bytes()
+    for n in (0, 10, len(blob) // 3, len(blob) // 2, len(blob) - 30, len(blob) - 1):
+        path.write_bytes(blob[:n])
+        with pytest.raises(ValueError, match="truncated or corrupted|not a freshcore scheduler file"):
+            Scheduler.load(path)
+
+
+def member_data_bytes(blob: bytes) -> np.ndarray:
+    """Mask of the bytes of a zip archive that hold its members' data (not headers or directory)."""
+    mask = np.zeros(len(blob), dtype=bool)
+    with zipfile.ZipFile(io.BytesIO(blob)) as z:
+        for info in z.infolist():
+            off = info.header_offset
+            n_name, n_extra = struct.unpack("<HH", blob[off + 26: off + 30])
+            start = off + 30 + n_name + n_extra
+            mask[start: start + info.compress_size] = True
+    return mask
+
+
+def test_load_bit_flips_never_give_another_state(tmp_path):
+    # a flip in any member's data is caught (zip CRC-32, then the SHA-256 of the payload); a flip
+    # elsewhere is caught or hits a byte that carries no state (e.g. a zip timestamp), and then the
+    # loaded state is the saved one
+    s, path = saved(tmp_path)
+    blob = path.read_bytes()
+    data = member_data_bytes(blob)
+    assert data.sum() > len(blob) / 2
+    rng = np.random.default_rng(0)
+    positions = np.concatenate([rng.choice(len(blob), size=300, replace=False), [0, len(blob) - 1]])
+    caught = 0
+    for pos in positions:
+        flipped = bytearray(blob)
+        flipped[pos] ^= 1 << int(rng.integers(8))
+        path.write_bytes(bytes(flipped))
+        try:
+            other = Scheduler.load(path)
+        except ValueError:
+            caught += 1
+            continue
+        assert not data[pos], f"bit flip in member data at byte {pos} was not caught"
+        assert state_equal(other, s), f"bit flip at byte {pos} loaded another state"
+    assert caught >= data[positions].sum()
+
+
+def test_load_detects_payload_change_with_valid_archive(tmp_path):
+    # a change that keeps the archive valid (re-zipped) is caught by the SHA-256
+    s, path = saved(tmp_path)
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    data["last"] = data["last"].copy()
+    data["last"][0] -= 1.0
+    np.savez(path, **data)
+    with pytest.raises(ValueError, match="SHA-256"):
+        Scheduler.load(path)
+
+
+def rewrite(path, **changes):
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    data.update({k: np.asarray(v) for k, v in changes.items()})
+    data["sha256"] = np.asarray(schedule_mod._digest(data))
+    with open(path, "wb") as f:
+        np.savez(f, **data)
+
+
+def test_load_wrong_magic_and_other_version(tmp_path):
+    s, path = saved(tmp_path)
+    rewrite(path, magic="freshcore.Other")
+    with pytest.raises(ValueError, match="not a freshcore scheduler file"):
+        Scheduler.load(path)
+    s.save(path)
+    rewrite(path, format_version=FORMAT_VERSION + 1)
+    with pytest.raises(ValueError, match=f"format version {FORMAT_VERSION + 1}"):
+        Scheduler.load(path)
+    np.save(tmp_path / "plain.npy", np.zeros(3))
+    with pytest.raises(ValueError, match="not a freshcore scheduler file"):
+        Scheduler.load(tmp_path / "plain.npy")
+    (tmp_path / "text").write_text("hello")
+    with pytest.raises(ValueError, match="truncated or corrupted"):
+        Scheduler.load(tmp_path / "text")
+    with pytest.raises(FileNotFoundError):
+        Scheduler.load(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("where", ["savez", "fsync", "replace"])
+def test_failed_save_leaves_previous_file(tmp_path, monkeypatch, where):
+    s, path = saved(tmp_path)
+    before = path.read_bytes()
+    s.run(50)
+
+    def boom(*a, **k):
+        if where == "savez":  # fail after part of the archive is written
+            f = a[0]
+            f.write(b"PK\x03\x04 partial")
+        raise OSError("disk full")
+
+    target = {"savez": (np, "savez"), "fsync": (os, "fsync"), "replace": (os, "replace")}[where]
+    monkeypatch.setattr(*target, boom)
+    with pytest.raises(OSError, match="disk full"):
+        s.save(path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["sched.npz"]
+    assert Scheduler.load(path).time < s.time
+
+
+# ---------------------------------------------------------------------------
+# initial crawl times
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_staggered_start_matches_brute_force(kind):
+    rng = np.random.default_rng(21)
+    m = 200
+    pages = random_pages(rng, m)
+    last = -rng.uniform(0.0, 10.0, m)
+    last[:5] = 0.0
+    args = kind_args(kind)
+    s = Scheduler(pages, 20.0, last_crawl=last, **args)
+    ref = Reference(pages, 20.0, **args)
+    ref.last = last.copy()
+    np.testing.assert_array_equal(s.last_crawl, last)
+    for j in range(600):
+        if j % 3 == 0:
+            p = int(rng.integers(m))
+            t = ref.last[p] + rng.random() * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+        assert s.next() == ref.next(), j
+    last[:] = 5.0  # the scheduler took a copy
+    assert s.last_crawl.max() <= s.time
+
+
+def test_staggered_start_is_cheaper():
+    # the equal-start transient evaluates O(m) pages per tick; a staggered start does not
+    rng = np.random.default_rng(5)
+    m = 5000
+    pages = random_pages(rng, m, duplicates=False)
+    equal = Scheduler(pages, m / 10.0, value="greedy")
+    stag = Scheduler(pages, m / 10.0, value="greedy", last_crawl=-rng.uniform(0.0, 10.0, m))
+    equal.run(m // 2)
+    stag.run(m // 2)
+    assert stag._state.n_evaluations < equal._state.n_evaluations / 2  # measured: 417363 vs 1427336
+
+
+def test_last_crawl_errors():
+    pages = PageModel([1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
+    for bad, msg in (
+        ([0.0, 0.5, -1.0], r"must contain finite numbers <= 0.0; last_crawl\[1\] = 0.5"),
+        ([0.0, -1.0, math.nan], r"last_crawl\[2\] = nan"),
+        ([-math.inf, 0.0, 0.0], r"last_crawl\[0\] = -inf"),
+        ([0.0, 0.0], "must have one entry per page"),
+        ([[0.0, 0.0, 0.0]], "must be a 1-D array"),
+    ):
+        with pytest.raises(ValueError, match=msg):
+            Scheduler(pages, 1.0, last_crawl=bad)
+    with pytest.raises(TypeError, match="'last_crawl' parameter"):
+        Scheduler(pages, 1.0, last_crawl=["a", "b", "c"])
+
+
+# ---------------------------------------------------------------------------
+# signal_many
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(KINDS), m=st.integers(1, 100),
+       delay=st.sampled_from([0.0, 0.3]))
+def test_signal_many_equals_a_loop_of_signal(seed, kind, m, delay):
+    rng = np.random.default_rng(seed)
+    pages = random_pages(rng, m)
+    a = Scheduler(pages, m / 5.0, signal_delay=delay, **kind_args(kind))
+    b = Scheduler(pages, m / 5.0, signal_delay=delay, **kind_args(kind))
+    for _ in range(5):
+        k = int(rng.integers(1, 3 * m))
+        assert a.run(k).tolist() == b.run(k).tolist()
+        n = int(rng.integers(0, 2 * m))
+        ps = rng.integers(m, size=n)
+        last = a.last_crawl[ps]
+        ts = last + rng.random(n) * (a.time - last + 0.2)
+        counted = a.signal_many(ps, ts)
+        assert counted.dtype == np.bool_ and counted.shape == (n,)
+        assert counted.tolist() == [b.signal(int(p), float(t)) for p, t in zip(ps, ts)]
+        np.testing.assert_array_equal(a.signal_counts, b.signal_counts)
+    assert a.run(2 * m).tolist() == b.run(2 * m).tolist()
+
+
+def test_signal_many_errors_leave_state_unchanged():
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 1.0, 2.0], recall=0.5, false_rate=0.2)
+    s = Scheduler(pages, 2.0)
+    s.run(5)
+    before = s.to_dict()
+    crawled = int(np.argmax(s.last_crawl))
+    t = s.time
+    cases = [
+        (ValueError, r"'pages' parameter of Scheduler.signal_many must contain indices in \[0, 3\); pages\[2\] = 3",
+         ([0, 1, 3], [t, t, t])),
+        (ValueError, r"pages\[0\] = -1", ([-1], [t])),
+        (TypeError, "'pages' parameter", ([0.0], [t])),
+        (ValueError, r"'times' parameter of Scheduler.signal_many must contain finite numbers; times\[1\] = nan",
+         ([0, 1], [t, math.nan])),
+        (ValueError, r"times\[0\] = inf", ([0], [math.inf])),
+        (ValueError, "must have the same length", ([0, 1], [t])),
+        (ValueError, r"must not precede the last crawl of each page; times\[1\]",
+         ([0, crawled], [t, s.last_crawl[crawled] - 1e-9])),
+    ]
+    for exc, msg, args in cases:
+        with pytest.raises(exc, match=msg):
+            s.signal_many(*args)
+        assert state_equal(Scheduler.from_dict(before), s)
+    assert s.signal_many([], []).shape == (0,)
+
+
+def test_simulator_uses_signal_many_with_identical_results():
+    class OneByOne(Scheduler):
+        signal_many = None  # the simulator then loops over signal()
+
+    rng = np.random.default_rng(9)
+    pages = random_pages(rng, 100, degenerate=False)
+    kw = dict(horizon=20.0, seed=3, signal_delay=0.05)
+    a = simulate(Scheduler(pages, 10.0, signal_delay=0.02), pages, **kw)
+    b = simulate(OneByOne(pages, 10.0, signal_delay=0.02), pages, **kw)
+    assert a.n_signals > 500 and a.n_signals_counted > 0
+    assert a.n_signals_counted == b.n_signals_counted
+    assert a.accuracy == b.accuracy
+    np.testing.assert_array_equal(a.crawl_counts, b.crawl_counts)
+
+
+# ---------------------------------------------------------------------------
+# dynamic pages: added, removed, re-parameterised without a rebuild
+
+
+class DynamicReference:
+    """Brute force over the live pages: crawl_value of each at every tick, argmax (lowest id on ties)."""
+
+    def __init__(self, pages, rate, value, signal_delay, terms, last=None):
+        self.value, self.terms, self.delay = value, terms, signal_delay
+        m = len(pages)
+        self.params = [np.array(a, copy=True) for a in
+                       (pages.change_rate, pages.importance, pages.recall, pages.false_rate)]
+        self.alive = np.ones(m, dtype=bool)
+        self.last = np.zeros(m) if last is None else np.array(last, dtype=float)
+        self.n = np.zeros(m, dtype=np.int64)
+        self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0
+
+    @property
+    def ids(self):
+        return np.flatnonzero(self.alive)
+
+    def live_pages(self):
+        return PageModel(*(a[self.alive] for a in self.params))
+
+    def next(self):
+        self.k += 1
+        t = self.origin + self.k / self.rate
+        self.time = t
+        pages, live = self.live_pages(), self.alive
+        if self.value == "greedy":
+            beff = np.zeros(len(pages))
+        elif self.value == "cis":
+            beff = np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
+        else:
+            beff = pages.beta
+        with np.errstate(invalid="ignore"):
+            tau = (t - self.last[live]) + np.where(self.n[live] > 0, beff * self.n[live], 0.0)
+        best = int(self.ids[np.argmax(crawl_value(tau, pages, self.value, self.terms))])
+        self.last[best] = t
+        self.n[best] = 0
+        return best
+
+    def signal(self, page, t):
+        if t - self.last[page] < self.delay:
+            return False
+        self.n[page] += 1
+        return True
+
+    def set_rate(self, rate):
+        self.origin, self.k, self.rate = self.time, 0, float(rate)
+
+    def add(self, pages, last):
+        first = len(self.alive)
+        self.params = [np.concatenate([a, b]) for a, b in zip(
+            self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate))]
+        self.alive = np.concatenate([self.alive, np.ones(len(pages), dtype=bool)])
+        self.last = np.concatenate([self.last, last])
+        self.n = np.concatenate([self.n, np.zeros(len(pages), dtype=np.int64)])
+        return list(range(first, first + len(pages)))
+
+    def remove(self, ids):
+        self.alive[ids] = False
+
+    def update(self, ids, pages):
+        for a, b in zip(self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate)):
+            a[ids] = b
+
+
+class DynamicSchedulerMachine(RuleBasedStateMachine):
+    """Every decision equals the brute-force argmax over the live pages, whatever the interleaving."""
+
+    @initialize(
+        seed=st.integers(0, 2**32 - 1),
+        m=st.integers(1, 70),
+        kind=st.sampled_from(KINDS),
+        rate=st.floats(0.5, 20.0),
+        delay=st.sampled_from([0.0, 0.0, 0.05, 0.5]),
+        staggered=st.booleans(),
+    )
+    def setup(self, seed, m, kind, rate, delay, staggered):
+        self.rng = np.random.default_rng(seed)
+        pages = random_pages(self.rng, m)
+        self.args = dict(kind_args(kind), signal_delay=delay)
+        last = -self.rng.uniform(0.0, 3.0, m) if staggered else None
+        self.sched = Scheduler(pages, rate, last_crawl=last, **self.args)
+        self.ref = DynamicReference(pages, rate, kind, delay, self.args["terms"], last)
+        self.dir = tempfile.mkdtemp(prefix="freshcore-state-")
+
+    def teardown(self):
+        if hasattr(self, "dir"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def live(self, frac):
+        ids = self.ref.ids
+        return int(ids[min(int(frac * len(ids)), len(ids) - 1)]) if len(ids) else None
+
+    @rule(n=st.integers(1, 6))
+    def ticks(self, n):
+        if not self.ref.alive.any():
+            with pytest.raises(ValueError, match="every page was removed"):
+                self.sched.run(n) if n > 1 else self.sched.next()
+            return
+        if n == 1:
+            assert self.sched.next() == self.ref.next()
+        else:
+            # one decision at a time, each checked against the brute force
+            for _ in range(n):
+                assert self.sched.run(1).tolist() == [self.ref.next()]
+
+    @rule(frac=st.floats(0.0, 1.0), when=st.floats(0.0, 1.0), early=st.booleans())
+    def signal(self, frac, when, early):
+        page = self.live(frac)
+        if page is None:
+            return
+        last = self.ref.last[page]
+        t = last + when * self.ref.delay * 0.99 if early else last + when * (self.ref.time - last + 1.0)
+        assert self.sched.signal(page, t) == self.ref.signal(page, t)
+
+    @rule(data=st.data())
+    def signal_batch(self, data):
+        ids = self.ref.ids
+        if not len(ids):
+            return
+        k = data.draw(st.integers(0, 6))
+        ps = ids[np.asarray(data.draw(st.lists(st.integers(0, len(ids) - 1), min_size=k, max_size=k)), dtype=int)]
+        last = self.ref.last[ps]
+        ts = last + self.rng.random(k) * (self.ref.time - last + 0.5)
+        got = self.sched.signal_many(ps, ts)
+        assert got.tolist() == [self.ref.signal(int(p), float(t)) for p, t in zip(ps, ts)]
+
+    @rule(rate=st.floats(0.5, 20.0))
+    def set_rate(self, rate):
+        self.sched.set_rate(rate)
+        self.ref.set_rate(rate)
+
+    @rule(k=st.integers(1, 6), how=st.sampled_from(["now", "past", "scalar"]))
+    def add(self, k, how):
+        pages = random_pages(self.rng, k)
+        if how == "now":
+            last, arg = np.full(k, self.ref.time), None
+        elif how == "past":
+            last = self.ref.time - self.rng.uniform(0.0, 5.0, k)
+            arg = last
+        else:
+            last, arg = np.full(k, self.ref.time - 1.0), self.ref.time - 1.0
+        assert self.sched.add_pages(pages, last_crawl=arg).tolist() == self.ref.add(pages, last)
+
+    @rule(fracs=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
+    def remove(self, fracs):
+        ids = sorted({self.live(f) for f in fracs} - {None})
+        assert self.sched.remove_pages(ids) is self.sched
+        self.ref.remove(ids)
+
+    @rule(fracs=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4))
+    def update(self, fracs):
+        ids = sorted({self.live(f) for f in fracs} - {None})
+        pages = random_pages(self.rng, len(ids)) if ids else None
+        if not ids:
+            return
+        assert self.sched.update_pages(ids[::-1], pages[::-1]) is self.sched
+        self.ref.update(ids, pages)
+
+    @rule(data=st.data())
+    def bad_ids(self, data):
+        before = self.sched.to_dict()
+        n_slots = len(self.ref.alive)
+        dead = np.flatnonzero(~self.ref.alive)
+        choice = data.draw(st.sampled_from(["unknown", "negative", "removed", "repeated"]))
+        if choice == "removed" and not len(dead):
+            choice = "unknown"
+        if choice == "repeated" and not self.ref.alive.any():
+            choice = "unknown"
+        bad = {"unknown": n_slots + data.draw(st.integers(0, 3)), "negative": -1,
+               "removed": int(dead[0]) if len(dead) else -1, "repeated": self.live(0.5)}[choice]
+        ids = [bad, bad] if choice == "repeated" else [bad]
+        op = data.draw(st.sampled_from(["remove", "update", "signal", "signal_many"]))
+        if choice == "repeated" and op.startswith("signal"):
+            op = "remove"
+        with pytest.raises(ValueError, match=r"'(ids|page|pages)' parameter of Scheduler\."):
+            if op == "remove":
+                self.sched.remove_pages(ids)
+            elif op == "update":
+                self.sched.update_pages(ids, random_pages(self.rng, len(ids)))
+            elif op == "signal":
+                self.sched.signal(ids[0], self.ref.time)
+            else:
+                self.sched.signal_many(ids, [self.ref.time] * len(ids))
+        assert state_equal(Scheduler.from_dict(before), self.sched)
+
+    @rule(how=st.sampled_from(["save", "pickle", "dict"]))
+    def round_trip(self, how):
+        s = self.sched
+        if how == "save":
+            path = os.path.join(self.dir, "sched.npz")
+            s.save(path)
+            other = Scheduler.load(path)
+        elif how == "pickle":
+            other = pickle.loads(pickle.dumps(s))
+        else:
+            other = Scheduler.from_dict(s.to_dict())
+        assert state_equal(other, s)
+        self.sched = other
+
+    @invariant()
+    def same_state(self):
+        if not hasattr(self, "sched"):
+            return
+        s, ref = self.sched, self.ref
+        assert (s.time, s.rate, s.n_pages) == (ref.time, ref.rate, int(ref.alive.sum()))
+        assert s.page_ids.tolist() == ref.ids.tolist()
+        np.testing.assert_array_equal(s.last_crawl, ref.last[ref.alive])
+        np.testing.assert_array_equal(s.signal_counts, ref.n[ref.alive])
+        if ref.alive.any():
+            assert s.pages == ref.live_pages()
+
+
+TestDynamicSchedulerMachine = DynamicSchedulerMachine.TestCase
+TestDynamicSchedulerMachine.settings = settings(
+    max_examples=120, stateful_step_count=40, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dynamic_long_run_matches_brute_force(kind):
+    # 400 pages (level structure exercised: heap, hot list, level raises), pages churning all along
+    rng = np.random.default_rng(17)
+    m = 400
+    pages = random_pages(rng, m)
+    args = dict(kind_args(kind), signal_delay=0.02)
+    s = Scheduler(pages, 40.0, **args)
+    ref = DynamicReference(pages, 40.0, kind, 0.02, args["terms"])
+    for j in range(1500):
+        u = rng.random()
+        if u < 0.04:
+            new = random_pages(rng, int(rng.integers(1, 8)))
+            last = ref.time - rng.uniform(0.0, 20.0, len(new))
+            assert s.add_pages(new, last_crawl=last).tolist() == ref.add(new, last)
+        elif u < 0.07:
+            ids = rng.choice(ref.ids, size=min(3, len(ref.ids) - 1), replace=False)
+            s.remove_pages(ids)
+            ref.remove(ids)
+        elif u < 0.12:
+            ids = rng.choice(ref.ids, size=min(5, len(ref.ids)), replace=False)
+            new = random_pages(rng, len(ids))
+            s.update_pages(ids, new)
+            ref.update(ids, new)
+        elif u < 0.6:
+            p = int(rng.choice(ref.ids))
+            t = ref.last[p] + rng.random() * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+        if j in (500, 1000):
+            r = 80.0 if j == 500 else 20.0
+            s.set_rate(r)
+            ref.set_rate(r)
+        assert s.next() == ref.next(), f"tick {j}"
+
+
+@pytest.mark.parametrize("kind, m", [("greedy", 20_000), ("exact", 3_000)])
+def test_dynamic_pages_need_no_rebuild(kind, m):
+    rng = np.random.default_rng(5)
+    s = Scheduler(random_pages(rng, m, duplicates=False), m / 20.0, value=kind,
+                  last_crawl=-rng.uniform(0.0, 20.0, m))
+    s.run(2 * m)
+    state = s._state
+    e0, r0 = state.n_evaluations, state.n_rebuilds
+    for _ in range(200):
+        s.add_pages(random_pages(rng, 5))
+        ids = s.page_ids
+        s.remove_pages(rng.choice(ids, size=3, replace=False))
+        picked = rng.choice(s.page_ids, size=5, replace=False)
+        s.update_pages(picked, random_pages(rng, 5))
+        s.run(20)
+    assert state.n_rebuilds == r0
+    per_tick = (state.n_evaluations - e0) / 4000
+    assert per_tick < 400, per_tick  # brute force: m per tick
+    assert s.n_pages == m + 400
+
+
+def test_ids_are_stable_and_never_reused():
+    pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
+    s = Scheduler(pages, 1.0)
+    s.run(3)
+    lc = s.last_crawl
+    assert s.add_pages(PageModel([2.0], [1.0])).tolist() == [3]
+    s.remove_pages([0, 3])
+    assert s.page_ids.tolist() == [1, 2] and s.n_pages == 2
+    assert s.add_pages(PageModel([2.0, 1.0], [1.0, 1.0]), last_crawl=-1.0).tolist() == [4, 5]
+    assert s.page_ids.tolist() == [1, 2, 4, 5]
+    np.testing.assert_array_equal(s.last_crawl, [lc[1], lc[2], -1.0, -1.0])
+    assert s.pages == PageModel([0.5, 0.25, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.0, 0.0], [0.1, 0.1, 0.0, 0.0])
+    assert set(s.run(8).tolist()) <= {1, 2, 4, 5}
+    s.update_pages([5], PageModel([3.0], [2.0]))
+    assert s.pages.change_rate.tolist()[-1] == 3.0
+    with pytest.raises(ValueError, match=r"'page' parameter of Scheduler.signal must be a live page id. Got 0 \(removed\)"):
+        s.signal(0, s.time)
+    with pytest.raises(ValueError, match=r"Got 6 \(ids so far are 0 .. 5\)"):
+        s.signal(6, s.time)
+
+
+def test_no_live_page():
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 1.0]), 1.0)
+    s.next()
+    s.remove_pages([0, 1])
+    assert s.n_pages == 0 and s.page_ids.tolist() == [] and s.last_crawl.shape == (0,)
+    for call in (s.next, lambda: s.run(3)):
+        with pytest.raises(ValueError, match="every page was removed"):
+            call()
+    with pytest.raises(ValueError, match="every page was removed"):
+        s.pages
+    assert s.run(0).shape == (0,) and s.time == 1.0
+    back = Scheduler.from_dict(s.to_dict())
+    assert back.n_pages == 0
+    assert s.add_pages(PageModel([1.0], [1.0])).tolist() == [2]
+    assert s.run(2).tolist() == [2, 2] and s.time == 3.0
+
+
+def test_dynamic_errors_leave_state_unchanged():
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 1.0, 2.0], recall=0.5, false_rate=0.2)
+    s = Scheduler(pages, 2.0)
+    s.run(5)
+    s.remove_pages([1])
+    before = s.to_dict()
+    one = PageModel([1.0], [1.0])
+    cases = [
+        (TypeError, "'pages' parameter of Scheduler.add_pages must be a PageModel", lambda: s.add_pages([1.0])),
+        (ValueError, r"'last_crawl' parameter of Scheduler.add_pages must contain finite numbers <= 2.5; "
+                     r"last_crawl\[1\] = 3.0", lambda: s.add_pages(PageModel([1.0, 1.0], [1.0, 1.0]), [0.0, 3.0])),
+        (ValueError, r"last_crawl\[0\] = nan", lambda: s.add_pages(one, [math.nan])),
+        (ValueError, "must have one entry per page", lambda: s.add_pages(one, [0.0, 0.0])),
+        (ValueError, r"'ids' parameter of Scheduler.remove_pages must contain live page ids; ids\[1\] = 1 \(removed\)",
+         lambda: s.remove_pages([0, 1])),
+        (ValueError, r"ids\[1\] = 3", lambda: s.remove_pages([2, 3])),
+        (ValueError, r"ids\[0\] = -1", lambda: s.remove_pages([-1])),
+        (ValueError, r"must contain distinct page ids; ids\[2\] = 0 is repeated", lambda: s.remove_pages([0, 2, 0])),
+        (TypeError, "'ids' parameter", lambda: s.remove_pages([0.0])),
+        (ValueError, r"'ids' parameter of Scheduler.update_pages must contain live page ids; ids\[0\] = 1",
+         lambda: s.update_pages([1], one)),
+        (ValueError, "must have one page per id", lambda: s.update_pages([0, 2], one)),
+        (TypeError, "'pages' parameter of Scheduler.update_pages", lambda: s.update_pages([0], [1.0])),
+        (ValueError, r"distinct page ids; ids\[1\] = 2", lambda: s.update_pages([2, 2], PageModel([1, 1], [1, 1]))),
+        (ValueError, r"'pages' parameter of Scheduler.signal_many must contain live page ids; pages\[1\] = 1",
+         lambda: s.signal_many([0, 1], [s.time, s.time])),
+    ]
+    for exc, msg, call in cases:
+        with pytest.raises(exc, match=msg):
+            call()
+        assert state_equal(Scheduler.from_dict(before), s)
+
+
+# ---------------------------------------------------------------------------
+# memory per page (issue 4: the scheduler state's bytes per page)
+
+
+def test_state_memory_per_page():
+    m = 20_000
+    pages = random_pages(np.random.default_rng(1), m, duplicates=False)
+    tracemalloc.start()
+    try:
+        s = Scheduler(pages, m / 10.0, value="greedy", last_crawl=-np.linspace(0.0, 10.0, m))
+        traced, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 11 float64 + 2 intp arrays and one flag byte per page (it was 19 arrays of 8 bytes and a flag)
+    assert traced < 106 * m, traced / m
+    assert s._state.nbytes() == 105 * m
+    s.run(2 * m)
+    # the hot list is sized to itself (entries of 32 bytes), not to m
+    extra = s._state.nbytes() - 105 * m
+    assert extra % 32 == 0 and 0 < extra < 2 * m, extra
