@@ -367,3 +367,40 @@ def test_simulate_sharded_accuracy_close_to_one_scheduler():
     assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, seed=1).accuracy
     assert acc[1] - 0.008 <= acc[2] <= acc[1] + 0.002
     assert acc[1] - 0.012 <= acc[4] <= acc[1] + 0.002
+
+
+class LoggingShards(ShardedScheduler):
+    """Logs ("signal", page, t) and ("tick", page, time) in call order."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.log = []
+
+    def signal(self, page, t):
+        self.log.append(("signal", page, t, self.time))
+        return super().signal(page, t)
+
+    def run(self, n):
+        times = self.tick_times(n)
+        out = super().run(n)
+        self.log.extend(("tick", p, t, t) for p, t in zip(out.tolist(), times.tolist()))
+        return out
+
+
+def test_simulate_delivers_signals_between_rounds():
+    """Signals come before the first round timed at or after them, never in the middle of a round."""
+    rng = np.random.default_rng(11)
+    m = 12
+    pages = PageModel(rng.uniform(0.5, 1, m), np.ones(m), recall=1.0, false_rate=0.3)
+    pol = LoggingShards(pages, 6.0, 3, value="exact")
+    res = simulate(pol, pages, 30.0, seed=4)
+    assert res.n_signals > 50 and len(res.crawl_pages) == 180
+    ticks = 0
+    for i, (kind, page, t, now) in enumerate(pol.log):
+        if kind == "signal":
+            assert ticks % 3 == 0 and t >= now  # between rounds, not before the last tick
+            nxt = next(e for e in pol.log[i:] + [("tick", -1, math.inf, math.inf)] if e[0] == "tick")
+            assert t <= nxt[2]  # not held past a round timed at or after its arrival
+        else:
+            ticks += 1
+    assert sum(1 for e in pol.log if e[0] == "signal") == res.n_signals  # every one delivered once
