@@ -15,7 +15,8 @@ Each shard's heap and hot list cover ``m/k`` pages, so a decision is a little
 cheaper even on one thread; on threads, the shards run concurrently.  Pages:
 SPEC section 3's check distribution (as in bench_schedule.py), ``R = m/10``,
 Greedy value, no signals.  ``extra_info`` records m, k, the threads and the
-decisions per call.
+decisions per call, the value evaluations per decision and the rebuilds
+per call (summed over the shards).
 
 Run (briefly, on the shared machine)::
 
@@ -25,7 +26,8 @@ Run (briefly, on the shared machine)::
 ``threshold`` below measures the per-shard decision count above which the
 threaded run pays (``python bench/bench_sharding.py``), ``accuracy`` the
 simulated accuracy of k shards beside one scheduler
-(``python bench/bench_sharding.py accuracy``).
+(``python bench/bench_sharding.py accuracy``), and ``ratios`` the group's
+ratios with the variants interleaved (``python bench/bench_sharding.py ratios``).
 """
 
 from __future__ import annotations
@@ -78,7 +80,23 @@ def threads():
 def test_one_scheduler(benchmark, m):
     benchmark.group = f"sharding greedy m={m}"
     role(benchmark, "baseline", m=m, shards=1, threads=1, decisions_per_call=DECISIONS)
-    benchmark(warmed(m, 0).run, DECISIONS)
+    timed(benchmark, warmed(m, 0))
+
+
+def timed(benchmark, s):
+    """Benchmark ``s.run(DECISIONS)``; record value evaluations per decision and rebuilds per call in extra_info."""
+    calls = [0]
+
+    def call():
+        calls[0] += 1
+        return s.run(DECISIONS)
+
+    c0 = counters(s)
+    benchmark(call)
+    ev, rb = counters(s) - c0
+    n = max(1, calls[0])
+    benchmark.extra_info["evaluations_per_decision"] = ev / (n * DECISIONS)
+    benchmark.extra_info["rebuilds_per_call"] = rb / n
 
 
 @pytest.mark.parametrize("m", sizes(100_000))
@@ -90,8 +108,7 @@ def test_sharded(benchmark, threads, monkeypatch, m, k, n_threads):
     threads(n_threads)
     if SMOKE:  # tiny calls: let them take the threaded path too
         monkeypatch.setattr(sharding, "MIN_PARALLEL_TICKS", 1)
-    s = warmed(m, k)
-    benchmark(s.run, DECISIONS)
+    timed(benchmark, warmed(m, k))
 
 
 def threshold(m=100_000, k=2, per_shard=(64, 256, 1024, 4096, 16384), repeats=31):
@@ -120,6 +137,39 @@ def threshold(m=100_000, k=2, per_shard=(64, 256, 1024, 4096, 16384), repeats=31
     return rows
 
 
+def ratios(m=100_000, decisions=DECISIONS, repeats=15):
+    """Median seconds per call of ``run(decisions)``: one Scheduler, then k = 2, 4 on 1 and 2 threads.
+
+    The variants alternate call by call (the pytest groups run one after the
+    other, so load from other processes can favour one of them).  Returns
+    ``{(k, threads): median}``, ``(1, 1)`` the one Scheduler.
+    """
+    variants = [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)]
+    scheds = {v: warmed(m, 0 if v[0] == 1 else v[0]) for v in variants}
+    ts: dict = {v: [] for v in variants}
+    work = {v: np.zeros(2) for v in variants}
+    old = freshcore.get_num_threads()
+    try:
+        for _ in range(repeats):
+            for v in variants:
+                freshcore.set_num_threads(v[1])
+                c0 = counters(scheds[v])
+                t0 = time.perf_counter()
+                scheds[v].run(decisions)
+                ts[v].append(time.perf_counter() - t0)
+                work[v] += counters(scheds[v]) - c0
+    finally:
+        freshcore.set_num_threads(old)
+    calls = repeats * decisions
+    return {v: (float(np.median(t)), work[v][0] / calls, work[v][1] / repeats) for v, t in ts.items()}
+
+
+def counters(s):
+    """(value evaluations, rebuilds) so far, summed over the shards (the compiled state's counters)."""
+    states = [x._state for x in s.schedulers] if isinstance(s, ShardedScheduler) else [s._state]
+    return np.array([sum(x.n_evaluations for x in states), sum(x.n_rebuilds for x in states)], dtype=np.float64)
+
+
 def accuracy(ms=(200, 1000), values=("greedy", "exact"), shards=(1, 2, 4, 8), instances=3):
     """simulate() accuracy of k shards beside k = 1 on the same events (R = 100, horizon 100).
 
@@ -146,7 +196,14 @@ def accuracy(ms=(200, 1000), values=("greedy", "exact"), shards=(1, 2, 4, 8), in
 if __name__ == "__main__":
     import sys
 
-    if "accuracy" in sys.argv[1:]:
+    if "ratios" in sys.argv[1:]:
+        med = ratios()
+        print(f"m = 100000, Greedy, {DECISIONS} decisions per call: median time per call, ratio to one "
+              "Scheduler, value evaluations per decision, rebuilds per call")
+        base = med[(1, 1)][0]
+        for (k, thr), (t, ev, rb) in med.items():
+            print(f"  k = {k}, threads = {thr}: {t * 1e3:8.1f} ms  {t / base:6.3f}  {ev:6.1f}  {rb:5.2f}")
+    elif "accuracy" in sys.argv[1:]:
         for (m, value), rows in accuracy().items():
             base = np.array(rows[1])
             print(f"m = {m}, {value}: mean accuracy (mean and most negative difference to k = 1 per instance)")

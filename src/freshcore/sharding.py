@@ -45,9 +45,14 @@ from freshcore.value import PageModel
 __all__ = ["ShardedScheduler"]
 
 #: Decisions per shard below which :meth:`ShardedScheduler.run` stays on the
-#: calling thread (a hand-off to the pool per call is not worth a few
-#: decisions); see bench/bench_sharding.py.
-MIN_PARALLEL_TICKS = 2048
+#: calling thread.  Measured with ``threshold`` of bench/bench_sharding.py on
+#: the shared 2-core machine (load average ~3, m = 10^5, Greedy): the pool's
+#: hand-off costs a median 41 us per call (2 x 1 decision: 40 us on one
+#: thread, 81 us on the pool), but the threaded run was 0-12 % slower per
+#: decision up to 1024 decisions per shard for k = 2 and only at 4096 and above
+#: no slower (0.62-0.99 of the one-thread time; a loaded machine rarely gives
+#: both threads a core).
+MIN_PARALLEL_TICKS = 4096
 
 
 class ShardedScheduler:
