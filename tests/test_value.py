@@ -432,3 +432,33 @@ def test_value_many_terms_matches_mpmath_on_random_pages():
     for k in range(m):
         ref = ref_value(iota[k], dl[k], lam[k], nu[k])
         assert abs(got[k] - ref) <= 1e-12 * ref, k
+
+
+@pytest.mark.parametrize("kind, terms", [("exact", None), ("approx", 3), ("greedy", None), ("cis", None)])
+def test_value_does_not_depend_on_the_thread_split(kind, terms):
+    import freshcore._parallel as par
+
+    rng = np.random.default_rng(5)
+    m = 5001
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m))
+    tau = rng.uniform(0, 10, m)
+    old_chunk, old_heavy, old_threads = par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, par.get_num_threads()
+    try:
+        par.set_num_threads(1)
+        one = crawl_value(tau, pages, kind, terms)
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, _ = 700, 700, par.set_num_threads(3)
+        calls = []
+        real = par.parallel_chunks
+        par_chunks = lambda n, fn, heavy=False: real(n, lambda p, q: (calls.append((p, q)), fn(p, q)), heavy)  # noqa: E731
+        import freshcore.value as value_mod
+
+        value_mod.parallel_chunks = par_chunks
+        try:
+            three = crawl_value(tau, pages, kind, terms)
+        finally:
+            value_mod.parallel_chunks = real
+    finally:
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY = old_chunk, old_heavy
+        par.set_num_threads(old_threads)
+    assert sorted(calls) == [(0, 1667), (1667, 3334), (3334, 5001)]  # really split in three
+    np.testing.assert_array_equal(one, three)
