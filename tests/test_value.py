@@ -408,6 +408,22 @@ def test_value_at_the_series_switch(dl, nu, beta, n):
         assert abs(got - ref) <= 1e-12 * ref, (iota, eps, got, float(ref))
 
 
+@pytest.mark.parametrize("n", [98, 99, 100, 101])
+def test_value_at_the_pmf_table_end(n):
+    """Series terms around n + 1 = 100 (the pmf's pow-and-table form ends at j = 100 and x = 100).
+
+    rho = 1/1.05: term 99 is ~1e-4 of V, so 1/100! off by 1e-7 fails the test (checked).
+    """
+    dl, nu, beta = 0.05, 1.0, 0.3
+    lam, pages = one_page(dl, nu, beta)
+    c, b = dl + nu, pages.beta[0]
+    for x in (50.0, 99.5, n + 0.999, 100.5):
+        iota = n * b + x / c
+        got = crawl_value([iota], pages)[0]
+        ref = ref_value(iota, dl, lam, nu)
+        assert abs(got - ref) <= 1e-12 * ref, (x, got, float(ref))
+
+
 def test_value_across_the_reciprocal_table():
     """Terms n < 2046 by residuals, n = 2045..2047 by series crossing k = 2048, n > 2047 past the table.
 
