@@ -148,6 +148,28 @@ cdef inline double _series_pair(long n, double x, double r, double one_minus_r, 
     return p * sd
 
 
+cdef inline double _series_tail(long n, double x, double tol_abs) noexcept nogil:
+    """R^n(x) = sum_{j>n} p_j(x) for x < n + 1, as in ``_series_pair`` (one sum), stopped when the
+    remainder is below 1e-17 of the sum plus ``tol_abs``."""
+    cdef double p, t = 1.0, sa = 1.0, q1, q2, t1
+    cdef long j = n + 2
+    p = _pmf(n + 1, x)
+    if p == 0.0:
+        return 0.0
+    tol_abs /= p
+    q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+    while True:
+        q2 = x * INV[j + 1] if j < INV_SIZE - 1 else x / <double>(j + 1)
+        t1 = t * q1
+        t = t * (q1 * q2)
+        sa += t1 + t
+        j += 2
+        q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+        if t * q1 <= (SERIES_TOL * sa + tol_abs) * (1.0 - q1) or t == 0.0:
+            break
+    return p * sa
+
+
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
                          double rho_n, double e_ai, double lr, double total, double* a_out) noexcept nogil:
     """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before."""
@@ -241,7 +263,7 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
 
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
     """psi(iota): expected time between crawls of the threshold policy."""
-    cdef double s, t, total = 0.0, q
+    cdef double s, t, total = 0.0, q, x
     cdef long n = 0
     if isnan(iota):
         return NAN
@@ -251,7 +273,11 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
         return iota
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        t = residual_exp(n, gamma * s) / gamma
+        x = gamma * s
+        if x < <double>(n + 1):
+            t = _series_tail(n, x, SERIES_TOL * total * gamma) / gamma
+        else:
+            t = residual_exp(n, x) / gamma
         total += t
         if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
             break
