@@ -159,14 +159,14 @@ def test_thresholds_do_not_depend_on_the_thread_split():
 
     dl, mu, lam, nu = signal_instance(3000, 11)
     pages = PageModel(dl, mu, lam, nu)
-    old_chunk, old_threads = par.MIN_CHUNK, par.get_num_threads()
+    old_chunk, old_heavy, old_threads = par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, par.get_num_threads()
     try:
         par.set_num_threads(1)
         one = optimal_thresholds(pages, 300.0)
-        par.MIN_CHUNK, _ = 500, par.set_num_threads(3)
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, _ = 500, 500, par.set_num_threads(3)
         three = optimal_thresholds(pages, 300.0)
     finally:
-        par.MIN_CHUNK = old_chunk
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY = old_chunk, old_heavy
         par.set_num_threads(old_threads)
     np.testing.assert_array_equal(one.thresholds, three.thresholds)
     np.testing.assert_array_equal(one.frequencies, three.frequencies)

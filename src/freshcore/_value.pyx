@@ -19,7 +19,11 @@ s_n = iota - n beta:
     D_n = A_n - B_n,  A_n = rho^n R^n(c s_n)/c,  B_n = e^{-alpha iota} R^n(gamma s_n)/gamma
 
 (e^{-alpha iota} (nu/gamma)^n = e^{-alpha s_n} since e^{-alpha beta} = nu/gamma).
-Every D_n >= 0; it is formed as A_n - B_n where B_n <= 0.75 A_n (at most two
+Every D_n >= 0.  Where c s_n < n + 1 (the long tail of a series: every term
+once n exceeds c iota) A_n and D_n come from one Poisson series in c s_n,
+D_n = rho^n/c sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}) below, summed two terms a
+pass from one pmf (no residual, no subtraction).  Elsewhere D_n is formed as
+A_n - B_n where B_n <= 0.75 A_n (at most two
 bits lost), otherwise as the sum of non-negative terms
 
     D_n = rho^n / c * sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}),  r = gamma / c,
@@ -33,12 +37,26 @@ provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
 (R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
 """
 
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, sqrt, isnan, INFINITY, NAN
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, pow, sqrt, isnan, INFINITY, NAN
 from freshcore._core cimport residual_exp, poisson_pmf, poisson_lower
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
 cdef double SUM_TOL = 1e-16
+# 1/k for the Poisson ratios x/k of the series (a multiplication instead of a division)
+cdef enum:
+    INV_SIZE = 2048
+    FACT_SIZE = 101
+cdef double INV[INV_SIZE]
+INV[0] = INFINITY
+for _k in range(1, INV_SIZE):
+    INV[_k] = 1.0 / <double>_k
+# 1/j!, each correctly rounded (from the exact fraction)
+cdef double INV_FACT[FACT_SIZE]
+from fractions import Fraction as _Fraction
+from math import factorial as _factorial
+for _k in range(FACT_SIZE):
+    INV_FACT[_k] = float(_Fraction(1, _factorial(_k)))
 
 
 cdef double _difference_series(long n, double cs, double lr, double one_minus_r) noexcept nogil:
@@ -81,11 +99,90 @@ cdef double _difference_series(long n, double cs, double lr, double one_minus_r)
     return total
 
 
+cdef inline double _pmf(long j, double x) noexcept nogil:
+    """p_j(x) = x^j e^{-x} / j!: pow, exp and a table for j <= 100, 0 < x < 100 (each factor to ~1 ulp,
+    no overflow: x^j < 1e200, 1/j! > 1e-159) while x^j stays normal; poisson_pmf (Loader's form) elsewhere."""
+    cdef double xj
+    if j < FACT_SIZE and x < 100.0 and x > 0.0:
+        xj = pow(x, <double>j)
+        if xj >= 1e-280:
+            return xj * INV_FACT[j] * exp(-x)
+    return poisson_pmf(j, x)
+
+
+cdef inline double _series_pair(long n, double x, double r, double one_minus_r, double tol_abs,
+                                double* ra) noexcept nogil:
+    """For x < n + 1: sum_{j>n} p_j(x) (1 - r^{j-n-1}); R^n(x) = sum_{j>n} p_j(x) in ra[0].
+
+    Both Poisson tails from one pmf and one loop: with t_m = p_{n+1+m}(x) /
+    p_{n+1}(x) (ratio x/(n+2+m) < 1) and f_m = 1 - r^m (f_{m+1} = f_m r + 1 - r),
+    the sums of t_m and t_m f_m, all terms non-negative, stopped when the
+    remainder of either, below t_m q/(1 - q) with q = x/(n+3+m), is under
+    1e-17 of the smaller sum plus ``tol_abs`` (1e-17 of the page's sum so far, in
+    units of p_{n+1}(x): a term far below the sum needs fewer digits).
+    """
+    cdef double p, t = 1.0, sa = 1.0, sd = 0.0, f = 0.0, q1, q2, t1, f1
+    cdef double r2 = r * r, one_minus_r2 = one_minus_r * (1.0 + r)
+    cdef long j = n + 2
+    p = _pmf(n + 1, x)
+    if p == 0.0:
+        ra[0] = 0.0
+        return 0.0
+    tol_abs /= p
+    q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+    while True:
+        # two terms per pass: the loop-carried chains (t, f, the sums) take one step per pair
+        q2 = x * INV[j + 1] if j < INV_SIZE - 1 else x / <double>(j + 1)
+        t1 = t * q1
+        f1 = f * r + one_minus_r
+        t = t * (q1 * q2)
+        f = f * r2 + one_minus_r2
+        sa += t1 + t
+        sd += t1 * f1 + t * f
+        j += 2
+        q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+        # remainder of either sum <= t q1 / (1 - q1)
+        if t * q1 <= (SERIES_TOL * sd + tol_abs) * (1.0 - q1) or t == 0.0:
+            break
+    ra[0] = p * sa
+    return p * sd
+
+
+cdef inline double _series_tail(long n, double x, double tol_abs) noexcept nogil:
+    """R^n(x) = sum_{j>n} p_j(x) for x < n + 1, as in ``_series_pair`` (one sum), stopped when the
+    remainder is below 1e-17 of the sum plus ``tol_abs``."""
+    cdef double p, t = 1.0, sa = 1.0, q1, q2, t1
+    cdef long j = n + 2
+    p = _pmf(n + 1, x)
+    if p == 0.0:
+        return 0.0
+    tol_abs /= p
+    q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+    while True:
+        q2 = x * INV[j + 1] if j < INV_SIZE - 1 else x / <double>(j + 1)
+        t1 = t * q1
+        t = t * (q1 * q2)
+        sa += t1 + t
+        j += 2
+        q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+        if t * q1 <= (SERIES_TOL * sa + tol_abs) * (1.0 - q1) or t == 0.0:
+            break
+    return p * sa
+
+
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
-                         double rho_n, double e_ai, double lr, double* a_out) noexcept nogil:
-    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]."""
-    cdef double a, b, e, t1, q
-    a = rho_n * residual_exp(n, c * s) / c
+                         double rho_n, double e_ai, double lr, double total, double* a_out) noexcept nogil:
+    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before."""
+    cdef double a, b, e, t1, q, x = c * s
+    if x < <double>(n + 1):
+        # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
+        if rho_n == 0.0:
+            a_out[0] = 0.0
+            return 0.0
+        b = _series_pair(n, x, gamma / c, alpha / c, SERIES_TOL * total * c / rho_n, &a)
+        a_out[0] = rho_n * a / c
+        return rho_n * b / c
+    a = rho_n * residual_exp(n, x) / c
     a_out[0] = a
     if a == 0.0:
         return 0.0
@@ -174,7 +271,7 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     n = 0
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, &a)
+        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, &a)
         total += d
         if terms >= 0 and n + 1 >= terms:
             break
@@ -198,7 +295,7 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
 
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
     """psi(iota): expected time between crawls of the threshold policy."""
-    cdef double s, t, total = 0.0, q
+    cdef double s, t, total = 0.0, q, x
     cdef long n = 0
     if isnan(iota):
         return NAN
@@ -208,7 +305,11 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
         return iota
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        t = residual_exp(n, gamma * s) / gamma
+        x = gamma * s
+        if x < <double>(n + 1):
+            t = _series_tail(n, x, SERIES_TOL * total * gamma) / gamma
+        else:
+            t = residual_exp(n, x) / gamma
         total += t
         if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
             break

@@ -383,10 +383,11 @@ def crawl_value(
     n = len(pages)
     tau = _times(tau_eff, "tau_eff", n, caller)
     res = _output(out, n, caller)
-    _value.value_kernel(
-        tau, pages.change_rate, pages.recall, pages.false_rate, pages.importance,
-        pages.alpha, pages.gamma, pages.beta, _KINDS.index(kind), j, res,
-    )
+    k = _KINDS.index(kind)
+    par = (tau, pages.change_rate, pages.recall, pages.false_rate, pages.importance, pages.alpha, pages.gamma,
+           pages.beta)
+    # pages are independent: threads over contiguous chunks give the same bits as one pass
+    parallel_chunks(n, lambda p, q: _value.value_kernel(*(x[p:q] for x in par), k, j, res[p:q]), heavy=k < 2)
     return res
 
 
@@ -645,7 +646,8 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 with np.errstate(divide="ignore"):
                     start[cold] = 1.0 / fgs[cold]
             parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]))
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]),
+                heavy=True)
             total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
