@@ -109,7 +109,7 @@ cdef class SchedulerState:
 
     Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
     recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
-    ``alive`` byte; the hot list (``hot, hval, hexp, hmark``) is sized to the
+    ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy argmax's ``cand``) is sized to the
     hot list (a few hundred entries), and the rebuild's workspace is
     allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
     cold page, ``-2 - i`` for the hot page at position ``i`` of the hot
@@ -127,6 +127,7 @@ cdef class SchedulerState:
     cdef double* hval
     cdef double* hexp
     cdef double* hmark
+    cdef Py_ssize_t* cand
     cdef Py_ssize_t heap_n, hot_n, hot_cap, hot_target, hot_max
     cdef double lev, origin, r_now, t_now, delay, horizon
     cdef long long k, nticks
@@ -139,6 +140,7 @@ cdef class SchedulerState:
         self.hval = NULL
         self.hexp = NULL
         self.hmark = NULL
+        self.cand = NULL
         self.hot_cap = 0
 
     def __dealloc__(self):
@@ -146,6 +148,7 @@ cdef class SchedulerState:
         free(self.hval)
         free(self.hexp)
         free(self.hmark)
+        free(self.cand)
 
     def __init__(self, delta, mu, nu, beta, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
@@ -244,7 +247,7 @@ cdef class SchedulerState:
         # 11 float64 arrays (delta, mu, nu, beta, recall, last, ncis, cross_t, c_lo, c_hi, c_level),
         # 2 intp arrays (heap, hpos) and the alive bytes, all of capacity cap
         return (cap * (11 * sizeof(double) + 2 * sizeof(Py_ssize_t) + sizeof(unsigned char))
-                + self.hot_cap * (sizeof(Py_ssize_t) + 3 * sizeof(double)))
+                + self.hot_cap * (2 * sizeof(Py_ssize_t) + 3 * sizeof(double)))
 
     def alive_view(self):
         """Read-only bool view of the live flags of ids ``0 .. n_slots - 1`` (no copy)."""
@@ -442,6 +445,10 @@ cdef class SchedulerState:
         if p == NULL:
             abort()
         self.hmark = <double*>p
+        p = realloc(self.cand, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            abort()
+        self.cand = <Py_ssize_t*>p
         self.hot_cap = cap
 
     cdef inline Py_ssize_t _hot_index(self, Py_ssize_t j) noexcept nogil:
@@ -556,10 +563,10 @@ cdef class SchedulerState:
         decreasing bound (insertion sort of a handful; unsorted if many) while
         their bound can still beat the best exact value so far.
         """
-        cdef Py_ssize_t i, j, p, nc = 0, a, b
-        cdef double v, ve, bv, x
+        cdef Py_ssize_t i, j, p, nc = 0, a, b  # cand: hot_cap entries, nc <= hot_n
+        cdef double v, ve, bv
         cdef double nt = <double>self.nticks
-        p = self.hotpos[best]
+        p = -2 - self.hpos[best]
         if self.hmark[p] != nt:
             self.hval[p] = self.value(best, self.tau(best, t))
             self.hexp[p] = t
@@ -569,22 +576,22 @@ cdef class SchedulerState:
             v = self.hval[i]
             j = self.hot[i]
             if j != best and (v > ve or (v == ve and j < best)):
-                self.scratch[nc] = <double>i
+                self.cand[nc] = i
                 nc += 1
         if nc == 0:
             return best, ve
         if nc <= 32:
             for a in range(1, nc):
-                x = self.scratch[a]
-                v = self.hval[<Py_ssize_t>x]
+                i = self.cand[a]
+                v = self.hval[i]
                 b = a - 1
-                while b >= 0 and self.hval[<Py_ssize_t>self.scratch[b]] < v:
-                    self.scratch[b + 1] = self.scratch[b]
+                while b >= 0 and self.hval[self.cand[b]] < v:
+                    self.cand[b + 1] = self.cand[b]
                     b -= 1
-                self.scratch[b + 1] = x
+                self.cand[b + 1] = i
         bv = ve
         for a in range(nc):
-            i = <Py_ssize_t>self.scratch[a]
+            i = self.cand[a]
             j = self.hot[i]
             v = self.hval[i]
             if not (v > bv or (v == bv and j < best)):
