@@ -856,6 +856,6 @@ def test_state_memory_per_page():
     assert traced < 106 * m, traced / m
     assert s._state.nbytes() == 105 * m
     s.run(2 * m)
-    # the hot list is sized to itself (entries of 32 bytes), not to m
+    # the hot list is sized to itself (entries of 40 bytes), not to m
     extra = s._state.nbytes() - 105 * m
-    assert extra % 32 == 0 and 0 < extra < 2 * m, extra
+    assert extra % 40 == 0 and 0 < extra < 2 * m, extra

@@ -118,8 +118,9 @@ cdef class SchedulerState:
 
     Memory per page slot: 13 arrays of 8 bytes (``delta, mu, nu, beta,
     recall, last, ncis, cross_t, c_lo, c_hi, c_level, heap, hpos``) and the
-    ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy argmax's ``cand``) is sized to the
-    hot list (a few hundred entries), and the rebuild's workspace is
+    ``alive`` byte; the hot list (``hot, hval, hexp, hmark`` and the lazy
+    argmax's candidate buffer ``hcand``) is sized to the hot list (a few
+    hundred entries), and the rebuild's workspace is
     allocated for the rebuild only.  ``hpos[j]`` is the heap position of a
     cold page, ``-2 - i`` for the hot page at position ``i`` of the hot
     list, -1 otherwise.
@@ -133,10 +134,10 @@ cdef class SchedulerState:
     cdef double[::1] last, ncis, cross_t, c_lo, c_hi, c_level
     cdef Py_ssize_t[::1] heap, hpos
     cdef Py_ssize_t* hot
+    cdef Py_ssize_t* hcand
     cdef double* hval
     cdef double* hexp
     cdef double* hmark
-    cdef Py_ssize_t* cand
     cdef Py_ssize_t heap_n, hot_n, hot_cap, hot_target, hot_max
     cdef double lev, origin, r_now, t_now, delay, horizon
     cdef long long k, nticks
@@ -146,18 +147,18 @@ cdef class SchedulerState:
 
     def __cinit__(self):
         self.hot = NULL
+        self.hcand = NULL
         self.hval = NULL
         self.hexp = NULL
         self.hmark = NULL
-        self.cand = NULL
         self.hot_cap = 0
 
     def __dealloc__(self):
         free(self.hot)
+        free(self.hcand)
         free(self.hval)
         free(self.hexp)
         free(self.hmark)
-        free(self.cand)
 
     def __init__(self, delta, mu, nu, beta, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
@@ -442,6 +443,10 @@ cdef class SchedulerState:
         if p == NULL:
             abort()
         self.hot = <Py_ssize_t*>p
+        p = realloc(self.hcand, cap * sizeof(Py_ssize_t))
+        if p == NULL:
+            abort()
+        self.hcand = <Py_ssize_t*>p
         p = realloc(self.hval, cap * sizeof(double))
         if p == NULL:
             abort()
@@ -454,10 +459,6 @@ cdef class SchedulerState:
         if p == NULL:
             abort()
         self.hmark = <double*>p
-        p = realloc(self.cand, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            abort()
-        self.cand = <Py_ssize_t*>p
         self.hot_cap = cap
 
     cdef inline Py_ssize_t _hot_index(self, Py_ssize_t j) noexcept nogil:
@@ -581,7 +582,7 @@ cdef class SchedulerState:
         decreasing bound (insertion sort of a handful; unsorted if many) while
         their bound can still beat the best exact value so far.
         """
-        cdef Py_ssize_t i, j, p, nc = 0, a, b  # cand: hot_cap entries, nc <= hot_n
+        cdef Py_ssize_t i, j, p, nc = 0, a, b, x
         cdef double v, ve, bv
         cdef double nt = <double>self.nticks
         p = -2 - self.hpos[best]
@@ -594,22 +595,22 @@ cdef class SchedulerState:
             v = self.hval[i]
             j = self.hot[i]
             if j != best and (v > ve or (v == ve and j < best)):
-                self.cand[nc] = i
+                self.hcand[nc] = i
                 nc += 1
         if nc == 0:
             return best, ve
         if nc <= 32:
             for a in range(1, nc):
-                i = self.cand[a]
-                v = self.hval[i]
+                x = self.hcand[a]
+                v = self.hval[x]
                 b = a - 1
-                while b >= 0 and self.hval[self.cand[b]] < v:
-                    self.cand[b + 1] = self.cand[b]
+                while b >= 0 and self.hval[self.hcand[b]] < v:
+                    self.hcand[b + 1] = self.hcand[b]
                     b -= 1
-                self.cand[b + 1] = i
+                self.hcand[b + 1] = x
         bv = ve
         for a in range(nc):
-            i = self.cand[a]
+            i = self.hcand[a]
             j = self.hot[i]
             v = self.hval[i]
             if not (v > bv or (v == bv and j < best)):
