@@ -34,7 +34,15 @@ series) the complement form rho^n/c [-expm1(E) - Q^n(c s) + e^E Q^n(gamma s)],
 E = -alpha s - (n+1) log(gamma/c), Q^n = 1 - R^n, is used instead when its
 lower-tail terms are both at most a quarter of -expm1(E) (at most two bits lost).  The sum over n stops when the
 provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
-(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
+(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum;
+each term's own series stops at 1e-17 of that term plus 1e-17 of the sum before it
+(so N terms add at most N 1e-17 of V in truncation).
+
+Speed (issue 3): per page the exact V costs about a third of the numpy +
+``gammainc`` code's CPU time (bench/README.md); what remains is spread over the
+series loops (~20 passes per long term), one pow and one exp per series term,
+and the residuals of the terms with c s_n >= n + 1.  A recurrence across terms
+at a fixed argument does not apply: the arguments c (iota - n beta) change with n.
 """
 
 from libc.math cimport exp, expm1, log, log1p, fabs, floor, pow, sqrt, isnan, INFINITY, NAN
