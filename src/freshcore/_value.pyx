@@ -477,26 +477,71 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
 
 def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
                             const double[::1] nu, const double[::1] beta, const double[::1] lo,
-                            double[::1] iota):
-    """iota[k] >= lo[k] with psi(iota) = target[k] (psi is increasing; bisection to a few ulps)."""
+                            const double[::1] hi, double[::1] iota):
+    """iota[k] with psi(iota) = target[k] (psi is increasing), to a few ulps, from the bracket [lo[k], hi[k]].
+
+    The caller's bracket is the two thresholds of neighbouring multipliers, so
+    it is narrow and psi nearly linear on it: regula falsi with the Illinois
+    modification (the retained end's residual halved when the same end is kept
+    twice) converges in a few evaluations where bisection took ~55; a pass that
+    does not halve the bracket is followed by a bisection step.  A bracket
+    that does not hold the target (or hi = inf) is widened first.  Ends when
+    psi(iota) = target exactly or the bracket is below 4e-16 of its upper end,
+    returning the upper end (psi(iota) >= target).
+    """
     cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double a, b, m
-    cdef int it
+    cdef double a, b, fa, fb, m, fm, t, width
+    cdef int it, side
+    cdef bint bisect
     with nogil:
         for k in range(n):
+            t = target[k]
             a = lo[k]
-            b = a * 2.0 + 1.0
-            while crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) < target[k] and b < INFINITY:
-                a = b
+            b = hi[k]
+            if not (a >= 0.0) or a == INFINITY:
+                a = 0.0
+            if not (b > a) or b == INFINITY:
+                b = a * 2.0 + 1.0
+            fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fa > 0.0 and a > 0.0:
+                b, fb = a, fa
+                a = 0.0 if a < 1e-300 else 0.5 * a
+                fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fb < 0.0 and b < INFINITY:
+                a, fa = b, fb
                 b *= 4.0
-            for it in range(2000):
-                if b - a <= 4e-16 * b:
+                fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            side = 0
+            bisect = False
+            width = b - a
+            for it in range(400):
+                if fb == 0.0 or b - a <= 4e-16 * b:
                     break
-                m = 0.5 * (a + b)
-                if crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) < target[k]:
-                    a = m
-                else:
+                if fa == 0.0:
+                    b = a
+                    break
+                m = b - fb * ((b - a) / (fb - fa))
+                if bisect or not (m > a and m < b):
+                    m = 0.5 * (a + b)
+                    if not (m > a and m < b):
+                        break
+                fm = crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) - t
+                if fm == 0.0:
                     b = m
+                    break
+                if fm < 0.0:
+                    a, fa = m, fm
+                    if side == -1:
+                        fb *= 0.5
+                    side = -1
+                else:
+                    b, fb = m, fm
+                    if side == 1:
+                        fa *= 0.5
+                    side = 1
+                bisect = b - a > 0.5 * width
+                width = b - a
             iota[k] = b
 
 
