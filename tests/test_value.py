@@ -478,3 +478,24 @@ def test_value_does_not_depend_on_the_thread_split(kind, terms):
         par.set_num_threads(old_threads)
     assert sorted(calls) == [(0, 1667), (1667, 3334), (3334, 5001)]  # really split in three
     np.testing.assert_array_equal(one, three)
+
+
+def test_fused_value_and_interval_are_bit_identical():
+    # the threshold solver's one-pass V and psi against crawl_value and crawl_interval, degenerate pages included
+    from freshcore import _value
+
+    rng = np.random.default_rng(9)
+    m = 4000
+    dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+    lam, nu = rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m)
+    dl[:50], lam[50:100], lam[100:150], nu[150:200], mu[200:250] = 0.0, 0.0, 1.0, 0.0, 0.0
+    dl[250:400] *= 1e-3  # rho near 1: long series
+    tau = rng.uniform(0, 30, m)
+    tau[:400:7], tau[1:400:11], tau[2:400:13] = 0.0, np.inf, 1e-9
+    pages = PageModel(dl, mu, lam, nu)
+    v, psi = np.empty(m), np.empty(m)
+    args = [np.ascontiguousarray(x) for x in (tau, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+                                              pages.beta, pages.importance)]
+    _value.value_interval_kernel(*args, v, psi)
+    np.testing.assert_array_equal(v, crawl_value(tau, pages))
+    np.testing.assert_array_equal(psi, crawl_interval(tau, pages))

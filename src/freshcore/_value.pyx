@@ -179,8 +179,10 @@ cdef inline double _series_tail(long n, double x, double tol_abs) noexcept nogil
 
 
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
-                         double rho_n, double e_ai, double lr, double total, double* a_out) noexcept nogil:
-    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before."""
+                         double rho_n, double e_ai, double lr, double total, double rb,
+                         double* a_out) noexcept nogil:
+    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
+    ``rb``: R^n(gamma s) if the caller has it from ``residual_exp`` (NaN otherwise)."""
     cdef double a, b, e, t1, q, x = c * s
     if x < <double>(n + 1):
         # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
@@ -194,7 +196,9 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     a_out[0] = a
     if a == 0.0:
         return 0.0
-    b = e_ai * residual_exp(n, gamma * s) / gamma
+    if isnan(rb):
+        rb = residual_exp(n, gamma * s)
+    b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
     if gamma * s > <double>(n + 1):
@@ -279,7 +283,7 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     n = 0
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, &a)
+        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
         total += d
         if terms >= 0 and n + 1 >= terms:
             break
@@ -355,6 +359,74 @@ cdef double fresh_time(double iota, double delta, double gamma, double nu, doubl
         rho_n *= rho
         n += 1
     return total
+
+
+cdef double value_and_interval(double iota, double delta, double alpha, double gamma, double nu,
+                               double beta, double mu, double* psi_out) noexcept nogil:
+    """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
+
+    Both series run over the same s_n; a term whose R^n(gamma s_n) psi takes
+    from ``residual_exp`` hands it to V's D_n instead of recomputing it.  Every
+    operation of either sum is the one of its own function, so both results
+    are bit-identical to those (tested); each sum stops by its own rule.
+    """
+    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q
+    cdef double v_total = 0.0, p_total = 0.0
+    cdef bint v_on = True, p_on = True, have_rb
+    cdef long n = 0
+    if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
+            or beta == INFINITY or gamma == 0.0:
+        psi_out[0] = crawl_interval(iota, delta, gamma, nu, beta)
+        return page_value(iota, delta, alpha, gamma, nu, beta, mu, -1)
+    c = delta + nu
+    rho = nu / c
+    e_ai = exp(-alpha * iota)
+    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    while v_on or p_on:
+        s = iota - <double>n * beta if n > 0 else iota
+        have_rb = False
+        rb = NAN
+        if p_on:
+            y = gamma * s
+            if y < <double>(n + 1):
+                t = _series_tail(n, y, SERIES_TOL * p_total * gamma) / gamma
+            else:
+                rb = residual_exp(n, y)
+                have_rb = True
+                t = rb / gamma
+            p_total += t
+            if <double>(n + 1) * beta > iota or t == 0.0:
+                p_on = False
+            else:
+                q = gamma * s / <double>(n + 2)
+                if q < 1.0 and t * q <= SUM_TOL * p_total * (1.0 - q):
+                    p_on = False
+        if v_on:
+            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, v_total, rb if have_rb else NAN, &a)
+            v_total += d
+            if <double>(n + 1) * beta > iota or a == 0.0:
+                v_on = False
+            else:
+                q = c * s / <double>(n + 2)
+                q = rho * (q if q < 1.0 else 1.0)
+                if q < 1.0 and a * q <= SUM_TOL * v_total * (1.0 - q):
+                    v_on = False
+            rho_n *= rho
+        n += 1
+    psi_out[0] = p_total
+    return mu * v_total
+
+
+def value_interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
+                          const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+                          const double[::1] mu, double[::1] value, double[::1] interval):
+    """value[k], interval[k] = exact V and psi at tau[k] from ``value_and_interval`` (for tests)."""
+    cdef Py_ssize_t k, n = value.shape[0]
+    cdef double psi
+    with nogil:
+        for k in range(n):
+            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi)
+            interval[k] = psi
 
 
 # ---------------------------------------------------------------------------
@@ -451,8 +523,7 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
         return x
     for it in range(200):
-        v = page_value(x, delta, alpha, gamma, nu, beta, mu, -1)
-        psi = crawl_interval(x, delta, gamma, nu, beta)
+        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi)
         d = mu * alpha * exp(-alpha * x) * psi
         psi_out[0] = psi
         slope_out[0] = d
@@ -509,26 +580,71 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
 
 def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
                             const double[::1] nu, const double[::1] beta, const double[::1] lo,
-                            double[::1] iota):
-    """iota[k] >= lo[k] with psi(iota) = target[k] (psi is increasing; bisection to a few ulps)."""
+                            const double[::1] hi, double[::1] iota):
+    """iota[k] with psi(iota) = target[k] (psi is increasing), to a few ulps, from the bracket [lo[k], hi[k]].
+
+    The caller's bracket is the two thresholds of neighbouring multipliers, so
+    it is narrow and psi nearly linear on it: regula falsi with the Illinois
+    modification (the retained end's residual halved when the same end is kept
+    twice) converges in a few evaluations where bisection took ~55; a pass that
+    does not halve the bracket is followed by a bisection step.  A bracket
+    that does not hold the target (or hi = inf) is widened first.  Ends when
+    psi(iota) = target exactly or the bracket is below 4e-16 of its upper end,
+    returning the upper end (psi(iota) >= target).
+    """
     cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double a, b, m
-    cdef int it
+    cdef double a, b, fa, fb, m, fm, t, width
+    cdef int it, side
+    cdef bint bisect
     with nogil:
         for k in range(n):
+            t = target[k]
             a = lo[k]
-            b = a * 2.0 + 1.0
-            while crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) < target[k] and b < INFINITY:
-                a = b
+            b = hi[k]
+            if not (a >= 0.0) or a == INFINITY:
+                a = 0.0
+            if not (b > a) or b == INFINITY:
+                b = a * 2.0 + 1.0
+            fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fa > 0.0 and a > 0.0:
+                b, fb = a, fa
+                a = 0.0 if a < 1e-300 else 0.5 * a
+                fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fb < 0.0 and b < INFINITY:
+                a, fa = b, fb
                 b *= 4.0
-            for it in range(2000):
-                if b - a <= 4e-16 * b:
+                fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            side = 0
+            bisect = False
+            width = b - a
+            for it in range(400):
+                if fb == 0.0 or b - a <= 4e-16 * b:
                     break
-                m = 0.5 * (a + b)
-                if crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) < target[k]:
-                    a = m
-                else:
+                if fa == 0.0:
+                    b = a
+                    break
+                m = b - fb * ((b - a) / (fb - fa))
+                if bisect or not (m > a and m < b):
+                    m = 0.5 * (a + b)
+                    if not (m > a and m < b):
+                        break
+                fm = crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) - t
+                if fm == 0.0:
                     b = m
+                    break
+                if fm < 0.0:
+                    a, fa = m, fm
+                    if side == -1:
+                        fb *= 0.5
+                    side = -1
+                else:
+                    b, fb = m, fm
+                    if side == 1:
+                        fa *= 0.5
+                    side = 1
+                bisect = b - a > 0.5 * width
+                width = b - a
             iota[k] = b
 
 

@@ -766,10 +766,11 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     ms = si[mixed[si] & (frequencies[si] > 0)]
     if len(ms):
         inv = np.empty(len(ms))
-        _value.interval_inverse_kernel(
-            1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
-            np.ascontiguousarray(ib[ms]), inv,
-        )
+        # psi^{-1}(1/f) lies between the two solutions' thresholds (psi increasing, f between fa and fb)
+        par = (1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
+               np.minimum(ia[ms], ib[ms]), np.maximum(ia[ms], ib[ms]))
+        parallel_chunks(len(ms), lambda p, q: _value.interval_inverse_kernel(*(x[p:q] for x in par), inv[p:q]),
+                        heavy=True)
         thresholds[ms] = inv
     counts = np.where(theta < 0.5, ka, kb)
     acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
