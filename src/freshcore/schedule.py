@@ -65,7 +65,7 @@ class Scheduler:
         not allowed otherwise).
     last_crawl : array_like of shape (n_pages,), optional
         Initial last-crawl time of each page, finite and ``<= 0`` (default:
-        all 0).  Staggering them (e.g. ``-uniform(0, n_pages/R)``) avoids
+        all 0).  Staggering them (e.g. ``-uniform(0, n_pages/R)``) shortens
         the start-up transient in which every page's value grows at the same
         pace and the first ticks cost O(n_pages) each (``freshcore._schedule``).
 
