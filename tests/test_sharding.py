@@ -367,3 +367,83 @@ def test_simulate_sharded_accuracy_close_to_one_scheduler():
     assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, seed=1).accuracy
     assert acc[1] - 0.008 <= acc[2] <= acc[1] + 0.002
     assert acc[1] - 0.012 <= acc[4] <= acc[1] + 0.002
+
+
+class LoggingShards(ShardedScheduler):
+    """Logs ("signal", page, t, time) and ("tick", page, t, t) in call order (simulate uses signal_many)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.log = []
+
+    def signal(self, page, t):
+        self.log.append(("signal", page, t, self.time))
+        return super().signal(page, t)
+
+    def signal_many(self, pages, times):
+        self.log.extend(("signal", p, t, self.time) for p, t in zip(np.asarray(pages).tolist(), np.asarray(times).tolist()))
+        return super().signal_many(pages, times)
+
+    def run(self, n):
+        times = self.tick_times(n)
+        out = super().run(n)
+        self.log.extend(("tick", p, t, t) for p, t in zip(out.tolist(), times.tolist()))
+        return out
+
+
+def test_simulate_delivers_signals_between_rounds():
+    """Signals come before the first round timed at or after them, never in the middle of a round."""
+    rng = np.random.default_rng(11)
+    m = 12
+    pages = PageModel(rng.uniform(0.5, 1, m), np.ones(m), recall=1.0, false_rate=0.3)
+    pol = LoggingShards(pages, 6.0, 3, value="exact")
+    res = simulate(pol, pages, 30.0, seed=4)
+    assert res.n_signals > 50 and len(res.crawl_pages) == 180
+    ticks = 0
+    for i, (kind, page, t, now) in enumerate(pol.log):
+        if kind == "signal":
+            assert ticks % 3 == 0 and t >= now  # between rounds, not before the last tick
+            nxt = next(e for e in pol.log[i:] + [("tick", -1, math.inf, math.inf)] if e[0] == "tick")
+            assert t <= nxt[2]  # not held past a round timed at or after its arrival
+        else:
+            ticks += 1
+    assert sum(1 for e in pol.log if e[0] == "signal") == res.n_signals  # every one delivered once
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_signal_many_equals_a_loop_of_signal(k):
+    rng = np.random.default_rng(21)
+    m = 40
+    pages = random_pages(rng, m)
+    a = ShardedScheduler(pages, 8.0, k, signal_delay=0.1)
+    b = ShardedScheduler(pages, 8.0, k, signal_delay=0.1)
+    for step in range(25):
+        n = int(rng.integers(0, 9))
+        np.testing.assert_array_equal(a.run(n), b.run(n))
+        ps = rng.integers(0, m, int(rng.integers(0, 12 if step % 3 else 80)))  # small and grouped batches
+        last = a.last_crawl[ps]
+        ts = np.maximum(last + rng.uniform(0, 0.3, len(ps)), last)  # some before 'time', none before a last crawl
+        got = a.signal_many(ps, ts)
+        assert got.dtype == np.bool_ and got.shape == ps.shape
+        np.testing.assert_array_equal(got, [b.signal(p, t) for p, t in zip(ps.tolist(), ts.tolist())])
+        np.testing.assert_array_equal(a.signal_counts, b.signal_counts)
+    assert a.signal_many([], []).shape == (0,)
+
+
+@pytest.mark.parametrize(
+    "pages, times, exc, match",
+    [
+        ([0, 6], [5.0, 5.0], ValueError, r"'pages' parameter of ShardedScheduler.signal_many.*pages\[1\] = 6"),
+        ([0, 1.0], [5.0, 5.0], TypeError, "'pages'"),
+        ([0, 1], [5.0, math.nan], ValueError, r"'times'.*times\[1\] = nan"),
+        ([0, 1], [5.0], ValueError, "same length|length"),
+        ([2, 4, 5], [3.0, 3.0, 0.5], ValueError, r"times\[2\] = 0.5 < 1.0, the last crawl of page 5"),
+    ],
+)
+def test_signal_many_bad_input_records_nothing(pages, times, exc, match):
+    s = ShardedScheduler(PAGES, 2.0, 2, value="greedy")
+    s.run(5)  # t = 3; page 5 last crawled at t = 1
+    before = snapshot(s)
+    with pytest.raises(exc, match=match):
+        s.signal_many(pages, times)
+    assert snapshot(s) == before

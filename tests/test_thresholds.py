@@ -7,6 +7,7 @@ from freshcore.rates import freshness, optimal_rates
 from freshcore.value import (
     PageModel,
     crawl_frequency,
+    crawl_interval,
     crawl_value,
     fresh_time,
     optimal_thresholds,
@@ -159,14 +160,14 @@ def test_thresholds_do_not_depend_on_the_thread_split():
 
     dl, mu, lam, nu = signal_instance(3000, 11)
     pages = PageModel(dl, mu, lam, nu)
-    old_chunk, old_threads = par.MIN_CHUNK, par.get_num_threads()
+    old_chunk, old_heavy, old_threads = par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, par.get_num_threads()
     try:
         par.set_num_threads(1)
         one = optimal_thresholds(pages, 300.0)
-        par.MIN_CHUNK, _ = 500, par.set_num_threads(3)
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, _ = 500, 500, par.set_num_threads(3)
         three = optimal_thresholds(pages, 300.0)
     finally:
-        par.MIN_CHUNK = old_chunk
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY = old_chunk, old_heavy
         par.set_num_threads(old_threads)
     np.testing.assert_array_equal(one.thresholds, three.thresholds)
     np.testing.assert_array_equal(one.frequencies, three.frequencies)
@@ -209,3 +210,32 @@ def test_warm_started_thresholds_equal_cold_solves(gap):
         assert ok.sum() > 500
         np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
         np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)
+
+
+@pytest.mark.parametrize("bracket", ["narrow", "reversed", "open", "above", "below"])
+def test_interval_inverse_from_any_bracket(bracket):
+    # the time-sharing step's inverse of psi (regula falsi from the two solutions' thresholds)
+    from freshcore import _value
+
+    dl, mu, lam, nu = signal_instance(400, 17)
+    pages = PageModel(dl, mu, lam, nu)
+    rng = np.random.default_rng(8)
+    true = rng.uniform(0.05, 20, len(dl)) / np.maximum(dl, 0.05)
+    target = crawl_interval(true, pages)
+    lo, hi = {
+        "narrow": (true * (1 - 1e-6), true * (1 + 1e-6)),
+        "reversed": (true * (1 + 1e-3), true * (1 - 1e-3)),
+        "open": (np.zeros_like(true), np.full_like(true, np.inf)),
+        "above": (true * 3, true * 5),
+        "below": (true / 5, true / 3),
+    }[bracket]
+    got = np.empty_like(true)
+    args = [np.ascontiguousarray(x) for x in (target, pages.change_rate, pages.gamma, pages.false_rate, pages.beta)]
+    _value.interval_inverse_kernel(*args, np.ascontiguousarray(lo), np.ascontiguousarray(hi), got)
+    np.testing.assert_allclose(crawl_interval(got, pages), target, rtol=1e-14)
+    # where psi is not flat (elasticity psi' iota / psi > 1e-3) the root itself is determined to ~1e-13
+    h = 1e-6 * true
+    elasticity = (crawl_interval(true + h, pages) - crawl_interval(true - h, pages)) / (2 * h) * true / target
+    ok = elasticity > 1e-3
+    assert ok.sum() >= 200
+    np.testing.assert_allclose(got[ok], true[ok], rtol=1e-12)

@@ -381,3 +381,121 @@ def test_bad_kind_and_terms():
         crawl_value(1.0, pages, kind="approx", terms=1.5)
     with pytest.raises(ValueError, match="only used with kind='approx'"):
         crawl_value(1.0, pages, terms=2)
+
+
+# ---------------------------------------------------------------------------
+# Exact V at the switches of its compiled series (issue 3, Performance).  page_value forms a term
+# D_n from one Poisson series (both tails together) when x_n = c (iota - n beta) < n + 1 and from
+# residuals otherwise, and reads the ratios x/k from a table of 1/k below k = 2048 (a division
+# above).  These tests put terms on both sides of each switch.
+
+
+def one_page(dl, nu, beta):
+    lam = recall_for_beta(dl, nu, beta)
+    return lam, PageModel([dl], [1.0], [lam], [nu])
+
+
+@pytest.mark.parametrize("dl, nu, beta", [(1.0, 0.5, 0.3), (0.3, 0.05, 2.0), (0.05, 1.0, 0.02), (2.0, 3.0, 1e-3)])
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 12, 40])
+def test_value_at_the_series_switch(dl, nu, beta, n):
+    """Term n with x_n just below, at and just above n + 1 (the series / residual switch)."""
+    lam, pages = one_page(dl, nu, beta)
+    c, b = dl + nu, pages.beta[0]
+    for eps in (-1e-3, -1e-12, 0.0, 1e-12, 1e-3):
+        iota = n * b + (n + 1) / c * (1.0 + eps)
+        got = crawl_value([iota], pages)[0]
+        ref = ref_value(iota, dl, lam, nu)
+        assert abs(got - ref) <= 1e-12 * ref, (iota, eps, got, float(ref))
+
+
+@pytest.mark.parametrize("n", [98, 99, 100, 101])
+def test_value_at_the_pmf_table_end(n):
+    """Series terms around n + 1 = 100 (the pmf's pow-and-table form ends at j = 100 and x = 100).
+
+    rho = 1/1.05: term 99 is ~1e-4 of V, so 1/100! off by 1e-7 fails the test (checked).
+    """
+    dl, nu, beta = 0.05, 1.0, 0.3
+    lam, pages = one_page(dl, nu, beta)
+    c, b = dl + nu, pages.beta[0]
+    for x in (50.0, 99.5, n + 0.999, 100.5):
+        iota = n * b + x / c
+        got = crawl_value([iota], pages)[0]
+        ref = ref_value(iota, dl, lam, nu)
+        assert abs(got - ref) <= 1e-12 * ref, (x, got, float(ref))
+
+
+def test_value_across_the_reciprocal_table():
+    """Terms n < 2046 by residuals, n = 2045..2047 by series crossing k = 2048, n > 2047 past the table.
+
+    rho^2048 ~ 1.6e-9 of the first term: a ratio off by 1e-3 beyond the table fails this test.
+    """
+    dl, nu, n = 0.01, 1.0, 2047
+    lam, pages = one_page(dl, nu, 0.05)
+    iota = n * pages.beta[0] + (n + 1) / (dl + nu) * 0.999
+    got = crawl_value([iota], pages)[0]
+    ref = ref_value(iota, dl, lam, nu)
+    assert abs(got - ref) <= 1e-12 * ref
+
+
+def test_value_many_terms_matches_mpmath_on_random_pages():
+    """SPEC section 3's bench distribution, long series included (seeded)."""
+    rng = np.random.default_rng(3)
+    m = 60
+    dl, nu = rng.uniform(0.01, 1, m), rng.uniform(0.1, 0.6, m)
+    lam = rng.beta(0.25, 0.25, m).clip(1e-9, 1 - 1e-9)
+    iota = rng.uniform(0, 30, m)
+    got = crawl_value(iota, PageModel(dl, 1.0, lam, nu))
+    for k in range(m):
+        ref = ref_value(iota[k], dl[k], lam[k], nu[k])
+        assert abs(got[k] - ref) <= 1e-12 * ref, k
+
+
+@pytest.mark.parametrize("kind, terms", [("exact", None), ("approx", 3), ("greedy", None), ("cis", None)])
+def test_value_does_not_depend_on_the_thread_split(kind, terms):
+    import freshcore._parallel as par
+
+    rng = np.random.default_rng(5)
+    m = 5001
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m))
+    tau = rng.uniform(0, 10, m)
+    old_chunk, old_heavy, old_threads = par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, par.get_num_threads()
+    try:
+        par.set_num_threads(1)
+        one = crawl_value(tau, pages, kind, terms)
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY, _ = 700, 700, par.set_num_threads(3)
+        calls = []
+        real = par.parallel_chunks
+        par_chunks = lambda n, fn, heavy=False: real(n, lambda p, q: (calls.append((p, q)), fn(p, q)), heavy)  # noqa: E731
+        import freshcore.value as value_mod
+
+        value_mod.parallel_chunks = par_chunks
+        try:
+            three = crawl_value(tau, pages, kind, terms)
+        finally:
+            value_mod.parallel_chunks = real
+    finally:
+        par.MIN_CHUNK, par.MIN_CHUNK_HEAVY = old_chunk, old_heavy
+        par.set_num_threads(old_threads)
+    assert sorted(calls) == [(0, 1667), (1667, 3334), (3334, 5001)]  # really split in three
+    np.testing.assert_array_equal(one, three)
+
+
+def test_fused_value_and_interval_are_bit_identical():
+    # the threshold solver's one-pass V and psi against crawl_value and crawl_interval, degenerate pages included
+    from freshcore import _value
+
+    rng = np.random.default_rng(9)
+    m = 4000
+    dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+    lam, nu = rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m)
+    dl[:50], lam[50:100], lam[100:150], nu[150:200], mu[200:250] = 0.0, 0.0, 1.0, 0.0, 0.0
+    dl[250:400] *= 1e-3  # rho near 1: long series
+    tau = rng.uniform(0, 30, m)
+    tau[:400:7], tau[1:400:11], tau[2:400:13] = 0.0, np.inf, 1e-9
+    pages = PageModel(dl, mu, lam, nu)
+    v, psi = np.empty(m), np.empty(m)
+    args = [np.ascontiguousarray(x) for x in (tau, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+                                              pages.beta, pages.importance)]
+    _value.value_interval_kernel(*args, v, psi)
+    np.testing.assert_array_equal(v, crawl_value(tau, pages))
+    np.testing.assert_array_equal(psi, crawl_interval(tau, pages))

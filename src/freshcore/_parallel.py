@@ -29,6 +29,9 @@ __all__ = ["get_num_threads", "set_num_threads", "parallel_chunks"]
 #: Pages per thread below which a batch update stays on the calling thread
 #: (thread hand-off costs tens of microseconds; a page costs about a nanosecond).
 MIN_CHUNK = 1 << 18
+#: The same for kernels that spend about a microsecond per page (crawl values,
+#: threshold solves): 4096 pages are a few milliseconds of work.
+MIN_CHUNK_HEAVY = 1 << 12
 
 
 def _default_threads() -> int:
@@ -108,14 +111,16 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def parallel_chunks(n: int, fn: Callable[[int, int], None]) -> None:
+def parallel_chunks(n: int, fn: Callable[[int, int], None], heavy: bool = False) -> None:
     """Call ``fn(start, stop)`` over contiguous chunks covering ``range(n)``.
 
     Uses up to :func:`get_num_threads` threads, each with at least
-    ``MIN_CHUNK`` items; ``fn`` must release the GIL to gain anything and must
-    touch only its own chunk.  Exceptions of any chunk propagate.
+    ``MIN_CHUNK`` items (``MIN_CHUNK_HEAVY`` with ``heavy=True``, for kernels
+    costing about a microsecond per item); ``fn`` must release the GIL to
+    gain anything and must touch only its own chunk.  Exceptions of any chunk
+    propagate.
     """
-    chunks = min(_num_threads, n // MIN_CHUNK)
+    chunks = min(_num_threads, n // (MIN_CHUNK_HEAVY if heavy else MIN_CHUNK))
     if chunks <= 1:
         fn(0, n)
         return

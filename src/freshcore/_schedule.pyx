@@ -47,7 +47,13 @@ it is the exact argmax over all pages, since every cold page is below ``L``;
 otherwise (the hot list drained, or the winning level fell, e.g. after
 ``set_rate`` raised the rate) everything is rebuilt at ``t`` (all pages
 evaluated, O(m log m)) with ``L`` the ``hot_target``-th largest value (the
-smallest positive value if that one is 0).  When the hot list grows past
+smallest positive value if that one is 0).  The rebuild evaluates each page
+once and keys a cold page by ``T_i = t + (L' - V_i)/(0.368 mu_i)``
+(``L' = L (1 - 1e-12)``) without a crossing search: ``V`` grows by at most
+``mu/e`` per unit of time for "exact", "cis" and "greedy" (``V' = mu alpha
+e^{-alpha tau} psi(tau)``, ``psi(tau) <= tau``; tests/test_schedule_bounds.py),
+so the key is valid; a page popped early is searched then (approx-j keeps the
+search).  When the hot list grows past
 ``hot_max``, ``L`` is raised to its ``hot_max/2``-th bound (raising ``L``
 keeps every ``T_i`` valid).
 
@@ -91,6 +97,9 @@ import numpy as np
 from freshcore._value cimport greedy_value, page_value, cis_value
 
 cdef double MARGIN = 1e-12
+# dV/dt <= mu/e for "exact", "cis" and "greedy" (V' = mu alpha e^{-alpha tau} psi(tau), psi(tau) <= tau,
+# x e^{-x} <= 1/e; Greedy: mu Delta tau e^{-Delta tau}); 0.368 > 1/e leaves room for rounding
+cdef double SLOPE = 0.368
 
 
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -486,7 +495,8 @@ cdef class SchedulerState:
         # callers guarantee at least one live page
         cdef Py_ssize_t j, i, n = 0, m = self.m
         cdef Py_ssize_t K = self.hot_target if self.hot_target < self.n_live else self.n_live
-        cdef double L, v
+        cdef double L, v, lim
+        cdef bint slope_key
         # workspace for this rebuild only: the live values in slot order, and a copy to sort
         cdef double* vals = <double*>malloc(self.n_live * sizeof(double))
         cdef double* scratch = <double*>malloc(self.n_live * sizeof(double))
@@ -514,13 +524,21 @@ cdef class SchedulerState:
                 i -= 1
         free(scratch)
         self.lev = L
+        lim = L * (1.0 - MARGIN)
+        slope_key = L > 0.0 and self.kind != 1
         n = 0
         for j in range(m):
             if not self.alive[j]:
                 continue
             v = vals[n]
             n += 1
-            if self.crossing(j, t, v, -INFINITY):
+            if slope_key and v < lim:
+                # V grows by at most mu/e per unit of time (SLOPE > 1/e): a valid key without a search
+                self.cross_t[j] = t + (lim - v) / (SLOPE * self.mu[j]) if self.mu[j] > 0.0 else INFINITY
+                self.heap[self.heap_n] = j
+                self.hpos[j] = self.heap_n
+                self.heap_n += 1
+            elif self.crossing(j, t, v, -INFINITY):
                 self.heap[self.heap_n] = j
                 self.hpos[j] = self.heap_n
                 self.heap_n += 1

@@ -19,7 +19,11 @@ s_n = iota - n beta:
     D_n = A_n - B_n,  A_n = rho^n R^n(c s_n)/c,  B_n = e^{-alpha iota} R^n(gamma s_n)/gamma
 
 (e^{-alpha iota} (nu/gamma)^n = e^{-alpha s_n} since e^{-alpha beta} = nu/gamma).
-Every D_n >= 0; it is formed as A_n - B_n where B_n <= 0.75 A_n (at most two
+Every D_n >= 0.  Where c s_n < n + 1 (the long tail of a series: every term
+once n exceeds c iota) A_n and D_n come from one Poisson series in c s_n,
+D_n = rho^n/c sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}) below, summed two terms a
+pass from one pmf (no residual, no subtraction).  Elsewhere D_n is formed as
+A_n - B_n where B_n <= 0.75 A_n (at most two
 bits lost), otherwise as the sum of non-negative terms
 
     D_n = rho^n / c * sum_{j>n} p_j(c s_n) (1 - r^{j-n-1}),  r = gamma / c,
@@ -30,15 +34,37 @@ series) the complement form rho^n/c [-expm1(E) - Q^n(c s) + e^E Q^n(gamma s)],
 E = -alpha s - (n+1) log(gamma/c), Q^n = 1 - R^n, is used instead when its
 lower-tail terms are both at most a quarter of -expm1(E) (at most two bits lost).  The sum over n stops when the
 provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
-(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum.
+(R^{m+1}(x)/R^m(x) <= x/(m+2) and s_n decreases), is below 1e-16 of the sum;
+each term's own series stops at 1e-17 of that term plus 1e-17 of the sum before it
+(so N terms add at most N 1e-17 of V in truncation).
+
+Speed (issue 3): per page the exact V costs about a third of the numpy +
+``gammainc`` code's CPU time (bench/README.md); what remains is spread over the
+series loops (~20 passes per long term), one pow and one exp per series term,
+and the residuals of the terms with c s_n >= n + 1.  A recurrence across terms
+at a fixed argument does not apply: the arguments c (iota - n beta) change with n.
 """
 
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, sqrt, isnan, INFINITY, NAN
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, pow, sqrt, isnan, INFINITY, NAN
 from freshcore._core cimport residual_exp, poisson_pmf, poisson_lower
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
 cdef double SUM_TOL = 1e-16
+# 1/k for the Poisson ratios x/k of the series (a multiplication instead of a division)
+cdef enum:
+    INV_SIZE = 2048
+    FACT_SIZE = 101
+cdef double INV[INV_SIZE]
+INV[0] = INFINITY
+for _k in range(1, INV_SIZE):
+    INV[_k] = 1.0 / <double>_k
+# 1/j!, each correctly rounded (from the exact fraction)
+cdef double INV_FACT[FACT_SIZE]
+from fractions import Fraction as _Fraction
+from math import factorial as _factorial
+for _k in range(FACT_SIZE):
+    INV_FACT[_k] = float(_Fraction(1, _factorial(_k)))
 
 
 cdef double _difference_series(long n, double cs, double lr, double one_minus_r) noexcept nogil:
@@ -81,15 +107,98 @@ cdef double _difference_series(long n, double cs, double lr, double one_minus_r)
     return total
 
 
+cdef inline double _pmf(long j, double x) noexcept nogil:
+    """p_j(x) = x^j e^{-x} / j!: pow, exp and a table for j <= 100, 0 < x < 100 (each factor to ~1 ulp,
+    no overflow: x^j < 1e200, 1/j! > 1e-159) while x^j stays normal; poisson_pmf (Loader's form) elsewhere."""
+    cdef double xj
+    if j < FACT_SIZE and x < 100.0 and x > 0.0:
+        xj = pow(x, <double>j)
+        if xj >= 1e-280:
+            return xj * INV_FACT[j] * exp(-x)
+    return poisson_pmf(j, x)
+
+
+cdef inline double _series_pair(long n, double x, double r, double one_minus_r, double tol_abs,
+                                double* ra) noexcept nogil:
+    """For x < n + 1: sum_{j>n} p_j(x) (1 - r^{j-n-1}); R^n(x) = sum_{j>n} p_j(x) in ra[0].
+
+    Both Poisson tails from one pmf and one loop: with t_m = p_{n+1+m}(x) /
+    p_{n+1}(x) (ratio x/(n+2+m) < 1) and f_m = 1 - r^m (f_{m+1} = f_m r + 1 - r),
+    the sums of t_m and t_m f_m, all terms non-negative, stopped when the
+    remainder of either, below t_m q/(1 - q) with q = x/(n+3+m), is under
+    1e-17 of the smaller sum plus ``tol_abs`` (1e-17 of the page's sum so far, in
+    units of p_{n+1}(x): a term far below the sum needs fewer digits).
+    """
+    cdef double p, t = 1.0, sa = 1.0, sd = 0.0, f = 0.0, q1, q2, t1, f1
+    cdef double r2 = r * r, one_minus_r2 = one_minus_r * (1.0 + r)
+    cdef long j = n + 2
+    p = _pmf(n + 1, x)
+    if p == 0.0:
+        ra[0] = 0.0
+        return 0.0
+    tol_abs /= p
+    q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+    while True:
+        # two terms per pass: the loop-carried chains (t, f, the sums) take one step per pair
+        q2 = x * INV[j + 1] if j < INV_SIZE - 1 else x / <double>(j + 1)
+        t1 = t * q1
+        f1 = f * r + one_minus_r
+        t = t * (q1 * q2)
+        f = f * r2 + one_minus_r2
+        sa += t1 + t
+        sd += t1 * f1 + t * f
+        j += 2
+        q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+        # remainder of either sum <= t q1 / (1 - q1)
+        if t * q1 <= (SERIES_TOL * sd + tol_abs) * (1.0 - q1) or t == 0.0:
+            break
+    ra[0] = p * sa
+    return p * sd
+
+
+cdef inline double _series_tail(long n, double x, double tol_abs) noexcept nogil:
+    """R^n(x) = sum_{j>n} p_j(x) for x < n + 1, as in ``_series_pair`` (one sum), stopped when the
+    remainder is below 1e-17 of the sum plus ``tol_abs``."""
+    cdef double p, t = 1.0, sa = 1.0, q1, q2, t1
+    cdef long j = n + 2
+    p = _pmf(n + 1, x)
+    if p == 0.0:
+        return 0.0
+    tol_abs /= p
+    q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+    while True:
+        q2 = x * INV[j + 1] if j < INV_SIZE - 1 else x / <double>(j + 1)
+        t1 = t * q1
+        t = t * (q1 * q2)
+        sa += t1 + t
+        j += 2
+        q1 = x * INV[j] if j < INV_SIZE - 1 else x / <double>j
+        if t * q1 <= (SERIES_TOL * sa + tol_abs) * (1.0 - q1) or t == 0.0:
+            break
+    return p * sa
+
+
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
-                         double rho_n, double e_ai, double lr, double* a_out) noexcept nogil:
-    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]."""
-    cdef double a, b, e, t1, q
-    a = rho_n * residual_exp(n, c * s) / c
+                         double rho_n, double e_ai, double lr, double total, double rb,
+                         double* a_out) noexcept nogil:
+    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
+    ``rb``: R^n(gamma s) if the caller has it from ``residual_exp`` (NaN otherwise)."""
+    cdef double a, b, e, t1, q, x = c * s
+    if x < <double>(n + 1):
+        # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
+        if rho_n == 0.0:
+            a_out[0] = 0.0
+            return 0.0
+        b = _series_pair(n, x, gamma / c, alpha / c, SERIES_TOL * total * c / rho_n, &a)
+        a_out[0] = rho_n * a / c
+        return rho_n * b / c
+    a = rho_n * residual_exp(n, x) / c
     a_out[0] = a
     if a == 0.0:
         return 0.0
-    b = e_ai * residual_exp(n, gamma * s) / gamma
+    if isnan(rb):
+        rb = residual_exp(n, gamma * s)
+    b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
     if gamma * s > <double>(n + 1):
@@ -174,7 +283,7 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     n = 0
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, &a)
+        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
         total += d
         if terms >= 0 and n + 1 >= terms:
             break
@@ -198,7 +307,7 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
 
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
     """psi(iota): expected time between crawls of the threshold policy."""
-    cdef double s, t, total = 0.0, q
+    cdef double s, t, total = 0.0, q, x
     cdef long n = 0
     if isnan(iota):
         return NAN
@@ -208,7 +317,11 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
         return iota
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        t = residual_exp(n, gamma * s) / gamma
+        x = gamma * s
+        if x < <double>(n + 1):
+            t = _series_tail(n, x, SERIES_TOL * total * gamma) / gamma
+        else:
+            t = residual_exp(n, x) / gamma
         total += t
         if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
             break
@@ -246,6 +359,74 @@ cdef double fresh_time(double iota, double delta, double gamma, double nu, doubl
         rho_n *= rho
         n += 1
     return total
+
+
+cdef double value_and_interval(double iota, double delta, double alpha, double gamma, double nu,
+                               double beta, double mu, double* psi_out) noexcept nogil:
+    """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
+
+    Both series run over the same s_n; a term whose R^n(gamma s_n) psi takes
+    from ``residual_exp`` hands it to V's D_n instead of recomputing it.  Every
+    operation of either sum is the one of its own function, so both results
+    are bit-identical to those (tested); each sum stops by its own rule.
+    """
+    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q
+    cdef double v_total = 0.0, p_total = 0.0
+    cdef bint v_on = True, p_on = True, have_rb
+    cdef long n = 0
+    if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
+            or beta == INFINITY or gamma == 0.0:
+        psi_out[0] = crawl_interval(iota, delta, gamma, nu, beta)
+        return page_value(iota, delta, alpha, gamma, nu, beta, mu, -1)
+    c = delta + nu
+    rho = nu / c
+    e_ai = exp(-alpha * iota)
+    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    while v_on or p_on:
+        s = iota - <double>n * beta if n > 0 else iota
+        have_rb = False
+        rb = NAN
+        if p_on:
+            y = gamma * s
+            if y < <double>(n + 1):
+                t = _series_tail(n, y, SERIES_TOL * p_total * gamma) / gamma
+            else:
+                rb = residual_exp(n, y)
+                have_rb = True
+                t = rb / gamma
+            p_total += t
+            if <double>(n + 1) * beta > iota or t == 0.0:
+                p_on = False
+            else:
+                q = gamma * s / <double>(n + 2)
+                if q < 1.0 and t * q <= SUM_TOL * p_total * (1.0 - q):
+                    p_on = False
+        if v_on:
+            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, v_total, rb if have_rb else NAN, &a)
+            v_total += d
+            if <double>(n + 1) * beta > iota or a == 0.0:
+                v_on = False
+            else:
+                q = c * s / <double>(n + 2)
+                q = rho * (q if q < 1.0 else 1.0)
+                if q < 1.0 and a * q <= SUM_TOL * v_total * (1.0 - q):
+                    v_on = False
+            rho_n *= rho
+        n += 1
+    psi_out[0] = p_total
+    return mu * v_total
+
+
+def value_interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
+                          const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+                          const double[::1] mu, double[::1] value, double[::1] interval):
+    """value[k], interval[k] = exact V and psi at tau[k] from ``value_and_interval`` (for tests)."""
+    cdef Py_ssize_t k, n = value.shape[0]
+    cdef double psi
+    with nogil:
+        for k in range(n):
+            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi)
+            interval[k] = psi
 
 
 # ---------------------------------------------------------------------------
@@ -342,8 +523,7 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
         return x
     for it in range(200):
-        v = page_value(x, delta, alpha, gamma, nu, beta, mu, -1)
-        psi = crawl_interval(x, delta, gamma, nu, beta)
+        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi)
         d = mu * alpha * exp(-alpha * x) * psi
         psi_out[0] = psi
         slope_out[0] = d
@@ -400,26 +580,71 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
 
 def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
                             const double[::1] nu, const double[::1] beta, const double[::1] lo,
-                            double[::1] iota):
-    """iota[k] >= lo[k] with psi(iota) = target[k] (psi is increasing; bisection to a few ulps)."""
+                            const double[::1] hi, double[::1] iota):
+    """iota[k] with psi(iota) = target[k] (psi is increasing), to a few ulps, from the bracket [lo[k], hi[k]].
+
+    The caller's bracket is the two thresholds of neighbouring multipliers, so
+    it is narrow and psi nearly linear on it: regula falsi with the Illinois
+    modification (the retained end's residual halved when the same end is kept
+    twice) converges in a few evaluations where bisection took ~55; a pass that
+    does not halve the bracket is followed by a bisection step.  A bracket
+    that does not hold the target (or hi = inf) is widened first.  Ends when
+    psi(iota) = target exactly or the bracket is below 4e-16 of its upper end,
+    returning the upper end (psi(iota) >= target).
+    """
     cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double a, b, m
-    cdef int it
+    cdef double a, b, fa, fb, m, fm, t, width
+    cdef int it, side
+    cdef bint bisect
     with nogil:
         for k in range(n):
+            t = target[k]
             a = lo[k]
-            b = a * 2.0 + 1.0
-            while crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) < target[k] and b < INFINITY:
-                a = b
+            b = hi[k]
+            if not (a >= 0.0) or a == INFINITY:
+                a = 0.0
+            if not (b > a) or b == INFINITY:
+                b = a * 2.0 + 1.0
+            fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fa > 0.0 and a > 0.0:
+                b, fb = a, fa
+                a = 0.0 if a < 1e-300 else 0.5 * a
+                fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
+            fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            while fb < 0.0 and b < INFINITY:
+                a, fa = b, fb
                 b *= 4.0
-            for it in range(2000):
-                if b - a <= 4e-16 * b:
+                fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
+            side = 0
+            bisect = False
+            width = b - a
+            for it in range(400):
+                if fb == 0.0 or b - a <= 4e-16 * b:
                     break
-                m = 0.5 * (a + b)
-                if crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) < target[k]:
-                    a = m
-                else:
+                if fa == 0.0:
+                    b = a
+                    break
+                m = b - fb * ((b - a) / (fb - fa))
+                if bisect or not (m > a and m < b):
+                    m = 0.5 * (a + b)
+                    if not (m > a and m < b):
+                        break
+                fm = crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) - t
+                if fm == 0.0:
                     b = m
+                    break
+                if fm < 0.0:
+                    a, fa = m, fm
+                    if side == -1:
+                        fb *= 0.5
+                    side = -1
+                else:
+                    b, fb = m, fm
+                    if side == 1:
+                        fa *= 0.5
+                    side = 1
+                bisect = b - a > 0.5 * width
+                width = b - a
             iota[k] = b
 
 

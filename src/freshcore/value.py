@@ -383,10 +383,11 @@ def crawl_value(
     n = len(pages)
     tau = _times(tau_eff, "tau_eff", n, caller)
     res = _output(out, n, caller)
-    _value.value_kernel(
-        tau, pages.change_rate, pages.recall, pages.false_rate, pages.importance,
-        pages.alpha, pages.gamma, pages.beta, _KINDS.index(kind), j, res,
-    )
+    k = _KINDS.index(kind)
+    par = (tau, pages.change_rate, pages.recall, pages.false_rate, pages.importance, pages.alpha, pages.gamma,
+           pages.beta)
+    # pages are independent: threads over contiguous chunks give the same bits as one pass
+    parallel_chunks(n, lambda p, q: _value.value_kernel(*(x[p:q] for x in par), k, j, res[p:q]), heavy=k < 2)
     return res
 
 
@@ -645,7 +646,8 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 with np.errstate(divide="ignore"):
                     start[cold] = 1.0 / fgs[cold]
             parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]))
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]),
+                heavy=True)
             total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
@@ -764,10 +766,11 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     ms = si[mixed[si] & (frequencies[si] > 0)]
     if len(ms):
         inv = np.empty(len(ms))
-        _value.interval_inverse_kernel(
-            1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
-            np.ascontiguousarray(ib[ms]), inv,
-        )
+        # psi^{-1}(1/f) lies between the two solutions' thresholds (psi increasing, f between fa and fb)
+        par = (1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
+               np.minimum(ia[ms], ib[ms]), np.maximum(ia[ms], ib[ms]))
+        parallel_chunks(len(ms), lambda p, q: _value.interval_inverse_kernel(*(x[p:q] for x in par), inv[p:q]),
+                        heavy=True)
         thresholds[ms] = inv
     counts = np.where(theta < 0.5, ka, kb)
     acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
