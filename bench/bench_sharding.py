@@ -37,6 +37,7 @@ import time
 import numpy as np
 import pytest
 
+from bench_schedule import pages_instance
 from conftest import SMOKE, role, sizes
 
 import freshcore
@@ -47,12 +48,6 @@ from freshcore.value import PageModel
 
 DECISIONS = 200 if SMOKE else 40_000
 
-
-def pages_instance(n):
-    rng = np.random.default_rng(0)
-    dl, mu = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
-    lam, nu = rng.beta(0.25, 0.25, n), rng.uniform(0.1, 0.6, n)
-    return PageModel(dl, mu, lam, nu)
 
 
 _WARM: dict = {}

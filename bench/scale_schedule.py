@@ -28,16 +28,12 @@ import time
 
 import numpy as np
 
+from bench_schedule import pages_instance
+
 from freshcore.rates import optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.value import crawl_value
 
-
-def pages_instance(m: int, seed: int = 0) -> PageModel:
-    rng = np.random.default_rng(seed)
-    dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
-    lam, nu = rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m)
-    return PageModel(dl, mu, lam, nu)
 
 
 def state_bytes(s: Scheduler) -> int:
@@ -58,7 +54,7 @@ def brute_force_per_tick(s: Scheduler, ticks: int) -> float:
 
 
 def measure(m: int, value: str, decisions: int, burn_in: int, seed: int = 0) -> dict:
-    pages = pages_instance(m, seed)
+    pages = pages_instance(m)  # bench_schedule's pages, seed 0
     rate = m / 10.0
     rng = np.random.default_rng(seed + 1)
     # each page at a uniform phase of its periodic-optimum interval (never-crawled pages: one cycle m/R)
