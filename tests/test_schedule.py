@@ -15,18 +15,22 @@ from freshcore.value import PageModel, crawl_value
 KINDS = ("exact", "approx", "greedy", "cis")
 
 
+def signal_time(pages, value):
+    """Time-equivalent of one signal in tau_eff for each page under the value kind (SPEC section 4)."""
+    if value == "greedy":
+        return np.zeros(len(pages))
+    if value == "cis":
+        return np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
+    return pages.beta.copy()
+
+
 class Reference:
     """Brute force: evaluate crawl_value for every page at every tick, argmax (lowest index on ties)."""
 
     def __init__(self, pages, rate, value="exact", signal_delay=0.0, terms=None):
         self.pages, self.value, self.terms, self.delay = pages, value, terms, signal_delay
         m = len(pages)
-        if value == "greedy":
-            self.beff = np.zeros(m)
-        elif value == "cis":
-            self.beff = np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
-        else:
-            self.beff = pages.beta.copy()
+        self.beff = signal_time(pages, value)
         self.last = np.zeros(m)
         self.n = np.zeros(m, dtype=np.int64)
         self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0

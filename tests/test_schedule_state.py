@@ -34,6 +34,7 @@ _spec = importlib.util.spec_from_file_location("_schedule_reference", Path(__fil
 _ref = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_ref)
 KINDS, Reference, kind_args, random_pages = _ref.KINDS, _ref.Reference, _ref.kind_args, _ref.random_pages
+signal_time = _ref.signal_time
 
 
 def state_equal(a: Scheduler, b: Scheduler) -> bool:
@@ -493,18 +494,17 @@ def test_simulator_uses_signal_many_with_identical_results():
 # dynamic pages: added, removed, re-parameterised without a rebuild
 
 
-class DynamicReference:
+class DynamicReference(Reference):
     """Brute force over the live pages: crawl_value of each at every tick, argmax (lowest id on ties)."""
 
     def __init__(self, pages, rate, value, signal_delay, terms, last=None):
-        self.value, self.terms, self.delay = value, terms, signal_delay
+        super().__init__(pages, rate, value, signal_delay, terms)
         m = len(pages)
         self.params = [np.array(a, copy=True) for a in
                        (pages.change_rate, pages.importance, pages.recall, pages.false_rate)]
         self.alive = np.ones(m, dtype=bool)
-        self.last = np.zeros(m) if last is None else np.array(last, dtype=float)
-        self.n = np.zeros(m, dtype=np.int64)
-        self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0
+        if last is not None:
+            self.last = np.array(last, dtype=float)
 
     @property
     def ids(self):
@@ -518,27 +518,13 @@ class DynamicReference:
         t = self.origin + self.k / self.rate
         self.time = t
         pages, live = self.live_pages(), self.alive
-        if self.value == "greedy":
-            beff = np.zeros(len(pages))
-        elif self.value == "cis":
-            beff = np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
-        else:
-            beff = pages.beta
+        beff = signal_time(pages, self.value)
         with np.errstate(invalid="ignore"):
             tau = (t - self.last[live]) + np.where(self.n[live] > 0, beff * self.n[live], 0.0)
         best = int(self.ids[np.argmax(crawl_value(tau, pages, self.value, self.terms))])
         self.last[best] = t
         self.n[best] = 0
         return best
-
-    def signal(self, page, t):
-        if t - self.last[page] < self.delay:
-            return False
-        self.n[page] += 1
-        return True
-
-    def set_rate(self, rate):
-        self.origin, self.k, self.rate = self.time, 0, float(rate)
 
     def add(self, pages, last):
         first = len(self.alive)
