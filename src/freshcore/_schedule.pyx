@@ -102,6 +102,14 @@ cdef double MARGIN = 1e-12
 cdef double SLOPE = 0.368
 
 
+cdef inline void* _resized(void* p, size_t nbytes) noexcept nogil:
+    """realloc, aborting if memory is exhausted (callers hold no GIL and cannot raise)."""
+    cdef void* q = realloc(p, nbytes)
+    if q == NULL:
+        abort()
+    return q
+
+
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
     cdef double x = (<const double*>a)[0]
     cdef double y = (<const double*>b)[0]
@@ -434,32 +442,16 @@ cdef class SchedulerState:
     cdef void _hot_reserve(self, Py_ssize_t n) noexcept nogil:
         """Room for n hot entries (amortised doubling); aborts if memory is exhausted."""
         cdef Py_ssize_t cap = self.hot_cap
-        cdef void* p
         if n <= cap:
             return
         cap = 2 * cap if 2 * cap > n else n
         if cap < 64:
             cap = 64
-        p = realloc(self.hot, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            abort()
-        self.hot = <Py_ssize_t*>p
-        p = realloc(self.hcand, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            abort()
-        self.hcand = <Py_ssize_t*>p
-        p = realloc(self.hval, cap * sizeof(double))
-        if p == NULL:
-            abort()
-        self.hval = <double*>p
-        p = realloc(self.hexp, cap * sizeof(double))
-        if p == NULL:
-            abort()
-        self.hexp = <double*>p
-        p = realloc(self.hmark, cap * sizeof(double))
-        if p == NULL:
-            abort()
-        self.hmark = <double*>p
+        self.hot = <Py_ssize_t*>_resized(self.hot, cap * sizeof(Py_ssize_t))
+        self.hcand = <Py_ssize_t*>_resized(self.hcand, cap * sizeof(Py_ssize_t))
+        self.hval = <double*>_resized(self.hval, cap * sizeof(double))
+        self.hexp = <double*>_resized(self.hexp, cap * sizeof(double))
+        self.hmark = <double*>_resized(self.hmark, cap * sizeof(double))
         self.hot_cap = cap
 
     cdef inline Py_ssize_t _hot_index(self, Py_ssize_t j) noexcept nogil:
