@@ -251,11 +251,10 @@ def test_work_per_tick_is_sublinear():
     s = Scheduler(pages, m / 20.0, value="greedy")
     s.run(4 * m)  # burn in: every page crawled several times
     state = s._state
-    e0, r0 = state.n_evaluations, state.n_rebuilds
+    e0 = state.n_evaluations
     s.run(m)
     per_tick = (state.n_evaluations - e0) / m
-    assert per_tick < 200, per_tick  # brute force: 20000
-    assert state.n_rebuilds - r0 <= 2
+    assert per_tick < 20, per_tick  # brute force: 20000; measured 10.6
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)

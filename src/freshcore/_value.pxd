@@ -8,3 +8,4 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
 cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
 cdef long best_signal_count(double lam, double mu, double delta, double nu) noexcept nogil
+cdef double signal_beta(double delta, double recall, double nu) noexcept nogil

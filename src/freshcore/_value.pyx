@@ -213,6 +213,31 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     return rho_n / c * _difference_series(n, c * s, lr, alpha / c)
 
 
+cdef double signal_beta(double delta, double recall, double nu) noexcept nogil:
+    """beta = log(1 + lambda Delta / nu) / alpha, the time-equivalent of one signal (001 Lemma 4, SPEC section 3).
+
+    0 when ``lambda Delta = 0`` (signals carry no information), inf when
+    ``nu = 0`` or ``alpha = (1 - lambda) Delta = 0`` (a signal proves a
+    change).  ``PageModel.beta`` and the scheduler (which recomputes it to
+    save memory) both call this function, so they agree bit for bit.
+    """
+    cdef double lam_dl = recall * delta
+    cdef double alpha = (1.0 - recall) * delta
+    if lam_dl == 0.0:
+        return 0.0
+    if nu == 0.0 or alpha == 0.0:
+        return INFINITY
+    return log1p(lam_dl / nu) / alpha
+
+
+def beta_kernel(const double[::1] delta, const double[::1] recall, const double[::1] nu, double[::1] out):
+    """out[i] = signal_beta(delta[i], recall[i], nu[i])."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(delta.shape[0]):
+            out[i] = signal_beta(delta[i], recall[i], nu[i])
+
+
 cdef double R1_COEF[18]
 R1_COEF[0] = 0.5
 for _k in range(1, 18):

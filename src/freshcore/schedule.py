@@ -32,14 +32,14 @@ __all__ = ["Scheduler", "FORMAT_VERSION"]
 _KINDS = ("exact", "approx", "greedy", "cis")
 
 #: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _MAGIC = "freshcore.Scheduler"
 _MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit heap indices)
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
-_FLOAT_KEYS = ("last", "ncis", "cross_t", "c_lo", "c_hi", "c_level")
-_HOT_KEYS = ("hval", "hexp", "hmark")
-_FLOAT_SCALARS = ("level", "origin", "rate", "time", "signal_delay", "horizon")
-_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_rebuilds")
+_FLOAT_KEYS = ("last", "key")
+_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay")
+_INT_SCALARS = ("k", "nticks", "n_evaluations")
+_NOT_PLACED = 255  # the compiled state's bucket of a page in no heap
 
 
 class Scheduler:
@@ -91,9 +91,11 @@ class Scheduler:
     ``page_ids[i]`` (the identity until a page is removed).
 
     The decision is exactly the brute-force argmax over the live pages
-    (tests compare every decision with one), yet a tick evaluates only a short list of pages near
-    the top plus O(log m) heap work per crawled page: see the level invariant
-    in ``freshcore._schedule``.
+    (tests compare every decision with one), yet a tick evaluates only the
+    few pages whose upper bound reaches the winning value, with O(log m) heap
+    work each: every page's value is bounded by a line from its last
+    evaluation, with a slope from a bound on ``dV/dtau`` (the slope invariant
+    in ``freshcore._schedule``).
 
     Examples
     --------
@@ -289,7 +291,7 @@ class Scheduler:
         """
         caller = "Scheduler.signal"
         j = check_int(page, "page", caller, low=0)
-        if j >= self._state.n_slots or not self._state.alive_view()[j]:
+        if j >= self._state.n_slots or not self._state.alive_of(j):
             raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} ({self._why(j)}).")
         tt = check_scalar(t, "t", caller)
         last = self._state.last_crawl_of(j)
@@ -297,6 +299,11 @@ class Scheduler:
             raise ValueError(
                 f"The 't' parameter of {caller} must not precede the last crawl of page {j} "
                 f"(at {last!r}). Got {tt!r} instead."
+            )
+        if self._state.signal_count_view()[j] >= _schedule.MAX_SIGNALS:
+            raise ValueError(
+                f"{caller}: page {j} already has {_schedule.MAX_SIGNALS} signals since its last crawl, the most a "
+                f"scheduler counts (32-bit counters)."
             )
         return bool(self._state.signal(j, tt))
 
@@ -337,6 +344,18 @@ class Scheduler:
                 f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
                 f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
             )
+        if len(p):
+            counts = self._state.signal_count_view()
+            per_page = np.bincount(p, minlength=len(counts))
+            over = counts.astype(np.int64) + per_page > _schedule.MAX_SIGNALS
+            if over.any():
+                j = int(np.flatnonzero(over)[0])
+                i = int(np.flatnonzero(p == j)[_schedule.MAX_SIGNALS - int(counts[j])])
+                raise ValueError(
+                    f"The 'pages' parameter of {caller} would give page {j} more than {_schedule.MAX_SIGNALS} "
+                    f"signals since its last crawl, the most a scheduler counts (32-bit counters), at "
+                    f"pages[{i}]; no signal is recorded."
+                )
         out = np.empty(len(p), dtype=np.uint8)
         self._state.signal_many(p, tt, out)
         return out.view(np.bool_)
@@ -373,8 +392,8 @@ class Scheduler:
 
         Notes
         -----
-        No rebuild: each new page goes to the cold heap or the hot list as
-        a counted signal would move it (O(log m) each; ``freshcore._schedule``).
+        No rebuild: each new page is evaluated at the current time and goes
+        to the heap of its slope bucket (O(log m) each; ``freshcore._schedule``).
         """
         caller = "Scheduler.add_pages"
         if not isinstance(pages, PageModel):
@@ -425,7 +444,7 @@ class Scheduler:
         """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
 
         The pages keep their last crawl and counted signals; each is
-        re-placed in the heap or hot list (no rebuild).
+        re-placed in the heap of its slope bucket (no rebuild).
 
         Parameters
         ----------
@@ -460,7 +479,7 @@ class Scheduler:
     def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
         """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
         p = check_indices(ids, name, caller, self._state.n_slots)
-        dead = ~self._state.alive_view()[p]
+        dead = ~self._state.alive_of(p)
         if dead.any():
             i = int(np.flatnonzero(dead)[0])
             raise ValueError(
@@ -488,8 +507,8 @@ class Scheduler:
         Holds the parameters of every page id handed out (``alive`` flags
         the live ones), the value kind, ``terms``, the signal
         delay and the compiled state (rate, origin and tick count of the
-        current rate, time, last crawls, signal counts, the cold heap and the
-        hot list in storage order, the cached crossing brackets, the level).
+        current rate, time, last crawls, signal counts, and each page's
+        bound: its key and slope bucket, from which the heaps are rebuilt).
         :meth:`from_dict` restores it exactly: the continued decisions (and
         even the value evaluations) are those of an uninterrupted run.
         """
@@ -516,8 +535,8 @@ class Scheduler:
         caller = "Scheduler.from_dict"
         if not hasattr(d, "keys"):
             raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
-        need = ("format_version", "value", "terms", *_PAGE_KEYS, "alive", *_FLOAT_KEYS, "heap", "hot", *_HOT_KEYS,
-                *_FLOAT_SCALARS, *_INT_SCALARS, "need_rebuild")
+        need = ("format_version", "value", "terms", *_PAGE_KEYS, "alive", *_FLOAT_KEYS, "ncis", "bucket",
+                *_FLOAT_SCALARS, *_INT_SCALARS, "built")
         missing = [k for k in need if k not in d]
         if missing:
             raise ValueError(f"The 'd' parameter of {caller} lacks the entries {missing}.")
@@ -632,13 +651,14 @@ class Scheduler:
 
 
 def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
-    """The per-page arrays of the compiled state: Delta, mu, nu, beta and lambda.
+    """The per-page arrays of the compiled state: Delta, mu, nu and lambda.
 
-    (``alpha``, ``gamma`` and the signal term of ``tau`` for ``value`` are
-    recomputed by the compiled state with PageModel's operations.)
+    (``alpha``, ``gamma``, ``beta`` and the signal term of ``tau`` for
+    ``value`` are recomputed by the compiled state with PageModel's
+    operations; ``beta`` by the same compiled function.)
     """
     return [np.ascontiguousarray(a, dtype=np.float64) for a in (
-        pages.change_rate, pages.importance, pages.false_rate, pages.beta, pages.recall)]
+        pages.change_rate, pages.importance, pages.false_rate, pages.recall)]
 
 
 def _item(x: Any) -> Any:
@@ -685,55 +705,40 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         out[key] = a
     if not np.isfinite(out["last"]).all():
         raise bad("last", "must be finite")
-    n = out["ncis"]
-    if not ((n >= 0) & (n == np.floor(n)) & np.isfinite(n)).all():
-        raise bad("ncis", "must hold integer counts >= 0")
-    if np.isnan(out["cross_t"]).any():
-        raise bad("cross_t", "must not hold NaN")
-    for key in ("heap", "hot"):
+    if np.isnan(out["key"]).any():
+        raise bad("key", "must not hold NaN")
+    for key, high in (("ncis", _schedule.MAX_SIGNALS), ("bucket", _NOT_PLACED)):
         a = np.asarray(d[key])
-        if a.ndim != 1 or (a.size and a.dtype.kind not in "iu"):
-            raise bad(key, "must be a 1-D integer array")
-        a = a.astype(np.intp)
-        if a.size and (a.min() < 0 or a.max() >= m):
-            raise bad(key, f"must hold page indices in [0, {m})")
+        if a.shape != (m,) or (a.size and a.dtype.kind not in "iu"):
+            raise bad(key, f"must be an integer array of shape ({m},)")
+        a = a.astype(np.int64)
+        if a.size and (a.min() < 0 or a.max() > high):
+            raise bad(key, f"must hold integers in [0, {high}]")
         out[key] = a
     alive = np.asarray(d["alive"])
     if alive.shape != (m,) or alive.dtype.kind not in "biu" or not np.isin(alive, (0, 1)).all():
         raise bad("alive", f"must hold {m} flags")
     out["alive"] = alive.astype(bool)
-    placed = np.concatenate([out["heap"], out["hot"]])
-    if len(np.unique(placed)) != len(placed):
-        raise bad("heap", "and the 'hot' entry must hold distinct pages")
-    if not out["alive"][placed].all():
-        raise bad("heap", "and the 'hot' entry must hold live pages only")
-    for key in _HOT_KEYS:
-        a = np.ascontiguousarray(d[key], dtype=np.float64)
-        if a.shape != out["hot"].shape:
-            raise bad(key, f"must have the shape of 'hot', {out['hot'].shape}; got {a.shape}")
-        out[key] = a
-    if np.isnan(out["hval"]).any():
-        raise bad("hval", "must not hold NaN")
     for key in _FLOAT_SCALARS:
         v = _item(d[key])
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):
             raise bad(key, f"must be a finite number, got {v!r}")
         out[key] = float(v)
-    if out["level"] < 0 or out["horizon"] <= 0 or out["rate"] <= 0 or out["signal_delay"] < 0:
-        raise bad("level", "'horizon', 'rate' and 'signal_delay' must be in range")
+    if out["rate"] <= 0 or out["signal_delay"] < 0:
+        raise bad("rate", "and 'signal_delay' must be in range")
     for key in _INT_SCALARS:
         v = _item(d[key])
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise bad(key, f"must be an integer >= 0, got {v!r}")
         out[key] = v
-    rebuild = _item(d["need_rebuild"])
-    if not isinstance(rebuild, bool):
-        raise bad("need_rebuild", f"must be a bool, got {rebuild!r}")
-    out["need_rebuild"] = rebuild
-    n_live = int(out["alive"].sum())
-    if not rebuild and len(placed) != n_live:
-        raise bad("heap", f"and the 'hot' entry must hold every live page once ({n_live}); got {len(placed)}")
-    heap_t = out["cross_t"][out["heap"]]
-    if len(heap_t) > 1 and (heap_t[1:] < heap_t[(np.arange(1, len(heap_t)) - 1) // 2]).any():
-        raise bad("heap", "must be a min-heap on 'cross_t'")
+    built = _item(d["built"])
+    if not isinstance(built, bool):
+        raise bad("built", f"must be a bool, got {built!r}")
+    out["built"] = built
+    placed = out["bucket"] != _NOT_PLACED
+    if built and (placed != out["alive"]).any():
+        j = int(np.flatnonzero(placed != out["alive"])[0])
+        raise bad("bucket", f"must place every live page and no removed one (page {j})")
+    if not built and placed.any():
+        raise bad("bucket", "must place no page before the first tick")
     return out

@@ -221,9 +221,10 @@ class PageModel:
         alpha = (1.0 - lam) * dl
         lam_dl = lam * dl
         gamma = lam_dl + nu
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ratio = np.log1p(lam_dl / nu) / alpha
-        beta = np.where(lam_dl == 0.0, 0.0, np.where((nu == 0.0) | (alpha == 0.0), np.inf, ratio))
+        # beta = log1p(lambda Delta / nu) / alpha with its degenerate limits, in compiled code
+        # shared with the scheduler (which recomputes it rather than store it): the same bits
+        beta = np.empty(len(dl))
+        _value.beta_kernel(*(np.ascontiguousarray(a, dtype=np.float64) for a in (dl, lam, nu)), beta)
         self._alpha = _frozen(alpha)
         self._gamma = _frozen(gamma)
         self._beta = _frozen(beta)
