@@ -11,21 +11,19 @@ decision:
 * freshcore: ``Scheduler.run(TICKS)``.
 
 ``extra_info`` records m, the decisions per call and, for the scheduler, the
-mean number of value evaluations per decision and the rebuilds in the timed
-calls, and the amortised decisions per second over the last m/5 decisions
-of the burn-in (rebuilds included; the median of short calls can miss
-them).  Pages: SPEC section 3's check distribution (Delta, mu ~ U[0, 1],
+mean number of value evaluations per decision in the timed calls, and the
+amortised decisions per second over the last m/5 decisions of the burn-in.  Pages: SPEC section 3's check distribution (Delta, mu ~ U[0, 1],
 lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6), seed 0), rate R = m/10.  No
 signals (the decision cost is what is measured here).
 
 Group ``schedule memory m=...`` (m = 1e5 and 1e6, Greedy): the scheduler's
-construction plus its first decision (the first rebuild) beside the
+construction plus its first decision (every page evaluated once) beside the
 brute-force baseline's first decision; ``extra_info`` records the state's
 bytes per page (``SchedulerState.nbytes()``: its per-page arrays at capacity
-plus the hot list, after the first decision) and the bytes per page that
+plus the bucket heaps, after the first decision) and the bytes per page that
 ``tracemalloc`` saw allocated (and its peak) while constructing the
-``Scheduler`` (the rebuild's workspace is C ``malloc`` memory, freed at the
-end of the rebuild, which tracemalloc does not see).  Issue 4's target is
+``Scheduler`` (the heaps are C ``malloc`` memory, filled at the first
+decision, which tracemalloc does not see).  Issue 4's target is
 <= 64 bytes per page.
 
 Run (briefly, on the shared machine)::
@@ -112,11 +110,10 @@ def test_scheduler(benchmark, value, m):
     s, amortised = warmed(m, value)
     role(benchmark, "freshcore", m=m, decisions_per_call=TICKS, amortised_decisions_per_s=1.0 / amortised)
     state = s._state
-    e0, r0, d0 = state.n_evaluations, state.n_rebuilds, s.time
+    e0, d0 = state.n_evaluations, s.time
     benchmark(s.run, TICKS)
     decisions = round((s.time - d0) * s.rate)
     benchmark.extra_info["evaluations_per_decision"] = (state.n_evaluations - e0) / max(decisions, 1)
-    benchmark.extra_info["rebuilds"] = state.n_rebuilds - r0
 
 
 def memory_figures(m):

@@ -11,12 +11,12 @@ so the ratio is per decision:
   (``threads=1``) and once with the shards on the shared pool (``threads=2``;
   ``DECISIONS/k`` decisions per shard is above ``MIN_PARALLEL_TICKS``).
 
-Each shard's heap and hot list cover ``m/k`` pages, so a decision is a little
+Each shard's heaps cover ``m/k`` pages, so a decision is a little
 cheaper even on one thread; on threads, the shards run concurrently.  Pages:
 SPEC section 3's check distribution (as in bench_schedule.py), ``R = m/10``,
 Greedy value, no signals.  ``extra_info`` records m, k, the threads and the
-decisions per call, the value evaluations per decision and the rebuilds
-per call (summed over the shards).
+decisions per call and the value evaluations per decision (summed over the
+shards).
 
 Run (briefly, on the shared machine)::
 
@@ -79,7 +79,7 @@ def test_one_scheduler(benchmark, m):
 
 
 def timed(benchmark, s):
-    """Benchmark ``s.run(DECISIONS)``; record value evaluations per decision and rebuilds per call in extra_info."""
+    """Benchmark ``s.run(DECISIONS)``; record value evaluations per decision in extra_info."""
     calls = [0]
 
     def call():
@@ -88,10 +88,9 @@ def timed(benchmark, s):
 
     c0 = counters(s)
     benchmark(call)
-    ev, rb = counters(s) - c0
+    ev = counters(s) - c0
     n = max(1, calls[0])
     benchmark.extra_info["evaluations_per_decision"] = ev / (n * DECISIONS)
-    benchmark.extra_info["rebuilds_per_call"] = rb / n
 
 
 @pytest.mark.parametrize("m", sizes(100_000))
@@ -142,7 +141,7 @@ def ratios(m=100_000, decisions=DECISIONS, repeats=15):
     variants = [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)]
     scheds = {v: warmed(m, 0 if v[0] == 1 else v[0]) for v in variants}
     ts: dict = {v: [] for v in variants}
-    work = {v: np.zeros(2) for v in variants}
+    work = {v: 0.0 for v in variants}
     old = freshcore.get_num_threads()
     try:
         for _ in range(repeats):
@@ -156,13 +155,13 @@ def ratios(m=100_000, decisions=DECISIONS, repeats=15):
     finally:
         freshcore.set_num_threads(old)
     calls = repeats * decisions
-    return {v: (float(np.median(t)), work[v][0] / calls, work[v][1] / repeats) for v, t in ts.items()}
+    return {v: (float(np.median(t)), work[v] / calls) for v, t in ts.items()}
 
 
 def counters(s):
-    """(value evaluations, rebuilds) so far, summed over the shards (the compiled state's counters)."""
+    """Value evaluations so far, summed over the shards (the compiled state's counter)."""
     states = [x._state for x in s.schedulers] if isinstance(s, ShardedScheduler) else [s._state]
-    return np.array([sum(x.n_evaluations for x in states), sum(x.n_rebuilds for x in states)], dtype=np.float64)
+    return float(sum(x.n_evaluations for x in states))
 
 
 def accuracy(ms=(200, 1000), values=("greedy", "exact"), shards=(1, 2, 4, 8), instances=3):
@@ -194,10 +193,10 @@ if __name__ == "__main__":
     if "ratios" in sys.argv[1:]:
         med = ratios()
         print(f"m = 100000, Greedy, {DECISIONS} decisions per call: median time per call, ratio to one "
-              "Scheduler, value evaluations per decision, rebuilds per call")
+              "Scheduler, value evaluations per decision")
         base = med[(1, 1)][0]
-        for (k, thr), (t, ev, rb) in med.items():
-            print(f"  k = {k}, threads = {thr}: {t * 1e3:8.1f} ms  {t / base:6.3f}  {ev:6.1f}  {rb:5.2f}")
+        for (k, thr), (t, ev) in med.items():
+            print(f"  k = {k}, threads = {thr}: {t * 1e3:8.1f} ms  {t / base:6.3f}  {ev:6.1f}")
     elif "accuracy" in sys.argv[1:]:
         for (m, value), rows in accuracy().items():
             base = np.array(rows[1])

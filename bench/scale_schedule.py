@@ -6,11 +6,10 @@ nu ~ U(0.1, 0.6)) at R = m/10, with initial crawl times staggered uniformly
 over each page's interval at the signal-blind periodic optimum
 (``last_crawl = -U(0, 1) / f_i``, ``f_i`` from ``optimal_rates(model="periodic")``;
 one round-robin cycle ``m/R`` for pages it never crawls): a state like one
-reached after the crawler has run a while.  Every page starting at 0, or a
-backlog of stale pages, makes the winning value fall tick after tick, and
-each fall below the level costs an O(m) rebuild (see ``freshcore._schedule``).  After ``burn-in`` decisions
-(not timed), ``decisions`` more are timed with ``perf_counter`` (rebuilds
-included).  Beside it, a numpy brute-force argmax per tick (``crawl_value``
+reached after the crawler has run a while (every page starting at 0 makes
+the first ticks evaluate most pages, see ``freshcore._schedule``).  After
+``burn-in`` decisions (not timed), ``decisions`` more are timed with
+``perf_counter``.  Beside it, a numpy brute-force argmax per tick (``crawl_value``
 of every page, ``np.argmax``) is timed over a few ticks from the same state;
 the ratio of the two per-decision times is reported, as are the value
 evaluations per decision and the scheduler's bytes per page (the ``nbytes``
@@ -66,16 +65,15 @@ def measure(m: int, value: str, decisions: int, burn_in: int, seed: int = 0) -> 
     s.run(1)
     build = time.perf_counter() - t0
     s.run(burn_in)
-    e0, r0 = s._state.n_evaluations, s._state.n_rebuilds
+    e0 = s._state.n_evaluations
     t0 = time.perf_counter()
     s.run(decisions)
     per = (time.perf_counter() - t0) / decisions
     evals = (s._state.n_evaluations - e0) / decisions
-    rebuilds = s._state.n_rebuilds - r0
     bf_ticks = max(2, min(50, int(2e7 // m)))
     bf = brute_force_per_tick(s, bf_ticks)
     return dict(m=m, value=value, build_s=build, us_per_decision=per * 1e6, decisions_per_s=1.0 / per,
-                evals_per_decision=evals, rebuilds=rebuilds, brute_us=bf * 1e6, ratio=bf / per,
+                evals_per_decision=evals, brute_us=bf * 1e6, ratio=bf / per,
                 bytes_per_page=state_bytes(s) / m)
 
 
@@ -86,13 +84,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--decisions", type=int, default=200_000)
     ap.add_argument("--burn-in", type=int, default=100_000)
     a = ap.parse_args(argv)
-    print(f"{'value':>7} {'m':>9} {'build s':>8} {'us/dec':>8} {'dec/s':>10} {'evals/dec':>9} {'rebuilds':>8} "
+    print(f"{'value':>7} {'m':>9} {'build s':>8} {'us/dec':>8} {'dec/s':>10} {'evals/dec':>9} "
           f"{'brute us':>10} {'speed-up':>9} {'B/page':>7}")
     for value in a.values:
         for m in a.sizes:
             r = measure(m, value, a.decisions, a.burn_in)
             print(f"{r['value']:>7} {r['m']:>9} {r['build_s']:8.2f} {r['us_per_decision']:8.2f} "
-                  f"{r['decisions_per_s']:10.0f} {r['evals_per_decision']:9.2f} {r['rebuilds']:8d} "
+                  f"{r['decisions_per_s']:10.0f} {r['evals_per_decision']:9.2f} "
                   f"{r['brute_us']:10.0f} {r['ratio']:9.0f} {r['bytes_per_page']:7.1f}", flush=True)
 
 
