@@ -8,6 +8,7 @@ from numpy.typing import NDArray
 _F = NDArray[np.float64]
 
 MAX_SIGNALS: int
+N_BUCKETS: int
 
 class SchedulerState:
     n_evaluations: int

@@ -28,7 +28,7 @@ Every value kind grows at a bounded, eventually decreasing pace:
 every kind).  When page ``j`` is evaluated at time ``t_0`` (value ``v_0``),
 its bound is the line ``U_j(t) = v_0 + s_b (t - t_0) = s_b (t - k_j)``, valid
 for every later ``t`` until the page is crawled or re-parameterised, where
-``s_b >= s`` is the page's slope rounded up to a power of two and ``k_j =
+``s_b >= s`` is the page's slope rounded up to a quarter octave and ``k_j =
 t_0 - v_0/s_b`` (shaded by a few ulps of the times involved) is its key.  A
 counted signal adds ``b_j`` to ``tau_j``, so it lowers the key by ``b_j``
 (no evaluation); ``b_j = inf`` (Greedy-CIS, ``nu = 0``) re-evaluates.
@@ -36,7 +36,8 @@ Constant values (``tau = inf``, ``mu = 0``, ``Delta = 0``, ``alpha = 0``,
 or a slope that underflows) have ``s = 0``: ``U_j = v_0``, key ``-v_0``.
 
 The pages are kept in buckets by ``s_b`` (bucket 0: constant values; then
-one per power of two from 2**-191 to 2**60; above that an unbounded bucket
+four per octave, ``(1/2 + (q + 1)/8) 2**e`` for slopes from 2**-191 to 2**61,
+smaller ones rounded up to the first; above that an unbounded bucket
 whose bound is ``inf``), each a 4-ary min-heap on ``(k_j, j)`` (keys stored
 beside the ids): in one
 bucket the page with the smallest key has the largest bound, and a level
@@ -44,7 +45,8 @@ change of any kind costs nothing, since keys do not depend on a level.
 
 A tick at ``t``: take the bucket whose top has the largest bound (ties: the
 lower page id), pop that page, evaluate it exactly and keep the best value
-``v*`` so far (ties: lowest id); repeat until the largest bound left,
+``v*`` so far (ties: lowest id; buckets whose top's bound is below ``v*``
+leave the tick's candidates, since ``v*`` only grows); repeat until the largest bound left,
 inflated for rounding (``U (1 + 1e-11) + s_b 8 eps |t|``), is below ``v*``
 (or equal, for a higher id).  Every page not popped then has ``V_j(t) <=
 U_j(t) < v*``: the best popped page is the exact argmax.  It is crawled
@@ -80,7 +82,7 @@ crawl times and avoids that.
 
 from libc.math cimport INFINITY, NAN, isnan, fabs, exp, frexp, ldexp
 from libc.float cimport DBL_EPSILON
-from libc.stdint cimport int32_t, uint32_t, uint8_t
+from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memset
 
@@ -89,15 +91,22 @@ import numpy as np
 from freshcore._value cimport greedy_value, page_value, cis_value, signal_beta
 
 cdef enum:
-    NBUCKETS = 254      # 0: constant values; 1 .. 252: slope 2**(b - 192); 253: unbounded
-    UNBOUNDED = 253
+    SUBB = 4            # buckets per octave of slopes
+    NOCT = 253          # octaves: slopes up to 2**-191 .. 2**61
     EOFFSET = 192
-    DEAD = 254          # bucket of a removed page
-    NOT_PLACED = 255    # bucket of a live page in no heap (popped, or before the first tick)
+    NBUCKETS = 2 + NOCT * SUBB  # 0: constant values; 1 .. NOCT*SUBB: slopes; the last: unbounded
+    UNBOUNDED = 1 + NOCT * SUBB
+    DEAD = 65534        # bucket of a removed page
+    NOT_PLACED = 65535  # bucket of a live page in no heap (popped, or before the first tick)
+
+ctypedef uint16_t bucket_t
 
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
-cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to a power of two
+cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
 cdef double INV_E = 0.36787944117144233  # 1/e rounded up (0.367879441171442321595...)
+
+#: Number of buckets (constant values, the slopes, the unbounded one).
+N_BUCKETS = NBUCKETS
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
@@ -135,16 +144,18 @@ cdef class SchedulerState:
     cdef double[::1] last
     cdef uint32_t[::1] ncis
     cdef int32_t[::1] hpos
-    cdef uint8_t[::1] bucket
+    cdef bucket_t[::1] bucket
     # bucket heaps: 4-ary min-heaps on (key, id), keys stored beside the ids
     cdef int32_t** bids
     cdef double** bkey
     cdef Py_ssize_t* bsize
     cdef Py_ssize_t* bcap
     cdef double* bslope
+    cdef double* tkey      # key of each nonempty bucket's top (bkey[b][0], kept contiguous for the tick's scan)
     cdef int32_t* act      # nonempty buckets
     cdef int32_t* actpos   # position of a bucket in act, -1 if empty
-    cdef double* ub        # bound of each active bucket's top at this tick
+    cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
+    cdef int32_t* cb
     cdef Py_ssize_t nact
     # pages popped at the current tick
     cdef int32_t* pid
@@ -162,11 +173,13 @@ cdef class SchedulerState:
         self.bsize = <Py_ssize_t*>malloc(NBUCKETS * sizeof(Py_ssize_t))
         self.bcap = <Py_ssize_t*>malloc(NBUCKETS * sizeof(Py_ssize_t))
         self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
+        self.tkey = <double*>malloc(NBUCKETS * sizeof(double))
         self.act = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.ub = <double*>malloc(NBUCKETS * sizeof(double))
-        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL
-                or self.act == NULL or self.actpos == NULL or self.ub == NULL):
+        self.cb = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
+        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL or self.tkey == NULL
+                or self.act == NULL or self.actpos == NULL or self.ub == NULL or self.cb == NULL):
             raise MemoryError()
         for b in range(NBUCKETS):
             self.bids[b] = NULL
@@ -174,7 +187,9 @@ cdef class SchedulerState:
             self.bsize[b] = 0
             self.bcap[b] = 0
             self.actpos[b] = -1
-            self.bslope[b] = 0.0 if b == 0 else (INFINITY if b == UNBOUNDED else ldexp(1.0, b - EOFFSET))
+            # bucket 1 + o SUBB + q: slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
+            self.bslope[b] = 0.0 if b == 0 else (INFINITY if b == UNBOUNDED else ldexp(
+                0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), (b - 1) // SUBB + 1 - EOFFSET))
         self.nact = 0
         self.pid = NULL
         self.pval = NULL
@@ -193,9 +208,11 @@ cdef class SchedulerState:
         free(self.bsize)
         free(self.bcap)
         free(self.bslope)
+        free(self.tkey)
         free(self.act)
         free(self.actpos)
         free(self.ub)
+        free(self.cb)
         free(self.pid)
         free(self.pval)
 
@@ -211,7 +228,7 @@ cdef class SchedulerState:
         self.last = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
         self.ncis = np.zeros(m, dtype=np.uint32)
         self.hpos = np.full(m, -1, dtype=np.int32)
-        self.bucket = np.full(m, NOT_PLACED, dtype=np.uint8)
+        self.bucket = np.full(m, NOT_PLACED, dtype=np.uint16)
         self.origin = 0.0
         self.t_now = 0.0
         self.k = 0
@@ -292,10 +309,10 @@ cdef class SchedulerState:
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
             heaps += self.bcap[b]
-        # 5 float64 arrays (delta, mu, nu, recall, last), ncis (uint32), hpos (int32), the bucket byte
-        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + 1)
+        # 5 float64 arrays (delta, mu, nu, recall, last), ncis (uint32), hpos (int32), bucket (uint16)
+        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
-                + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(Py_ssize_t) + 2 * sizeof(double) + 2 * sizeof(int32_t)))
+                + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(Py_ssize_t) + 3 * sizeof(double) + 3 * sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -352,18 +369,21 @@ cdef class SchedulerState:
 
     cdef int _line(self, Py_ssize_t j, double t0, double v0, double tau0, double* key) noexcept nogil:
         """Bucket and key (in ``key[0]``) of the bound from V_j = v0 at time t0 (tau_j = tau0)."""
-        cdef double s = self.slope(j, tau0) * SAFETY, sb, pad
-        cdef int e, b
+        cdef double s = self.slope(j, tau0) * SAFETY, sb, pad, f
+        cdef int e, b, o
         if not (s > 0.0):
             key[0] = -v0
             return 0
-        frexp(s, &e)  # s < 2**e
-        b = e + EOFFSET
-        if b < 1:
-            b = 1
-        if b >= UNBOUNDED:
+        f = frexp(s, &e)  # s = f 2**e, 1/2 <= f < 1
+        o = e + EOFFSET - 1
+        if o < 0:
+            b = 1  # below the smallest slope: rounded up to it
+        elif o >= NOCT:
             key[0] = t0
             return UNBOUNDED
+        else:
+            # f < 1/2 + (q + 1)/(2 SUBB): the bucket's slope is >= s
+            b = 1 + o * SUBB + <int>((f - 0.5) * (2 * SUBB))
         sb = self.bslope[b]
         pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.last[j]) + fabs(self.bn(j))) + 1e-300
         key[0] = (t0 - v0 / sb) - pad
@@ -373,11 +393,11 @@ cdef class SchedulerState:
         """Inflated bound of the top page of nonempty bucket b at time t (tpad = 8 eps |t|)."""
         cdef double u
         if b == 0:
-            u = -self.bkey[0][0]
+            u = -self.tkey[0]
             return u + MARGIN * fabs(u)
         if b == UNBOUNDED:
             return INFINITY
-        u = self.bslope[b] * (t - self.bkey[b][0])
+        u = self.bslope[b] * (t - self.tkey[b])
         return u + MARGIN * fabs(u) + self.bslope[b] * tpad
 
     # -- bucket heaps: 4-ary min-heaps on (key, id) ----------------------------------
@@ -401,6 +421,7 @@ cdef class SchedulerState:
         h[i] = x
         hk[i] = kx
         self.hpos[x] = <int32_t>i
+        self.tkey[b] = hk[0]
 
     cdef void _sift_down(self, int b, Py_ssize_t n, Py_ssize_t i, int32_t x, double kx) noexcept nogil:
         """Place page x with key kx at hole i of bucket b (size n), moving smaller children up."""
@@ -429,6 +450,7 @@ cdef class SchedulerState:
         h[i] = x
         hk[i] = kx
         self.hpos[x] = <int32_t>i
+        self.tkey[b] = hk[0]
 
     cdef void _activate(self, int b) noexcept nogil:
         if self.actpos[b] < 0:
@@ -445,7 +467,6 @@ cdef class SchedulerState:
             q = self.act[last]
             self.act[i] = q
             self.actpos[q] = <int32_t>i
-            self.ub[i] = self.ub[last]
         self.actpos[b] = -1
         self.nact -= 1
 
@@ -465,7 +486,7 @@ cdef class SchedulerState:
         if n + 1 > self.bcap[b]:
             self._reserve(b, n + 1)
         self.bsize[b] = n + 1
-        self.bucket[j] = <uint8_t>b
+        self.bucket[j] = <bucket_t>b
         self._sift_up(b, n, <int32_t>j, key)
         if n == 0:
             self._activate(b)
@@ -514,7 +535,7 @@ cdef class SchedulerState:
                 continue
             tau = self.tau(j, t)
             v = self.value(j, tau)
-            self.bucket[j] = <uint8_t>self._line(j, t, v, tau, &keys[j])
+            self.bucket[j] = <bucket_t>self._line(j, t, v, tau, &keys[j])
         self._fill_buckets(keys)
         free(keys)
         self.built = True
@@ -558,6 +579,7 @@ cdef class SchedulerState:
             while i > 0:
                 i -= 1
                 self._sift_down(b, n, i, h[i], hk[i])
+            self.tkey[b] = hk[0]
             self._activate(b)
 
     cdef void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v) noexcept nogil:
@@ -572,7 +594,7 @@ cdef class SchedulerState:
 
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, tpad, u, bu, v, bv, key
-        cdef Py_ssize_t a, ba, b, j, top, btop, best, pn, i
+        cdef Py_ssize_t a, ba, b, j, top, btop, best, pn, i, nc
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -580,34 +602,55 @@ cdef class SchedulerState:
         if not self.built:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
-        for a in range(self.nact):
-            self.ub[a] = self._bound(self.act[a], t, tpad)
+        # candidates: every nonempty bucket, with the bound of its top
+        nc = self.nact
+        for a in range(nc):
+            b = self.act[a]
+            self.cb[a] = <int32_t>b
+            self.ub[a] = self._bound(b, t, tpad)
         best = -1
         bv = -INFINITY
         pn = 0
-        while self.nact > 0:
-            # the bucket whose top has the largest bound (ties: the lower page id)
+        while nc > 0:
+            # the candidate whose top has the largest bound (ties: the lower page id)
             ba = 0
             bu = self.ub[0]
-            btop = self.bids[self.act[0]][0]
-            for a in range(1, self.nact):
+            btop = -1
+            for a in range(1, nc):
                 u = self.ub[a]
-                if u >= bu:
-                    top = self.bids[self.act[a]][0]
-                    if u > bu or top < btop:
-                        ba, bu, btop = a, u, top
+                if u > bu:
+                    ba, bu, btop = a, u, -1
+                elif u == bu:
+                    if btop < 0:
+                        btop = self.bids[self.cb[ba]][0]
+                    top = self.bids[self.cb[a]][0]
+                    if top < btop:
+                        ba, btop = a, top
+            b = self.cb[ba]
+            btop = self.bids[b][0]
             if bu < bv or (bu == bv and btop > best):
                 break  # every page left is below the best value (or equal with a higher id)
-            b = self.act[ba]
             self._take(b, 0)
             if self.bsize[b] > 0:
                 self.ub[ba] = self._bound(b, t, tpad)
+            else:
+                nc -= 1
+                self.cb[ba] = self.cb[nc]
+                self.ub[ba] = self.ub[nc]
             v = self.value(btop, self.tau(btop, t))
             self._keep_popped(pn, btop, v)
             pn += 1
             if v > bv or (v == bv and btop < best):
                 bv = v
                 best = btop
+                # the best value only grows: drop the candidates that can no longer reach it
+                i = 0
+                for a in range(nc):
+                    if self.ub[a] >= bv:
+                        self.cb[i] = self.cb[a]
+                        self.ub[i] = self.ub[a]
+                        i += 1
+                nc = i
         # crawl the winner; every popped page goes back with its line from t
         self.last[best] = t
         self.ncis[best] = 0
@@ -744,7 +787,7 @@ cdef class SchedulerState:
     def export_state(self):
         """Every array and scalar the decisions depend on, as a dict of copies.
 
-        ``key`` and ``bucket`` (255: in no heap, and for removed pages) are each page's bound; the
+        ``key`` and ``bucket`` (65535: in no heap, and for removed pages) are each page's bound; the
         heaps are rebuilt from them by :meth:`import_state`, and since a
         bucket's heap order is the total order on ``(key, id)`` the continued
         run makes the same decisions *and* the same evaluations.
@@ -790,7 +833,7 @@ cdef class SchedulerState:
         cdef Py_ssize_t m = self.m
         np.asarray(self.last)[:m] = np.asarray(d["last"], dtype=np.float64)
         np.asarray(self.ncis)[:m] = np.asarray(d["ncis"], dtype=np.uint32)
-        np.asarray(self.bucket)[:m] = np.asarray(d["bucket"], dtype=np.uint8)
+        np.asarray(self.bucket)[:m] = np.asarray(d["bucket"], dtype=np.uint16)
         alive = np.asarray(d["alive"], dtype=bool)
         np.asarray(self.bucket)[:m][~alive] = DEAD
         self.n_live = int(alive.sum())

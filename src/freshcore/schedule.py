@@ -39,7 +39,7 @@ _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "key")
 _FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay")
 _INT_SCALARS = ("k", "nticks", "n_evaluations")
-_NOT_PLACED = 255  # the compiled state's bucket of a page in no heap
+_NOT_PLACED = 65535  # the compiled state's bucket of a page in no heap
 
 
 class Scheduler:
@@ -735,6 +735,11 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
     if not isinstance(built, bool):
         raise bad("built", f"must be a bool, got {built!r}")
     out["built"] = built
+    n_buckets = _schedule.N_BUCKETS
+    wrong = (out["bucket"] >= n_buckets) & (out["bucket"] != _NOT_PLACED)
+    if wrong.any():
+        raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_NOT_PLACED} (page "
+                  f"{int(np.flatnonzero(wrong)[0])})")
     placed = out["bucket"] != _NOT_PLACED
     if built and (placed != out["alive"]).any():
         j = int(np.flatnonzero(placed != out["alive"])[0])
