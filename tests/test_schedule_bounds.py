@@ -55,3 +55,32 @@ def test_greedy_bound_is_the_tangent_beyond_the_inflection():
         slope = (crawl_value(t + eps, pages, "greedy")[0] - crawl_value(t - eps, pages, "greedy")[0]) / (2 * eps)
         assert abs(slope - 3.0 * x * np.exp(-x)) < 1e-6
         assert slope <= 3.0 * h(np.array(x)) * (1 + 1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dl=st.floats(1e-4, 1e3), mu=st.floats(1e-3, 1e3))
+def test_greedy_log_value_lies_below_its_tangents(dl, mu):
+    # Greedy V = (mu/Delta) F(Delta tau), F the Gamma(2, 1) distribution function: ln V is concave, so
+    # every tangent of ln V (slope V'/V = mu x e^{-x} / V) bounds it on both sides; the scheduler's lines
+    # for Greedy where V is convex are these tangents.
+    tau = np.geomspace(1e-6, 60.0, 120) / dl
+    v = crawl_value(tau, pages_from(dl, mu, 0.0, 0.0, len(tau)), "greedy")
+    x = dl * tau
+    ok = v > 0
+    tau, v, x = tau[ok], v[ok], x[ok]
+    sigma = mu * x * np.exp(-x) / v
+    lv = np.log(v)
+    for i in range(0, len(tau), 7):
+        line = lv[i] + sigma[i] * (tau - tau[i])
+        assert np.all(lv <= line + 1e-12 * (1.0 + np.abs(lv))), i
+
+
+@settings(max_examples=100, deadline=None)
+@given(dl=st.floats(1e-4, 1e3), mu=st.floats(1e-3, 1e3), tau1=st.floats(1e-6, 1e3))
+def test_greedy_log_bound_from_zero(dl, mu, tau1):
+    # a just-crawled page: V(tau) <= (mu/e) tau and ln tau <= ln tau1 - 1 + tau/tau1 for any tau1 > 0
+    tau = np.geomspace(1e-8, 1e4, 200)
+    v = crawl_value(tau, pages_from(dl, mu, 0.0, 0.0, len(tau)), "greedy")
+    bound = np.log(mu / np.e) + np.log(tau1) - 1.0 + tau / tau1
+    ok = v > 0
+    assert np.all(np.log(v[ok]) <= bound[ok] + 1e-12 * (1.0 + np.abs(bound[ok])))

@@ -35,20 +35,35 @@ counted signal adds ``b_j`` to ``tau_j``, so it lowers the key by ``b_j``
 Constant values (``tau = inf``, ``mu = 0``, ``Delta = 0``, ``alpha = 0``,
 or a slope that underflows) have ``s = 0``: ``U_j = v_0``, key ``-v_0``.
 
+Greedy, where ``V`` is convex (``Delta tau_0 < 1``, or ``v_0 = 0``), may use
+a line bounding ``ln V`` instead: ``V = (mu/Delta) F(Delta tau)`` with ``F``
+the Gamma(2, 1) distribution function, log-concave since its density
+``x e^{-x}`` is, so the tangent of ``ln V`` at ``tau_0`` (slope ``V'/V``)
+bounds ``ln V`` everywhere; for ``v_0 = 0``, ``V <= (mu/e) tau`` and
+``ln tau <= ln tau_1 - 1 + tau/tau_1`` give a line of slope ``1/tau_1``
+(``tau_1 = e L/mu``, ``L`` the last winning value).  Of the two lines, the
+one that reaches ``L`` later is kept (tests/test_schedule_bounds.py checks
+both bounds).  A line bounding ``V`` from ``v_0 ~ mu Delta tau_0^2/2`` with
+slope ``mu/e`` is loose by a factor ``~1/x``; the one bounding ``ln V``
+follows the quadratic growth, which is what all pages do at start-up.
+
 The pages are kept in buckets by ``s_b`` (bucket 0: constant values; then
-four per octave, ``(1/2 + (q + 1)/8) 2**e`` for slopes from 2**-191 to 2**61,
-smaller ones rounded up to the first; above that an unbounded bucket
-whose bound is ``inf``), each a 4-ary min-heap on ``(k_j, j)`` (keys stored
-beside the ids): in one
-bucket the page with the smallest key has the largest bound, and a level
-change of any kind costs nothing, since keys do not depend on a level.
+four per octave, ``(1/2 + (q + 1)/8) 2**e`` for slopes from 2**-100 to 2**50,
+smaller ones rounded up to the first, once for lines bounding ``V`` and once
+for lines bounding ``ln V``; above that an unbounded bucket whose bound is
+``inf``), each a 4-ary min-heap on ``(k_j, j)`` (keys stored beside the
+ids): in one bucket the page with the smallest key has the largest bound,
+and a level change of any kind costs nothing, since keys do not depend on a
+level.
 
 A tick at ``t``: take the bucket whose top has the largest bound (ties: the
-lower page id), pop that page, evaluate it exactly and keep the best value
-``v*`` so far (ties: lowest id; buckets whose top's bound is below ``v*``
-leave the tick's candidates, since ``v*`` only grows); repeat until the largest bound left,
-inflated for rounding (``U (1 + 1e-11) + s_b 8 eps |t|``), is below ``v*``
-(or equal, for a higher id).  Every page not popped then has ``V_j(t) <=
+lower page id; a bound of ``ln V`` compared through ``exp``), pop that page,
+evaluate it exactly and keep the best value ``v*`` so far (ties: lowest id;
+buckets whose top's bound is below ``v*``, or ``ln v*``, leave the tick's
+candidates, since ``v*`` only grows); repeat until every bound left,
+inflated for rounding (``U (1 + 1e-11) + s_b 8 eps |t|``; for ``ln V``,
+``U + 1e-11 (1 + |U|) + s_b 8 eps |t|``), is below ``v*`` (or ``ln v*``; or
+equal, for a higher id).  Every page not popped then has ``V_j(t) <=
 U_j(t) < v*``: the best popped page is the exact argmax.  It is crawled
 (``last = t``, ``n = 0``) and every popped page goes back with the line from
 its value at ``t``.  Pages popped at a tick are those whose bound reaches the
@@ -74,13 +89,14 @@ line (O(log m), no rebuild).
 
 Start-up: every live page is evaluated once at the first tick and the buckets
 are heapified (O(m)).  Pages that all start crawled at time 0 have values
-that grow together, quadratically at first, while their lines are straight:
-early ticks pop many pages (about all of them while ``mu/(e R)`` exceeds the
-top value).  ``last`` (``Scheduler(last_crawl=...)``) staggers the initial
-crawl times and avoids that.
+that grow together, quadratically at first, and the first ticks, at which
+``tau`` doubles from one tick to the next, pop many pages (m = 1e5 Greedy:
+118 evaluations per tick over the first m/10 ticks, 1517 with lines bounding
+``V`` only; "exact" has only those).  ``last`` (``Scheduler(last_crawl=...)``)
+staggers the initial crawl times and avoids that.
 """
 
-from libc.math cimport INFINITY, NAN, isnan, fabs, exp, frexp, ldexp
+from libc.math cimport INFINITY, NAN, isnan, fabs, exp, log, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
@@ -92,10 +108,11 @@ from freshcore._value cimport greedy_value, page_value, cis_value, signal_beta
 
 cdef enum:
     SUBB = 4            # buckets per octave of slopes
-    NOCT = 253          # octaves: slopes up to 2**-191 .. 2**61
-    EOFFSET = 192
-    NBUCKETS = 2 + NOCT * SUBB  # 0: constant values; 1 .. NOCT*SUBB: slopes; the last: unbounded
-    UNBOUNDED = 1 + NOCT * SUBB
+    NOCT = 150          # octaves: slopes 2**-100 .. 2**50
+    EOFFSET = 100
+    NS = NOCT * SUBB    # slope buckets of each family
+    NBUCKETS = 2 + 2 * NS  # 0: constant values; 1 .. NS: lines bounding V; NS+1 .. 2 NS: lines bounding ln V
+    UNBOUNDED = 1 + 2 * NS
     DEAD = 65534        # bucket of a removed page
     NOT_PLACED = 65535  # bucket of a live page in no heap (popped, or before the first tick)
 
@@ -104,6 +121,7 @@ ctypedef uint16_t bucket_t
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
 cdef double INV_E = 0.36787944117144233  # 1/e rounded up (0.367879441171442321595...)
+cdef double E_UP = 2.7182818284590455  # e rounded up
 
 #: Number of buckets (constant values, the slopes, the unbounded one).
 N_BUCKETS = NBUCKETS
@@ -161,7 +179,7 @@ cdef class SchedulerState:
     cdef int32_t* pid
     cdef double* pval
     cdef Py_ssize_t pcap
-    cdef double origin, r_now, t_now, delay
+    cdef double origin, r_now, t_now, delay, lref, log_lref
     cdef long long k, nticks
     cdef bint built
     cdef readonly long long n_evaluations
@@ -187,9 +205,9 @@ cdef class SchedulerState:
             self.bsize[b] = 0
             self.bcap[b] = 0
             self.actpos[b] = -1
-            # bucket 1 + o SUBB + q: slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
+            # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
             self.bslope[b] = 0.0 if b == 0 else (INFINITY if b == UNBOUNDED else ldexp(
-                0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), (b - 1) // SUBB + 1 - EOFFSET))
+                0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
         self.nact = 0
         self.pid = NULL
         self.pval = NULL
@@ -235,6 +253,8 @@ cdef class SchedulerState:
         self.nticks = 0
         self.r_now = rate
         self.delay = signal_delay
+        self.lref = 0.0
+        self.log_lref = -INFINITY
         self.built = False
         self.n_evaluations = 0
 
@@ -367,37 +387,88 @@ cdef class SchedulerState:
             return mu * INV_E
         return mu * (x * exp(-x))
 
-    cdef int _line(self, Py_ssize_t j, double t0, double v0, double tau0, double* key) noexcept nogil:
-        """Bucket and key (in ``key[0]``) of the bound from V_j = v0 at time t0 (tau_j = tau0)."""
-        cdef double s = self.slope(j, tau0) * SAFETY, sb, pad, f
-        cdef int e, b, o
-        if not (s > 0.0):
-            key[0] = -v0
-            return 0
+    cdef inline int _bucket_of(self, double s) noexcept nogil:
+        """The bucket of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
+        cdef double f
+        cdef int e, o
         f = frexp(s, &e)  # s = f 2**e, 1/2 <= f < 1
         o = e + EOFFSET - 1
         if o < 0:
-            b = 1  # below the smallest slope: rounded up to it
-        elif o >= NOCT:
+            return 1  # below the smallest slope: rounded up to it
+        if o >= NOCT:
+            return UNBOUNDED
+        # f < 1/2 + (q + 1)/(2 SUBB): the bucket's slope is >= s
+        return 1 + o * SUBB + <int>((f - 0.5) * (2 * SUBB))
+
+    cdef int _line(self, Py_ssize_t j, double t0, double v0, double tau0, double* key) noexcept nogil:
+        """Bucket and key (in ``key[0]``) of the bound from V_j = v0 at time t0 (tau_j = tau0)."""
+        cdef double s, sb, pad, c, sl, cl, L
+        cdef int b
+        cdef bint in_log = False
+        s = self.slope(j, tau0)
+        c = v0
+        if not (s > 0.0):
+            key[0] = -v0  # a constant value
+            return 0
+        if self.kind == 2 and not (self.delta[j] * tau0 >= 1.0 and v0 > 0.0):
+            # Greedy where V is convex (where it is concave, the line bounding V is its tangent):
+            # also a line bounding ln V (module notes); keep the one that reaches the last winning
+            # value L later (both are valid bounds; bucket rounding is ignored in the choice)
+            sl = self._log_line(j, v0, tau0, &cl)
+            L = self.lref
+            if not (L > 0.0) or (L - v0) * sl < (self.log_lref - cl) * s:
+                s, c = sl, cl
+                in_log = True
+        s = s * SAFETY
+        if not (s > 0.0):
+            key[0] = -v0
+            return 0
+        b = self._bucket_of(s)
+        if b == UNBOUNDED:
             key[0] = t0
             return UNBOUNDED
-        else:
-            # f < 1/2 + (q + 1)/(2 SUBB): the bucket's slope is >= s
-            b = 1 + o * SUBB + <int>((f - 0.5) * (2 * SUBB))
+        if in_log:
+            b += NS
         sb = self.bslope[b]
         pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.last[j]) + fabs(self.bn(j))) + 1e-300
-        key[0] = (t0 - v0 / sb) - pad
+        key[0] = (t0 - c / sb) - pad
         return b
 
+    cdef double _log_line(self, Py_ssize_t j, double v0, double tau0, double* c) noexcept nogil:
+        """Greedy: slope s and value c at tau0 of a line in tau bounding ln V_j for every tau >= tau0.
+
+        ``V = (mu/Delta) F(Delta tau)`` with ``F`` the Gamma(2, 1) distribution
+        function, log-concave since its density ``x e^{-x}`` is: the tangent of
+        ``ln V`` at ``tau0``, slope ``V'/V = mu x e^{-x} / v0``, lies above ``ln V``
+        everywhere.  When ``v0 = 0`` (just crawled, or underflow), ``V(tau) <=
+        (mu/e) tau`` and ``ln tau <= ln tau1 - 1 + tau/tau1`` for any ``tau1 > 0``
+        give the line of slope ``1/tau1``; ``tau1 = e L/mu`` with ``L`` the last
+        winning value (``1/R`` before the first), where the linear bound reaches
+        ``L``.  The caller has excluded constant values (``mu = 0``,
+        ``Delta = 0``, ``tau0 = inf``).
+        """
+        cdef double mu = self.mu[j], dl = self.delta[j], x, tau1
+        if v0 > 0.0:
+            x = dl * tau0
+            c[0] = log(v0)
+            return mu * (x * exp(-x)) / v0
+        tau1 = E_UP * self.lref / mu if self.lref > 0.0 else 1.0 / self.r_now
+        if not (tau1 > 0.0 and tau1 < INFINITY):
+            tau1 = 1.0 / self.r_now
+        c[0] = log(mu * INV_E) + log(tau1) - 1.0 + tau0 / tau1
+        return 1.0 / tau1
+
     cdef inline double _bound(self, Py_ssize_t b, double t, double tpad) noexcept nogil:
-        """Inflated bound of the top page of nonempty bucket b at time t (tpad = 8 eps |t|)."""
+        """Inflated bound of the top page of nonempty bucket b at time t (tpad = 8 eps |t|); of ln V for Greedy."""
         cdef double u
+        if b == UNBOUNDED:
+            return INFINITY
         if b == 0:
             u = -self.tkey[0]
             return u + MARGIN * fabs(u)
-        if b == UNBOUNDED:
-            return INFINITY
         u = self.bslope[b] * (t - self.tkey[b])
+        if b > NS:  # a bound of ln V: absolute margin
+            return u + MARGIN * (1.0 + fabs(u)) + self.bslope[b] * tpad
         return u + MARGIN * fabs(u) + self.bslope[b] * tpad
 
     # -- bucket heaps: 4-ary min-heaps on (key, id) ----------------------------------
@@ -593,8 +664,8 @@ cdef class SchedulerState:
         self.pval[n] = v
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, v, bv, key
-        cdef Py_ssize_t a, ba, b, j, top, btop, best, pn, i, nc
+        cdef double t, tpad, u, bu, ul, v, bv, lbv, key
+        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -610,26 +681,31 @@ cdef class SchedulerState:
             self.ub[a] = self._bound(b, t, tpad)
         best = -1
         bv = -INFINITY
+        lbv = -INFINITY
         pn = 0
         while nc > 0:
-            # the candidate whose top has the largest bound (ties: the lower page id)
-            ba = 0
-            bu = self.ub[0]
-            btop = -1
-            for a in range(1, nc):
+            # the largest bound among the lines bounding V and among those bounding ln V
+            # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
+            ba = bl = -1
+            bu = ul = -INFINITY
+            for a in range(nc):
                 u = self.ub[a]
-                if u > bu:
-                    ba, bu, btop = a, u, -1
-                elif u == bu:
-                    if btop < 0:
-                        btop = self.bids[self.cb[ba]][0]
-                    top = self.bids[self.cb[a]][0]
-                    if top < btop:
-                        ba, btop = a, top
+                b = self.cb[a]
+                if b > NS and b != UNBOUNDED:
+                    if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
+                        bl, ul = a, u
+                elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
+                    ba, bu = a, u
+            if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
+                ba = -1  # no line bounding V reaches the best value
+            if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
+                bl = -1
+            if ba < 0 and bl < 0:
+                break  # every page left is below the best value (or equal with a higher id)
+            if ba < 0 or (bl >= 0 and exp(ul) > bu):
+                ba = bl
             b = self.cb[ba]
             btop = self.bids[b][0]
-            if bu < bv or (bu == bv and btop > best):
-                break  # every page left is below the best value (or equal with a higher id)
             self._take(b, 0)
             if self.bsize[b] > 0:
                 self.ub[ba] = self._bound(b, t, tpad)
@@ -643,15 +719,19 @@ cdef class SchedulerState:
             if v > bv or (v == bv and btop < best):
                 bv = v
                 best = btop
+                lbv = log(bv)
                 # the best value only grows: drop the candidates that can no longer reach it
                 i = 0
                 for a in range(nc):
-                    if self.ub[a] >= bv:
+                    b = self.cb[a]
+                    if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
                         self.cb[i] = self.cb[a]
                         self.ub[i] = self.ub[a]
                         i += 1
                 nc = i
         # crawl the winner; every popped page goes back with its line from t
+        self.lref = bv
+        self.log_lref = lbv
         self.last[best] = t
         self.ncis[best] = 0
         for i in range(pn):
@@ -807,6 +887,7 @@ cdef class SchedulerState:
             "rate": self.r_now,
             "time": self.t_now,
             "signal_delay": self.delay,
+            "last_best": self.lref,
             "k": self.k,
             "nticks": self.nticks,
             "built": bool(self.built),
@@ -843,6 +924,8 @@ cdef class SchedulerState:
         self.r_now = d["rate"]
         self.t_now = d["time"]
         self.delay = d["signal_delay"]
+        self.lref = d["last_best"]
+        self.log_lref = log(self.lref)
         self.k = d["k"]
         self.nticks = d["nticks"]
         self.built = d["built"]

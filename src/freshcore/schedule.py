@@ -37,7 +37,7 @@ _MAGIC = "freshcore.Scheduler"
 _MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit heap indices)
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "key")
-_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay")
+_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best")
 _INT_SCALARS = ("k", "nticks", "n_evaluations")
 _NOT_PLACED = 65535  # the compiled state's bucket of a page in no heap
 
@@ -724,8 +724,8 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):
             raise bad(key, f"must be a finite number, got {v!r}")
         out[key] = float(v)
-    if out["rate"] <= 0 or out["signal_delay"] < 0:
-        raise bad("rate", "and 'signal_delay' must be in range")
+    if out["rate"] <= 0 or out["signal_delay"] < 0 or out["last_best"] < 0:
+        raise bad("rate", "'signal_delay' and 'last_best' must be in range")
     for key in _INT_SCALARS:
         v = _item(d[key])
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
