@@ -871,3 +871,22 @@ def test_page_id_limit(monkeypatch):
     with pytest.raises(ValueError, match=r"past 5 \(5 so far, 1 more\)"):
         s.add_pages(PageModel([1.0], [1.0]))
     assert state_equal(Scheduler.from_dict(before), s)
+
+
+def test_signal_count_limit(monkeypatch):
+    # signal counts are 32-bit: more than MAX_SIGNALS since a page's last crawl is refused (checked with 3)
+    from freshcore import _schedule
+
+    monkeypatch.setattr(_schedule, "MAX_SIGNALS", 3)
+    pages = PageModel([1.0, 2.0], [1.0, 1.0], recall=0.5, false_rate=0.2)
+    s = Scheduler(pages, 1.0)
+    s.run(2)
+    for _ in range(3):
+        assert s.signal(0, s.time)
+    before = s.to_dict()
+    with pytest.raises(ValueError, match="page 0 already has 3 signals since its last crawl"):
+        s.signal(0, s.time)
+    with pytest.raises(ValueError, match=r"would give page 0 more than 3 signals .* at pages\[2\]"):
+        s.signal_many([1, 1, 0], [s.time] * 3)
+    assert state_equal(Scheduler.from_dict(before), s)
+    assert s.signal_many([1, 1, 1], [s.time] * 3).all()  # page 1 reaches the limit exactly

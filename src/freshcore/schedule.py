@@ -344,8 +344,8 @@ class Scheduler:
                 f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
                 f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
             )
-        if len(p):
-            counts = self._state.signal_count_view()
+        counts = self._state.signal_count_view()
+        if len(p) and int(counts[p].max()) + len(p) > _schedule.MAX_SIGNALS:  # rare: count exactly
             per_page = np.bincount(p, minlength=len(counts))
             over = counts.astype(np.int64) + per_page > _schedule.MAX_SIGNALS
             if over.any():
