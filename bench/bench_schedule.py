@@ -61,9 +61,8 @@ _WARM: dict = {}
 def warmed(m, value):
     """A scheduler after 1.2 m ticks (cached), and its amortised seconds per decision over the last m/5.
 
-    The timed calls are short, so their median can miss the occasional
-    rebuild; the amortised figure (``perf_counter`` over m/5 consecutive
-    decisions, rebuilds included) is recorded beside it.
+    The timed calls are short; the amortised figure (``perf_counter`` over
+    m/5 consecutive decisions) is recorded beside their median.
     """
     key = (m, value)
     if key not in _WARM:

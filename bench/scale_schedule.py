@@ -36,7 +36,7 @@ from freshcore.value import crawl_value
 
 
 def state_bytes(s: Scheduler) -> int:
-    """Bytes held by the scheduler's compiled state (``SchedulerState.nbytes``: per-slot arrays, hot list)."""
+    """Bytes held by the scheduler's compiled state (``SchedulerState.nbytes``: per-slot arrays, heaps, tables)."""
     return int(s._state.nbytes())
 
 

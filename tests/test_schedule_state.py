@@ -709,7 +709,7 @@ TestDynamicSchedulerMachine.settings = settings(
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_dynamic_long_run_matches_brute_force(kind):
-    # 400 pages (level structure exercised: heap, hot list, level raises), pages churning all along
+    # 400 pages over many buckets, pages churning all along
     rng = np.random.default_rng(17)
     m = 400
     pages = random_pages(rng, m)
