@@ -118,6 +118,16 @@ cdef enum:
 
 ctypedef uint16_t bucket_t
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FRESHCORE_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define FRESHCORE_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void FRESHCORE_PREFETCH(const void* p) noexcept nogil
+
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
 cdef double INV_E = 0.36787944117144233  # 1/e rounded up (0.367879441171442321595...)
@@ -706,6 +716,14 @@ cdef class SchedulerState:
                 ba = bl
             b = self.cb[ba]
             btop = self.bids[b][0]
+            # the page's fields are scattered over several arrays: fetch them while the heap is updated
+            FRESHCORE_PREFETCH(&self.last[btop])
+            FRESHCORE_PREFETCH(&self.delta[btop])
+            FRESHCORE_PREFETCH(&self.mu[btop])
+            FRESHCORE_PREFETCH(&self.ncis[btop])
+            if self.kind != 2:
+                FRESHCORE_PREFETCH(&self.recall[btop])
+                FRESHCORE_PREFETCH(&self.nu[btop])
             self._take(b, 0)
             if self.bsize[b] > 0:
                 self.ub[ba] = self._bound(b, t, tpad)
