@@ -239,3 +239,29 @@ def test_interval_inverse_from_any_bracket(bracket):
     ok = elasticity > 1e-3
     assert ok.sum() >= 200
     np.testing.assert_allclose(got[ok], true[ok], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_curvature_used_by_the_halley_solve(seed):
+    # V''/V' = psi'/psi - alpha with psi' = sum_n p_n(gamma s_n) (the kernel's optional output), against
+    # central differences of log V' = log(mu alpha psi) - alpha iota at the solved thresholds
+    from freshcore import _value
+
+    dl, mu, lam, nu = signal_instance(400, seed)
+    lam = np.clip(lam, 0.05, 0.95)
+    pages = PageModel(dl, mu, lam, nu)
+    n = len(dl)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    nan = np.full(n, np.nan)
+    _value.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+    crawled = np.isfinite(it)
+    assert crawled.sum() >= 200
+    io = it[crawled]
+    sub = pages[np.flatnonzero(crawled)]
+    h = 1e-6 * io
+    fd = (np.log(crawl_interval(io + h, sub)) - np.log(crawl_interval(io - h, sub))) / (2 * h) - sub.alpha
+    # (errors scaled by 1/iota, the size of psi'/psi at small iota)
+    np.testing.assert_allclose(c2[crawled] * io, fd * io, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d[crawled], sub.importance * sub.alpha * np.exp(-sub.alpha * io) / f[crawled],
+                               rtol=1e-14)

@@ -565,12 +565,14 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     ``c = Lambda Delta/mu``, ``1 - c`` computed as ``(u - b)(u + b)/u^2``,
     ``u = Lambda^-1/2``, ``b = sqrt(Delta/mu)`` (the kernel of
     :func:`freshcore.rates.optimal_rates`); the others solve ``V(iota) =
-    Lambda`` in compiled code by Newton's method with the slope
+    Lambda`` in compiled code by Halley's method with the slope
     ``V'(iota) = mu alpha e^{-alpha iota} psi(iota)`` (term by term,
-    ``w' = e^{-alpha iota} psi'``), safeguarded by the bracket that the
-    solutions at the outer iteration's other multipliers give (``iota`` is
-    non-decreasing in ``Lambda``) and started from the first-order prediction
-    ``iota + (Lambda - Lambda_0)/V'(iota)`` of the nearest one (from the
+    ``w' = e^{-alpha iota} psi'``) and the curvature ``V''/V' = psi'/psi -
+    alpha`` (``psi'`` from the same series as ``psi``), safeguarded by the
+    bracket that the solutions at the outer iteration's other multipliers
+    give (``iota`` is non-decreasing in ``Lambda``) and started from the
+    second-order prediction ``iota + h - (V''/V') h^2/2``,
+    ``h = (Lambda - Lambda_0)/V'(iota)``, of the nearest one (from the
     signal-blind periodic threshold when there is none); pages run on
     threads (:func:`freshcore.set_num_threads`, results independent of the
     split).  Outer problem: the total
@@ -635,7 +637,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
         total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
-        it, fs, slope = np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
+        it, fs, slope, curv = np.empty(len(si)), np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
             start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa)
             cold = ~np.isfinite(start)
@@ -646,19 +648,21 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 with np.errstate(divide="ignore"):
                     start[cold] = 1.0 / fgs[cold]
             parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q]),
+                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q],
+                curv[p:q]),
                 heavy=True)
             total += float(fs.sum())
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
         if len(ki):
             total += _value.signal_count_kernel(lam, *k_par, kc, fk)
-        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "d": slope, "kc": kc, "fk": fk}
+        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "kc": kc, "fk": fk}
 
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
-         "d": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_), "fk": np.zeros(len(ki))}
+         "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_),
+         "fk": np.zeros(len(ki))}
     b = None
     final = None
     hist = []
@@ -786,10 +790,12 @@ def _threshold_hints(
 
     ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
     multiplier bounds the thresholds from above and one at a smaller multiplier
-    from below; the start is the first-order prediction ``iota + (lam -
-    Lambda)/V'(iota)`` from the solution with the nearest multiplier (NaN, i.e.
-    the kernel's default, where that page was not crawled), and ``base`` that
-    solution.  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
+    from below; the start is the prediction ``iota + h - (V''/V') h^2/2``,
+    ``h = (lam - Lambda)/V'(iota)``, from the solution with the nearest
+    multiplier (NaN, i.e. the kernel's default, where that page was not
+    crawled), and ``base`` that solution (second order: the kernel takes the
+    start as exact when ``kappa |h| <= 1e-6``; without the solution's
+    curvature ``"c2"`` the prediction is first order and ``base`` is NaN).  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
     iota_a)`` with their slopes ``1/V'``, the cubic Hermite interpolant of
     ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
     iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
@@ -813,8 +819,14 @@ def _threshold_hints(
     if nearest is None:
         return start, lo, hi, base
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        start = nearest["it"] + (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
-        base = nearest["it"].copy()
+        h = (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
+        if nearest.get("c2") is not None:
+            # second order (iota'' = -V''/V'^3): exact when kappa |h| <= 1e-6 (the kernel's HALLEY_EXACT)
+            start = nearest["it"] + h * (1.0 - 0.5 * nearest["c2"] * h)
+            base = nearest["it"].copy()
+        else:
+            start = nearest["it"] + h  # first order only: never taken as exact
+            base = np.full(n, np.nan)
         if above is not None and below is not None:
             lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
             ya, yb = above["it"], below["it"]
