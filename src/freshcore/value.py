@@ -610,6 +610,11 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     caller = "optimal_thresholds"
     pages = _check_pages(pages, caller)
     R = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
+    return _thresholds(pages, R)[0]
+
+
+def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[float, float]]]:
+    """:func:`optimal_thresholds` on validated input; also the outer iteration's ``(u, S(u))`` pairs."""
     n = len(pages)
     dl, mu, beta = pages.change_rate, pages.importance, pages.beta
     active = (dl > 0) & (mu > 0)
@@ -631,12 +636,12 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     counts = np.zeros(n, dtype=np.int_)
     if len(gi) + len(si) + len(ki) == 0:
         acc = _accuracy(pages, thresholds, frequencies, counts)
-        return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts)
+        return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts), []
 
     def evaluate(u):
         lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
-        total = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg)[0] if len(gi) else 0.0
+        total, dsdu = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg) if len(gi) else (0.0, 0.0)
         it, fs, slope, curv = np.empty(len(si)), np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
             start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa)
@@ -659,15 +664,18 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
                 curv[p:q]),
                 heavy=True)
             total += float(fs.sum())
+            # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
+            on = (fs > 0) & (slope > 0)
+            dsdu += 2.0 / u ** 3 * float(np.sum(fs[on] * (curv[on] + s_par[1][on]) / slope[on]))
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
         if len(ki):
             total += _value.signal_count_kernel(lam, *k_par, kc, fk)
-        return {"u": u, "S": total, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "kc": kc, "fk": fk}
+        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "kc": kc, "fk": fk}
 
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
-    a = {"u": u0, "S": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
+    a = {"u": u0, "S": 0.0, "dSdu": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
          "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_),
          "fk": np.zeros(len(ki))}
     b = None
@@ -678,12 +686,17 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         # start from the multiplier of an evenly strided subsample (budget scaled to it)
         sub = slice(None, None, n // _SUBSAMPLE)
         part = pages[sub]
-        guess = optimal_thresholds(part, R * len(part) / n).multiplier
+        r_sub = R * len(part) / n
+        res_sub, trace_sub = _thresholds(part, r_sub)
+        guess = res_sub.multiplier
         first_step = 1.001  # the subsample's multiplier is within ~0.2% of the full one (10^6 check pages)
+        # d log S / d log u of the subsample near its solution, which the full set shares (S_full ~ S_sub n/m)
+        elasticity = _elasticity(trace_sub, guess ** -0.5, r_sub)
     else:
         # start from the signal-blind periodic optimum (a closed form per page, compiled)
         guess = _rates_multiplier(dl[active], mu[active], R)
         first_step = 1.02
+        elasticity = math.nan
     if guess > 0 and 1.0 / math.sqrt(guess) > u0:
         trial = evaluate(1.0 / math.sqrt(guess))
         hist.append(trial)
@@ -693,14 +706,16 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             b = trial
             factor = first_step
             while True:  # step down to a solution under the budget
-                u = b["u"] / factor
+                u = _past(b, R, _slope(hist, elasticity))
+                if not u0 < u < b["u"]:
+                    u = b["u"] / factor
+                    factor *= factor
                 if u <= u0:
                     break
                 trial = evaluate(u)
                 hist.append(trial)
                 if trial["S"] > R:
                     b = trial
-                    factor *= factor
                 else:
                     a = trial
                     break
@@ -708,8 +723,10 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
             a = trial
             factor = first_step
     while b is None and final is None:
-        u = a["u"] * factor
-        factor = factor * factor if factor < 2.0 else 2.0
+        u = _past(a, R, _slope(hist, elasticity)) if a["S"] > 0 else math.nan
+        if not a["u"] < u < 2.0 * a["u"]:
+            u = a["u"] * factor
+            factor = factor * factor if factor < 2.0 else 2.0
         trial = evaluate(u)
         hist.append(trial)
         if trial["S"] > R:
@@ -717,16 +734,32 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         else:
             a = trial
     widths = []
+    extra = 0
     for step in range(400):
         if final is not None:
             break
         lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
         if (lam_a - lam_b) * (b["S"] - a["S"]) <= 1e-15 * lam_a * R:
-            break
+            # time-share, unless no page's frequency jumps in the bracket (the same pages crawled, the same
+            # signal counts): S is continuous there, and a step or two more usually meets |S - R| <= 1e-14 R,
+            # which gives every page V(iota) = Lambda (a shared page's threshold is only near it), for about
+            # the cost of the time-sharing (psi^{-1} of the mixed pages and a second accuracy)
+            if extra >= 2 or _jumps(a, b):
+                break
+            extra += 1
         widths.append(b["u"] - a["u"])
-        u = math.nan
+        # inverse quadratic interpolation of log u against log S through the last three solutions, else the
+        # secant through the last two
+        u = _inverse_quadratic(hist[-3:], R)
+        # close to the root, a Newton step with the exact slope dS/du (a sum over the pages' df/du; only
+        # within ~1e-6 of u is S smooth enough for it, farther out pages entering the crawl dominate)
+        last = hist[-1]
+        if last["dSdu"] > 0:
+            un = last["u"] + (R - last["S"]) / last["dSdu"]
+            if a["u"] < un < b["u"] and abs(un - last["u"]) <= 1e-6 * last["u"]:
+                u = un
         pts = [h for h in hist[-2:] if h["S"] > 0.0]
-        if len(pts) == 2 and pts[0]["S"] != pts[1]["S"] and pts[0]["u"] != pts[1]["u"]:
+        if not a["u"] < u < b["u"] and len(pts) == 2 and pts[0]["S"] != pts[1]["S"] and pts[0]["u"] != pts[1]["u"]:
             p0, p1 = pts
             t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
             u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
@@ -750,6 +783,8 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         else:
             a = trial
 
+    trace = [(h["u"], h["S"]) for h in hist]
+
     def unpack(sol):
         f, io, kc = np.zeros(n), np.full(n, np.inf), np.zeros(n, dtype=np.int_)
         f[gi], f[si], f[ki] = sol["fg"], sol["fs"], sol["fk"]
@@ -763,7 +798,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         frequencies, thresholds, counts = unpack(final)
         multiplier = 1.0 / final["u"] ** 2
         acc = _accuracy(pages, thresholds, frequencies, counts)
-        return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
+        return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts), trace
 
     # time-share between the bracketing solutions a (S_a <= R) and b (S_b > R)
     theta = (R - a["S"]) / (b["S"] - a["S"])
@@ -776,6 +811,19 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
         thresholds[gi] = 1.0 / frequencies[gi]
     ms = si[mixed[si] & (frequencies[si] > 0)]
     if len(ms):
+        # psi^{-1}(1/f) by linear interpolation between the two solutions where the bracket is so narrow that
+        # its error, at most kappa (iota_b - iota_a)^2 / 8 (kappa = 1/iota + alpha + gamma bounding |psi''/psi'|
+        # as for V in _threshold_hints), is below 1e-16 of iota (the kernel's regula falsi stops at 4e-16);
+        # the psi values there are the solutions' 1/f, so no psi is evaluated
+        lo_i, hi_i = np.minimum(ia[ms], ib[ms]), np.maximum(ia[ms], ib[ms])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            psi_lo, psi_hi = 1.0 / np.maximum(fa[ms], fb[ms]), 1.0 / np.minimum(fa[ms], fb[ms])
+            kap = 1.0 / lo_i + pages.alpha[ms] + pages.gamma[ms]
+            lin = lo_i + (1.0 / frequencies[ms] - psi_lo) / (psi_hi - psi_lo) * (hi_i - lo_i)
+            near = (kap * (hi_i - lo_i) ** 2 <= 8e-16 * lo_i) & (psi_hi > psi_lo) & (lin >= lo_i) & (lin <= hi_i)
+        thresholds[ms[near]] = lin[near]
+        ms = ms[~near]
+    if len(ms):
         inv = np.empty(len(ms))
         # psi^{-1}(1/f) lies between the two solutions' thresholds (psi increasing, f between fa and fb)
         par = (1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
@@ -787,7 +835,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
     # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
     multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
-    return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
+    return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts), trace
 
 
 def _threshold_hints(
@@ -870,6 +918,62 @@ def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarra
     if not 0.0 < eps_a < eps_b:
         return math.nan
     return 1.0 / math.sqrt(c - math.sqrt(eps_a * eps_b))
+
+
+def _jumps(a: dict, b: dict) -> bool:
+    """Whether some page's frequency jumps between two solutions (crawled at one only, or another signal count)."""
+    return bool(np.any((a["fs"] > 0) != (b["fs"] > 0)) or np.any((a["fg"] > 0) != (b["fg"] > 0))
+                or np.any(a["kc"] != b["kc"]))
+
+
+def _inverse_quadratic(pts: list, R: float) -> float:
+    """``u`` where the quadratic through ``(log S, log u)`` of three solutions takes ``log R`` (NaN if degenerate)."""
+    if len(pts) < 3 or not all(p["S"] > 0 for p in pts):
+        return math.nan
+    (x0, y0), (x1, y1), (x2, y2) = ((math.log(p["S"]), math.log(p["u"])) for p in pts)
+    if x0 == x1 or x1 == x2 or x0 == x2:
+        return math.nan
+    x = math.log(R)
+    y = (y0 * (x - x1) * (x - x2) / ((x0 - x1) * (x0 - x2)) + y1 * (x - x0) * (x - x2) / ((x1 - x0) * (x1 - x2))
+         + y2 * (x - x0) * (x - x1) / ((x2 - x0) * (x2 - x1)))
+    return math.exp(y)
+
+
+def _slope(hist: list, elasticity: float) -> float:
+    """``d log S / d log u`` for the next bracketing step: the secant through the last two solutions, else
+    the subsample's elasticity (NaN if neither)."""
+    pts = [h for h in hist[-2:] if h["S"] > 0]
+    if len(pts) == 2 and pts[0]["u"] != pts[1]["u"] and pts[0]["S"] != pts[1]["S"]:
+        e = (math.log(pts[1]["S"]) - math.log(pts[0]["S"])) / (math.log(pts[1]["u"]) - math.log(pts[0]["u"]))
+        if e > 0:
+            return e
+    return elasticity
+
+
+def _past(sol: dict, R: float, e: float) -> float:
+    """The ``u`` where ``log S`` with slope ``e`` against ``log u`` passes ``R`` by 5% of the way (to bracket
+    ``R`` in one step when ``e`` is a few percent off); NaN without a usable slope."""
+    if not (e > 0 and sol["S"] > 0):
+        return math.nan
+    return sol["u"] * math.exp(1.05 * (math.log(R) - math.log(sol["S"])) / e)
+
+
+def _elasticity(trace: list[tuple[float, float]], u_star: float, R: float) -> float:
+    """``d log S / d log u`` near a solved ``u_star`` (``S(u_star) = R``), from the outer iteration's pairs.
+
+    The secant through the pairs nearest to ``u_star`` on either side of it, each at least 2e-4 away
+    in ``log u`` (closer in, ``S`` is rough where pages enter the crawl); through ``(u_star, R)`` and
+    the nearest pair when one side has none; NaN without such a pair.
+    """
+    pts = [(math.log(u) - math.log(u_star), math.log(S)) for u, S in trace
+           if S > 0 and abs(math.log(u) - math.log(u_star)) >= 2e-4]
+    left = [p for p in pts if p[0] < 0]
+    right = [p for p in pts if p[0] > 0]
+    p0 = max(left) if left else (0.0, math.log(R))
+    p1 = min(right) if right else (0.0, math.log(R))
+    if p0[0] == p1[0]:
+        return math.nan
+    return (p1[1] - p0[1]) / (p1[0] - p0[0])
 
 
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
