@@ -547,6 +547,8 @@ cdef double NEWTON_EXACT = 1e-8
 # that is under 1e-12 |h| <= 1e-18 iota.  The same bound holds for the second-order prediction
 # iota + h - (V''/V') h^2/2 from a solution at a nearby multiplier (``base``).
 cdef double HALLEY_EXACT = 1e-6
+# Below this kappa |step|, psi at the accepted root is psi + psi' step from the last evaluation (no psi series).
+cdef double PSI_TAYLOR = 4e-9
 
 
 cdef inline double _finish(double x, double delta, double alpha, double gamma, double nu, double beta,
@@ -621,6 +623,13 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         kap = 1.0 / x + alpha + gamma
         if xn > lo and xn < hi and fabs(step) * kap <= (HALLEY_EXACT if halley else NEWTON_EXACT):
             # the error of xn is below ~1e-18 of it (see HALLEY_EXACT): V(xn) = lam needs no evaluation
+            if fabs(step) * kap <= PSI_TAYLOR:
+                # nor psi(xn): psi + psi' step errs by psi'' step^2 / 2 <= (kappa step)^2 psi / 2 < 1e-17 psi
+                psi += dpsi * step
+                psi_out[0] = psi
+                slope_out[0] = mu * alpha * exp(-alpha * xn) * psi
+                curv_out[0] = dpsi / psi - alpha  # psi' at x: off by ~kappa |step| <= 4e-9 of itself
+                return xn
             return _finish(xn, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
         if not (xn > lo and xn < hi):
             if hi == INFINITY:
