@@ -265,3 +265,36 @@ def test_curvature_used_by_the_halley_solve(seed):
     np.testing.assert_allclose(c2[crawled] * io, fd * io, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(d[crawled], sub.importance * sub.alpha * np.exp(-sub.alpha * io) / f[crawled],
                                rtol=1e-14)
+
+
+@pytest.mark.parametrize("gap", [1e-6, 1e-9])
+def test_interpolated_interval_between_close_solutions(gap):
+    # where the Hermite threshold is exact, optimal_thresholds takes psi there from the cubic Hermite
+    # interpolant through both solutions' psi and psi' (no series): against the series at that threshold
+    from freshcore import _value
+    from freshcore.value import _threshold_hints
+
+    dl, mu, lam, nu = signal_instance(2000, 13)
+    pages = PageModel(dl, mu, lam, nu)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    n = len(dl)
+    nan = np.full(n, np.nan)
+
+    def solve(L):
+        it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        _value.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2}
+
+    L_b, L_a = 0.9, 0.9 * (1 + gap)
+    below, above = solve(L_b), solve(L_a)
+    L = L_b + 0.37 * (L_a - L_b)
+    interp = {"alpha": pages.alpha}
+    start, lo, hi, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
+    idx = interp["idx"]
+    assert len(idx) > 300
+    np.testing.assert_array_equal(base[idx], start[idx])
+    sub = pages[idx]
+    np.testing.assert_allclose(interp["psi"], crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
+    np.testing.assert_allclose(crawl_value(start[idx], sub), L, rtol=4e-15)
+    cold = solve(L)
+    np.testing.assert_allclose(interp["c2"] * start[idx], cold["c2"][idx] * start[idx], rtol=1e-6, atol=1e-9)

@@ -644,7 +644,8 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         total, dsdu = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg) if len(gi) else (0.0, 0.0)
         it, fs, slope, curv = np.empty(len(si)), np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
         if len(si):
-            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa)
+            interp = {"alpha": s_par[1]}
+            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa, interp)
             cold = ~np.isfinite(start)
             if cold.any():
                 # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier, or
@@ -659,10 +660,26 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
                 with np.errstate(divide="ignore", invalid="ignore"):
                     by_count = np.where((kc > 0) & np.isfinite(s_par[4][ci]), (kc - 0.5) * s_par[4][ci], 0.0)
                     start[ci] = np.maximum(1.0 / fgs, by_count)
-            parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q], slope[p:q],
-                curv[p:q]),
-                heavy=True)
+            if "idx" in interp and len(interp["idx"]):
+                # thresholds interpolated exactly between the bracket's solutions: psi too (no series), the rest
+                # solved by the kernel
+                ex = interp["idx"]
+                rest = np.ones(len(si), dtype=bool)
+                rest[ex] = False
+                rest = np.flatnonzero(rest)
+                x = start[ex]
+                it[ex], fs[ex], curv[ex] = x, 1.0 / interp["psi"], interp["c2"]
+                slope[ex] = s_par[5][ex] * s_par[1][ex] * np.exp(-s_par[1][ex] * x) * interp["psi"]
+                args = [np.ascontiguousarray(y[rest]) for y in (*s_par, start, lo, hi, base)]
+                outs = [np.empty(len(rest)) for _ in range(4)]
+                parallel_chunks(len(rest), lambda p, q: _value.threshold_kernel(
+                    lam, *(y[p:q] for y in args), *(y[p:q] for y in outs)), heavy=True)
+                it[rest], fs[rest], slope[rest], curv[rest] = outs
+            else:
+                parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
+                    lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q],
+                    slope[p:q], curv[p:q]),
+                    heavy=True)
             total += float(fs.sum())
             # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
             on = (fs > 0) & (slope > 0)
@@ -839,7 +856,7 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
 
 
 def _threshold_hints(
-    lam: float, known: list, kappa: np.ndarray
+    lam: float, known: list, kappa: np.ndarray, interp: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Newton start, safeguarding bracket and the start's base solution per page, from other multipliers.
 
@@ -857,6 +874,14 @@ def _threshold_hints(
     and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
     1e-4`` that is below 1e-18 of ``iota``, the interpolant is the solution,
     and ``base = start`` tells the kernel so; elsewhere it is the Newton start.
+
+    ``interp`` (a dict holding the pages' ``"alpha"``), if given, receives
+    for those pages (``"idx"``) ``psi`` at the interpolated threshold, by
+    the cubic Hermite interpolant in ``iota`` through both solutions' ``psi``
+    and ``psi' = (V''/V' + alpha) psi`` (error ``~(kappa |iota_a -
+    iota_b|)^4 psi / 384 <= 3e-19 psi``, no series evaluated), and ``V''/V'``
+    there (``"c2"``, linear in ``iota``: off by ``~1e-4`` of itself at most,
+    as the kernel's predictions allow).
     """
     n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
@@ -893,7 +918,19 @@ def _threshold_hints(
                 herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
                     + (t - 1) * t * t * ma
                 start[both] = herm  # a better Newton start than either one-sided prediction
-                base[both] = np.where((kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4, herm, np.nan)
+                exact = (kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4
+                base[both] = np.where(exact, herm, np.nan)
+                if interp is not None:
+                    idx = np.flatnonzero(both)[exact]
+                    ya, yb, x = ya[exact], yb[exact], herm[exact]
+                    al = interp["alpha"][idx]
+                    pa, pb = 1.0 / above["fs"][idx], 1.0 / below["fs"][idx]
+                    ca, cb = above["c2"][idx], below["c2"][idx]
+                    w = ya - yb
+                    s = np.where(w > 0, (x - yb) / np.where(w > 0, w, 1.0), 0.0)
+                    psi = (((1 + 2 * s) * (1 - s) ** 2) * pb + (s * (1 - s) ** 2 * w) * ((cb + al) * pb)
+                           + (s * s * (3 - 2 * s)) * pa + (s * s * (s - 1) * w) * ((ca + al) * pa))
+                    interp.update(idx=idx, psi=psi, c2=(1 - s) * cb + s * ca)
     return start, lo, hi, base
 
 
