@@ -491,7 +491,9 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     n = len(pages)
     tau = _times(threshold, "threshold", n, caller)
     res = _output(out, n, caller)
-    _value.fresh_kernel(tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta, res)
+    par = (tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta)
+    # on threads like crawl_value (optimal_thresholds' accuracy takes it over every page)
+    parallel_chunks(n, lambda p, q: _value.fresh_kernel(*(x[p:q] for x in par), res[p:q]), heavy=True)
     return res
 
 
@@ -660,26 +662,22 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
                 with np.errstate(divide="ignore", invalid="ignore"):
                     by_count = np.where((kc > 0) & np.isfinite(s_par[4][ci]), (kc - 0.5) * s_par[4][ci], 0.0)
                     start[ci] = np.maximum(1.0 / fgs, by_count)
-            if "idx" in interp and len(interp["idx"]):
-                # thresholds interpolated exactly between the bracket's solutions: psi too (no series), the rest
-                # solved by the kernel
-                ex = interp["idx"]
-                rest = np.ones(len(si), dtype=bool)
-                rest[ex] = False
-                rest = np.flatnonzero(rest)
+            ex = interp.get("idx")
+            par = s_par
+            if ex is not None and len(ex):
+                # thresholds interpolated exactly between the bracket's solutions: psi there too (no series);
+                # the kernel skips those pages (mu = 0 there: it returns at once) and the rest is solved
+                par = list(s_par)
+                par[5] = s_par[5].copy()
+                par[5][ex] = 0.0
+            parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
+                lam, *(x[p:q] for x in par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q],
+                slope[p:q], curv[p:q]),
+                heavy=True)
+            if ex is not None and len(ex):
                 x = start[ex]
                 it[ex], fs[ex], curv[ex] = x, 1.0 / interp["psi"], interp["c2"]
                 slope[ex] = s_par[5][ex] * s_par[1][ex] * np.exp(-s_par[1][ex] * x) * interp["psi"]
-                args = [np.ascontiguousarray(y[rest]) for y in (*s_par, start, lo, hi, base)]
-                outs = [np.empty(len(rest)) for _ in range(4)]
-                parallel_chunks(len(rest), lambda p, q: _value.threshold_kernel(
-                    lam, *(y[p:q] for y in args), *(y[p:q] for y in outs)), heavy=True)
-                it[rest], fs[rest], slope[rest], curv[rest] = outs
-            else:
-                parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                    lam, *(x[p:q] for x in s_par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q],
-                    slope[p:q], curv[p:q]),
-                    heavy=True)
             total += float(fs.sum())
             # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
             on = (fs > 0) & (slope > 0)
