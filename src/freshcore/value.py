@@ -644,10 +644,15 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
         total, dsdu = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg) if len(gi) else (0.0, 0.0)
-        it, fs, slope, curv = np.empty(len(si)), np.empty(len(si)), np.empty(len(si)), np.empty(len(si))
-        if len(si):
-            interp = {"alpha": s_par[1]}
-            start, lo, hi, base = _threshold_hints(lam, [x for x in (a, b) if x is not None], s_kappa, interp)
+        it, fs, slope, curv = np.full(len(si), np.inf), np.zeros(len(si)), np.zeros(len(si)), np.zeros(len(si))
+        # pages ordered so that none past n_live enters above lam_cut (see below): only [:m] can be crawled
+        m = n_live if lam >= lam_cut else len(si)
+        if m:
+            P = [x[:m] for x in s_par]
+            known = [{k: (v[:m] if k in ("it", "d", "fs", "c2") else v) for k, v in x.items()}
+                     for x in (a, b) if x is not None]
+            interp = {"alpha": P[1]}
+            start, lo, hi, base = _threshold_hints(lam, known, s_kappa[:m], interp)
             cold = ~np.isfinite(start)
             if cold.any():
                 # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier, or
@@ -663,31 +668,31 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
                     by_count = np.where((kc > 0) & np.isfinite(s_par[4][ci]), (kc - 0.5) * s_par[4][ci], 0.0)
                     start[ci] = np.maximum(1.0 / fgs, by_count)
             ex = interp.get("idx")
-            par = s_par
             if ex is not None and len(ex):
                 # thresholds interpolated exactly between the bracket's solutions: psi there too (no series);
                 # the kernel skips those pages (mu = 0 there: it returns at once) and the rest is solved
-                par = list(s_par)
-                par[5] = s_par[5].copy()
-                par[5][ex] = 0.0
-            parallel_chunks(len(si), lambda p, q: _value.threshold_kernel(
-                lam, *(x[p:q] for x in par), start[p:q], lo[p:q], hi[p:q], base[p:q], it[p:q], fs[p:q],
-                slope[p:q], curv[p:q]),
+                P[5] = P[5].copy()
+                P[5][ex] = 0.0
+            im, fm, sm, cm = it[:m], fs[:m], slope[:m], curv[:m]
+            parallel_chunks(m, lambda p, q: _value.threshold_kernel(
+                lam, *(x[p:q] for x in P), start[p:q], lo[p:q], hi[p:q], base[p:q], im[p:q], fm[p:q],
+                sm[p:q], cm[p:q]),
                 heavy=True)
             if ex is not None and len(ex):
                 x = start[ex]
                 it[ex], fs[ex], curv[ex] = x, 1.0 / interp["psi"], interp["c2"]
                 slope[ex] = s_par[5][ex] * s_par[1][ex] * np.exp(-s_par[1][ex] * x) * interp["psi"]
-            total += float(fs.sum())
+            total += float(fm.sum())
             # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
-            on = (fs > 0) & (slope > 0)
-            dsdu += 2.0 / u ** 3 * float(np.sum(fs[on] * (curv[on] + s_par[1][on]) / slope[on]))
+            on = (fm > 0) & (sm > 0)
+            dsdu += 2.0 / u ** 3 * float(np.sum(fm[on] * (cm[on] + s_par[1][:m][on]) / sm[on]))
         kc = np.empty(len(ki), dtype=np.int_)
         fk = np.empty(len(ki))
         if len(ki):
             total += _value.signal_count_kernel(lam, *k_par, kc, fk)
         return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "kc": kc, "fk": fk}
 
+    n_live, lam_cut = len(si), math.inf  # see the ordering below
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "dSdu": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
@@ -712,6 +717,17 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         guess = _rates_multiplier(dl[active], mu[active], R)
         first_step = 1.02
         elasticity = math.nan
+    if guess > 0 and len(si):
+        # Order the signal pages so that those entering the crawl above lam_cut = 0.9 guess come first (in their
+        # own order: threads get even shares): at a multiplier above lam_cut only they can be crawled, and the
+        # solves, hints and sums skip the rest (half of SPEC's check pages)
+        lam_cut = 0.9 * guess
+        first = s_ent > lam_cut
+        order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
+        n_live = int(first.sum())
+        si = si[order]
+        s_par = [np.ascontiguousarray(x[order]) for x in s_par]
+        s_ent, s_kappa, s_gb = s_ent[order], s_kappa[order], s_gb[order]
     if guess > 0 and 1.0 / math.sqrt(guess) > u0:
         trial = evaluate(1.0 / math.sqrt(guess))
         hist.append(trial)
