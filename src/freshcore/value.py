@@ -575,15 +575,24 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     give (``iota`` is non-decreasing in ``Lambda``) and started from the
     second-order prediction ``iota + h - (V''/V') h^2/2``,
     ``h = (Lambda - Lambda_0)/V'(iota)``, of the nearest one (from the
-    signal-blind periodic threshold when there is none); pages run on
-    threads (:func:`freshcore.set_num_threads`, results independent of the
-    split).  Outer problem: the total
-    frequency ``S(u)`` increases with ``u``; a bracket ``[u_a, u_b]`` with
-    ``S_a <= R < S_b`` is narrowed by secant steps on ``log S`` against
-    ``log u``, safeguarded by bisection (in ``log(mu/Delta - Lambda)`` when a
-    page enters the crawl inside the bracket, where ``S`` is steep), until
-    ``|S - R| <= 1e-14 R`` or
-    ``(Lambda_a - Lambda_b)(S_b - S_a) <= 1e-15 Lambda_a R``.  In the latter
+    signal-blind periodic threshold, or ``(K - 1/2) beta`` with ``K`` the
+    recall-1 signal count where that is larger, when there is none); where
+    the interpolant between two bracketing solutions is exact, ``psi`` comes
+    from their cubic Hermite interpolant too and no series is summed.  Pages
+    run on threads (:func:`freshcore.set_num_threads`, results independent
+    of the split).  Outer problem: the total
+    frequency ``S(u)`` increases with ``u``; from 10^5 pages on, it starts
+    at the multiplier of a strided subsample and steps along the
+    subsample's ``d log S/d log u``; a bracket ``[u_a, u_b]`` with
+    ``S_a <= R < S_b`` is narrowed by inverse quadratic or secant steps on
+    ``log S`` against ``log u`` (Newton steps with the exact ``dS/du``, a
+    sum of ``-f psi'/(psi V')``, within 1e-6 of ``u``: farther out, pages
+    entering the crawl make ``S`` too rough for it), safeguarded by
+    bisection (in ``log(mu/Delta - Lambda)`` when a page enters the crawl
+    inside the bracket, where ``S`` is steep), until ``|S - R| <= 1e-14 R``
+    or ``(Lambda_a - Lambda_b)(S_b - S_a) <= 1e-15 Lambda_a R`` (the latter
+    only after two more steps when no page's frequency jumps in the
+    bracket).  In the latter
     case ``S`` jumps across ``R`` (in floating point a page's frequency jumps
     from 0 to ``~Delta/37`` at its entry point, as in ``optimal_rates``, and
     pages with ``alpha ~ 0`` have an almost-step ``V``, SPEC section 3), and
