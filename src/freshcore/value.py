@@ -581,7 +581,7 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     from their cubic Hermite interpolant too and no series is summed.  Pages
     run on threads (:func:`freshcore.set_num_threads`, results independent
     of the split).  Outer problem: the total
-    frequency ``S(u)`` increases with ``u``; from 10^5 pages on, it starts
+    frequency ``S(u)`` increases with ``u``; from 2 10^5 pages on, it starts
     at the multiplier of a strided subsample and steps along the
     subsample's ``d log S/d log u``; a bracket ``[u_a, u_b]`` with
     ``S_a <= R < S_b`` is narrowed by inverse quadratic or secant steps on
