@@ -342,20 +342,32 @@ cdef inline double _pmf_below(long n, double x, double p_next) noexcept nogil:
     return _pmf(n, x)
 
 
+cdef inline double _pmf_step(long n, double x, double pn) noexcept nogil:
+    """p_{n-1}(x) - p_n(x) (d p_n/dx; p_{-1} = 0) from p_n(x) = ``pn``."""
+    if n == 0:
+        return -pn
+    if x > 0.0:
+        return pn * (<double>n / x - 1.0)
+    return 1.0 if n == 1 else 0.0
+
+
 cdef double interval_and_slope(double iota, double delta, double gamma, double nu, double beta,
                                double* dpsi_out) noexcept nogil:
-    """psi(iota) (bit-identical to ``crawl_interval``) and psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out``.
+    """psi(iota) (bit-identical to ``crawl_interval``) and psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out[0]``,
+    psi''(iota) = gamma sum_n (p_{n-1} - p_n)(gamma s_n) in ``dpsi_out[1]``.
 
     d R^n(gamma s)/d iota = gamma p_n(gamma s), so psi' is the sum of the pmfs at the arguments of
     psi's terms, over the same terms (psi's stopping rule; the pmfs' remainder is of the order of
     psi's times (n+2)/(gamma s_n), far below the ~1e-6 that the Halley step and the outer slope
     need); the series' p_{n+1} gives p_n where it is at hand.
     """
-    cdef double s, t, total = 0.0, dtotal = 0.0, q, x, p
+    cdef double s, t, total = 0.0, dtotal = 0.0, d2total = 0.0, q, x, p, pn
     cdef long n = 0
     dpsi_out[0] = 0.0
+    dpsi_out[1] = 0.0
     if isnan(iota):
         dpsi_out[0] = NAN
+        dpsi_out[1] = NAN
         return NAN
     if iota == INFINITY:
         return INFINITY
@@ -367,10 +379,12 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
         x = gamma * s
         if x < <double>(n + 1):
             t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
-            dtotal += _pmf_below(n, x, p)
+            pn = _pmf_below(n, x, p)
         else:
             t = residual_exp(n, x) / gamma
-            dtotal += _pmf(n, x)
+            pn = _pmf(n, x)
+        dtotal += pn
+        d2total += _pmf_step(n, x, pn)
         total += t
         if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
             break
@@ -379,6 +393,7 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
             break
         n += 1
     dpsi_out[0] = dtotal
+    dpsi_out[1] = gamma * d2total
     return total
 
 
@@ -421,8 +436,8 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     are bit-identical to those (tested); each sum stops by its own rule.  psi'(iota) comes with psi, as
     in ``interval_and_slope``, in ``dpsi_out``.
     """
-    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q, p
-    cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0
+    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q, p, pn
+    cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0, d2p_total = 0.0
     cdef bint v_on = True, p_on = True, have_rb
     cdef long n = 0
     if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
@@ -441,12 +456,14 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
             y = gamma * s
             if y < <double>(n + 1):
                 t = _series_tail(n, y, SERIES_TOL * p_total * gamma, &p) / gamma
-                dp_total += _pmf_below(n, y, p)
+                pn = _pmf_below(n, y, p)
             else:
                 rb = residual_exp(n, y)
                 have_rb = True
                 t = rb / gamma
-                dp_total += _pmf(n, y)
+                pn = _pmf(n, y)
+            dp_total += pn
+            d2p_total += _pmf_step(n, y, pn)
             p_total += t
             if <double>(n + 1) * beta > iota or t == 0.0:
                 p_on = False
@@ -468,6 +485,7 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
         n += 1
     psi_out[0] = p_total
     dpsi_out[0] = dp_total
+    dpsi_out[1] = gamma * d2p_total
     return mu * v_total
 
 
@@ -476,10 +494,11 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
                           const double[::1] mu, double[::1] value, double[::1] interval):
     """value[k], interval[k] = exact V and psi at tau[k] from ``value_and_interval`` (for tests)."""
     cdef Py_ssize_t k, n = value.shape[0]
-    cdef double psi, dpsi
+    cdef double psi
+    cdef double dpsi[2]
     with nogil:
         for k in range(n):
-            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi, &dpsi)
+            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi, dpsi)
             interval[k] = psi
 
 
@@ -551,21 +570,33 @@ cdef double HALLEY_EXACT = 1e-6
 cdef double PSI_TAYLOR = 4e-9
 
 
+cdef inline void _curvatures(double psi, double* dpsi, double alpha, double* curv_out) noexcept nogil:
+    """V''/V' = psi'/psi - alpha and V'''/V' = (psi'' - 2 alpha psi' + alpha^2 psi)/psi in curv_out[0], [1]."""
+    if psi > 0.0:
+        curv_out[0] = dpsi[0] / psi - alpha
+        curv_out[1] = (dpsi[1] - 2.0 * alpha * dpsi[0]) / psi + alpha * alpha
+    else:
+        curv_out[0] = 0.0
+        curv_out[1] = 0.0
+
+
 cdef inline double _finish(double x, double delta, double alpha, double gamma, double nu, double beta,
                            double mu, double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
-    """psi, V' and V''/V' at an accepted threshold x (psi only: V(x) = lam is known); returns x."""
-    cdef double dpsi, psi
-    psi = interval_and_slope(x, delta, gamma, nu, beta, &dpsi)
+    """psi, V', V''/V' and V'''/V' at an accepted threshold x (psi only: V(x) = lam is known); returns x."""
+    cdef double psi
+    cdef double dpsi[2]
+    psi = interval_and_slope(x, delta, gamma, nu, beta, dpsi)
     psi_out[0] = psi
     slope_out[0] = mu * alpha * exp(-alpha * x) * psi
-    curv_out[0] = dpsi / psi - alpha if psi > 0.0 else 0.0
+    _curvatures(psi, dpsi, alpha, curv_out)
     return x
 
 
 cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
                              double beta, double mu, double x, double lo, double hi, double base,
                              double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
-    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota), V'(iota), V''/V' in the out pointers.
+    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota), V'(iota), V''/V' and V'''/V' (curv_out[0],
+    curv_out[1]) in the out pointers.
 
     Halley's method on V(iota) - lam, with the slope above and the curvature
     V''/V' = psi'/psi - alpha (Newton's step where the Halley correction
@@ -583,12 +614,14 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
     from which ``x`` was predicted to second order (or interpolated); when
     ``|x - base| kappa <= HALLEY_EXACT``, ``x`` is returned at once.
     """
-    cdef double v, psi, dpsi, d, c2, xn, step, h, t, kap
+    cdef double v, psi, d, c2, xn, step, h, t, kap
+    cdef double dpsi[2]
     cdef int it
     cdef bint halley
     psi_out[0] = INFINITY
     slope_out[0] = 0.0
     curv_out[0] = 0.0
+    curv_out[1] = 0.0
     if lam >= mu / delta:
         return INFINITY
     if not (lo >= 0.0) or lo == INFINITY:
@@ -601,12 +634,12 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         # x is a second-order prediction from the solution base of a nearby multiplier, close enough to be exact
         return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
     for it in range(200):
-        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi, &dpsi)
+        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi, dpsi)
         d = mu * alpha * exp(-alpha * x) * psi
-        c2 = dpsi / psi - alpha if psi > 0.0 else 0.0
+        _curvatures(psi, dpsi, alpha, curv_out)
+        c2 = curv_out[0]
         psi_out[0] = psi
         slope_out[0] = d
-        curv_out[0] = c2
         if fabs(v - lam) <= 2e-16 * lam:
             return x  # V(x) = lam to the rounding of V
         if v < lam:
@@ -625,10 +658,10 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
             # the error of xn is below ~1e-18 of it (see HALLEY_EXACT): V(xn) = lam needs no evaluation
             if fabs(step) * kap <= PSI_TAYLOR:
                 # nor psi(xn): psi + psi' step errs by psi'' step^2 / 2 <= (kappa step)^2 psi / 2 < 1e-17 psi
-                psi += dpsi * step
+                psi += dpsi[0] * step
                 psi_out[0] = psi
                 slope_out[0] = mu * alpha * exp(-alpha * xn) * psi
-                curv_out[0] = dpsi / psi - alpha  # psi' at x: off by ~kappa |step| <= 4e-9 of itself
+                _curvatures(psi, dpsi, alpha, curv_out)  # psi', psi'' at x: off by ~kappa |step| <= 4e-9
                 return xn
             return _finish(xn, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
         if not (xn > lo and xn < hi):
@@ -646,25 +679,28 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
                      const double[::1] gamma, const double[::1] nu, const double[::1] beta,
                      const double[::1] mu, const double[::1] start, const double[::1] lo,
                      const double[::1] hi, const double[::1] base, double[::1] iota, double[::1] freq,
-                     double[::1] slope, double[::1] curv=None):
+                     double[::1] slope, double[::1] curv=None, double[::1] curv3=None):
     """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota), slope[k] = V'(iota) and, if given,
-    curv[k] = V''(iota)/V'(iota) (0 where not crawled).
+    curv[k] = V''(iota)/V'(iota) and curv3[k] = V'''(iota)/V'(iota) (0 where not crawled).
 
     ``start`` is the first iterate, ``lo``/``hi`` the safeguarding
     bracket, ``base`` the solution ``start`` was predicted from (see ``_solve_threshold``).  Pages are independent: any split of
     the arrays gives the same values.
     """
     cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double t, psi, d, c2
-    cdef bint want_curv = curv is not None
+    cdef double t, psi, d
+    cdef double c[2]
+    cdef bint want_curv = curv is not None, want_curv3 = curv3 is not None
     with nogil:
         for k in range(n):
             t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k],
-                                 start[k], lo[k], hi[k], base[k], &psi, &d, &c2)
+                                 start[k], lo[k], hi[k], base[k], &psi, &d, c)
             iota[k] = t
             slope[k] = d
             if want_curv:
-                curv[k] = c2
+                curv[k] = c[0]
+            if want_curv3:
+                curv3[k] = c[1]
             freq[k] = 0.0 if t == INFINITY else 1.0 / psi
 
 

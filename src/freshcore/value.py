@@ -573,8 +573,9 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     alpha`` (``psi'`` from the same series as ``psi``), safeguarded by the
     bracket that the solutions at the outer iteration's other multipliers
     give (``iota`` is non-decreasing in ``Lambda``) and started from the
-    second-order prediction ``iota + h - (V''/V') h^2/2``,
-    ``h = (Lambda - Lambda_0)/V'(iota)``, of the nearest one (from the
+    prediction ``iota + h - (V''/V') h^2/2 + (3 (V''/V')^2 - V^(3)/V') h^3/6``,
+    ``h = (Lambda - Lambda_0)/V'(iota)``, of the nearest one (taken as
+    exact within ``kappa |h| <= 5e-5``; from the
     signal-blind periodic threshold, or ``(K - 1/2) beta`` with ``K`` the
     recall-1 signal count where that is larger, when there is none); where
     the interpolant between two bracketing solutions is exact, ``psi`` comes
@@ -653,14 +654,15 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         lam = 1.0 / (u * u)
         fg = np.empty(len(gi))
         total, dsdu = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg) if len(gi) else (0.0, 0.0)
-        it, fs, slope, curv = np.full(len(si), np.inf), np.zeros(len(si)), np.zeros(len(si)), np.zeros(len(si))
+        it, fs, slope = np.full(len(si), np.inf), np.zeros(len(si)), np.zeros(len(si))
+        curv, curv3 = np.zeros(len(si)), np.zeros(len(si))
         # pages ordered so that none past n_live enters above lam_cut (see below): only [:m] can be crawled
         m = n_live if lam >= lam_cut else len(si)
         if m:
             P = [x[:m] for x in s_par]
-            known = [{k: (v[:m] if k in ("it", "d", "fs", "c2") else v) for k, v in x.items()}
+            known = [{k: (v[:m] if k in ("it", "d", "fs", "c2", "c3") else v) for k, v in x.items()}
                      for x in (a, b) if x is not None]
-            interp = {"alpha": P[1]}
+            interp = {"alpha": P[1], "beta": P[4]}
             start, lo, hi, base = _threshold_hints(lam, known, s_kappa[:m], interp)
             cold = ~np.isfinite(start)
             if cold.any():
@@ -682,14 +684,14 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
                 # the kernel skips those pages (mu = 0 there: it returns at once) and the rest is solved
                 P[5] = P[5].copy()
                 P[5][ex] = 0.0
-            im, fm, sm, cm = it[:m], fs[:m], slope[:m], curv[:m]
+            im, fm, sm, cm, c3m = it[:m], fs[:m], slope[:m], curv[:m], curv3[:m]
             parallel_chunks(m, lambda p, q: _value.threshold_kernel(
                 lam, *(x[p:q] for x in P), start[p:q], lo[p:q], hi[p:q], base[p:q], im[p:q], fm[p:q],
-                sm[p:q], cm[p:q]),
+                sm[p:q], cm[p:q], c3m[p:q]),
                 heavy=True)
             if ex is not None and len(ex):
                 x = start[ex]
-                it[ex], fs[ex], curv[ex] = x, 1.0 / interp["psi"], interp["c2"]
+                it[ex], fs[ex], curv[ex], curv3[ex] = x, 1.0 / interp["psi"], interp["c2"], interp["c3"]
                 slope[ex] = s_par[5][ex] * s_par[1][ex] * np.exp(-s_par[1][ex] * x) * interp["psi"]
             total += float(fm.sum())
             # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
@@ -699,13 +701,15 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         fk = np.empty(len(ki))
         if len(ki):
             total += _value.signal_count_kernel(lam, *k_par, kc, fk)
-        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "kc": kc, "fk": fk}
+        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "c3": curv3, "kc": kc,
+                "fk": fk}
 
     n_live, lam_cut = len(si), math.inf  # see the ordering below
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
     zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "dSdu": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
-         "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "kc": np.zeros(len(ki), dtype=np.int_),
+         "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "c3": np.zeros(len(si)),
+         "kc": np.zeros(len(ki), dtype=np.int_),
          "fk": np.zeros(len(ki))}
     b = None
     final = None
@@ -890,7 +894,11 @@ def _threshold_hints(
     multiplier (NaN, i.e. the kernel's default, where that page was not
     crawled), and ``base`` that solution (second order: the kernel takes the
     start as exact when ``kappa |h| <= 1e-6``; without the solution's
-    curvature ``"c2"`` the prediction is first order and ``base`` is NaN).  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
+    curvature ``"c2"`` the prediction is first order and ``base`` is NaN).
+    With ``V^(3)/V'`` (``"c3"``) and ``interp`` (holding ``"beta"``) the
+    prediction is third order, and exact (``base = start``) where ``kappa
+    |h| <= 5e-5`` and no multiple of ``beta`` (a kink of ``psi''`` or a
+    higher derivative) lies between the two thresholds.  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
     iota_a)`` with their slopes ``1/V'``, the cubic Hermite interpolant of
     ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
     iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
@@ -923,13 +931,26 @@ def _threshold_hints(
         return start, lo, hi, base
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         h = (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
-        if nearest.get("c2") is not None:
+        if nearest.get("c3") is not None and interp is not None:
+            # third order (the third derivative of iota(Lambda) is (3 V''^2 - V' V^(3))/V'^5): its error,
+            # ~2 (kappa h)^3 h, is below 2e-17 of iota where kappa |h| <= 5e-5 and no multiple of beta (a kink
+            # of psi'' or a higher derivative) lies in between: there start is the solution (base = start);
+            # elsewhere the kernel's second-order test applies
+            c2, c3 = nearest["c2"], nearest["c3"]
+            start = nearest["it"] + h * (1.0 - 0.5 * c2 * h + (3.0 * c2 * c2 - c3) * h * h / 6.0)
+            base = nearest["it"].copy()
+            third = ((kappa + 1.0 / nearest["it"]) * np.abs(h) <= 5e-5) \
+                & (np.floor(nearest["it"] / interp["beta"]) == np.floor(start / interp["beta"]))
+            base[third] = start[third]
+        elif nearest.get("c2") is not None:
             # second order (iota'' = -V''/V'^3): exact when kappa |h| <= 1e-6 (the kernel's HALLEY_EXACT)
             start = nearest["it"] + h * (1.0 - 0.5 * nearest["c2"] * h)
             base = nearest["it"].copy()
+            third = np.zeros(n, dtype=bool)
         else:
             start = nearest["it"] + h  # first order only: never taken as exact
             base = np.full(n, np.nan)
+            third = np.zeros(n, dtype=bool)
         if above is not None and below is not None:
             lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
             ya, yb = above["it"], below["it"]
@@ -940,9 +961,17 @@ def _threshold_hints(
                 ma, mb = width / above["d"][both], width / below["d"][both]
                 herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
                     + (t - 1) * t * t * ma
-                start[both] = herm  # a better Newton start than either one-sided prediction
                 exact = (kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4
-                base[both] = np.where(exact, herm, np.nan)
+                if interp is not None:
+                    # no kink of psi'' (a multiple of beta) between the two: the error bound needs 4 derivatives
+                    bb = interp.get("beta", np.full(n, np.inf))[both]
+                    exact &= np.floor(ya / bb) == np.floor(yb / bb)
+                # an exact interpolant first (no series for psi then), else an exact third-order prediction, else
+                # the interpolant as the start (better than either one-sided prediction)
+                bidx = np.flatnonzero(both)
+                upd = exact | ~third[bidx]
+                start[bidx[upd]] = herm[upd]
+                base[bidx[upd]] = np.where(exact[upd], herm[upd], np.nan)
                 if interp is not None:
                     idx = np.flatnonzero(both)[exact]
                     ya, yb, x = ya[exact], yb[exact], herm[exact]
@@ -953,7 +982,9 @@ def _threshold_hints(
                     s = np.where(w > 0, (x - yb) / np.where(w > 0, w, 1.0), 0.0)
                     psi = (((1 + 2 * s) * (1 - s) ** 2) * pb + (s * (1 - s) ** 2 * w) * ((cb + al) * pb)
                            + (s * s * (3 - 2 * s)) * pa + (s * s * (s - 1) * w) * ((ca + al) * pa))
-                    interp.update(idx=idx, psi=psi, c2=(1 - s) * cb + s * ca)
+                    c3a = above["c3"][idx] if above.get("c3") is not None else np.zeros(len(idx))
+                    c3b = below["c3"][idx] if below.get("c3") is not None else np.zeros(len(idx))
+                    interp.update(idx=idx, psi=psi, c2=(1 - s) * cb + s * ca, c3=(1 - s) * c3b + s * c3a)
     return start, lo, hi, base
 
 
