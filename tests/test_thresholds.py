@@ -239,3 +239,96 @@ def test_interval_inverse_from_any_bracket(bracket):
     ok = elasticity > 1e-3
     assert ok.sum() >= 200
     np.testing.assert_allclose(got[ok], true[ok], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_curvature_used_by_the_halley_solve(seed):
+    # V''/V' = psi'/psi - alpha with psi' = sum_n p_n(gamma s_n) (the kernel's optional output), against
+    # central differences of log V' = log(mu alpha psi) - alpha iota at the solved thresholds
+    from freshcore import _value
+
+    dl, mu, lam, nu = signal_instance(400, seed)
+    lam = np.clip(lam, 0.05, 0.95)
+    pages = PageModel(dl, mu, lam, nu)
+    n = len(dl)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    nan = np.full(n, np.nan)
+    _value.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+    crawled = np.isfinite(it)
+    assert crawled.sum() >= 200
+    io = it[crawled]
+    sub = pages[np.flatnonzero(crawled)]
+    h = 1e-6 * io
+    fd = (np.log(crawl_interval(io + h, sub)) - np.log(crawl_interval(io - h, sub))) / (2 * h) - sub.alpha
+    # (errors scaled by 1/iota, the size of psi'/psi at small iota)
+    np.testing.assert_allclose(c2[crawled] * io, fd * io, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d[crawled], sub.importance * sub.alpha * np.exp(-sub.alpha * io) / f[crawled],
+                               rtol=1e-14)
+
+
+@pytest.mark.parametrize("gap", [1e-6, 1e-9])
+def test_interpolated_interval_between_close_solutions(gap):
+    # where the Hermite threshold is exact, optimal_thresholds takes psi there from the cubic Hermite
+    # interpolant through both solutions' psi and psi' (no series): against the series at that threshold
+    from freshcore import _value
+    from freshcore.value import _threshold_hints
+
+    dl, mu, lam, nu = signal_instance(2000, 13)
+    pages = PageModel(dl, mu, lam, nu)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    n = len(dl)
+    nan = np.full(n, np.nan)
+
+    def solve(L):
+        it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        _value.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2}
+
+    L_b, L_a = 0.9, 0.9 * (1 + gap)
+    below, above = solve(L_b), solve(L_a)
+    L = L_b + 0.37 * (L_a - L_b)
+    interp = {"alpha": pages.alpha, "beta": pages.beta}
+    start, lo, hi, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
+    idx = interp["idx"]
+    assert len(idx) > 300
+    np.testing.assert_array_equal(base[idx], start[idx])
+    sub = pages[idx]
+    np.testing.assert_allclose(interp["psi"], crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
+    np.testing.assert_allclose(crawl_value(start[idx], sub), L, rtol=4e-15)
+    cold = solve(L)
+    np.testing.assert_allclose(interp["c2"] * start[idx], cold["c2"][idx] * start[idx], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("gap", [1e-5, 1e-6, 1e-8])
+def test_third_order_predictions_equal_cold_solves(gap):
+    # with V'''/V' from the kernel, a one-sided prediction is taken as exact within kappa |h| <= 5e-5 (no
+    # multiple of beta in between): those thresholds against cold solves
+    from freshcore import _value
+    from freshcore.value import _threshold_hints
+
+    dl, mu, lam, nu = signal_instance(2000, 14)
+    pages = PageModel(dl, mu, lam, nu)
+    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
+    n = len(dl)
+    nan, zero, inf = np.full(n, np.nan), np.zeros(n), np.full(n, np.inf)
+
+    def solve(L, start=nan, lo=zero, hi=inf, base=nan):
+        it, f, d, c2, c3 = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        _value.threshold_kernel(L, *par, start, lo, hi, base, it, f, d, c2, c3)
+        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2, "c3": c3}
+
+    near = solve(0.9)
+    L = 0.9 * (1 + gap)
+    interp = {"alpha": pages.alpha, "beta": pages.beta}
+    start, lo, hi, base = _threshold_hints(L, [near], pages.alpha + pages.gamma, interp)
+    taken = np.isfinite(start) & (base == start)
+    assert taken.sum() > (500 if gap <= 1e-6 else 50)
+    warm, cold = solve(L, start, lo, hi, base), solve(L)
+    crawled = np.isfinite(cold["it"])
+    np.testing.assert_allclose(crawl_value(warm["it"][taken], pages[np.flatnonzero(taken)]), L, rtol=4e-15)
+    with np.errstate(invalid="ignore"):
+        cond = L / (cold["it"] * cold["d"])
+    ok = crawled & taken & (cond < 1e3)
+    np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
+    np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)

@@ -156,12 +156,13 @@ cdef inline double _series_pair(long n, double x, double r, double one_minus_r, 
     return p * sd
 
 
-cdef inline double _series_tail(long n, double x, double tol_abs) noexcept nogil:
+cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_out) noexcept nogil:
     """R^n(x) = sum_{j>n} p_j(x) for x < n + 1, as in ``_series_pair`` (one sum), stopped when the
-    remainder is below 1e-17 of the sum plus ``tol_abs``."""
+    remainder is below 1e-17 of the sum plus ``tol_abs``; p_{n+1}(x) in ``pmf_out[0]``."""
     cdef double p, t = 1.0, sa = 1.0, q1, q2, t1
     cdef long j = n + 2
     p = _pmf(n + 1, x)
+    pmf_out[0] = p
     if p == 0.0:
         return 0.0
     tol_abs /= p
@@ -332,7 +333,7 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
 
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
     """psi(iota): expected time between crawls of the threshold policy."""
-    cdef double s, t, total = 0.0, q, x
+    cdef double s, t, total = 0.0, q, x, p
     cdef long n = 0
     if isnan(iota):
         return NAN
@@ -344,7 +345,7 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
         s = iota - <double>n * beta if n > 0 else iota
         x = gamma * s
         if x < <double>(n + 1):
-            t = _series_tail(n, x, SERIES_TOL * total * gamma) / gamma
+            t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
         else:
             t = residual_exp(n, x) / gamma
         total += t
@@ -354,6 +355,70 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
         if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
             break
         n += 1
+    return total
+
+
+cdef inline double _pmf_below(long n, double x, double p_next) noexcept nogil:
+    """p_n(x) from p_{n+1}(x) = ``p_next`` (p_n = p_{n+1} (n+1)/x), or directly where that is 0 or x = 0."""
+    if p_next > 0.0 and x > 0.0:
+        return p_next * <double>(n + 1) / x
+    if x == 0.0:
+        return 1.0 if n == 0 else 0.0
+    return _pmf(n, x)
+
+
+cdef inline double _pmf_step(long n, double x, double pn) noexcept nogil:
+    """p_{n-1}(x) - p_n(x) (d p_n/dx; p_{-1} = 0) from p_n(x) = ``pn``."""
+    if n == 0:
+        return -pn
+    if x > 0.0:
+        return pn * (<double>n / x - 1.0)
+    return 1.0 if n == 1 else 0.0
+
+
+cdef double interval_and_slope(double iota, double delta, double gamma, double nu, double beta,
+                               double* dpsi_out) noexcept nogil:
+    """psi(iota) (bit-identical to ``crawl_interval``) and psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out[0]``,
+    psi''(iota) = gamma sum_n (p_{n-1} - p_n)(gamma s_n) in ``dpsi_out[1]``.
+
+    d R^n(gamma s)/d iota = gamma p_n(gamma s), so psi' is the sum of the pmfs at the arguments of
+    psi's terms, over the same terms (psi's stopping rule; the pmfs' remainder is of the order of
+    psi's times (n+2)/(gamma s_n), far below the ~1e-6 that the Halley step and the outer slope
+    need); the series' p_{n+1} gives p_n where it is at hand.
+    """
+    cdef double s, t, total = 0.0, dtotal = 0.0, d2total = 0.0, q, x, p, pn
+    cdef long n = 0
+    dpsi_out[0] = 0.0
+    dpsi_out[1] = 0.0
+    if isnan(iota):
+        dpsi_out[0] = NAN
+        dpsi_out[1] = NAN
+        return NAN
+    if iota == INFINITY:
+        return INFINITY
+    if beta == 0.0 or gamma == 0.0:
+        dpsi_out[0] = 1.0
+        return iota
+    while True:
+        s = iota - <double>n * beta if n > 0 else iota
+        x = gamma * s
+        if x < <double>(n + 1):
+            t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
+            pn = _pmf_below(n, x, p)
+        else:
+            t = residual_exp(n, x) / gamma
+            pn = _pmf(n, x)
+        dtotal += pn
+        d2total += _pmf_step(n, x, pn)
+        total += t
+        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
+            break
+        q = gamma * s / <double>(n + 2)
+        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
+            break
+        n += 1
+    dpsi_out[0] = dtotal
+    dpsi_out[1] = gamma * d2total
     return total
 
 
@@ -387,21 +452,22 @@ cdef double fresh_time(double iota, double delta, double gamma, double nu, doubl
 
 
 cdef double value_and_interval(double iota, double delta, double alpha, double gamma, double nu,
-                               double beta, double mu, double* psi_out) noexcept nogil:
+                               double beta, double mu, double* psi_out, double* dpsi_out) noexcept nogil:
     """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
 
     Both series run over the same s_n; a term whose R^n(gamma s_n) psi takes
     from ``residual_exp`` hands it to V's D_n instead of recomputing it.  Every
     operation of either sum is the one of its own function, so both results
-    are bit-identical to those (tested); each sum stops by its own rule.
+    are bit-identical to those (tested); each sum stops by its own rule.  psi'(iota) comes with psi, as
+    in ``interval_and_slope``, in ``dpsi_out``.
     """
-    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q
-    cdef double v_total = 0.0, p_total = 0.0
+    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q, p, pn
+    cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0, d2p_total = 0.0
     cdef bint v_on = True, p_on = True, have_rb
     cdef long n = 0
     if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
             or beta == INFINITY or gamma == 0.0:
-        psi_out[0] = crawl_interval(iota, delta, gamma, nu, beta)
+        psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
         return page_value(iota, delta, alpha, gamma, nu, beta, mu, -1)
     c = delta + nu
     rho = nu / c
@@ -414,11 +480,15 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
         if p_on:
             y = gamma * s
             if y < <double>(n + 1):
-                t = _series_tail(n, y, SERIES_TOL * p_total * gamma) / gamma
+                t = _series_tail(n, y, SERIES_TOL * p_total * gamma, &p) / gamma
+                pn = _pmf_below(n, y, p)
             else:
                 rb = residual_exp(n, y)
                 have_rb = True
                 t = rb / gamma
+                pn = _pmf(n, y)
+            dp_total += pn
+            d2p_total += _pmf_step(n, y, pn)
             p_total += t
             if <double>(n + 1) * beta > iota or t == 0.0:
                 p_on = False
@@ -439,6 +509,8 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
             rho_n *= rho
         n += 1
     psi_out[0] = p_total
+    dpsi_out[0] = dp_total
+    dpsi_out[1] = gamma * d2p_total
     return mu * v_total
 
 
@@ -448,9 +520,10 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
     """value[k], interval[k] = exact V and psi at tau[k] from ``value_and_interval`` (for tests)."""
     cdef Py_ssize_t k, n = value.shape[0]
     cdef double psi
+    cdef double dpsi[2]
     with nogil:
         for k in range(n):
-            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi)
+            value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi, dpsi)
             interval[k] = psi
 
 
@@ -509,31 +582,71 @@ def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::
 # a product of positive factors (no cancellation).  It is also the statement of Theorem 2 that V
 # is the marginal value of frequency: d(mu w f)/df = V with f = 1/psi.
 
+# The curvature follows: V''/V' = psi'/psi - alpha, with psi' = sum p_n(gamma s_n) from the same
+# series as psi (``interval_and_slope``), so Halley's method costs no more V evaluations than Newton's.
+
 cdef double NEWTON_EXACT = 1e-8
+# Halley's error after a step h is ~ (V''^2/(4 V'^2) - V'''/(6 V')) h^3, below 0.75 (kappa h)^2 h with
+# kappa = 1/iota + alpha + gamma bounding |V''/V'| (and kappa^2 / 3 |V'''/V'|): with kappa |h| <= 1e-6
+# that is under 1e-12 |h| <= 1e-18 iota.  The same bound holds for the second-order prediction
+# iota + h - (V''/V') h^2/2 from a solution at a nearby multiplier (``base``).
+cdef double HALLEY_EXACT = 1e-6
+# Below this kappa |step|, psi at the accepted root is psi + psi' step from the last evaluation (no psi series).
+cdef double PSI_TAYLOR = 4e-9
+
+
+cdef inline void _curvatures(double psi, double* dpsi, double alpha, double* curv_out) noexcept nogil:
+    """V''/V' = psi'/psi - alpha and V'''/V' = (psi'' - 2 alpha psi' + alpha^2 psi)/psi in curv_out[0], [1]."""
+    if psi > 0.0:
+        curv_out[0] = dpsi[0] / psi - alpha
+        curv_out[1] = (dpsi[1] - 2.0 * alpha * dpsi[0]) / psi + alpha * alpha
+    else:
+        curv_out[0] = 0.0
+        curv_out[1] = 0.0
+
+
+cdef inline double _finish(double x, double delta, double alpha, double gamma, double nu, double beta,
+                           double mu, double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
+    """psi, V', V''/V' and V'''/V' at an accepted threshold x (psi only: V(x) = lam is known); returns x."""
+    cdef double psi
+    cdef double dpsi[2]
+    psi = interval_and_slope(x, delta, gamma, nu, beta, dpsi)
+    psi_out[0] = psi
+    slope_out[0] = mu * alpha * exp(-alpha * x) * psi
+    _curvatures(psi, dpsi, alpha, curv_out)
+    return x
 
 
 cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
                              double beta, double mu, double x, double lo, double hi, double base,
-                             double* psi_out, double* slope_out) noexcept nogil:
-    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota) and V'(iota) in the out pointers.
+                             double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
+    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota), V'(iota), V''/V' and V'''/V' (curv_out[0],
+    curv_out[1]) in the out pointers.
 
-    Newton's method on V(iota) - lam with the slope above, started at ``x``
+    Halley's method on V(iota) - lam, with the slope above and the curvature
+    V''/V' = psi'/psi - alpha (Newton's step where the Halley correction
+    ``|h V''/(2 V')|`` exceeds 1/4, ``h`` the Newton step), started at ``x``
     and safeguarded by a bracket: [lo, hi] are bounds from neighbouring
     multipliers (V(lo) <= lam <= V(hi) up to rounding; 0 and inf when
-    unknown) that every evaluation narrows; a Newton step that leaves the
+    unknown) that every evaluation narrows; a step that leaves the
     bracket is replaced by its midpoint (or by 4 x while hi is inf).  Ends
     when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, when
-    the bracket is down to a few ulps, or after a Newton step so small
-    (``|step| (1/x + alpha + gamma) <= NEWTON_EXACT = 1e-8``) that the next
-    iterate is exact to ~5e-17 (quadratic convergence): then only psi is
-    evaluated there.  ``base`` (NaN if none) is the solution at another
-    multiplier from which ``x`` was predicted by one Newton step; when that
-    step is that small, ``x`` is returned at once.
+    the bracket is down to a few ulps, or after a step so small that the
+    next iterate is exact to ~1e-18 (cubic convergence: ``|h| kappa <=
+    HALLEY_EXACT = 1e-6`` for a Halley step, ``NEWTON_EXACT = 1e-8`` for a
+    Newton step, kappa = 1/x + alpha + gamma): then only psi is evaluated
+    there.  ``base`` (NaN if none) is the solution at another multiplier
+    from which ``x`` was predicted to second order (or interpolated); when
+    ``|x - base| kappa <= HALLEY_EXACT``, ``x`` is returned at once.
     """
-    cdef double v, psi, d, xn, step
+    cdef double v, psi, d, c2, xn, step, h, t, kap
+    cdef double dpsi[2]
     cdef int it
+    cdef bint halley
     psi_out[0] = INFINITY
     slope_out[0] = 0.0
+    curv_out[0] = 0.0
+    curv_out[1] = 0.0
     if lam >= mu / delta:
         return INFINITY
     if not (lo >= 0.0) or lo == INFINITY:
@@ -542,14 +655,14 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
         hi = INFINITY
     if not (x > lo and x < hi):
         x = 0.5 * (lo + hi) if hi < INFINITY else (2.0 * lo if lo > 0.0 else 1.0 / delta)
-    elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
-        # x is a Newton step from the solution base of a nearby multiplier, small enough to be exact
-        psi_out[0] = crawl_interval(x, delta, gamma, nu, beta)
-        slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
-        return x
+    elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= HALLEY_EXACT:
+        # x is a second-order prediction from the solution base of a nearby multiplier, close enough to be exact
+        return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
     for it in range(200):
-        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi)
+        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi, dpsi)
         d = mu * alpha * exp(-alpha * x) * psi
+        _curvatures(psi, dpsi, alpha, curv_out)
+        c2 = curv_out[0]
         psi_out[0] = psi
         slope_out[0] = d
         if fabs(v - lam) <= 2e-16 * lam:
@@ -558,16 +671,24 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
             lo = x
         else:
             hi = x
-        step = (lam - v) / d if d > 0.0 else INFINITY
-        if fabs(step) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
+        h = (lam - v) / d if d > 0.0 else INFINITY
+        if fabs(h) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
             return x
+        t = 0.5 * h * c2
+        halley = fabs(t) <= 0.25
+        step = h / (1.0 + t) if halley else h
         xn = x + step
-        if xn > lo and xn < hi and fabs(step) * (1.0 / x + alpha + gamma) <= NEWTON_EXACT:
-            # Newton's error after this step is ~ (V''/2V') step^2 with |V''/V'| <= alpha + psi'/psi
-            # and psi'/psi <~ 1/x + gamma: below 5e-17 of x, so V(xn) = lam needs no evaluation
-            psi_out[0] = crawl_interval(xn, delta, gamma, nu, beta)
-            slope_out[0] = mu * alpha * exp(-alpha * xn) * psi_out[0]
-            return xn
+        kap = 1.0 / x + alpha + gamma
+        if xn > lo and xn < hi and fabs(step) * kap <= (HALLEY_EXACT if halley else NEWTON_EXACT):
+            # the error of xn is below ~1e-18 of it (see HALLEY_EXACT): V(xn) = lam needs no evaluation
+            if fabs(step) * kap <= PSI_TAYLOR:
+                # nor psi(xn): psi + psi' step errs by psi'' step^2 / 2 <= (kappa step)^2 psi / 2 < 1e-17 psi
+                psi += dpsi[0] * step
+                psi_out[0] = psi
+                slope_out[0] = mu * alpha * exp(-alpha * xn) * psi
+                _curvatures(psi, dpsi, alpha, curv_out)  # psi', psi'' at x: off by ~kappa |step| <= 4e-9
+                return xn
+            return _finish(xn, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
         if not (xn > lo and xn < hi):
             if hi == INFINITY:
                 xn = 4.0 * x
@@ -576,30 +697,35 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
             else:
                 xn = 0.5 * (lo + hi)
         x = xn
-    psi_out[0] = crawl_interval(x, delta, gamma, nu, beta)
-    slope_out[0] = mu * alpha * exp(-alpha * x) * psi_out[0]
-    return x
+    return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
 
 
 def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
                      const double[::1] gamma, const double[::1] nu, const double[::1] beta,
                      const double[::1] mu, const double[::1] start, const double[::1] lo,
                      const double[::1] hi, const double[::1] base, double[::1] iota, double[::1] freq,
-                     double[::1] slope):
-    """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota) and slope[k] = V'(iota).
+                     double[::1] slope, double[::1] curv=None, double[::1] curv3=None):
+    """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota), slope[k] = V'(iota) and, if given,
+    curv[k] = V''(iota)/V'(iota) and curv3[k] = V'''(iota)/V'(iota) (0 where not crawled).
 
-    ``start`` is the first Newton iterate, ``lo``/``hi`` the safeguarding
+    ``start`` is the first iterate, ``lo``/``hi`` the safeguarding
     bracket, ``base`` the solution ``start`` was predicted from (see ``_solve_threshold``).  Pages are independent: any split of
     the arrays gives the same values.
     """
     cdef Py_ssize_t k, n = delta.shape[0]
     cdef double t, psi, d
+    cdef double c[2]
+    cdef bint want_curv = curv is not None, want_curv3 = curv3 is not None
     with nogil:
         for k in range(n):
             t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k],
-                                 start[k], lo[k], hi[k], base[k], &psi, &d)
+                                 start[k], lo[k], hi[k], base[k], &psi, &d, c)
             iota[k] = t
             slope[k] = d
+            if want_curv:
+                curv[k] = c[0]
+            if want_curv3:
+                curv3[k] = c[1]
             freq[k] = 0.0 if t == INFINITY else 1.0 / psi
 
 
