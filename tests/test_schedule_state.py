@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import freshcore.schedule as schedule_mod
+from freshcore import _statefile
 from freshcore.schedule import FORMAT_VERSION, Scheduler
 from freshcore.simulator import simulate
 from freshcore.value import PageModel, crawl_value
@@ -333,7 +334,7 @@ def rewrite(path, **changes):
     with np.load(path, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     data.update({k: np.asarray(v) for k, v in changes.items()})
-    data["sha256"] = np.asarray(schedule_mod._digest(data))
+    data["sha256"] = np.asarray(_statefile.digest(data))
     with open(path, "wb") as f:
         np.savez(f, **data)
 
