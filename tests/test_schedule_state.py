@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import freshcore.schedule as schedule_mod
+from freshcore import _statefile
 from freshcore.schedule import FORMAT_VERSION, Scheduler
 from freshcore.simulator import simulate
 from freshcore.value import PageModel, crawl_value
@@ -271,13 +272,17 @@ def test_save_is_an_npz_without_pickles(tmp_path):
     assert state_equal(Scheduler.load(str(path)), s)
 
 
-def test_load_truncated_file(tmp_path):
-    s, path = saved(tmp_path)
+def truncated_files_raise(s, path, what="scheduler"):
+    """Every prefix of the file ``s`` saved at ``path`` fails to load with a ValueError (shared with the sharded tests)."""
     blob = path.read_bytes()
     for n in (0, 10, len(blob) // 3, len(blob) // 2, len(blob) - 30, len(blob) - 1):
         path.write_bytes(blob[:n])
-        with pytest.raises(ValueError, match="truncated or corrupted|not a freshcore scheduler file"):
-            Scheduler.load(path)
+        with pytest.raises(ValueError, match=f"truncated or corrupted|not a freshcore {what} file"):
+            type(s).load(path)
+
+
+def test_load_truncated_file(tmp_path):
+    truncated_files_raise(*saved(tmp_path))
 
 
 def member_data_bytes(blob: bytes) -> np.ndarray:
@@ -292,29 +297,35 @@ def member_data_bytes(blob: bytes) -> np.ndarray:
     return mask
 
 
-def test_load_bit_flips_never_give_another_state(tmp_path):
-    # a flip in any member's data is caught (zip CRC-32, then the SHA-256 of the payload); a flip
-    # elsewhere is caught or hits a byte that carries no state (e.g. a zip timestamp), and then the
-    # loaded state is the saved one
-    s, path = saved(tmp_path)
+def bit_flips_never_give_another_state(s, path, equal, n_flips=300):
+    """Flipped bits in the file ``s`` saved at ``path`` raise ValueError or load ``s`` (shared with the sharded tests).
+
+    A flip in any member's data is caught (zip CRC-32, then the SHA-256 of the payload); a flip
+    elsewhere is caught or hits a byte that carries no state (e.g. a zip timestamp), and then the
+    loaded state is the saved one.
+    """
     blob = path.read_bytes()
     data = member_data_bytes(blob)
     assert data.sum() > len(blob) / 2
     rng = np.random.default_rng(0)
-    positions = np.concatenate([rng.choice(len(blob), size=300, replace=False), [0, len(blob) - 1]])
+    positions = np.concatenate([rng.choice(len(blob), size=n_flips, replace=False), [0, len(blob) - 1]])
     caught = 0
     for pos in positions:
         flipped = bytearray(blob)
         flipped[pos] ^= 1 << int(rng.integers(8))
         path.write_bytes(bytes(flipped))
         try:
-            other = Scheduler.load(path)
+            other = type(s).load(path)
         except ValueError:
             caught += 1
             continue
         assert not data[pos], f"bit flip in member data at byte {pos} was not caught"
-        assert state_equal(other, s), f"bit flip at byte {pos} loaded another state"
+        assert equal(other, s), f"bit flip at byte {pos} loaded another state"
     assert caught >= data[positions].sum()
+
+
+def test_load_bit_flips_never_give_another_state(tmp_path):
+    bit_flips_never_give_another_state(*saved(tmp_path), state_equal)
 
 
 def test_load_detects_payload_change_with_valid_archive(tmp_path):
@@ -333,7 +344,7 @@ def rewrite(path, **changes):
     with np.load(path, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     data.update({k: np.asarray(v) for k, v in changes.items()})
-    data["sha256"] = np.asarray(schedule_mod._digest(data))
+    data["sha256"] = np.asarray(_statefile.digest(data))
     with open(path, "wb") as f:
         np.savez(f, **data)
 
@@ -357,9 +368,9 @@ def test_load_wrong_magic_and_other_version(tmp_path):
         Scheduler.load(tmp_path / "missing")
 
 
-@pytest.mark.parametrize("where", ["savez", "fsync", "replace"])
-def test_failed_save_leaves_previous_file(tmp_path, monkeypatch, where):
-    s, path = saved(tmp_path)
+def failed_save_leaves_previous_file(s, path, monkeypatch, where):
+    """A save of ``s`` failing at ``where`` leaves the file it saved at ``path`` as it was, and no other file
+    (shared with the sharded tests)."""
     before = path.read_bytes()
     s.run(50)
 
@@ -375,8 +386,13 @@ def test_failed_save_leaves_previous_file(tmp_path, monkeypatch, where):
         s.save(path)
     monkeypatch.undo()
     assert path.read_bytes() == before
-    assert os.listdir(tmp_path) == ["sched.npz"]
-    assert Scheduler.load(path).time < s.time
+    assert os.listdir(path.parent) == [path.name]
+    assert type(s).load(path).time < s.time
+
+
+@pytest.mark.parametrize("where", ["savez", "fsync", "replace"])
+def test_failed_save_leaves_previous_file(tmp_path, monkeypatch, where):
+    failed_save_leaves_previous_file(*saved(tmp_path), monkeypatch, where)
 
 
 # ---------------------------------------------------------------------------

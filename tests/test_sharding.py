@@ -134,20 +134,21 @@ def test_merged_order_times_and_clock():
     assert s.last_crawl[seen[-3:]].tolist() == [3.0, 3.0, 3.0]
 
 
+#: One operation of the merged stream (also drawn by test_sharding_state.py).
+OP = st.one_of(
+    st.tuples(st.just("run"), st.integers(0, 13)),
+    st.tuples(st.just("next"), st.just(0)),
+    st.tuples(st.just("rate"), st.integers(1, 30)),
+    st.tuples(st.just("signal"), st.integers(0, 10**6)),
+)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     k=st.integers(1, 5),
     kind=st.sampled_from(KINDS),
-    ops=st.lists(
-        st.one_of(
-            st.tuples(st.just("run"), st.integers(0, 13)),
-            st.tuples(st.just("next"), st.just(0)),
-            st.tuples(st.just("rate"), st.integers(1, 30)),
-            st.tuples(st.just("signal"), st.integers(0, 10**6)),
-        ),
-        max_size=30,
-    ),
+    ops=st.lists(OP, max_size=30),
 )
 def test_against_the_merged_reference(seed, k, kind, ops):
     """Any interleaving of run/next/set_rate (also mid-round)/signals equals the (time, shard) merge."""

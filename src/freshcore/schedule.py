@@ -16,14 +16,13 @@ section 4, "its state can be saved and restored").
 
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
-from freshcore import _schedule
+from freshcore import _schedule, _statefile
+from freshcore._statefile import item as _item
 from freshcore._validation import check_array, check_choice, check_indices, check_int, check_same_length, check_scalar
 from freshcore.value import PageModel
 
@@ -576,34 +575,7 @@ class Scheduler:
         path : str or path-like
             Destination (no suffix is added).
         """
-        path = os.fspath(path)
-        arrays = _to_arrays(self.to_dict())
-        arrays["magic"] = np.array(_MAGIC)
-        arrays["sha256"] = np.array(_digest(arrays))
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        try:  # make the rename itself durable
-            dfd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dfd)
-        except OSError:
-            pass
-        finally:
-            os.close(dfd)
+        _statefile.write(path, _to_arrays(self.to_dict()), _MAGIC)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Scheduler:
@@ -618,33 +590,7 @@ class Scheduler:
         FileNotFoundError
             If ``path`` does not exist.
         """
-        path = os.fspath(path)
-        try:
-            z = np.load(path, allow_pickle=False)
-            if isinstance(z, np.lib.npyio.NpzFile):
-                with z:
-                    data = {k: z[k] for k in z.files}
-            else:  # a plain .npy array
-                data = {}
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
-            raise
-        except Exception as exc:  # zipfile/zlib/numpy errors of a damaged archive
-            raise ValueError(f"{path!r} is not a readable scheduler file (truncated or corrupted): {exc}") from exc
-        if _item(data.get("magic", "")) != _MAGIC:
-            raise ValueError(f"{path!r} is not a freshcore scheduler file (no {_MAGIC!r} magic string).")
-        version = _item(data.get("format_version", -1))
-        if version != FORMAT_VERSION:
-            raise ValueError(
-                f"{path!r} is a scheduler file of format version {version!r}; this freshcore reads version "
-                f"{FORMAT_VERSION}."
-            )
-        digest = _item(data.pop("sha256", ""))
-        if _digest(data) != digest:
-            raise ValueError(f"{path!r} is corrupted: the SHA-256 of its payload does not match.")
-        del data["magic"]
-        if "terms" in data and _item(data["terms"]) == -1:
-            data["terms"] = None
-        return cls.from_dict(data)
+        return cls.from_dict(_from_arrays(_statefile.read(path, _MAGIC, FORMAT_VERSION, "scheduler")))
 
     def __repr__(self) -> str:
         return f"Scheduler(n_pages={self.n_pages}, rate={self.rate!r}, value={self._value!r}, time={self.time!r})"
@@ -661,17 +607,6 @@ def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
         pages.change_rate, pages.importance, pages.false_rate, pages.recall)]
 
 
-def _item(x: Any) -> Any:
-    """A Python scalar from a scalar or a 0-d array (npz entries are arrays)."""
-    if isinstance(x, np.ndarray):
-        if x.ndim != 0:
-            raise ValueError(f"expected a scalar entry, got an array of shape {x.shape}")
-        return x.item()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
-
-
 def _to_arrays(d: dict[str, Any]) -> dict[str, np.ndarray]:
     out = dict(d)
     if out["terms"] is None:
@@ -679,16 +614,11 @@ def _to_arrays(d: dict[str, Any]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in out.items()}
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
-    """SHA-256 over every entry but the digest itself: name, dtype, shape and bytes, in key order."""
-    h = hashlib.sha256()
-    for key in sorted(arrays):
-        if key == "sha256":
-            continue
-        a = np.ascontiguousarray(arrays[key])
-        h.update(f"{key}\0{a.dtype.str}\0{a.shape}\0".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+def _from_arrays(data: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Undo :func:`_to_arrays` (``terms`` -1 is None) on the entries of a file."""
+    if "terms" in data and _item(data["terms"]) == -1:
+        data["terms"] = None
+    return data
 
 
 def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:

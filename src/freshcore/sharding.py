@@ -33,16 +33,26 @@ pages; :func:`freshcore.simulate` measures it.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 
-from freshcore import _parallel
+from freshcore import _parallel, _statefile
+from freshcore._statefile import item as _item
 from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
-from freshcore.schedule import Scheduler
+from freshcore.schedule import Scheduler, _from_arrays as _schedule_from_arrays, _to_arrays as _schedule_to_arrays
 from freshcore.value import PageModel
 
-__all__ = ["ShardedScheduler"]
+__all__ = ["ShardedScheduler", "FORMAT_VERSION"]
+
+#: Version of the :meth:`ShardedScheduler.save` file format (and of :meth:`ShardedScheduler.to_dict`);
+#: :meth:`ShardedScheduler.load` rejects any other.  The shards' entries carry the
+#: :data:`freshcore.schedule.FORMAT_VERSION` of their own.
+FORMAT_VERSION = 1
+_MAGIC = "freshcore.ShardedScheduler"
+_STATE_KEYS = ("format_version", "shards", "assign", "rate", "position", "time", "origin", "ticks", "shard_rate",
+               "pending_rate", "schedulers")
 
 #: Decisions per shard below which :meth:`ShardedScheduler.run` stays on the
 #: calling thread.  Measured with ``threshold`` of bench/bench_sharding.py on
@@ -94,6 +104,12 @@ class ShardedScheduler:
     With ``k = 1`` the decisions are exactly those of one ``Scheduler``
     (001 Section 5.2; SPEC section 4).
 
+    The full state survives :meth:`save`/:meth:`load`, ``pickle``, ``copy``
+    and :meth:`to_dict`/:meth:`from_dict`, also in the middle of a round or
+    of a rate change: the continued decisions are those of an uninterrupted
+    run.  Pages cannot be added or removed yet (use one
+    :class:`~freshcore.schedule.Scheduler` for that).
+
     :meth:`run` runs the shards on the shared thread pool of
     :func:`freshcore.set_num_threads` when each shard makes at least
     ``MIN_PARALLEL_TICKS`` decisions (the compiled scheduler releases the GIL);
@@ -116,6 +132,9 @@ class ShardedScheduler:
     >>> s.run(4).tolist(), s.time
     ([0, 3, 2, 1], 2.0)
     >>> s.signal(1, 2.5)
+    True
+    >>> t = ShardedScheduler.from_dict(s.to_dict())  # or pickle, copy, save/load
+    >>> s.run(3).tolist() == t.run(3).tolist()
     True
     """
 
@@ -142,38 +161,34 @@ class ShardedScheduler:
             owner = np.arange(m, dtype=np.int64) % k
         else:
             owner = _check_assign(assign, m, k, caller)
-        order = np.argsort(owner, kind="stable")
-        sizes = np.bincount(owner, minlength=k)
-        bounds = np.concatenate([[0], np.cumsum(sizes)])
-        local = np.empty(m, dtype=np.int64)
-        local[order] = np.arange(m, dtype=np.int64) - np.repeat(bounds[:-1], sizes)
-        members = []
-        for s in range(k):
-            ids = order[bounds[s]:bounds[s + 1]].astype(np.int64)
-            ids.flags.writeable = False
-            members.append(ids)
+        members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
             Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms)
             for s in range(k)
         )
+        self._adopt(pages, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
+
+    def _adopt(self, pages: PageModel, rate: float, owner: np.ndarray, members: tuple, local: np.ndarray,
+               scheds: tuple, pos: int, time: float, origin: float, ticks: int, srate: float,
+               pending: float | None) -> None:
+        """Set every attribute (a new scheduler's, or a checked :meth:`from_dict`'s)."""
         owner.flags.writeable = False
-        local.flags.writeable = False
         self._pages = pages
-        self._rate = r
-        self._k = k
+        self._rate = rate
+        self._k = len(scheds)
         self._owner = owner
         self._local = local
-        self._members = tuple(members)
+        self._members = members
         self._scheds = scheds
         # the merge position: shards 0.._pos-1 ticked at _time in the current round (0: round complete)
-        self._pos = 0
-        self._time = 0.0
+        self._pos = pos
+        self._time = time
         # the shards' clock, as the compiled scheduler computes it: t = _origin + _j / _srate
-        self._origin = 0.0
-        self._j = 0
-        self._srate = r / k
-        self._pending: float | None = None  # new shard rate for shards _pos..k-1 after their tick
+        self._origin = origin
+        self._j = ticks
+        self._srate = srate
+        self._pending = pending  # new shard rate for shards _pos..k-1 after their tick
 
     # -- read-only state ----------------------------------------------------
     @property
@@ -475,11 +490,226 @@ class ShardedScheduler:
         self._rate = r
         return self
 
+    # -- state: dict, pickle, copy, file -----------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The full state as a dict of numpy arrays, Python scalars and the shards' dicts (copies).
+
+        Holds the number of shards, the shard of every page (``assign``), the
+        total rate, the merge position (``position``: shards
+        ``0..position-1`` ticked at ``time`` in the current round), the shards'
+        common clock (``origin + ticks/shard_rate``), the rate the rest of a
+        round's shards take after their tick (``pending_rate``, None outside a
+        rate change in mid-round), and ``schedulers``: each shard's
+        :meth:`Scheduler.to_dict <freshcore.schedule.Scheduler.to_dict>`.
+        :meth:`from_dict` restores it exactly: the continued decisions are
+        those of an uninterrupted run.
+        """
+        return {
+            "format_version": FORMAT_VERSION,
+            "shards": self._k,
+            "assign": np.array(self._owner, dtype=np.int64, copy=True),
+            "rate": self._rate,
+            "position": self._pos,
+            "time": self._time,
+            "origin": self._origin,
+            "ticks": self._j,
+            "shard_rate": self._srate,
+            "pending_rate": self._pending,
+            "schedulers": [s.to_dict() for s in self._scheds],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ShardedScheduler:
+        """Rebuild a sharded scheduler from :meth:`to_dict` output.
+
+        Everything is checked before the object is assembled: each shard's dict by
+        :meth:`Scheduler.from_dict <freshcore.schedule.Scheduler.from_dict>`,
+        and that the shards hold the pages ``assign`` gives them, share the
+        value kind, ``terms`` and signal delay, and keep the clock (origin,
+        ticks, rate, time) that the merge position says they keep.
+
+        Raises
+        ------
+        ValueError
+            If an entry is missing, of the wrong type or shape, out of range or
+            inconsistent with the others; the message names the entry.
+        TypeError
+            If ``d`` is not a mapping.
+        """
+        caller = "ShardedScheduler.from_dict"
+        if not hasattr(d, "keys"):
+            raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
+        missing = [key for key in _STATE_KEYS if key not in d]
+        if missing:
+            raise ValueError(f"The 'd' parameter of {caller} lacks the entries {missing}.")
+
+        def bad(key: str, why: str) -> ValueError:
+            return ValueError(f"The {key!r} entry of the dict given to {caller} {why}.")
+
+        def scalar(key: str) -> Any:
+            try:
+                return _item(d[key])
+            except ValueError as exc:
+                raise bad(key, f"must be a scalar ({exc})") from None
+
+        version = scalar("format_version")
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
+                f"version {FORMAT_VERSION}."
+            )
+        ints = {}
+        for key, low in (("shards", 1), ("position", 0), ("ticks", 0)):
+            v = scalar(key)
+            if not isinstance(v, int) or isinstance(v, bool) or v < low:
+                raise bad(key, f"must be an integer >= {low}, got {v!r}")
+            ints[key] = v
+        k, pos, j = ints["shards"], ints["position"], ints["ticks"]
+        floats = {}
+        for key in ("rate", "time", "origin", "shard_rate", "pending_rate"):
+            v = scalar(key)
+            if key == "pending_rate" and v is None:
+                floats[key] = None
+                continue
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                raise bad(key, f"must be a finite number, got {v!r}")
+            if key in ("rate", "shard_rate", "pending_rate") and v <= 0:
+                raise bad(key, f"must be > 0, got {v!r}")
+            floats[key] = float(v)
+        rate, time, origin, srate, pending = (floats[key] for key in ("rate", "time", "origin", "shard_rate",
+                                                                      "pending_rate"))
+        if pos >= k:
+            raise bad("position", f"must be below 'shards' ({k}), got {pos}")
+        if pos and j == 0:
+            raise bad("position", "must be 0 before the first round")
+        if pending is not None and pos == 0:
+            raise bad("pending_rate", "must be None between rounds ('position' 0)")
+        if rate / k != (srate if pending is None else pending):
+            which = "shard_rate" if pending is None else "pending_rate"
+            raise bad("rate", f"divided by 'shards' must be the shards' new rate {which!r}")
+        if time != origin + j / srate:
+            raise bad("time", "must be 'origin' + 'ticks' / 'shard_rate'")
+        owner = np.asarray(d["assign"])
+        if owner.ndim != 1 or owner.dtype.kind not in "iu":
+            raise bad("assign", "must be a 1-d integer array")
+        owner = _check_assign(owner, len(owner), k, caller).astype(np.int64)
+        members, local = _layout(owner, k)
+        dicts = d["schedulers"]
+        if not isinstance(dicts, (list, tuple)) or len(dicts) != k:
+            raise bad("schedulers", f"must be a list of {k} dicts (one per shard)")
+        scheds = []
+        for s, ds in enumerate(dicts):
+            try:
+                sched = Scheduler.from_dict(ds)
+            except (TypeError, ValueError) as exc:
+                raise bad("schedulers", f"holds a bad dict for shard {s}: {exc}") from exc
+            n = len(members[s])
+            if sched.n_pages != n or int(sched.page_ids[-1]) != n - 1:
+                raise bad("schedulers", f"must give shard {s} the {n} pages of 'assign' (ids 0..{n - 1}, all live)")
+            first = scheds[0] if scheds else sched
+            if (sched.value, sched.terms, sched.signal_delay) != (first.value, first.terms, first.signal_delay):
+                raise bad("schedulers", f"must share one value kind, 'terms' and signal delay (shard {s} differs)")
+            # the shard's clock: ticked at `time` (s < pos, or a complete round) or still due there
+            if pos == 0 or s < pos:
+                want = (time, 0, pending) if pending is not None else (origin, j, srate)
+            else:
+                want = (origin, j - 1, srate)
+            got = (_item(ds["origin"]), _item(ds["k"]), _item(ds["rate"]))
+            if got != want or _item(ds["time"]) != want[0] + want[1] / want[2]:
+                raise bad("schedulers", f"must hold shard {s}'s clock as the merge position gives it: origin, ticks "
+                          f"and rate {want}, got {got} at time {_item(ds['time'])!r}")
+            scheds.append(sched)
+        arrays = [np.empty(len(owner)) for _ in range(4)]
+        for ids, sched in zip(members, scheds):
+            p = sched.pages
+            for a, x in zip(arrays, (p.change_rate, p.importance, p.recall, p.false_rate)):
+                a[ids] = x
+        self = cls.__new__(cls)
+        self._adopt(PageModel(*arrays), rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate,
+                    pending)
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(ShardedScheduler.from_dict(d).__dict__)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the full state to ``path`` atomically.
+
+        The same kind of file as :meth:`Scheduler.save
+        <freshcore.schedule.Scheduler.save>` (an ``.npz`` archive without
+        pickles, written to a temporary file, ``fsync``-ed and renamed over
+        ``path``), with its own magic string and :data:`FORMAT_VERSION`: the
+        entries of :meth:`to_dict`, shard ``s``'s under the prefix
+        ``"shard{s}."``, and ``pending_rate`` None stored as NaN.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Destination (no suffix is added).
+        """
+        d = self.to_dict()
+        dicts = d.pop("schedulers")
+        if d["pending_rate"] is None:
+            d["pending_rate"] = math.nan
+        arrays = {key: np.asarray(v) for key, v in d.items()}
+        for s, ds in enumerate(dicts):
+            arrays.update((f"shard{s}.{key}", v) for key, v in _schedule_to_arrays(ds).items())
+        _statefile.write(path, arrays, _MAGIC)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> ShardedScheduler:
+        """Read a sharded scheduler written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            If the file is truncated or corrupted (unreadable archive, or a
+            payload whose SHA-256 does not match), is not a sharded scheduler
+            file (e.g. one of :meth:`Scheduler.save
+            <freshcore.schedule.Scheduler.save>`), is of another format version
+            or holds an inconsistent state (:meth:`from_dict`).
+        FileNotFoundError
+            If ``path`` does not exist.
+        """
+        data = _statefile.read(path, _MAGIC, FORMAT_VERSION, "sharded scheduler")
+        d: dict[str, Any] = {key: v for key, v in data.items() if "." not in key}
+        pending = _item(d.get("pending_rate"))
+        if isinstance(pending, float) and math.isnan(pending):
+            d["pending_rate"] = None
+        k = _item(d.get("shards", 0))
+        dicts: list[dict[str, Any]] = [{} for _ in range(k if isinstance(k, int) and k > 0 else 0)]
+        for key, v in data.items():
+            head, dot, rest = key.partition(".")
+            if dot and head[:5] == "shard" and head[5:].isdigit() and int(head[5:]) < len(dicts):
+                dicts[int(head[5:])][rest] = v
+        d["schedulers"] = [_schedule_from_arrays(ds) for ds in dicts]
+        return cls.from_dict(d)
+
     def __repr__(self) -> str:
         return (
             f"ShardedScheduler(n_pages={self.n_pages}, rate={self._rate!r}, shards={self._k}, "
             f"value={self.value!r}, time={self._time!r})"
         )
+
+
+def _layout(owner: np.ndarray, k: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Each shard's global pages (increasing) and each page's index in its shard, read-only, from ``owner``."""
+    m = len(owner)
+    order = np.argsort(owner, kind="stable")
+    sizes = np.bincount(owner, minlength=k)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    local = np.empty(m, dtype=np.int64)
+    local[order] = np.arange(m, dtype=np.int64) - np.repeat(bounds[:-1], sizes)
+    local.flags.writeable = False
+    members = []
+    for s in range(k):
+        ids = order[bounds[s]:bounds[s + 1]].astype(np.int64)
+        ids.flags.writeable = False
+        members.append(ids)
+    return tuple(members), local
 
 
 def _check_assign(assign: Any, m: int, k: int, caller: str) -> np.ndarray:
