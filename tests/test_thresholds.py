@@ -289,7 +289,7 @@ def test_interpolated_interval_between_close_solutions(gap):
     below, above = solve(L_b), solve(L_a)
     L = L_b + 0.37 * (L_a - L_b)
     interp = {"alpha": pages.alpha, "beta": pages.beta}
-    start, lo, hi, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
+    start, _, _, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
     idx = interp["idx"]
     assert len(idx) > 300
     np.testing.assert_array_equal(base[idx], start[idx])

@@ -708,9 +708,10 @@ def threshold_kernel(double lam, const double[::1] delta, const double[::1] alph
     """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota), slope[k] = V'(iota) and, if given,
     curv[k] = V''(iota)/V'(iota) and curv3[k] = V'''(iota)/V'(iota) (0 where not crawled).
 
-    ``start`` is the first iterate, ``lo``/``hi`` the safeguarding
-    bracket, ``base`` the solution ``start`` was predicted from (see ``_solve_threshold``).  Pages are independent: any split of
-    the arrays gives the same values.
+    ``start`` is the first iterate, ``lo``/``hi`` the safeguarding bracket,
+    ``base`` the solution ``start`` was predicted from (see
+    ``_solve_threshold``).  Pages are independent: any split of the arrays
+    gives the same values.
     """
     cdef Py_ssize_t k, n = delta.shape[0]
     cdef double t, psi, d

@@ -702,8 +702,8 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
         fk = np.empty(len(ki))
         if len(ki):
             total += _value.signal_count_kernel(lam, *k_par, kc, fk)
-        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "c3": curv3, "kc": kc,
-                "fk": fk}
+        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "c3": curv3,
+                "kc": kc, "fk": fk}
 
     n_live, lam_cut = len(si), math.inf  # see the ordering below
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
@@ -899,21 +899,25 @@ def _threshold_hints(
     With ``V^(3)/V'`` (``"c3"``) and ``interp`` (holding ``"beta"``) the
     prediction is third order, and exact (``base = start``) where ``kappa
     |h| <= 5e-5`` and no multiple of ``beta`` (a kink of ``psi''`` or a
-    higher derivative) lies between the two thresholds.  Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
+    higher derivative) lies between the two thresholds.
+
+    Between two solutions ``(Lambda_b, iota_b)``, ``(Lambda_a,
     iota_a)`` with their slopes ``1/V'``, the cubic Hermite interpolant of
     ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
     iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
     and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
-    1e-4`` that is below 1e-18 of ``iota``, the interpolant is the solution,
-    and ``base = start`` tells the kernel so; elsewhere it is the Newton start.
+    1e-4`` (and, with ``interp``, no multiple of ``beta`` lies between them)
+    that is below 1e-18 of ``iota``, the interpolant is the solution, and
+    ``base = start`` tells the kernel so; elsewhere it is the Newton start,
+    unless the third-order prediction is exact there.
 
-    ``interp`` (a dict holding the pages' ``"alpha"``), if given, receives
+    ``interp`` (a dict holding the pages' ``"alpha"`` and ``"beta"``), if given, receives
     for those pages (``"idx"``) ``psi`` at the interpolated threshold, by
     the cubic Hermite interpolant in ``iota`` through both solutions' ``psi``
     and ``psi' = (V''/V' + alpha) psi`` (error ``~(kappa |iota_a -
     iota_b|)^4 psi / 384 <= 3e-19 psi``, no series evaluated), and ``V''/V'``
-    there (``"c2"``, linear in ``iota``: off by ``~1e-4`` of itself at most,
-    as the kernel's predictions allow).
+    there (``"c2"``, and ``V^(3)/V'`` as ``"c3"``, linear in ``iota``: off by
+    ``~1e-4`` of themselves at most, as the kernel's predictions allow).
     """
     n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
