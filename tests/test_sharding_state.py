@@ -207,9 +207,9 @@ def test_from_dict_rejects_bad_entries():
     other_kind.run(7)
     mixed = copy.deepcopy(good)
     mixed["schedulers"][2] = other_kind.schedulers[2].to_dict()
-    removed = copy.deepcopy(good)
-    one = Scheduler.from_dict(removed["schedulers"][1])
-    removed["schedulers"][1] = one.remove_pages([3]).to_dict()
+    emptied = copy.deepcopy(good)
+    one = Scheduler.from_dict(emptied["schedulers"][1])
+    emptied["schedulers"][1] = one.remove_pages(one.page_ids).to_dict()
     fresh = ShardedScheduler(s.pages, 6.0, 3).to_dict()
     cases = [
         ({k: v for k, v in good.items() if k != "ticks"}, r"lacks the entries \['ticks'\]"),
@@ -238,14 +238,14 @@ def test_from_dict_rejects_bad_entries():
         (with_(assign=good["assign"][None]), "'assign' entry.*1-d integer array"),
         (with_(assign=np.where(np.arange(12) == 4, 3, good["assign"])), r"'assign'.*\[0, 3\); assign\[4\] = 3"),
         (with_(assign=np.zeros(12, dtype=np.int64)), "'assign'.*leaves shard 1 without pages"),
-        (with_(assign=good["assign"][:-1]), "'schedulers' entry.*shard 2 the 3 pages"),
+        (with_(assign=good["assign"][:-1]), "'schedulers' entry.*shard 2 the 3 page ids"),
         (with_(schedulers=tuple(good["schedulers"][:2])), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers={"0": good["schedulers"][0]}), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers=[*good["schedulers"][:2], [1, 2]]), "bad dict for shard 2.*must be a dict"),
         (shard(1, rate=0.0), "bad dict for shard 1.*'rate'"),
         (shard(0, format_version=SCHEDULER_FORMAT_VERSION + 1), "bad dict for shard 0.*format version"),
         (mixed, "share one value kind.*shard 2 differs"),
-        (removed, "shard 1 the 4 pages.*all live"),
+        (emptied, "shard 1 the 4 page ids of 'assign', at least one of them live"),
         (shard(2, k=good["schedulers"][2]["k"] + 1), "shard 2's clock"),
         (shard(0, rate=4.0), "shard 0's clock"),
         (shard(1, time=good["time"]), "shard 1's clock"),  # shard 1 has not ticked in this round yet

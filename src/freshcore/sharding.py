@@ -6,7 +6,8 @@ and assign 1/N bandwidth to each shard, and schedule the web pages in each
 shard independently in parallel".  :class:`ShardedScheduler` does exactly
 that with ``k`` :class:`freshcore.schedule.Scheduler` objects over disjoint
 page sets, each at rate ``R/k``, and merges their decisions into one stream
-of *global* page indices.
+of *global* page ids.  Pages can be added (each to the shard with the fewest
+live pages), removed and re-parameterised by stable id, as in one scheduler.
 
 Merge rule
 ----------
@@ -41,6 +42,7 @@ import numpy as np
 from freshcore import _parallel, _statefile
 from freshcore._statefile import item as _item
 from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
+from freshcore import schedule as _schedule_mod
 from freshcore.schedule import Scheduler, _from_arrays as _schedule_from_arrays, _to_arrays as _schedule_to_arrays
 from freshcore.value import PageModel
 
@@ -76,7 +78,9 @@ class ShardedScheduler:
     Parameters
     ----------
     pages : PageModel
-        All pages (global indices ``0..n_pages-1``).
+        The initial pages, with ids ``0 .. len(pages) - 1``.  Pages are
+        added, removed and re-parameterised with :meth:`add_pages`,
+        :meth:`remove_pages` and :meth:`update_pages`.
     rate : float
         Total crawl rate ``R > 0``; each shard crawls at ``R/shards``.
     shards : int
@@ -89,13 +93,13 @@ class ShardedScheduler:
         Terms of ``value="approx"``.
     assign : array_like of int of shape (n_pages,), optional
         Shard number of each page, in ``[0, shards)``, every shard non-empty.
-        Default ``page % shards``.  Within a shard, pages keep their global
-        order, so ties still go to the lowest global index.
+        Default ``page % shards``.  Within a shard, pages keep the order of
+        their ids, so ties still go to the lowest id.
 
     Notes
     -----
     Shard ``s`` is a :class:`~freshcore.schedule.Scheduler` over
-    ``pages[shard_pages(s)]`` at rate ``R/k``: its ``j``-th tick after a rate
+    the pages :meth:`shard_pages` lists at rate ``R/k``: its ``j``-th tick after a rate
     change at ``t_0`` is at ``t_0 + j/(R/k)`` (``j k/R`` up to rounding).  The
     merged stream holds, for each round, the decisions of shards ``0..k-1`` in
     that order (the merge rule of :mod:`freshcore.sharding`); :attr:`time` is
@@ -107,8 +111,18 @@ class ShardedScheduler:
     The full state survives :meth:`save`/:meth:`load`, ``pickle``, ``copy``
     and :meth:`to_dict`/:meth:`from_dict`, also in the middle of a round or
     of a rate change: the continued decisions are those of an uninterrupted
-    run.  Pages cannot be added or removed yet (use one
-    :class:`~freshcore.schedule.Scheduler` for that).
+    run.
+
+    Pages have stable integer ids, as in a
+    :class:`~freshcore.schedule.Scheduler`: :meth:`add_pages` gives the new
+    pages the next unused ids and each, one after the other, to the shard
+    with the fewest live pages (ties to the lowest shard number), where it
+    gets the next unused id of that shard's scheduler, so within a shard ids
+    and local ids keep the same order; a removed id is never reused, and a
+    shard cannot lose its last page (it crawls one at every round).  The
+    per-page properties (:attr:`last_crawl`, :attr:`signal_counts`,
+    :attr:`pages`) list the live pages in increasing id order, i.e. entry
+    ``i`` is page ``page_ids[i]`` (the identity until a page is removed).
 
     :meth:`run` runs the shards on the shared thread pool of
     :func:`freshcore.set_num_threads` when each shard makes at least
@@ -136,6 +150,10 @@ class ShardedScheduler:
     >>> t = ShardedScheduler.from_dict(s.to_dict())  # or pickle, copy, save/load
     >>> s.run(3).tolist() == t.run(3).tolist()
     True
+    >>> s.remove_pages([0]).add_pages(PageModel([4.0], [1.0])).tolist()  # to shard 0, now the smaller
+    [4]
+    >>> s.shard_pages(0).tolist(), s.page_ids.tolist()
+    ([2, 4], [1, 2, 3, 4])
     """
 
     def __init__(
@@ -150,10 +168,7 @@ class ShardedScheduler:
         assign: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        _check_page_model(pages, caller)
         m = len(pages)
         r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
@@ -169,11 +184,15 @@ class ShardedScheduler:
         )
         self._adopt(pages, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
 
-    def _adopt(self, pages: PageModel, rate: float, owner: np.ndarray, members: tuple, local: np.ndarray,
+    def _adopt(self, pages: PageModel | None, rate: float, owner: np.ndarray, members: tuple, local: np.ndarray,
                scheds: tuple, pos: int, time: float, origin: float, ticks: int, srate: float,
                pending: float | None) -> None:
-        """Set every attribute (a new scheduler's, or a checked :meth:`from_dict`'s)."""
+        """Set every attribute (a new scheduler's, or a checked :meth:`from_dict`'s; ``pages`` None: not known yet)."""
         owner.flags.writeable = False
+        alive = np.zeros(len(owner), dtype=bool)
+        for ids, sched in zip(members, scheds):
+            alive[ids[sched.page_ids]] = True
+        self._alive = alive  # live page ids (every page id handed out is in _owner, _local and one of _members)
         self._pages = pages
         self._rate = rate
         self._k = len(scheds)
@@ -213,12 +232,22 @@ class ShardedScheduler:
 
     @property
     def n_pages(self) -> int:
-        """Number of pages."""
-        return len(self._pages)
+        """Number of live pages."""
+        return sum(s.n_pages for s in self._scheds)
+
+    @property
+    def page_ids(self) -> np.ndarray:
+        """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
+        return np.flatnonzero(self._alive).astype(np.int64)
 
     @property
     def pages(self) -> PageModel:
-        """All pages, in global order."""
+        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``)."""
+        if self._pages is None:
+            self._pages = PageModel(*(
+                self._by_id(lambda sched: getattr(sched.pages, key))[self._alive]
+                for key in ("change_rate", "importance", "recall", "false_rate")
+            ))
         return self._pages
 
     @property
@@ -228,34 +257,71 @@ class ShardedScheduler:
 
     @property
     def last_crawl(self) -> np.ndarray:
-        """Time of each page's last crawl (0 if never crawled), a copy of shape (n_pages,), global order."""
-        out = np.empty(self.n_pages)
-        for ids, s in zip(self._members, self._scheds):
-            out[ids] = s.last_crawl
-        return out
+        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
+
+        0 for a page never crawled; for an added page, the ``last_crawl`` given
+        to :meth:`add_pages` (default: its shard's time then).
+        """
+        return self._by_id(lambda sched: sched.last_crawl)[self._alive]
 
     @property
     def signal_counts(self) -> np.ndarray:
-        """Counted signals of each page since its last crawl, int64 copy of shape (n_pages,), global order."""
-        out = np.empty(self.n_pages, dtype=np.int64)
-        for ids, s in zip(self._members, self._scheds):
-            out[ids] = s.signal_counts
+        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
+        return self._by_id(lambda sched: sched.signal_counts, np.int64)[self._alive]
+
+    def _by_id(self, get: Any, dtype: Any = np.float64) -> np.ndarray:
+        """An array over every page id handed out: ``get(shard scheduler)`` at its live pages, 0 at removed ones."""
+        out = np.zeros(len(self._owner), dtype=dtype)
+        for ids, sched in zip(self._members, self._scheds):
+            out[ids[sched.page_ids]] = get(sched)
         return out
 
     def _check_page(self, page: Any, caller: str) -> int:
-        return check_int(page, "page", caller, low=0, high=self.n_pages - 1)
+        j = check_int(page, "page", caller, low=0, high=len(self._owner) - 1)
+        if not self._alive[j]:
+            raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} (removed).")
+        return j
+
+    def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
+        """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
+        p = check_indices(ids, name, caller, len(self._owner))
+        dead = np.flatnonzero(~self._alive[p])
+        if dead.size:
+            i = int(dead[0])
+            raise ValueError(
+                f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
+            )
+        if distinct and len(p) > 1:
+            _, first = np.unique(p, return_index=True)
+            if len(first) < len(p):
+                i = int(np.flatnonzero(np.isin(np.arange(len(p)), first, invert=True))[0])
+                raise ValueError(
+                    f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
+                    f"is repeated."
+                )
+        return p
 
     def shard_of(self, page: int) -> int:
-        """Shard number of global page ``page``."""
+        """Shard number of live page ``page``."""
         return int(self._owner[self._check_page(page, "ShardedScheduler.shard_of")])
 
     def local_index(self, page: int) -> int:
-        """Index of global page ``page`` within its shard's scheduler."""
+        """Id of live page ``page`` in its shard's scheduler."""
         return int(self._local[self._check_page(page, "ShardedScheduler.local_index")])
 
     def shard_pages(self, shard: int) -> np.ndarray:
-        """Global indices of the pages of ``shard``, increasing (read-only int64 array; local index = position)."""
-        return self._members[check_int(shard, "shard", "ShardedScheduler.shard_pages", low=0, high=self._k - 1)]
+        """Ids of the live pages of ``shard``, increasing (read-only int64 array).
+
+        Their ids in the shard's scheduler (:meth:`local_index`) increase with
+        them; they are the positions in this array until a page is removed.
+        """
+        s = check_int(shard, "shard", "ShardedScheduler.shard_pages", low=0, high=self._k - 1)
+        ids, sched = self._members[s], self._scheds[s]
+        if sched.n_pages == len(ids):
+            return ids
+        out = ids[sched.page_ids]
+        out.flags.writeable = False
+        return out
 
     # -- the clock ------------------------------------------------------------
     def tick_times(self, n: int) -> np.ndarray:
@@ -305,7 +371,7 @@ class ShardedScheduler:
 
     # -- decisions -------------------------------------------------------------
     def next(self) -> int:
-        """Advance one decision of the merged stream and return its (global) page.
+        """Advance one decision of the merged stream and return its page (id).
 
         Returns
         -------
@@ -314,7 +380,7 @@ class ShardedScheduler:
         return int(self.run(1)[0])
 
     def run(self, n: int) -> np.ndarray:
-        """The next ``n`` decisions of the merged stream, in global page indices.
+        """The next ``n`` decisions of the merged stream, as page ids.
 
         Parameters
         ----------
@@ -368,12 +434,12 @@ class ShardedScheduler:
         return out
 
     def signal(self, page: int, t: float) -> bool:
-        """Record a change signal of global ``page`` at time ``t`` (routed to its shard).
+        """Record a change signal of ``page`` at time ``t`` (routed to its shard).
 
         Parameters
         ----------
         page : int
-            Global page index in ``[0, n_pages)``.
+            Id of a live page.
         t : float
             Time of the signal, finite and not before the page's last crawl.
 
@@ -386,8 +452,8 @@ class ShardedScheduler:
         Raises
         ------
         ValueError
-            If ``page`` is out of range, ``t`` is not finite or precedes the
-            page's last crawl; nothing changes then.
+            If ``page`` is not a live page id, ``t`` is not finite or precedes
+            the page's last crawl; nothing changes then.
         TypeError
             If ``page`` is not an integer or ``t`` not a real number.
         """
@@ -395,10 +461,13 @@ class ShardedScheduler:
         g = self._check_page(page, caller)
         tt = check_scalar(t, "t", caller)
         s, j = int(self._owner[g]), int(self._local[g])
+        sched = self._scheds[s]
         try:
-            return self._scheds[s].signal(j, tt)
+            return sched.signal(j, tt)
         except ValueError:
-            last = float(self._scheds[s].last_crawl[j])
+            last = float(sched.last_crawl[np.searchsorted(sched.page_ids, j)])
+            if tt >= last:  # another reason (the signal-count limit): the shard's message
+                raise
             raise ValueError(
                 f"The 't' parameter of {caller} must not precede the last crawl of page {g} "
                 f"(at {last!r}). Got {tt!r} instead."
@@ -410,7 +479,7 @@ class ShardedScheduler:
         Parameters
         ----------
         pages : array_like of int of shape (n,)
-            Global page index of each signal.
+            Page id of each signal.
         times : array_like of float of shape (n,)
             Time of each signal, finite and not before its page's last crawl.
 
@@ -422,8 +491,8 @@ class ShardedScheduler:
         Raises
         ------
         ValueError
-            If a page is out of range, a time is not finite or precedes its
-            page's last crawl, or the lengths differ; the message names the
+            If a page is not a live page id, a time is not finite or precedes
+            its page's last crawl, or the lengths differ; the message names the
             first bad index and no signal is recorded.
         TypeError
             If ``pages`` is not an integer array or ``times`` not real.
@@ -436,7 +505,7 @@ class ShardedScheduler:
         ``signal`` call each.  :func:`freshcore.simulate` uses this method.
         """
         caller = "ShardedScheduler.signal_many"
-        p = check_indices(pages, "pages", caller, self.n_pages)
+        p = self._check_ids(pages, "pages", caller)
         tt = check_array(times, "times", caller, allow_empty=True)
         check_same_length(caller, pages=p, times=tt)
         out = np.zeros(len(p), dtype=bool)
@@ -444,10 +513,7 @@ class ShardedScheduler:
             return out
         owner, local = self._owner[p], self._local[p]
         if tt.min() < self._time:  # every last crawl is <= time: only then can a signal precede one
-            last = np.empty(len(p))
-            for s in np.unique(owner).tolist():  # validate everything before recording anything
-                sel = np.flatnonzero(owner == s)
-                last[sel] = self._scheds[s].last_crawl[local[sel]]
+            last = self._by_id(lambda sched: sched.last_crawl)[p]  # validate everything before recording anything
             bad = np.flatnonzero(tt < last)
             if bad.size:
                 i = int(bad[0])
@@ -490,11 +556,157 @@ class ShardedScheduler:
         self._rate = r
         return self
 
+    # -- dynamic pages ----------------------------------------------------------
+    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
+        """Add pages, each to the shard with the fewest live pages then; returns their new ids.
+
+        The new pages are given, one after the other, to the shard with the
+        fewest live pages (ties to the lowest shard number), and take the next
+        unused ids (never reused), so within a shard ties still go to the
+        lowest id.
+
+        Parameters
+        ----------
+        pages : PageModel
+            Parameters of the new pages.
+        last_crawl : float or array_like of shape (len(pages),), optional
+            Their last crawl, finite and not after the time of their shard's
+            last tick (default: that time, i.e. just crawled).  In the middle
+            of a round the shards still to tick in it are at the round before.
+
+        Returns
+        -------
+        ids : ndarray of int64 of shape (len(pages),)
+
+        Notes
+        -----
+        The shards add their pages without a rebuild (O(log m) each), but the
+        maps from ids to shards are copied: O(m) per call, so add pages in
+        batches rather than one call per page.
+
+        Raises
+        ------
+        ValueError
+            If a ``last_crawl`` is not finite or after its shard's time (the
+            message names the first bad index), or the lengths differ; nothing
+            is added then.
+        """
+        caller = "ShardedScheduler.add_pages"
+        _check_page_model(pages, caller)
+        n = len(pages)
+        shard = _fill(np.array([sched.n_pages for sched in self._scheds], dtype=np.int64), n)
+        counts = np.bincount(shard, minlength=self._k)
+        for s, sched in enumerate(self._scheds):
+            if len(self._members[s]) + counts[s] > _schedule_mod._MAX_SLOTS:
+                raise ValueError(
+                    f"The 'pages' parameter of {caller} would take shard {s}'s page ids past "
+                    f"{_schedule_mod._MAX_SLOTS}."
+                )
+        times = np.array([sched.time for sched in self._scheds])[shard]
+        if last_crawl is None:
+            last = times
+        else:
+            last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1))
+            if np.ndim(last_crawl) == 0:
+                last = np.full(n, float(last.reshape(-1)[0]))
+            elif len(last) != n:
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
+                    f"Got shape {last.shape} instead."
+                )
+            late = np.flatnonzero(last > times)
+            if late.size:
+                i = int(late[0])
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must not be after the last tick of the page's shard; "
+                    f"last_crawl[{i}] = {last[i].item()!r} > {times[i].item()!r}, the time of shard {shard[i]}."
+                )
+        first = len(self._owner)
+        new = np.arange(first, first + n, dtype=np.int64)
+        local = np.empty(n, dtype=np.int64)
+        members = list(self._members)
+        for s in np.flatnonzero(counts).tolist():
+            sel = np.flatnonzero(shard == s)
+            local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel])
+            members[s] = _frozen(np.concatenate([members[s], new[sel]]))
+        self._owner = _frozen(np.concatenate([self._owner, shard]))
+        self._local = _frozen(np.concatenate([self._local, local]))
+        self._members = tuple(members)
+        self._alive = np.concatenate([self._alive, np.ones(n, dtype=bool)])
+        self._pages = None
+        return new
+
+    def remove_pages(self, ids: Any) -> ShardedScheduler:
+        """Remove live pages from their shards (no rebuild); returns ``self``.
+
+        Parameters
+        ----------
+        ids : array_like of int
+            Distinct live page ids; their ids are never handed out again.
+
+        Raises
+        ------
+        ValueError
+            If an id is not a live page id or is repeated (the message names
+            the first bad index), or a shard would be left without pages;
+            nothing is removed then.
+        """
+        caller = "ShardedScheduler.remove_pages"
+        p = self._check_ids(ids, "ids", caller, distinct=True)
+        owner = self._owner[p]
+        gone = np.bincount(owner, minlength=self._k)
+        for s, sched in enumerate(self._scheds):
+            if gone[s] and gone[s] == sched.n_pages:
+                raise ValueError(
+                    f"The 'ids' parameter of {caller} would leave shard {s} without pages (a shard crawls one of "
+                    f"its pages at every round); nothing is removed."
+                )
+        for s in np.flatnonzero(gone).tolist():
+            self._scheds[s].remove_pages(self._local[p[owner == s]])
+        self._alive[p] = False
+        self._pages = None
+        return self
+
+    def update_pages(self, ids: Any, pages: PageModel) -> ShardedScheduler:
+        """Re-parameterise live pages (e.g. with fresh change-rate estimates) in their shards; returns ``self``.
+
+        Each page keeps its shard, last crawl and counted signals; its shard's
+        scheduler re-places it without a rebuild
+        (:meth:`Scheduler.update_pages <freshcore.schedule.Scheduler.update_pages>`).
+
+        Parameters
+        ----------
+        ids : array_like of int of shape (n,)
+            Distinct live page ids.
+        pages : PageModel of n pages
+            ``pages[i]`` is the new model of page ``ids[i]``.
+
+        Raises
+        ------
+        ValueError
+            If an id is not a live page id or is repeated, or ``pages`` does
+            not hold one page per id; nothing changes then.
+        """
+        caller = "ShardedScheduler.update_pages"
+        p = self._check_ids(ids, "ids", caller, distinct=True)
+        _check_page_model(pages, caller)
+        if len(pages) != len(p):
+            raise ValueError(
+                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
+            )
+        owner = self._owner[p]
+        for s in np.unique(owner).tolist():
+            sel = np.flatnonzero(owner == s)
+            self._scheds[s].update_pages(self._local[p[sel]], pages[sel])
+        self._pages = None
+        return self
+
     # -- state: dict, pickle, copy, file -----------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The full state as a dict of numpy arrays, Python scalars and the shards' dicts (copies).
 
-        Holds the number of shards, the shard of every page (``assign``), the
+        Holds the number of shards, the shard of every page id handed out
+        (``assign``, removed pages included), the
         total rate, the merge position (``position``: shards
         ``0..position-1`` ticked at ``time`` in the current round), the shards'
         common clock (``origin + ticks/shard_rate``), the rate the rest of a
@@ -524,7 +736,7 @@ class ShardedScheduler:
 
         Everything is checked before the object is assembled: each shard's dict by
         :meth:`Scheduler.from_dict <freshcore.schedule.Scheduler.from_dict>`,
-        and that the shards hold the pages ``assign`` gives them, share the
+        and that the shards hold the page ids ``assign`` gives them, share the
         value kind, ``terms`` and signal delay, and keep the clock (origin,
         ticks, rate, time) that the merge position says they keep.
 
@@ -604,8 +816,8 @@ class ShardedScheduler:
             except (TypeError, ValueError) as exc:
                 raise bad("schedulers", f"holds a bad dict for shard {s}: {exc}") from exc
             n = len(members[s])
-            if sched.n_pages != n or int(sched.page_ids[-1]) != n - 1:
-                raise bad("schedulers", f"must give shard {s} the {n} pages of 'assign' (ids 0..{n - 1}, all live)")
+            if len(ds["alive"]) != n or sched.n_pages == 0:
+                raise bad("schedulers", f"must give shard {s} the {n} page ids of 'assign', at least one of them live")
             first = scheds[0] if scheds else sched
             if (sched.value, sched.terms, sched.signal_delay) != (first.value, first.terms, first.signal_delay):
                 raise bad("schedulers", f"must share one value kind, 'terms' and signal delay (shard {s} differs)")
@@ -619,13 +831,8 @@ class ShardedScheduler:
                 raise bad("schedulers", f"must hold shard {s}'s clock as the merge position gives it: origin, ticks "
                           f"and rate {want}, got {got} at time {_item(ds['time'])!r}")
             scheds.append(sched)
-        arrays = [np.empty(len(owner)) for _ in range(4)]
-        for ids, sched in zip(members, scheds):
-            p = sched.pages
-            for a, x in zip(arrays, (p.change_rate, p.importance, p.recall, p.false_rate)):
-                a[ids] = x
         self = cls.__new__(cls)
-        self._adopt(PageModel(*arrays), rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate,
+        self._adopt(None, rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate,
                     pending)
         return self
 
@@ -696,7 +903,7 @@ class ShardedScheduler:
 
 
 def _layout(owner: np.ndarray, k: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """Each shard's global pages (increasing) and each page's index in its shard, read-only, from ``owner``."""
+    """Each shard's page ids (increasing; position = local id) and each page's local id, read-only, from ``owner``."""
     m = len(owner)
     order = np.argsort(owner, kind="stable")
     sizes = np.bincount(owner, minlength=k)
@@ -710,6 +917,39 @@ def _layout(owner: np.ndarray, k: int) -> tuple[tuple[np.ndarray, ...], np.ndarr
         ids.flags.writeable = False
         members.append(ids)
     return tuple(members), local
+
+
+def _check_page_model(pages: Any, caller: str) -> None:
+    if not isinstance(pages, PageModel):
+        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _fill(live: np.ndarray, n: int) -> np.ndarray:
+    """Shard of each of ``n`` new pages given one by one to the shard with the fewest live pages (ties: lowest).
+
+    Taking them one by one takes the pairs (live pages, shard) in increasing
+    order, ``live[s], live[s] + 1, ...`` for shard ``s``: every pair below the
+    level ``L`` (the highest with at most ``n`` pairs below it), then the
+    first of those at ``L``.
+    """
+    lo, hi = int(live.min()), int(live.min()) + n
+    while lo < hi:  # the highest L with sum(max(0, L - live)) <= n
+        mid = (lo + hi + 1) // 2
+        if np.maximum(0, mid - live).sum() <= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    counts = np.maximum(0, lo - live)
+    at_level = np.flatnonzero(live <= lo)[: n - int(counts.sum())]
+    counts[at_level] += 1
+    shard = np.repeat(np.arange(len(live), dtype=np.int64), counts)
+    level = live[shard] + np.arange(len(shard)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return shard[np.lexsort((shard, level))]
 
 
 def _check_assign(assign: Any, m: int, k: int, caller: str) -> np.ndarray:
