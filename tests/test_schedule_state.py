@@ -865,7 +865,7 @@ def test_state_memory_per_page():
     # before the first tick: 5 float64 arrays, 2 of 4 bytes and the 2-byte bucket per page (the heaps are empty)
     from freshcore import _schedule
 
-    fixed = _schedule.N_BUCKETS * 68  # the bucket tables (2 pointers, 2 sizes, 3 doubles, 3 int32 per bucket)
+    fixed = _schedule.N_BUCKETS * 60  # the bucket tables (2 pointers, 3 doubles, 5 int32 per bucket)
     assert traced < 50 * m + fixed + 4096, traced / m
     assert s._state.nbytes() == 50 * m + fixed
     s.run(2 * m)

@@ -176,8 +176,8 @@ cdef class SchedulerState:
     # bucket heaps: 4-ary min-heaps on (key, id), keys stored beside the ids
     cdef int32_t** bids
     cdef double** bkey
-    cdef Py_ssize_t* bsize
-    cdef Py_ssize_t* bcap
+    cdef int32_t* bsize    # 32-bit: at most 2**31 - 3 pages
+    cdef int32_t* bcap
     cdef double* bslope
     cdef double* tkey      # key of each nonempty bucket's top (bkey[b][0], kept contiguous for the tick's scan)
     cdef int32_t* act      # nonempty buckets
@@ -198,8 +198,8 @@ cdef class SchedulerState:
         cdef int b
         self.bids = <int32_t**>malloc(NBUCKETS * sizeof(int32_t*))
         self.bkey = <double**>malloc(NBUCKETS * sizeof(double*))
-        self.bsize = <Py_ssize_t*>malloc(NBUCKETS * sizeof(Py_ssize_t))
-        self.bcap = <Py_ssize_t*>malloc(NBUCKETS * sizeof(Py_ssize_t))
+        self.bsize = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
+        self.bcap = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
         self.tkey = <double*>malloc(NBUCKETS * sizeof(double))
         self.act = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
@@ -342,7 +342,7 @@ cdef class SchedulerState:
         # 5 float64 arrays (delta, mu, nu, recall, last), ncis (uint32), hpos (int32), bucket (uint16)
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
-                + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(Py_ssize_t) + 3 * sizeof(double) + 3 * sizeof(int32_t)))
+                + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(double) + 5 * sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -559,14 +559,14 @@ cdef class SchedulerState:
         want = n + n // 16 + 16
         self.bids[b] = <int32_t*>_resized(self.bids[b], want * sizeof(int32_t))
         self.bkey[b] = <double*>_resized(self.bkey[b], want * sizeof(double))
-        self.bcap[b] = want
+        self.bcap[b] = <int32_t>want
 
     cdef void _push(self, Py_ssize_t j, int b, double key) noexcept nogil:
         """Insert page j into the heap of bucket b with the given key."""
         cdef Py_ssize_t n = self.bsize[b]
         if n + 1 > self.bcap[b]:
             self._reserve(b, n + 1)
-        self.bsize[b] = n + 1
+        self.bsize[b] = <int32_t>(n + 1)
         self.bucket[j] = <bucket_t>b
         self._sift_up(b, n, <int32_t>j, key)
         if n == 0:
@@ -581,7 +581,7 @@ cdef class SchedulerState:
         cdef double kx = hk[last]
         self.hpos[h[i]] = -1
         self.bucket[h[i]] = NOT_PLACED
-        self.bsize[b] = last
+        self.bsize[b] = <int32_t>last
         if i != last:
             if i > 0 and (kx < hk[(i - 1) >> 2] or (kx == hk[(i - 1) >> 2] and x < h[(i - 1) >> 2])):
                 self._sift_up(b, i, x, kx)
@@ -640,7 +640,7 @@ cdef class SchedulerState:
             if n > self.bcap[b] or n + n // 8 + 32 < self.bcap[b]:
                 self.bids[b] = <int32_t*>_resized(self.bids[b], (n + 16) * sizeof(int32_t))
                 self.bkey[b] = <double*>_resized(self.bkey[b], (n + 16) * sizeof(double))
-                self.bcap[b] = n + 16
+                self.bcap[b] = <int32_t>(n + 16)
         for j in range(self.m):
             b = self.bucket[j]
             if b >= NBUCKETS:
@@ -649,7 +649,7 @@ cdef class SchedulerState:
             self.bids[b][n] = <int32_t>j
             self.bkey[b][n] = keys[j]
             self.hpos[j] = <int32_t>n
-            self.bsize[b] = n + 1
+            self.bsize[b] = <int32_t>(n + 1)
         for b in range(NBUCKETS):
             n = self.bsize[b]
             if n == 0:
