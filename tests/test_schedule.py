@@ -331,3 +331,27 @@ def test_properties():
     assert s.time == 1.25 and s.rate == 2.0
     assert "n_pages=2" in repr(s)
     assert s.run(0).shape == (0,)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_slopes_beyond_the_bucket_range_stay_exact(kind):
+    # importance 1e18 gives slopes above the largest bucket (2**50: the unbounded bucket, popped every tick);
+    # 1e-35 gives slopes below the smallest (2**-100: rounded up to it); 1e-320 is subnormal
+    rng = np.random.default_rng(3)
+    m = 40
+    mu = rng.choice([1e18, 1e-35, 1e-320, 1.0, 3e5], m)
+    pages = PageModel(10 ** rng.uniform(-3, 2, m), mu, rng.choice([0.0, 0.5, 1.0], m), rng.choice([0.0, 0.3], m))
+    s = Scheduler(pages, 4.0, **kind_args(kind))
+    ref = Reference(pages, 4.0, **kind_args(kind))
+    sizes = None
+    for j in range(300):
+        if rng.random() < 0.3:
+            p = int(rng.integers(m))
+            t = ref.last[p] + rng.uniform(0.0, 1.0) * (ref.time - ref.last[p] + 0.1)
+            assert s.signal(p, t) == ref.signal(p, t)
+        assert s.next() == ref.next(), f"tick {j}"
+        if j == 10:
+            sizes = s._state.bucket_sizes()
+    from freshcore import _schedule
+
+    assert sizes[_schedule.N_BUCKETS - 1] > 0  # the unbounded bucket was used
