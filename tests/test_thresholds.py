@@ -174,24 +174,33 @@ def test_thresholds_do_not_depend_on_the_thread_split():
     assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
 
 
-@pytest.mark.parametrize("gap", [1e-3, 1e-6, 1e-10])
-def test_warm_started_thresholds_equal_cold_solves(gap):
-    # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
-    # solutions, both taken as exact when the step is small) against a cold Newton solve
+def kernel_solver(seed, extra=()):
+    """SPEC section 3's pages (2000, ``seed``) and ``solve(L, start, lo, hi, base)``: the threshold kernel at
+    multiplier L (cold by default), returning u, the thresholds, frequencies and slopes (and the ``extra``
+    outputs, e.g. "c2", "c3")."""
     from freshcore import _value
-    from freshcore.value import _threshold_hints
 
-    dl, mu, lam, nu = signal_instance(2000, 12)
+    dl, mu, lam, nu = signal_instance(2000, seed)
     pages = PageModel(dl, mu, lam, nu)
     par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
     n = len(dl)
     nan, zero, inf = np.full(n, np.nan), np.zeros(n), np.full(n, np.inf)
 
     def solve(L, start=nan, lo=zero, hi=inf, base=nan):
-        it, f, d = np.empty(n), np.empty(n), np.empty(n)
-        _value.threshold_kernel(L, *par, start, lo, hi, base, it, f, d)
-        return {"u": L ** -0.5, "it": it, "fs": f, "d": d}
+        out = {"it": np.empty(n), "fs": np.empty(n), "d": np.empty(n), **{k: np.empty(n) for k in extra}}
+        _value.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
+        return {"u": L ** -0.5, **out}
 
+    return pages, solve
+
+
+@pytest.mark.parametrize("gap", [1e-3, 1e-6, 1e-10])
+def test_warm_started_thresholds_equal_cold_solves(gap):
+    # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
+    # solutions, both taken as exact when the step is small) against a cold Newton solve
+    from freshcore.value import _threshold_hints
+
+    pages, solve = kernel_solver(12)
     L_b, L_a = 0.9, 0.9 * (1 + gap)
     below, above = solve(L_b), solve(L_a)
     for L in (L_b + 0.3 * (L_a - L_b), L_a * (1 + 0.5 * gap)):
@@ -304,20 +313,9 @@ def test_interpolated_interval_between_close_solutions(gap):
 def test_third_order_predictions_equal_cold_solves(gap):
     # with V'''/V' from the kernel, a one-sided prediction is taken as exact within kappa |h| <= 5e-5 (no
     # multiple of beta in between): those thresholds against cold solves
-    from freshcore import _value
     from freshcore.value import _threshold_hints
 
-    dl, mu, lam, nu = signal_instance(2000, 14)
-    pages = PageModel(dl, mu, lam, nu)
-    par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
-    n = len(dl)
-    nan, zero, inf = np.full(n, np.nan), np.zeros(n), np.full(n, np.inf)
-
-    def solve(L, start=nan, lo=zero, hi=inf, base=nan):
-        it, f, d, c2, c3 = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        _value.threshold_kernel(L, *par, start, lo, hi, base, it, f, d, c2, c3)
-        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2, "c3": c3}
-
+    pages, solve = kernel_solver(14, ("c2", "c3"))
     near = solve(0.9)
     L = 0.9 * (1 + gap)
     interp = {"alpha": pages.alpha, "beta": pages.beta}

@@ -9,6 +9,7 @@ _F = NDArray[np.float64]
 
 MAX_SIGNALS: int
 N_BUCKETS: int
+NOT_PLACED_CODE: int
 
 class SchedulerState:
     n_evaluations: int

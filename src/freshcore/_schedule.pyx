@@ -96,11 +96,10 @@ that grow together, quadratically at first, and the first ticks, at which
 staggers the initial crawl times and avoids that.
 """
 
-from libc.math cimport INFINITY, NAN, isnan, fabs, exp, log, frexp, ldexp
+from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
-from libc.string cimport memset
 
 import numpy as np
 
@@ -135,6 +134,9 @@ cdef double E_UP = 2.7182818284590455  # e rounded up
 
 #: Number of buckets (constant values, the slopes, the unbounded one).
 N_BUCKETS = NBUCKETS
+
+#: Bucket code of a live page in no heap (and, in exported states, of a removed page).
+NOT_PLACED_CODE = NOT_PLACED
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
@@ -553,13 +555,16 @@ cdef class SchedulerState:
 
     cdef void _reserve(self, int b, Py_ssize_t n) noexcept nogil:
         """Room for n entries in bucket b: grows to n + n/16 + 16, shrinks to that when over n + n/8 + 32."""
-        cdef Py_ssize_t cap = self.bcap[b], want
+        cdef Py_ssize_t cap = self.bcap[b]
         if n <= cap and n + n // 8 + 32 >= cap:
             return
-        want = n + n // 16 + 16
-        self.bids[b] = <int32_t*>_resized(self.bids[b], want * sizeof(int32_t))
-        self.bkey[b] = <double*>_resized(self.bkey[b], want * sizeof(double))
-        self.bcap[b] = <int32_t>want
+        self._set_cap(b, n + n // 16 + 16)
+
+    cdef void _set_cap(self, int b, Py_ssize_t cap) noexcept nogil:
+        """Bucket b's heap arrays resized to cap entries (aborts if memory is exhausted)."""
+        self.bids[b] = <int32_t*>_resized(self.bids[b], cap * sizeof(int32_t))
+        self.bkey[b] = <double*>_resized(self.bkey[b], cap * sizeof(double))
+        self.bcap[b] = <int32_t>cap
 
     cdef void _push(self, Py_ssize_t j, int b, double key) noexcept nogil:
         """Insert page j into the heap of bucket b with the given key."""
@@ -638,9 +643,7 @@ cdef class SchedulerState:
             n = self.bsize[b]
             self.bsize[b] = 0
             if n > self.bcap[b] or n + n // 8 + 32 < self.bcap[b]:
-                self.bids[b] = <int32_t*>_resized(self.bids[b], (n + 16) * sizeof(int32_t))
-                self.bkey[b] = <double*>_resized(self.bkey[b], (n + 16) * sizeof(double))
-                self.bcap[b] = <int32_t>(n + 16)
+                self._set_cap(b, n + 16)
         for j in range(self.m):
             b = self.bucket[j]
             if b >= NBUCKETS:
@@ -891,16 +894,17 @@ cdef class SchedulerState:
         run makes the same decisions *and* the same evaluations.
         """
         cdef Py_ssize_t m = self.m
+        alive = self.alive_mask()
         return {
             "change_rate": np.array(self.delta[:m], copy=True),
             "importance": np.array(self.mu[:m], copy=True),
             "recall": np.array(self.recall[:m], copy=True),
             "false_rate": np.array(self.nu[:m], copy=True),
-            "alive": self.alive_mask(),
+            "alive": alive,
             "last": np.array(self.last[:m], copy=True),
             "ncis": np.array(self.ncis[:m], dtype=np.int64),
             "key": self._keys(),
-            "bucket": np.where(self.alive_mask(), np.asarray(self.bucket[:m]), NOT_PLACED).astype(np.int64),
+            "bucket": np.where(alive, np.asarray(self.bucket[:m]), NOT_PLACED).astype(np.int64),
             "origin": self.origin,
             "rate": self.r_now,
             "time": self.t_now,

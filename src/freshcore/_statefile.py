@@ -21,6 +21,16 @@ from typing import Any
 import numpy as np
 
 
+class DictState:
+    """Pickle and ``copy`` through the class's ``to_dict``/``from_dict`` (so they get the same checks)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.to_dict()  # type: ignore[attr-defined]
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(type(self).from_dict(d).__dict__)  # type: ignore[attr-defined]
+
+
 def item(x: Any) -> Any:
     """A Python scalar from a scalar or a 0-d array (npz entries are arrays)."""
     if isinstance(x, np.ndarray):

@@ -331,33 +331,6 @@ cdef double cis_value(double iota, double delta, double recall, double alpha, do
     return page_value(iota, delta, alpha, recall * delta, 0.0, INFINITY, mu, -1)
 
 
-cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
-    """psi(iota): expected time between crawls of the threshold policy."""
-    cdef double s, t, total = 0.0, q, x, p
-    cdef long n = 0
-    if isnan(iota):
-        return NAN
-    if iota == INFINITY:
-        return INFINITY
-    if beta == 0.0 or gamma == 0.0:
-        return iota
-    while True:
-        s = iota - <double>n * beta if n > 0 else iota
-        x = gamma * s
-        if x < <double>(n + 1):
-            t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
-        else:
-            t = residual_exp(n, x) / gamma
-        total += t
-        if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
-            break
-        q = gamma * s / <double>(n + 2)
-        if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
-            break
-        n += 1
-    return total
-
-
 cdef inline double _pmf_below(long n, double x, double p_next) noexcept nogil:
     """p_n(x) from p_{n+1}(x) = ``p_next`` (p_n = p_{n+1} (n+1)/x), or directly where that is 0 or x = 0."""
     if p_next > 0.0 and x > 0.0:
@@ -378,8 +351,8 @@ cdef inline double _pmf_step(long n, double x, double pn) noexcept nogil:
 
 cdef double interval_and_slope(double iota, double delta, double gamma, double nu, double beta,
                                double* dpsi_out) noexcept nogil:
-    """psi(iota) (bit-identical to ``crawl_interval``) and psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out[0]``,
-    psi''(iota) = gamma sum_n (p_{n-1} - p_n)(gamma s_n) in ``dpsi_out[1]``.
+    """psi(iota), and when ``dpsi_out`` is not NULL psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out[0]`` and
+    psi''(iota) = gamma sum_n (p_{n-1} - p_n)(gamma s_n) in ``dpsi_out[1]`` (psi is the same either way).
 
     d R^n(gamma s)/d iota = gamma p_n(gamma s), so psi' is the sum of the pmfs at the arguments of
     psi's terms, over the same terms (psi's stopping rule; the pmfs' remainder is of the order of
@@ -388,28 +361,35 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
     """
     cdef double s, t, total = 0.0, dtotal = 0.0, d2total = 0.0, q, x, p, pn
     cdef long n = 0
-    dpsi_out[0] = 0.0
-    dpsi_out[1] = 0.0
+    cdef bint slopes = dpsi_out != NULL
+    if slopes:
+        dpsi_out[0] = 0.0
+        dpsi_out[1] = 0.0
     if isnan(iota):
-        dpsi_out[0] = NAN
-        dpsi_out[1] = NAN
+        if slopes:
+            dpsi_out[0] = NAN
+            dpsi_out[1] = NAN
         return NAN
     if iota == INFINITY:
         return INFINITY
     if beta == 0.0 or gamma == 0.0:
-        dpsi_out[0] = 1.0
+        if slopes:
+            dpsi_out[0] = 1.0
         return iota
     while True:
         s = iota - <double>n * beta if n > 0 else iota
         x = gamma * s
         if x < <double>(n + 1):
             t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
-            pn = _pmf_below(n, x, p)
+            if slopes:
+                pn = _pmf_below(n, x, p)
         else:
             t = residual_exp(n, x) / gamma
-            pn = _pmf(n, x)
-        dtotal += pn
-        d2total += _pmf_step(n, x, pn)
+            if slopes:
+                pn = _pmf(n, x)
+        if slopes:
+            dtotal += pn
+            d2total += _pmf_step(n, x, pn)
         total += t
         if beta == INFINITY or <double>(n + 1) * beta > iota or t == 0.0:
             break
@@ -417,9 +397,15 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
         if q < 1.0 and t * q <= SUM_TOL * total * (1.0 - q):
             break
         n += 1
-    dpsi_out[0] = dtotal
-    dpsi_out[1] = gamma * d2total
+    if slopes:
+        dpsi_out[0] = dtotal
+        dpsi_out[1] = gamma * d2total
     return total
+
+
+cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
+    """psi(iota): expected time between crawls of the threshold policy."""
+    return interval_and_slope(iota, delta, gamma, nu, beta, NULL)
 
 
 cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:

@@ -38,10 +38,9 @@ _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "key")
 _FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best")
 _INT_SCALARS = ("k", "nticks", "n_evaluations")
-_NOT_PLACED = 65535  # the compiled state's bucket of a page in no heap
 
 
-class Scheduler:
+class Scheduler(_statefile.DictState):
     """Greedy crawl scheduler: crawl ``argmax_i V_i(tau_eff,i(t_j))`` at every tick.
 
     Parameters
@@ -554,12 +553,6 @@ class Scheduler:
         self._pages = None
         return self
 
-    def __getstate__(self) -> dict[str, Any]:
-        return self.to_dict()
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        self.__dict__.update(Scheduler.from_dict(d).__dict__)
-
     def save(self, path: str | os.PathLike) -> None:
         """Write the full state to ``path`` atomically.
 
@@ -637,7 +630,7 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         raise bad("last", "must be finite")
     if np.isnan(out["key"]).any():
         raise bad("key", "must not hold NaN")
-    for key, high in (("ncis", _schedule.MAX_SIGNALS), ("bucket", _NOT_PLACED)):
+    for key, high in (("ncis", _schedule.MAX_SIGNALS), ("bucket", _schedule.NOT_PLACED_CODE)):
         a = np.asarray(d[key])
         if a.shape != (m,) or (a.size and a.dtype.kind not in "iu"):
             raise bad(key, f"must be an integer array of shape ({m},)")
@@ -666,11 +659,11 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         raise bad("built", f"must be a bool, got {built!r}")
     out["built"] = built
     n_buckets = _schedule.N_BUCKETS
-    wrong = (out["bucket"] >= n_buckets) & (out["bucket"] != _NOT_PLACED)
+    wrong = (out["bucket"] >= n_buckets) & (out["bucket"] != _schedule.NOT_PLACED_CODE)
     if wrong.any():
-        raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_NOT_PLACED} (page "
+        raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_schedule.NOT_PLACED_CODE} (page "
                   f"{int(np.flatnonzero(wrong)[0])})")
-    placed = out["bucket"] != _NOT_PLACED
+    placed = out["bucket"] != _schedule.NOT_PLACED_CODE
     if built and (placed != out["alive"]).any():
         j = int(np.flatnonzero(placed != out["alive"])[0])
         raise bad("bucket", f"must place every live page and no removed one (page {j})")

@@ -72,7 +72,7 @@ MIN_PARALLEL_TICKS = 4096
 _MANY = 32
 
 
-class ShardedScheduler:
+class ShardedScheduler(_statefile.DictState):
     """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at rate ``R/shards``, merged.
 
     Parameters
@@ -835,12 +835,6 @@ class ShardedScheduler:
         self._adopt(None, rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate,
                     pending)
         return self
-
-    def __getstate__(self) -> dict[str, Any]:
-        return self.to_dict()
-
-    def __setstate__(self, d: dict[str, Any]) -> None:
-        self.__dict__.update(ShardedScheduler.from_dict(d).__dict__)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the full state to ``path`` atomically.
