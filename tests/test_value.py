@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
+from freshcore import _value
 from freshcore.value import (
     PageModel,
     crawl_frequency,
@@ -499,3 +500,78 @@ def test_fused_value_and_interval_are_bit_identical():
     _value.value_interval_kernel(*args, v, psi)
     np.testing.assert_array_equal(v, crawl_value(tau, pages))
     np.testing.assert_array_equal(psi, crawl_interval(tau, pages))
+
+
+# ---------------------------------------------------------------------------
+# The residue form of exact V (``_value._residue_value``): where iota >= 4 beta and nu beta < pi, V is the
+# two real poles of its Laplace transform in closed form plus the non-real residues, which are bounded by
+# RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}; it is used only when that bound is below 1e-16 of V.
+
+RES_TAIL = 0.06785  # 2 (7/8) zeta(3) / pi^3 rounded up, as in _value.pyx
+
+
+def two_pole_part(iota, dl, lam, nu):
+    """1/Delta - e^{-alpha iota} (iota + 1/alpha + kappa)/(1 + u) in 50 digits, from the definitions."""
+    with mp.workdps(50):
+        dl, lam, nu, iota = (mp.mpf(float(v)) for v in (dl, lam, nu, iota))
+        alpha, gamma = (1 - lam) * dl, lam * dl + nu
+        beta = mp.log(gamma / nu) / alpha
+        u = gamma * beta
+        kappa = gamma * beta**2 / (2 * (1 + u))
+        return 1 / dl - mp.exp(-alpha * iota) * (iota + 1 / alpha + kappa) / (1 + u)
+
+
+def residue_pages(seed, m, k_lo, k_hi):
+    rng = np.random.default_rng(seed)
+    dl, nu, lam = 10 ** rng.uniform(-2, 1, m), 10 ** rng.uniform(-4, 1, m), rng.uniform(0.0, 1.0, m)
+    lam[: m // 2] = 10 ** rng.uniform(-8, -0.5, m // 2)  # beta << 1/Delta: the pages with long series
+    pages = PageModel(dl, 1.0, lam, nu)
+    iota = pages.beta * rng.uniform(k_lo, k_hi, m)
+    keep = (dl * iota < 60) & (nu * pages.beta < np.pi)
+    return PageModel(dl[keep], 1.0, lam[keep], nu[keep]), iota[keep]
+
+
+def test_non_real_residues_stay_within_their_bound():
+    """V - (two real poles) against the bound, also at iota/beta < 4 where the bound is not small."""
+    pages, iota = residue_pages(11, 400, 0.3, 8.0)
+    worst = 0.0
+    for k in range(len(pages)):
+        dl, lam, nu, b = pages.change_rate[k], pages.recall[k], pages.false_rate[k], pages.beta[k]
+        tail = ref_value(iota[k], dl, lam, nu) - two_pole_part(iota[k], dl, lam, nu)
+        bound = RES_TAIL * pages.alpha[k] * b**2 * (nu * b / np.pi) ** (iota[k] / b)
+        with mp.workdps(50):
+            # the reference carries ~1e-30 of V in truncation
+            assert abs(tail) <= bound * (1 + 1e-9) + 1e-28 / dl, k
+            worst = max(worst, float(abs(tail) / bound)) if bound > 1e-25 / dl else worst
+    assert worst > 0.05  # the bound is not loose: some tails reach a twentieth of it (0.15 seen)
+
+
+def test_residue_form_matches_mpmath():
+    pages, iota = residue_pages(12, 3000, 3.5, 60.0)
+    v, used = np.empty(len(pages)), np.zeros(len(pages), np.uint8)
+    _value.residue_kernel(iota, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta, v, used)
+    idx = np.flatnonzero(used)
+    assert len(idx) >= 0.3 * len(pages) and not used[iota < 4 * pages.beta].any()
+    np.testing.assert_array_equal(crawl_value(iota[idx], pages[idx]), v[idx])  # crawl_value takes this path
+    for k in idx[::6]:
+        ref = ref_value(iota[k], pages.change_rate[k], pages.recall[k], pages.false_rate[k])
+        assert abs(v[k] - ref) <= 1e-13 * ref, k
+
+
+@pytest.mark.parametrize("dl, nu, beta", [(1.0, 0.5, 1e-3), (0.3, 0.05, 0.5), (2.0, 3.0, 1e-6), (0.05, 1.0, 2.0)])
+def test_value_continuous_at_the_residue_switch(dl, nu, beta):
+    """Just below iota = 4 beta the series, just above it the residue form (where it applies): both exact."""
+    lam, pages = one_page(dl, nu, beta)
+    b = pages.beta[0]
+    iotas = [4 * b * (1 + e) for e in (-1e-12, 0.0, 1e-12, 1e-3)] + [40 * b]
+    used = np.zeros(len(iotas), np.uint8)
+    v = np.empty(len(iotas))
+    page_arrays = [np.repeat(a, len(iotas)) for a in (pages.change_rate, pages.alpha, pages.gamma,
+                                                     pages.false_rate, pages.beta)]
+    _value.residue_kernel(np.array(iotas), *page_arrays, v, used)
+    assert not used[0]
+    got = crawl_value(iotas, PageModel(np.repeat(dl, len(iotas)), 1.0, lam, nu))
+    for iota, g in zip(iotas, got):
+        ref = ref_value(iota, dl, lam, nu)
+        assert abs(g - ref) <= 1e-13 * ref, (iota, g, float(ref))
+    assert got[0] <= got[1] * (1 + 1e-14) and got[1] <= got[2] * (1 + 1e-14)

@@ -282,6 +282,100 @@ cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
     return mu * _residual1(x) / delta
 
 
+# Residue form of the exact V where iota/beta is large (see ``_residue_value``):
+# T3(y) = sum_{n>=3} (-1)^{n+1} y^n/n! and Bq(y) = sum_{n>=3} (n-2) y^n/(2 n!) as y^3 times a
+# polynomial for y < 2 (the first omitted terms are below 2e-21 of the sums), from exact fractions.
+cdef enum:
+    RES_TERMS = 24
+cdef double T3_COEF[RES_TERMS]
+cdef double BQ_COEF[RES_TERMS]
+for _k in range(RES_TERMS):
+    T3_COEF[_k] = float(_Fraction((-1) ** (_k + 4), _factorial(_k + 3)))
+    BQ_COEF[_k] = float(_Fraction(_k + 1, 2 * _factorial(_k + 3)))
+# sum over the non-real roots of |residue| <= RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}:
+# 2 sum_{k>=1} ((2k-1) pi)^-3 = 2 (7/8) zeta(3) / pi^3 = 0.067844..., rounded up
+cdef double RES_TAIL = 0.06785
+cdef double RES_MIN_K = 4.0     # try the residue form from iota >= 4 beta on
+cdef double RES_MAX_Y = 40.0    # and alpha beta = log(gamma/nu) <= 40 (e^y stays far from overflow)
+cdef double PI = 3.141592653589793
+
+
+cdef inline double _t3(double y) noexcept nogil:
+    """T3(y) = sum_{n>=3} (-1)^{n+1} y^n/n! = 1 - y + y^2/2 - e^{-y} > 0 for y > 0."""
+    cdef double h
+    cdef int k
+    if y >= 2.0:
+        # 1 - y + y^2/2 = ((y - 1)^2 + 1)/2 >= 1 beside e^{-y} <= 0.14: no cancellation
+        return 0.5 * ((y - 1.0) * (y - 1.0) + 1.0) - exp(-y)
+    h = T3_COEF[RES_TERMS - 1]
+    k = RES_TERMS - 2
+    while k >= 0:
+        h = h * y + T3_COEF[k]
+        k -= 1
+    return (y * y * y) * h
+
+
+cdef inline double _bq(double y) noexcept nogil:
+    """Bq(y) = sum_{n>=3} (n-2) y^n/(2 n!) = e^y (y/2 - 1) + 1 + y/2 (all terms non-negative)."""
+    cdef double h
+    cdef int k
+    if y >= 2.0:
+        return exp(y) * (0.5 * y - 1.0) + (1.0 + 0.5 * y)
+    h = BQ_COEF[RES_TERMS - 1]
+    k = RES_TERMS - 2
+    while k >= 0:
+        h = h * y + BQ_COEF[k]
+        k -= 1
+    return (y * y * y) * h
+
+
+cdef inline bint _residue_value(double iota, double delta, double alpha, double gamma, double nu,
+                                double beta, double* out) noexcept nogil:
+    """V(iota)/mu from the residues of its Laplace transform, where they converge fast; False if not usable.
+
+    The Laplace transform of V/mu in iota is alpha / (s (s + alpha) F(s)),
+    F(s) = s + c - nu e^{-s beta} (sum the transforms of the terms D_n; c = delta + nu).
+    Its poles: s = 0 (residue 1/delta), the double pole s = -alpha (F(-alpha) = 0 since
+    e^{alpha beta} = gamma/nu; F'(-alpha) = 1 + u, u = gamma beta) and the non-real roots
+    of F.  With y = alpha beta = log(gamma/nu) the first two give
+
+        V/mu = C + [R^1(alpha iota)/alpha + kappa (1 - e^{-alpha iota})] / (1 + u) + E,
+        kappa = gamma beta^2 / (2 (1 + u)),
+        C = 1/delta - (1/alpha + kappa)/(1 + u) = gamma (nu beta Bq(y) - T3(y)) / (delta alpha (1 + u)^2),
+
+    C in a form without the cancellation of its definition (T3, Bq above).  At a
+    non-real root s = sigma + i omega, |s + c| = nu e^{-sigma beta} and
+    sin(omega beta) < 0, so |omega| > (2k - 1) pi / beta for the k-th root of
+    each sign, e^{sigma iota} <= (nu/|omega|)^{iota/beta} and
+    |s|, |s + alpha|, |F'(s)|/beta >= |omega|: the residues sum to
+    |E| <= RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}.  Used when that bound
+    is below 1e-16 of the result and |C| is at most the result (so C's
+    rounding costs a few ulps of V), i.e. when the series over n would need
+    many terms: iota >= 4 beta and nu beta < pi; the caller sums the series otherwise.
+    """
+    cdef double kk, lb, y, u, p, cpos, cneg, ai, v
+    kk = iota / beta
+    if not (kk >= RES_MIN_K) or not (nu * beta < PI):
+        return False
+    y = alpha * beta
+    if y > RES_MAX_Y:
+        return False
+    u = gamma * beta
+    ai = alpha * iota
+    p = (_residual1(ai) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * -expm1(-ai)) / (1.0 + u)
+    cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
+    cneg = cpos * _t3(y)
+    cpos = cpos * (nu * beta) * _bq(y)
+    v = p + (cpos - cneg)
+    if not (cpos + cneg <= v):
+        return False
+    lb = RES_TAIL * alpha * beta * beta * exp(kk * log(nu * beta / PI))
+    if not (lb <= SUM_TOL * v):
+        return False
+    out[0] = v
+    return True
+
+
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
                        double beta, double mu, long terms) noexcept nogil:
     """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
@@ -301,6 +395,8 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
         return greedy_value(iota, delta, mu)
     if alpha == 0.0:
         return 0.0
+    if terms < 0 and beta < INFINITY and _residue_value(iota, delta, alpha, gamma, nu, beta, &total):
+        return mu * total
     e_ai = exp(-alpha * iota)
     # log(gamma/c) = log(1 - alpha/c), accurate on both ends
     lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
@@ -459,6 +555,9 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     rho = nu / c
     e_ai = exp(-alpha * iota)
     lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    if _residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
+        # V in closed form (as page_value does); only psi's series runs
+        v_on = False
     while v_on or p_on:
         s = iota - <double>n * beta if n > 0 else iota
         have_rb = False
@@ -511,6 +610,19 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
         for k in range(n):
             value[k] = value_and_interval(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], &psi, dpsi)
             interval[k] = psi
+
+
+def residue_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
+                   const double[::1] gamma, const double[::1] nu, const double[::1] beta,
+                   double[::1] value, unsigned char[::1] used):
+    """used[k] = whether ``_residue_value`` applies at tau[k] (then value[k] = V/mu), for tests."""
+    cdef Py_ssize_t k, n = value.shape[0]
+    cdef double v
+    with nogil:
+        for k in range(n):
+            v = NAN
+            used[k] = _residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v)
+            value[k] = v
 
 
 # ---------------------------------------------------------------------------
