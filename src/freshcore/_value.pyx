@@ -179,12 +179,79 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
     return p * sa
 
 
+cdef inline double _term0(double s, double c, double gamma, double alpha, double* a_out) noexcept nogil:
+    """D_0(s) = R^0(c s)/c - e^{-alpha s} R^0(gamma s)/gamma >= 0 in closed form or by one short series;
+    A_0 in a_out[0]; nan when none of the forms below applies (the caller then uses the general ones).
+
+    Where x = c s > 2 or gamma s >= 0.7: A_0 - B_0 if B_0 <= 0.75 A_0, else
+    D_0 = [gamma (1 - e^{-alpha s}) - alpha e^{-alpha s} (1 - e^{-gamma s})]/(c gamma)
+    if its second part is at most 0.75 of the first (gamma s >= 0.7 and alpha s
+    small, the case of a recall near 1: the ratio is below
+    (1 - e^{-gamma s})/(gamma s)); at most two bits are lost in either difference.
+    Otherwise, for x <= 2: D_0 = s e^{-x} sum_{k>=1} e_k, e_k = (x^k - (gamma s)^k)/(k+1)!,
+    by the non-negative recurrence e_k = (x e_{k-1} + alpha s b_{k-1})/(k+1),
+    b_k = (gamma s)^k/(k+1)! (and A_0 = s e^{-x} sum_k x^k/(k+1)! alongside).
+    """
+    cdef double x = c * s, ax = alpha * s, gx = gamma * s, a, b, e, t, sa, se, q, ea, em, eg, t2, xx, axg
+    cdef long k
+    if x > 2.0 or gx >= 0.7:
+        # e^{-alpha s} and 1 - e^{-alpha s}: each from the other where that loses nothing
+        if ax < 0.7:
+            em = -expm1(-ax)
+            ea = 1.0 - em
+        else:
+            ea = exp(-ax)
+            em = 1.0 - ea
+        eg = -expm1(-gx)
+        # A_0 = (1 - e^{-x})/c, 1 - e^{-x} = (1 - e^{-alpha s}) + e^{-alpha s} (1 - e^{-gamma s})
+        a = (em + ea * eg) / c
+        a_out[0] = a
+        b = ea * eg / gamma
+        if b <= CANCEL_RATIO * a:
+            return a - b
+        a = gamma * em
+        b = alpha * ea * eg
+        if b <= CANCEL_RATIO * a:
+            return (a - b) / (c * gamma)
+        if x > 2.0:
+            return NAN
+    # two terms a pass: e_{k+2} = (x^2 e_k + alpha s (x + gamma s) b_k) / ((k+2)(k+3)), one chain step
+    a = 1.0
+    b = 1.0
+    e = 0.0
+    sa = 1.0
+    se = 0.0
+    xx = x * x
+    axg = ax * (x + gx)
+    k = 0
+    while True:
+        t = INV[k + 2]
+        t2 = t * INV[k + 3]
+        se += (x * e + ax * b) * t + (xx * e + axg * b) * t2
+        sa += a * x * t + a * xx * t2
+        e = (xx * e + axg * b) * t2
+        b = b * (gx * gx) * t2
+        a = a * xx * t2
+        k += 2
+        q = x * INV[k + 2]
+        # every later e_j <= a_j = x^j/(j+1)!, whose sum is below a q/(1 - q) (q <= 2/3)
+        if a * q <= SERIES_TOL * se * (1.0 - q) or a == 0.0:
+            break
+    t = s * exp(-x)
+    a_out[0] = t * sa
+    return t * se
+
+
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
                          double rho_n, double e_ai, double lr, double total, double rb,
                          double* a_out) noexcept nogil:
     """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
     ``rb``: R^n(gamma s) if the caller has it from ``residual_exp`` (NaN otherwise)."""
     cdef double a, b, e, t1, q, x = c * s
+    if n == 0:
+        b = _term0(s, c, gamma, alpha, a_out)
+        if not isnan(b):
+            return b
     if x < <double>(n + 1):
         # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
         if rho_n == 0.0:
@@ -379,7 +446,7 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
                        double beta, double mu, long terms) noexcept nogil:
     """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
-    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q
+    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q, d0, a0
     cdef long n
     if isnan(iota):
         return NAN
@@ -397,6 +464,10 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
         return 0.0
     if terms < 0 and beta < INFINITY and _residue_value(iota, delta, alpha, gamma, nu, beta, &total):
         return mu * total
+    # term 0 first: it is the whole sum when beta > iota (the same bits as the loop below gives)
+    d0 = _term0(iota, c, gamma, alpha, &a0)
+    if not isnan(d0) and (terms == 1 or beta > iota or a0 == 0.0):
+        return mu * d0
     e_ai = exp(-alpha * iota)
     # log(gamma/c) = log(1 - alpha/c), accurate on both ends
     lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
@@ -405,7 +476,11 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     n = 0
     while True:
         s = iota - <double>n * beta if n > 0 else iota
-        d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
+        if n == 0 and not isnan(d0):
+            d = d0
+            a = a0
+        else:
+            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
         total += d
         if terms >= 0 and n + 1 >= terms:
             break
