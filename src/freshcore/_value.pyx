@@ -110,9 +110,21 @@ cdef double _difference_series(long n, double cs, double lr, double one_minus_r)
 cdef inline double _pmf(long j, double x) noexcept nogil:
     """p_j(x) = x^j e^{-x} / j!: pow, exp and a table for j <= 100, 0 < x < 100 (each factor to ~1 ulp,
     no overflow: x^j < 1e200, 1/j! > 1e-159) while x^j stays normal; poisson_pmf (Loader's form) elsewhere."""
-    cdef double xj
+    cdef double xj, x2
     if j < FACT_SIZE and x < 100.0 and x > 0.0:
-        xj = pow(x, <double>j)
+        if j <= 8:
+            # a few multiplications instead of pow (at most 4 roundings: x^j within 2 ulp)
+            x2 = x * x
+            if j <= 2:
+                xj = x if j == 1 else (x2 if j == 2 else 1.0)
+            elif j <= 4:
+                xj = x2 * x if j == 3 else x2 * x2
+            elif j <= 6:
+                xj = (x2 * x2) * (x if j == 5 else x2)
+            else:
+                xj = (x2 * x2) * (x2 * (x if j == 7 else x2))
+        else:
+            xj = pow(x, <double>j)
         if xj >= 1e-280:
             return xj * INV_FACT[j] * exp(-x)
     return poisson_pmf(j, x)
@@ -177,6 +189,24 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
         if t * q1 <= (SERIES_TOL * sa + tol_abs) * (1.0 - q1) or t == 0.0:
             break
     return p * sa
+
+
+cdef inline double _lower_from_pmf(long n, double x, double pn) noexcept nogil:
+    """Q^n(x) = sum_{j<=n} p_j(x) for x >= n + 1 from pn = p_n(x): pn sum_k u_k, u_{k+1} = u_k (n-k)/x,
+    stopped when the remainder (below u_k r/(1 - r), r = (n-k)/x < 1) is under 1e-17 of the sum.
+    R^n(x) = 1 - Q^n(x) loses nothing there (Q^n(x) <= Q^n(n+1) < 0.6)."""
+    cdef double t = 1.0, total = 1.0, r, ix = 1.0 / x
+    cdef long k = 0
+    if pn == 0.0:
+        return 0.0
+    while k < n:
+        t *= <double>(n - k) * ix
+        total += t
+        k += 1
+        r = <double>(n - k) * ix
+        if t * r <= SERIES_TOL * total * (1.0 - r):
+            break
+    return pn * total
 
 
 cdef inline double _term0(double s, double c, double gamma, double alpha, double* a_out) noexcept nogil:
@@ -246,8 +276,8 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
                          double rho_n, double e_ai, double lr, double total, double rb,
                          double* a_out) noexcept nogil:
     """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
-    ``rb``: R^n(gamma s) if the caller has it from ``residual_exp`` (NaN otherwise)."""
-    cdef double a, b, e, t1, q, x = c * s
+    ``rb``: R^n(gamma s) if the caller has it, computed as here (NaN otherwise)."""
+    cdef double a, b, e, t1, q, qa, y, x = c * s
     if n == 0:
         b = _term0(s, c, gamma, alpha, a_out)
         if not isnan(b):
@@ -260,25 +290,30 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
         b = _series_pair(n, x, gamma / c, alpha / c, SERIES_TOL * total * c / rho_n, &a)
         a_out[0] = rho_n * a / c
         return rho_n * b / c
-    a = rho_n * residual_exp(n, x) / c
+    qa = _lower_from_pmf(n, x, _pmf(n, x))
+    a = rho_n * (1.0 - qa) / c
     a_out[0] = a
     if a == 0.0:
         return 0.0
+    y = gamma * s
     if isnan(rb):
-        rb = residual_exp(n, gamma * s)
+        if y < <double>(n + 1):
+            rb = _series_tail(n, y, 0.0, &e)
+        else:
+            rb = 1.0 - _lower_from_pmf(n, y, _pmf(n, y))
     b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
-    if gamma * s > <double>(n + 1):
+    if y > <double>(n + 1):
         # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
         # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
         e = -alpha * s - <double>(n + 1) * lr
         if e < 0.0:
             t1 = -expm1(e)
-            q = exp(e) * poisson_lower(n, gamma * s)
+            q = exp(e) * _lower_from_pmf(n, y, _pmf(n, y))
             if q <= 0.25 * t1:
-                return rho_n / c * (t1 + (q - poisson_lower(n, c * s)))
-    return rho_n / c * _difference_series(n, c * s, lr, alpha / c)
+                return rho_n / c * (t1 + (q - qa))
+    return rho_n / c * _difference_series(n, x, lr, alpha / c)
 
 
 cdef double signal_beta(double delta, double recall, double nu) noexcept nogil:
@@ -374,8 +409,10 @@ cdef inline double _t3(double y) noexcept nogil:
     if y >= 2.0:
         # 1 - y + y^2/2 = ((y - 1)^2 + 1)/2 >= 1 beside e^{-y} <= 0.14: no cancellation
         return 0.5 * ((y - 1.0) * (y - 1.0) + 1.0) - exp(-y)
-    h = T3_COEF[RES_TERMS - 1]
-    k = RES_TERMS - 2
+    # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
+    k = 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1)
+    h = T3_COEF[k]
+    k -= 1
     while k >= 0:
         h = h * y + T3_COEF[k]
         k -= 1
@@ -388,8 +425,10 @@ cdef inline double _bq(double y) noexcept nogil:
     cdef int k
     if y >= 2.0:
         return exp(y) * (0.5 * y - 1.0) + (1.0 + 0.5 * y)
-    h = BQ_COEF[RES_TERMS - 1]
-    k = RES_TERMS - 2
+    # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
+    k = 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1)
+    h = BQ_COEF[k]
+    k -= 1
     while k >= 0:
         h = h * y + BQ_COEF[k]
         k -= 1
@@ -427,6 +466,10 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     y = alpha * beta
     if y > RES_MAX_Y:
         return False
+    lb = RES_TAIL * alpha * beta * beta * exp(kk * log(nu * beta / PI))
+    if not (lb * delta <= SUM_TOL):
+        # V <= 1/delta: the bound cannot be below 1e-16 of V
+        return False
     u = gamma * beta
     ai = alpha * iota
     p = (_residual1(ai) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * -expm1(-ai)) / (1.0 + u)
@@ -436,7 +479,6 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
-    lb = RES_TAIL * alpha * beta * beta * exp(kk * log(nu * beta / PI))
     if not (lb <= SUM_TOL * v):
         return False
     out[0] = v
@@ -555,9 +597,8 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
             if slopes:
                 pn = _pmf_below(n, x, p)
         else:
-            t = residual_exp(n, x) / gamma
-            if slopes:
-                pn = _pmf(n, x)
+            pn = _pmf(n, x)
+            t = (1.0 - _lower_from_pmf(n, x, pn)) / gamma
         if slopes:
             dtotal += pn
             d2total += _pmf_step(n, x, pn)
@@ -643,10 +684,10 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
                 t = _series_tail(n, y, SERIES_TOL * p_total * gamma, &p) / gamma
                 pn = _pmf_below(n, y, p)
             else:
-                rb = residual_exp(n, y)
+                pn = _pmf(n, y)
+                rb = 1.0 - _lower_from_pmf(n, y, pn)
                 have_rb = True
                 t = rb / gamma
-                pn = _pmf(n, y)
             dp_total += pn
             d2p_total += _pmf_step(n, y, pn)
             p_total += t
