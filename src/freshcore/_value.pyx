@@ -38,15 +38,22 @@ provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
 each term's own series stops at 1e-17 of that term plus 1e-17 of the sum before it
 (so N terms add at most N 1e-17 of V in truncation).
 
-Speed (issue 3): per page the exact V costs about a third of the numpy +
-``gammainc`` code's CPU time (bench/README.md); what remains is spread over the
-series loops (~20 passes per long term), one pow and one exp per series term,
-and the residuals of the terms with c s_n >= n + 1.  A recurrence across terms
-at a fixed argument does not apply: the arguments c (iota - n beta) change with n.
+Two shortcuts make up most of the speed (issue 3).  Term 0, the whole sum
+when beta > iota, has closed forms (``_term0``).  Where iota >= 4 beta (the
+pages with many terms: small beta) V is taken from the residues of its
+Laplace transform alpha / (s (s + alpha) (s + c - nu e^{-s beta})): two real
+poles in closed form plus the non-real ones, whose sum is bounded by
+0.06785 alpha beta^2 (nu beta/pi)^{iota/beta}; that form is used only when
+the bound is below 1e-16 of V (``_residue_value``; tests check the bound
+against 50-digit references).  Elsewhere the series above runs, with pmfs
+from pow (or multiplications) times a table of 1/j!.  A recurrence across
+terms at a fixed argument does not apply: the arguments c (iota - n beta)
+change with n.
 """
 
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, pow, sqrt, isnan, INFINITY, NAN
-from freshcore._core cimport residual_exp, poisson_pmf, poisson_lower
+cimport cython
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, frexp, ldexp, pow, sqrt, isnan, INFINITY, NAN
+from freshcore._core cimport residual_exp, poisson_pmf
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
@@ -191,6 +198,8 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
     return p * sa
 
 
+# x >= n + 1 >= 1
+@cython.cdivision(True)
 cdef inline double _lower_from_pmf(long n, double x, double pn) noexcept nogil:
     """Q^n(x) = sum_{j<=n} p_j(x) for x >= n + 1 from pn = p_n(x): pn sum_k u_k, u_{k+1} = u_k (n-k)/x,
     stopped when the remainder (below u_k r/(1 - r), r = (n-k)/x < 1) is under 1e-17 of the sum.
@@ -209,6 +218,8 @@ cdef inline double _lower_from_pmf(long n, double x, double pn) noexcept nogil:
     return pn * total
 
 
+# c = delta + nu > 0 and gamma > 0 (callers take gamma = 0 to the Greedy value)
+@cython.cdivision(True)
 cdef inline double _term0(double s, double c, double gamma, double alpha, double* a_out) noexcept nogil:
     """D_0(s) = R^0(c s)/c - e^{-alpha s} R^0(gamma s)/gamma >= 0 in closed form or by one short series;
     A_0 in a_out[0]; nan when none of the forms below applies (the caller then uses the general ones).
@@ -435,6 +446,8 @@ cdef inline double _bq(double y) noexcept nogil:
     return (y * y * y) * h
 
 
+# delta, alpha, beta > 0 (checked by the caller) and 1 + u >= 1
+@cython.cdivision(True)
 cdef inline bint _residue_value(double iota, double delta, double alpha, double gamma, double nu,
                                 double beta, double* out) noexcept nogil:
     """V(iota)/mu from the residues of its Laplace transform, where they converge fast; False if not usable.
@@ -459,17 +472,28 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     rounding costs a few ulps of V), i.e. when the series over n would need
     many terms: iota >= 4 beta and nu beta < pi; the caller sums the series otherwise.
     """
-    cdef double kk, lb, y, u, p, cpos, cneg, ai, v
+    cdef double kk, lb, ub, scale, r, y, u, p, cpos, cneg, ai, v
+    cdef int e2
+    cdef bint exact = False
     kk = iota / beta
     if not (kk >= RES_MIN_K) or not (nu * beta < PI):
         return False
     y = alpha * beta
     if y > RES_MAX_Y:
         return False
-    lb = RES_TAIL * alpha * beta * beta * exp(kk * log(nu * beta / PI))
-    if not (lb * delta <= SUM_TOL):
+    # the tail bound scale r^kk, r = nu beta/pi = m 2^e2 with 1/2 <= m < 1 and e2 <= 0, lies between
+    # 2^{(e2-1) ceil(kk)} and 2^{e2 floor(kk)}: powers of two first, the exact bound only if they do not decide
+    scale = RES_TAIL * alpha * beta * beta
+    r = frexp(nu * beta / PI, &e2)
+    if kk <= 2000.0 and ldexp(scale, (e2 - 1) * <int>ceil(kk)) * delta > SUM_TOL:
         # V <= 1/delta: the bound cannot be below 1e-16 of V
         return False
+    ub = ldexp(scale, e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0))
+    if ub * delta > SUM_TOL:
+        ub = scale * exp(kk * log(nu * beta / PI))
+        exact = True
+        if ub * delta > SUM_TOL:
+            return False
     u = gamma * beta
     ai = alpha * iota
     p = (_residual1(ai) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * -expm1(-ai)) / (1.0 + u)
@@ -479,8 +503,11 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
-    if not (lb <= SUM_TOL * v):
-        return False
+    if not (ub <= SUM_TOL * v):
+        if exact:
+            return False
+        if not (scale * exp(kk * log(nu * beta / PI)) <= SUM_TOL * v):
+            return False
     out[0] = v
     return True
 
@@ -654,7 +681,7 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
 
     Both series run over the same s_n; a term whose R^n(gamma s_n) psi takes
-    from ``residual_exp`` hands it to V's D_n instead of recomputing it.  Every
+    from its lower sum hands it to V's D_n instead of recomputing it.  Every
     operation of either sum is the one of its own function, so both results
     are bit-identical to those (tested); each sum stops by its own rule.  psi'(iota) comes with psi, as
     in ``interval_and_slope``, in ``dpsi_out``.

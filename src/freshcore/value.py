@@ -351,6 +351,12 @@ def crawl_value(
     ``iota``; each series term is instead evaluated as a non-negative
     quantity (``freshcore._value``), so the result is accurate to ~1e-14
     relative against a 50-digit mpmath evaluation (tests/test_value.py).
+    Where ``tau_eff >= 4 beta`` the same V usually comes in closed form
+    from the residues of its Laplace transform, ``alpha / (s (s + alpha)
+    (s + Delta + nu - nu e^{-s beta}))``: the two real poles give
+    ``C + (R^1(alpha iota)/alpha + kappa (1 - e^{-alpha iota}))/(1 + gamma beta)``
+    and the others sum to at most ``0.06785 alpha beta^2 (nu beta/pi)^{iota/beta}``,
+    which must be below 1e-16 of V for that form to be used.
 
     Pages with ``recall = 1`` (``alpha = 0``, ``beta = inf``) are fresh for
     certain until a signal arrives: their value is 0 at every finite
