@@ -575,3 +575,28 @@ def test_value_continuous_at_the_residue_switch(dl, nu, beta):
         ref = ref_value(iota, dl, lam, nu)
         assert abs(g - ref) <= 1e-13 * ref, (iota, g, float(ref))
     assert got[0] <= got[1] * (1 + 1e-14) and got[1] <= got[2] * (1 + 1e-14)
+
+
+# ---------------------------------------------------------------------------
+# Term 0 in closed form (``_value._term0``): with x = c iota, A_0 - B_0 or
+# [gamma (1 - e^{-alpha iota}) - alpha e^{-alpha iota} (1 - e^{-gamma iota})]/(c gamma) where x > 2 or
+# gamma iota >= 0.7, a non-negative two-variable series otherwise; 1 - e^{-y} through sinh below y = 0.7.
+# These pages have beta > iota, so term 0 is all of V.
+
+
+@pytest.mark.parametrize("recall", [0.3, 0.9, 1 - 1e-6, 1 - 1e-12])
+def test_term_zero_forms_match_mpmath(recall):
+    rng = np.random.default_rng(int(recall * 1e6) % 1000)
+    dl, nu = 10 ** rng.uniform(-2, 1, 40), 10 ** rng.uniform(-3, 1, 40)
+    pages = PageModel(dl, 1.0, recall, nu)
+    c, g, a = dl + nu, pages.gamma, pages.alpha
+    # x around 2, gamma iota around 0.7, alpha iota around 0.7, and spread out
+    iotas = [2 / c * (1 + e) for e in (-1e-9, 1e-9)] + [0.7 / g * (1 + e) for e in (-1e-9, 1e-9)]
+    iotas += [0.7 / a * (1 + e) for e in (-1e-9, 1e-9)] + [10 ** rng.uniform(-9, 1.5, 40) / c]
+    for iota in iotas:
+        iota = np.minimum(iota, 0.999 * pages.beta)
+        got = crawl_value(iota, pages)
+        for k in range(len(pages)):
+            if iota[k] > 0:
+                ref = ref_value(iota[k], dl[k], recall, nu[k])
+                assert abs(got[k] - ref) <= 1e-14 * ref, (k, iota[k], got[k], float(ref))

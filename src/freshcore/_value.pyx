@@ -198,6 +198,36 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
     return p * sa
 
 
+# sinh(h)/h = sum_k h^{2k}/(2k+1)! for h^2 = x^2/4 < 0.1225: 8 terms (the first omitted one is below 1e-20)
+cdef double SINHC_COEF[8]
+for _k in range(8):
+    SINHC_COEF[_k] = float(_Fraction(1, _factorial(2 * _k + 1)))
+
+
+cdef inline double _one_minus_exp(double x, double* e_out) noexcept nogil:
+    """1 - e^{-x} for x >= 0, with e^{-x} in e_out[0]: one exp and no expm1 (libm's is several times slower).
+
+    x < 0.7: 1 - e^{-x} = e^{-x/2} 2 sinh(x/2) = e^{-x/2} x sinhc(x/2), all terms positive, and
+    e^{-x} = (e^{-x/2})^2 (each within a few ulps); else 1 - e^{-x} directly (e^{-x} <= 1/2:
+    at most one bit lost).
+    """
+    cdef double h, z, sc
+    cdef int k
+    if x < 0.7:
+        h = exp(-0.5 * x)
+        e_out[0] = h * h
+        z = 0.25 * x * x
+        sc = SINHC_COEF[7]
+        k = 6
+        while k >= 0:
+            sc = sc * z + SINHC_COEF[k]
+            k -= 1
+        return h * x * sc
+    h = exp(-x)
+    e_out[0] = h
+    return 1.0 - h
+
+
 # x >= n + 1 >= 1
 @cython.cdivision(True)
 cdef inline double _lower_from_pmf(long n, double x, double pn) noexcept nogil:
@@ -236,14 +266,8 @@ cdef inline double _term0(double s, double c, double gamma, double alpha, double
     cdef double x = c * s, ax = alpha * s, gx = gamma * s, a, b, e, t, sa, se, q, ea, em, eg, t2, xx, axg
     cdef long k
     if x > 2.0 or gx >= 0.7:
-        # e^{-alpha s} and 1 - e^{-alpha s}: each from the other where that loses nothing
-        if ax < 0.7:
-            em = -expm1(-ax)
-            ea = 1.0 - em
-        else:
-            ea = exp(-ax)
-            em = 1.0 - ea
-        eg = -expm1(-gx)
+        em = _one_minus_exp(ax, &ea)
+        eg = _one_minus_exp(gx, &t)
         # A_0 = (1 - e^{-x})/c, 1 - e^{-x} = (1 - e^{-alpha s}) + e^{-alpha s} (1 - e^{-gamma s})
         a = (em + ea * eg) / c
         a_out[0] = a
@@ -283,11 +307,17 @@ cdef inline double _term0(double s, double c, double gamma, double alpha, double
     return t * se
 
 
+cdef inline double _log_r(double alpha, double gamma, double c) noexcept nogil:
+    """log(gamma/c) = log(1 - alpha/c), accurate on both ends."""
+    return log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+
+
 cdef inline double _term(long n, double s, double c, double gamma, double alpha,
                          double rho_n, double e_ai, double lr, double total, double rb,
                          double* a_out) noexcept nogil:
     """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
-    ``rb``: R^n(gamma s) if the caller has it, computed as here (NaN otherwise)."""
+    ``rb``: R^n(gamma s) if the caller has it, computed as here (NaN otherwise); ``lr``: log(gamma/c), or NaN
+    (then computed here by the rarer forms that need it)."""
     cdef double a, b, e, t1, q, qa, y, x = c * s
     if n == 0:
         b = _term0(s, c, gamma, alpha, a_out)
@@ -318,12 +348,16 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     if y > <double>(n + 1):
         # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
         # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
+        if isnan(lr):
+            lr = _log_r(alpha, gamma, c)
         e = -alpha * s - <double>(n + 1) * lr
         if e < 0.0:
             t1 = -expm1(e)
             q = exp(e) * _lower_from_pmf(n, y, _pmf(n, y))
             if q <= 0.25 * t1:
                 return rho_n / c * (t1 + (q - qa))
+    if isnan(lr):
+        lr = _log_r(alpha, gamma, c)
     return rho_n / c * _difference_series(n, x, lr, alpha / c)
 
 
@@ -358,24 +392,30 @@ for _k in range(1, 18):
     R1_COEF[_k] = R1_COEF[_k - 1] / (_k + 2)
 
 
-cdef inline double _residual1(double x) noexcept nogil:
-    """R^1(x) = 1 - e^{-x} (1 + x) for 0 < x < inf, without the general residual's pmf.
+cdef inline double _residual1_e(double x, double ex) noexcept nogil:
+    """R^1(x) = 1 - e^{-x} (1 + x) for 0 < x < inf given ex = e^{-x}, without the general residual's pmf.
 
     x >= 1: the direct form (R^1 >= 1 - 2/e, so the subtraction loses under
-    two bits); x < 1: e^{-x} sum_{k>=2} x^k/k! by Horner over 18 terms (the
-    first omitted one is below 2/20! < 1e-18 of the sum).  The scheduler's
-    Greedy ticks evaluate this more than anything else.
+    two bits); x < 1: e^{-x} sum_{k>=2} x^k/k! by Horner over 18 terms, 10
+    for x < 0.1, 7 for x < 0.01 (the first omitted one is below 1e-18 of the
+    sum).  The scheduler's Greedy ticks evaluate this more than anything else.
     """
     cdef double h
     cdef int k
     if x >= 1.0:
-        return 1.0 - exp(-x) * (1.0 + x)
-    h = R1_COEF[17]
-    k = 16
+        return 1.0 - ex * (1.0 + x)
+    k = 6 if x < 0.01 else (9 if x < 0.1 else 17)
+    h = R1_COEF[k]
+    k -= 1
     while k >= 0:
         h = h * x + R1_COEF[k]
         k -= 1
-    return exp(-x) * (x * x) * h
+    return ex * (x * x) * h
+
+
+cdef inline double _residual1(double x) noexcept nogil:
+    """R^1(x) for 0 < x < inf (``_residual1_e`` with e^{-x} from exp)."""
+    return _residual1_e(x, exp(-x))
 
 
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
@@ -472,7 +512,7 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     rounding costs a few ulps of V), i.e. when the series over n would need
     many terms: iota >= 4 beta and nu beta < pi; the caller sums the series otherwise.
     """
-    cdef double kk, lb, ub, scale, r, y, u, p, cpos, cneg, ai, v
+    cdef double kk, lb, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea
     cdef int e2
     cdef bint exact = False
     kk = iota / beta
@@ -496,7 +536,8 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
             return False
     u = gamma * beta
     ai = alpha * iota
-    p = (_residual1(ai) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * -expm1(-ai)) / (1.0 + u)
+    em = _one_minus_exp(ai, &ea)
+    p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
     cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
     cneg = cpos * _t3(y)
     cpos = cpos * (nu * beta) * _bq(y)
@@ -538,8 +579,7 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     if not isnan(d0) and (terms == 1 or beta > iota or a0 == 0.0):
         return mu * d0
     e_ai = exp(-alpha * iota)
-    # log(gamma/c) = log(1 - alpha/c), accurate on both ends
-    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    lr = NAN  # log(gamma/c), computed by _term where it needs it (the rarer forms of a term)
     total = 0.0
     rho_n = 1.0
     n = 0
@@ -697,7 +737,7 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     c = delta + nu
     rho = nu / c
     e_ai = exp(-alpha * iota)
-    lr = log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
+    lr = NAN
     if _residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
         # V in closed form (as page_value does); only psi's series runs
         v_on = False
