@@ -198,6 +198,16 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
     return p * sa
 
 
+cdef inline double _horner(const double* coef, int last, double x) noexcept nogil:
+    """sum_{k<=last} coef[k] x^k by Horner's rule."""
+    cdef double h = coef[last]
+    cdef int k = last - 1
+    while k >= 0:
+        h = h * x + coef[k]
+        k -= 1
+    return h
+
+
 # sinh(h)/h = sum_k h^{2k}/(2k+1)! for h^2 = x^2/4 < 0.1225: 8 terms (the first omitted one is below 1e-20)
 cdef double SINHC_COEF[8]
 for _k in range(8):
@@ -211,18 +221,11 @@ cdef inline double _one_minus_exp(double x, double* e_out) noexcept nogil:
     e^{-x} = (e^{-x/2})^2 (each within a few ulps); else 1 - e^{-x} directly (e^{-x} <= 1/2:
     at most one bit lost).
     """
-    cdef double h, z, sc
-    cdef int k
+    cdef double h
     if x < 0.7:
         h = exp(-0.5 * x)
         e_out[0] = h * h
-        z = 0.25 * x * x
-        sc = SINHC_COEF[7]
-        k = 6
-        while k >= 0:
-            sc = sc * z + SINHC_COEF[k]
-            k -= 1
-        return h * x * sc
+        return h * x * _horner(SINHC_COEF, 7, 0.25 * x * x)
     h = exp(-x)
     e_out[0] = h
     return 1.0 - h
@@ -400,17 +403,9 @@ cdef inline double _residual1_e(double x, double ex) noexcept nogil:
     for x < 0.1, 7 for x < 0.01 (the first omitted one is below 1e-18 of the
     sum).  The scheduler's Greedy ticks evaluate this more than anything else.
     """
-    cdef double h
-    cdef int k
     if x >= 1.0:
         return 1.0 - ex * (1.0 + x)
-    k = 6 if x < 0.01 else (9 if x < 0.1 else 17)
-    h = R1_COEF[k]
-    k -= 1
-    while k >= 0:
-        h = h * x + R1_COEF[k]
-        k -= 1
-    return ex * (x * x) * h
+    return ex * (x * x) * _horner(R1_COEF, 6 if x < 0.01 else (9 if x < 0.1 else 17), x)
 
 
 cdef inline double _residual1(double x) noexcept nogil:
@@ -455,35 +450,19 @@ cdef double PI = 3.141592653589793
 
 cdef inline double _t3(double y) noexcept nogil:
     """T3(y) = sum_{n>=3} (-1)^{n+1} y^n/n! = 1 - y + y^2/2 - e^{-y} > 0 for y > 0."""
-    cdef double h
-    cdef int k
     if y >= 2.0:
         # 1 - y + y^2/2 = ((y - 1)^2 + 1)/2 >= 1 beside e^{-y} <= 0.14: no cancellation
         return 0.5 * ((y - 1.0) * (y - 1.0) + 1.0) - exp(-y)
     # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
-    k = 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1)
-    h = T3_COEF[k]
-    k -= 1
-    while k >= 0:
-        h = h * y + T3_COEF[k]
-        k -= 1
-    return (y * y * y) * h
+    return (y * y * y) * _horner(T3_COEF, 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1), y)
 
 
 cdef inline double _bq(double y) noexcept nogil:
     """Bq(y) = sum_{n>=3} (n-2) y^n/(2 n!) = e^y (y/2 - 1) + 1 + y/2 (all terms non-negative)."""
-    cdef double h
-    cdef int k
     if y >= 2.0:
         return exp(y) * (0.5 * y - 1.0) + (1.0 + 0.5 * y)
     # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
-    k = 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1)
-    h = BQ_COEF[k]
-    k -= 1
-    while k >= 0:
-        h = h * y + BQ_COEF[k]
-        k -= 1
-    return (y * y * y) * h
+    return (y * y * y) * _horner(BQ_COEF, 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1), y)
 
 
 # delta, alpha, beta > 0 (checked by the caller) and 1 + u >= 1
