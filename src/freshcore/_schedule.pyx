@@ -73,6 +73,17 @@ crawl converges like Newton's method from below).  Work per tick is a few
 evaluations and O(log m) heap work each, independent of the crawl rate and of
 any level.
 
+The tick's candidates: a top whose bound exceeded the winning value was
+popped, so at the next tick every top's bound is within a few ticks' growth of
+the last winning value ``L``, and the tick's winning value is within about
+1e-6 of ``L`` (m = 1e6).  Only the buckets whose top reaches ``theta = L (1 -
+1e-6)`` (``ln L - 1e-6`` for ``ln V``) enter the search (a handful of the
+~140 nonempty ones at m = 1e6, instead of a scan of all of them at every
+pop); the others wait, and rejoin only if the tick's best value ends below
+``theta`` (their bounds are then compared with it as above).  Either way every
+bucket whose top reaches the best value is searched, so the decision is the
+same; only the order of the pops (so which pages are evaluated) can differ.
+
 Rounding: the bound must hold for the computed values, which are evaluated
 at ``tau`` computed as ``fl(fl(t - last) + fl(b n))``.  Its error, at most
 ``3 eps (|t| + |t_0| + 2 |last| + 2 |b n|)``, is covered by shading the key
@@ -127,6 +138,7 @@ cdef extern from *:
     """
     void FRESHCORE_PREFETCH(const void* p) noexcept nogil
 
+cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
 cdef double INV_E = 0.36787944117144233  # 1/e rounded up (0.367879441171442321595...)
@@ -677,8 +689,10 @@ cdef class SchedulerState:
         self.pval[n] = v
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, ul, v, bv, lbv, key
-        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
+        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
+        cdef double thr[2]
+        cdef int ok, fam
+        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc, nd
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -686,70 +700,103 @@ cdef class SchedulerState:
         if not self.built:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
-        # candidates: every nonempty bucket, with the bound of its top
-        nc = self.nact
-        for a in range(nc):
+        # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
+        # winning value (cb[:nc]); the others are deferred (cb[NBUCKETS - nd:]) and looked at again
+        # only if the best value of this tick ends below theta.  At the start of a tick every top's
+        # bound is within a few ticks' growth of the last winning value (any above it was popped at
+        # the last tick), so theta keeps a handful of ~100 buckets.  Branch-free: both ends are
+        # written, one count moves (a front write at nc <= a never reaches the deferred end).
+        thr[0] = self.lref * (1.0 - PREFILTER)
+        thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
+        nc = nd = 0
+        for a in range(self.nact):
             b = self.act[a]
-            self.cb[a] = <int32_t>b
-            self.ub[a] = self._bound(b, t, tpad)
+            fam = (b > NS) & (b != UNBOUNDED)  # 1: a line bounding ln V
+            if b == 0 or b == UNBOUNDED:
+                u = self._bound(b, t, tpad)
+            else:  # _bound's arithmetic, the ln V margin (1 + |u|) selected by the family
+                s = self.bslope[b]
+                u = s * (t - self.tkey[b])
+                u = u + MARGIN * (<double>fam + fabs(u)) + s * tpad
+            ok = u >= thr[fam]
+            self.cb[nc] = <int32_t>b
+            self.ub[nc] = u
+            self.cb[NBUCKETS - 1 - nd] = <int32_t>b
+            self.ub[NBUCKETS - 1 - nd] = u
+            nc += ok
+            nd += 1 - ok
         best = -1
         bv = -INFINITY
         lbv = -INFINITY
         pn = 0
-        while nc > 0:
-            # the largest bound among the lines bounding V and among those bounding ln V
-            # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
-            ba = bl = -1
-            bu = ul = -INFINITY
-            for a in range(nc):
-                u = self.ub[a]
-                b = self.cb[a]
-                if b > NS and b != UNBOUNDED:
-                    if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
-                        bl, ul = a, u
-                elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
-                    ba, bu = a, u
-            if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
-                ba = -1  # no line bounding V reaches the best value
-            if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
-                bl = -1
-            if ba < 0 and bl < 0:
-                break  # every page left is below the best value (or equal with a higher id)
-            if ba < 0 or (bl >= 0 and exp(ul) > bu):
-                ba = bl
-            b = self.cb[ba]
-            btop = self.bids[b][0]
-            # the page's fields are scattered over several arrays: fetch them while the heap is updated
-            FRESHCORE_PREFETCH(&self.last[btop])
-            FRESHCORE_PREFETCH(&self.delta[btop])
-            FRESHCORE_PREFETCH(&self.mu[btop])
-            FRESHCORE_PREFETCH(&self.ncis[btop])
-            if self.kind != 2:
-                FRESHCORE_PREFETCH(&self.recall[btop])
-                FRESHCORE_PREFETCH(&self.nu[btop])
-            self._take(b, 0)
-            if self.bsize[b] > 0:
-                self.ub[ba] = self._bound(b, t, tpad)
-            else:
-                nc -= 1
-                self.cb[ba] = self.cb[nc]
-                self.ub[ba] = self.ub[nc]
-            v = self.value(btop, self.tau(btop, t))
-            self._keep_popped(pn, btop, v)
-            pn += 1
-            if v > bv or (v == bv and btop < best):
-                bv = v
-                best = btop
-                lbv = log(bv)
-                # the best value only grows: drop the candidates that can no longer reach it
-                i = 0
+        while True:
+            while nc > 0:
+                # the largest bound among the lines bounding V and among those bounding ln V
+                # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
+                ba = bl = -1
+                bu = ul = -INFINITY
                 for a in range(nc):
+                    u = self.ub[a]
                     b = self.cb[a]
-                    if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
-                        self.cb[i] = self.cb[a]
-                        self.ub[i] = self.ub[a]
-                        i += 1
-                nc = i
+                    if b > NS and b != UNBOUNDED:
+                        if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
+                            bl, ul = a, u
+                    elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
+                        ba, bu = a, u
+                if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
+                    ba = -1  # no line bounding V reaches the best value
+                if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
+                    bl = -1
+                if ba < 0 and bl < 0:
+                    break  # every candidate left is below the best value (or equal with a higher id)
+                if ba < 0 or (bl >= 0 and exp(ul) > bu):
+                    ba = bl
+                b = self.cb[ba]
+                btop = self.bids[b][0]
+                # the page's fields are scattered over several arrays: fetch them while the heap is updated
+                FRESHCORE_PREFETCH(&self.last[btop])
+                FRESHCORE_PREFETCH(&self.delta[btop])
+                FRESHCORE_PREFETCH(&self.mu[btop])
+                FRESHCORE_PREFETCH(&self.ncis[btop])
+                if self.kind != 2:
+                    FRESHCORE_PREFETCH(&self.recall[btop])
+                    FRESHCORE_PREFETCH(&self.nu[btop])
+                self._take(b, 0)
+                if self.bsize[b] > 0:
+                    self.ub[ba] = self._bound(b, t, tpad)
+                else:
+                    nc -= 1
+                    self.cb[ba] = self.cb[nc]
+                    self.ub[ba] = self.ub[nc]
+                v = self.value(btop, self.tau(btop, t))
+                self._keep_popped(pn, btop, v)
+                pn += 1
+                if v > bv or (v == bv and btop < best):
+                    bv = v
+                    best = btop
+                    lbv = log(bv)
+                    # the best value only grows: drop the candidates that can no longer reach it
+                    i = 0
+                    for a in range(nc):
+                        b = self.cb[a]
+                        if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
+                            self.cb[i] = self.cb[a]
+                            self.ub[i] = self.ub[a]
+                            i += 1
+                    nc = i
+            if nd == 0 or (bv >= thr[0] and lbv >= thr[1]):
+                break  # every deferred bound is below theta (ln theta), so below the best value
+            # the best value ended below theta: the deferred candidates that reach it rejoin (their
+            # buckets were not touched), compacted from the end to the front (i <= a)
+            i = 0
+            for a in range(NBUCKETS - nd, NBUCKETS):
+                b = self.cb[a]
+                if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
+                    self.cb[i] = <int32_t>b
+                    self.ub[i] = self.ub[a]
+                    i += 1
+            nc = i
+            nd = 0
         # crawl the winner; every popped page goes back with its line from t
         self.lref = bv
         self.log_lref = lbv
