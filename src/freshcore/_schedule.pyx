@@ -804,7 +804,11 @@ cdef class SchedulerState:
         self.ncis[best] = 0
         for i in range(pn):
             j = self.pid[i]
-            if j == best:
+            if j == best and self.kind == 2:
+                # Greedy at tau = t - last = 0 (no signal term): greedy_value is exactly 0, not evaluated
+                b = self._line(j, t, 0.0, 0.0, &key)
+                self._push(j, b, key)
+            elif j == best:
                 self._place(j, t)
             else:
                 b = self._line(j, t, self.pval[i], self.tau(j, t), &key)
