@@ -522,12 +522,19 @@ cdef class SchedulerState:
         """Place page x with key kx at hole i of bucket b (size n), moving smaller children up."""
         cdef int32_t* h = self.bids[b]
         cdef double* hk = self.bkey[b]
-        cdef Py_ssize_t c, c0, cend
+        cdef Py_ssize_t c, c0, cend, g
         cdef double kc
         while True:
             c0 = 4 * i + 1
             if c0 >= n:
                 break
+            g = 16 * i + 5  # the grandchildren 16i+5 .. 16i+20, contiguous: fetched a level ahead
+            if g < n:
+                FRESHCORE_PREFETCH(&hk[g])
+                FRESHCORE_PREFETCH(&hk[g + 8])
+                FRESHCORE_PREFETCH(&hk[g + 15])
+                FRESHCORE_PREFETCH(&h[g])
+                FRESHCORE_PREFETCH(&h[g + 15])
             cend = c0 + 4 if c0 + 4 <= n else n
             c = c0
             kc = hk[c0]
