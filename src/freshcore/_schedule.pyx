@@ -171,21 +171,26 @@ cdef class SchedulerState:
     (the same floating-point operations as ``PageModel``, ``beta`` by the
     same compiled function, so the same bits), to save memory.
 
-    Memory per page slot: 5 arrays of 8 bytes (``delta, mu, nu, recall,
-    last``), 2 of 4 bytes (``ncis``, 32-bit signal counts; ``hpos``, the
-    position in the bucket's heap), the ``bucket`` byte (also the live flag), and
+    Memory per page slot: a 32-byte record of the fields a pop reads and
+    writes (``last, delta, mu``; ``hpos``, the position in the bucket's heap;
+    ``ncis``, 32-bit signal counts), one cache line for all of them when the
+    record array is 32-byte aligned (it is), 2 arrays of 8 bytes (``nu,
+    recall``, read by the value kinds that use signals), the 2-byte ``bucket``
+    (also the live flag), and
     the 12-byte heap entry (key and page id; the bucket heaps grow by 1/16 and
     shrink when under half full).  The per-tick buffer of popped pages is sized to the largest
     tick (a few entries in steady state).
     """
 
-    cdef double[::1] delta, mu, nu, recall
+    # delta, mu, last, hpos, ncis: strided views of the fields of one record array (_hot_records)
+    cdef object hot
+    cdef double[:] delta, mu, last
+    cdef uint32_t[:] ncis
+    cdef int32_t[:] hpos
+    cdef double[::1] nu, recall
     cdef int kind
     cdef long terms
     cdef Py_ssize_t m, cap, n_live
-    cdef double[::1] last
-    cdef uint32_t[::1] ncis
-    cdef int32_t[::1] hpos
     cdef bucket_t[::1] bucket
     # bucket heaps: 4-ary min-heaps on (key, id), keys stored beside the ids
     cdef int32_t** bids
@@ -260,16 +265,19 @@ cdef class SchedulerState:
 
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
-        self.delta, self.mu, self.nu, self.recall = _owned(delta), _owned(mu), _owned(nu), _owned(recall)
+        self.nu, self.recall = _owned(nu), _owned(recall)
         self.kind = kind
         self.terms = terms
-        self.m = self.delta.shape[0]
-        self.cap = self.m
-        self.n_live = self.m
-        m = self.m
-        self.last = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
-        self.ncis = np.zeros(m, dtype=np.uint32)
-        self.hpos = np.full(m, -1, dtype=np.int32)
+        m = self.nu.shape[0]
+        self.m = m
+        self.cap = m
+        self.n_live = m
+        hot = _hot_records(m)
+        hot["delta"] = np.asarray(delta, dtype=np.float64)
+        hot["mu"] = np.asarray(mu, dtype=np.float64)
+        if last is not None:
+            hot["last"] = np.asarray(last, dtype=np.float64)
+        self._set_hot(hot)
         self.bucket = np.full(m, NOT_PLACED, dtype=np.uint16)
         self.origin = 0.0
         self.t_now = 0.0
@@ -281,6 +289,11 @@ cdef class SchedulerState:
         self.log_lref = -INFINITY
         self.built = False
         self.n_evaluations = 0
+
+    def _set_hot(self, hot):
+        self.hot = hot
+        self.delta, self.mu, self.last = hot["delta"], hot["mu"], hot["last"]
+        self.hpos, self.ncis = hot["hpos"], hot["ncis"]
 
     # -- read-only views -------------------------------------------------
     @property
@@ -353,7 +366,7 @@ cdef class SchedulerState:
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
             heaps += self.bcap[b]
-        # 5 float64 arrays (delta, mu, nu, recall, last), ncis (uint32), hpos (int32), bucket (uint16)
+        # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
                 + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(double) + 5 * sizeof(int32_t)))
@@ -760,11 +773,8 @@ cdef class SchedulerState:
                     ba = bl
                 b = self.cb[ba]
                 btop = self.bids[b][0]
-                # the page's fields are scattered over several arrays: fetch them while the heap is updated
+                # the page's record (one cache line) and the other kinds' fields: fetched while the heap is updated
                 FRESHCORE_PREFETCH(&self.last[btop])
-                FRESHCORE_PREFETCH(&self.delta[btop])
-                FRESHCORE_PREFETCH(&self.mu[btop])
-                FRESHCORE_PREFETCH(&self.ncis[btop])
                 if self.kind != 2:
                     FRESHCORE_PREFETCH(&self.recall[btop])
                     FRESHCORE_PREFETCH(&self.nu[btop])
@@ -876,13 +886,11 @@ cdef class SchedulerState:
         if need <= cap:
             return
         cap = max(need, 2 * cap, 16)
-        self.delta = _grown(self.delta, m, cap, 0.0)
-        self.mu = _grown(self.mu, m, cap, 0.0)
+        hot = _hot_records(cap)
+        hot[:m] = self.hot[:m]
+        self._set_hot(hot)
         self.nu = _grown(self.nu, m, cap, 0.0)
         self.recall = _grown(self.recall, m, cap, 0.0)
-        self.last = _grown(self.last, m, cap, 0.0)
-        self.ncis = _grown(self.ncis, m, cap, 0)
-        self.hpos = _grown(self.hpos, m, cap, -1)
         self.bucket = _grown(self.bucket, m, cap, NOT_PLACED)
         self.cap = cap
 
@@ -1023,6 +1031,20 @@ def _restore(params, int kind, long terms, state):
     s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
     s.import_state(state)
     return s
+
+
+#: The per-page fields a pop touches, in one 32-byte record (half a cache line).
+HOT_DTYPE = np.dtype([("last", np.float64), ("delta", np.float64), ("mu", np.float64),
+                      ("hpos", np.int32), ("ncis", np.uint32)])
+
+
+def _hot_records(Py_ssize_t n):
+    """n records (last = 0, hpos = -1, the rest 0), 32-byte aligned so that none straddles a cache line."""
+    raw = np.zeros(n * 32 + 32, dtype=np.uint8)
+    off = (-raw.ctypes.data) % 32
+    hot = raw[off:off + n * 32].view(HOT_DTYPE)
+    hot["hpos"] = -1
+    return hot
 
 
 def _owned(a):
