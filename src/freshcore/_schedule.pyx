@@ -111,6 +111,7 @@ from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -138,6 +139,34 @@ cdef extern from *:
     """
     void FRESHCORE_PREFETCH(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #include <string.h>
+    #ifdef _WIN32
+    #include <malloc.h>
+    #endif
+    /* 64-byte aligned blocks for the bucket heaps (NULL if memory is exhausted) */
+    static void* freshcore_aligned_alloc(size_t n) {
+        void* p = NULL;
+    #ifdef _WIN32
+        p = _aligned_malloc(n, 64);
+    #else
+        if (posix_memalign(&p, 64, n) != 0) p = NULL;
+    #endif
+        return p;
+    }
+    static void freshcore_aligned_free(void* p) {
+    #ifdef _WIN32
+        _aligned_free(p);
+    #else
+        free(p);
+    #endif
+    }
+    """
+    void* freshcore_aligned_alloc(size_t n) noexcept nogil
+    void freshcore_aligned_free(void* p) noexcept nogil
+
 cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
@@ -152,6 +181,30 @@ NOT_PLACED_CODE = NOT_PLACED
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
+
+
+cdef enum:
+    HEAP_LEAD = 3  # unused entries before entry 0 of a heap: the siblings 4i+1 .. 4i+4 share one aligned block
+
+
+cdef void* _heap_block(void* old, size_t n_old, size_t n, size_t item) noexcept nogil:
+    """A heap array of n entries of item bytes, its first n_old entries copied from old (freed).
+
+    Arrays start HEAP_LEAD entries into a 64-byte aligned block: the 4 keys
+    (32 bytes) and the 4 ids (16 bytes) of a group of siblings each sit in one
+    cache line.  NULL for n = 0; aborts if memory is exhausted.
+    """
+    cdef char* q = NULL
+    if n > 0:
+        q = <char*>freshcore_aligned_alloc((n + HEAP_LEAD) * item)
+        if q == NULL:
+            abort()
+        q += HEAP_LEAD * item
+        if old != NULL and n_old > 0:
+            memcpy(q, old, (n_old if n_old < n else n) * item)
+    if old != NULL:
+        freshcore_aligned_free(<char*>old - HEAP_LEAD * item)
+    return q
 
 
 cdef inline void* _resized(void* p, size_t nbytes) noexcept nogil:
@@ -246,10 +299,10 @@ cdef class SchedulerState:
         cdef int b
         if self.bids != NULL:
             for b in range(NBUCKETS):
-                free(self.bids[b])
+                _heap_block(self.bids[b], 0, 0, sizeof(int32_t))
         if self.bkey != NULL:
             for b in range(NBUCKETS):
-                free(self.bkey[b])
+                _heap_block(self.bkey[b], 0, 0, sizeof(double))
         free(self.bids)
         free(self.bkey)
         free(self.bsize)
@@ -365,7 +418,7 @@ cdef class SchedulerState:
         """Bytes held by the state: per-slot arrays at capacity, the bucket heaps at capacity, the buffers."""
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
-            heaps += self.bcap[b]
+            heaps += self.bcap[b] + (HEAP_LEAD if self.bcap[b] > 0 else 0)
         # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
@@ -509,7 +562,8 @@ cdef class SchedulerState:
         return u + MARGIN * fabs(u) + self.bslope[b] * tpad
 
     # -- bucket heaps: 4-ary min-heaps on (key, id) ----------------------------------
-    # entry i of bucket b: page bids[b][i] with key bkey[b][i]; children 4i+1 .. 4i+4
+    # entry i of bucket b: page bids[b][i] with key bkey[b][i]; children 4i+1 .. 4i+4 (one aligned
+    # 32-byte block of keys and 16-byte block of ids: _heap_block)
     cdef void _sift_up(self, int b, Py_ssize_t i, int32_t x, double kx) noexcept nogil:
         """Place page x with key kx at hole i of bucket b, moving parents down."""
         cdef int32_t* h = self.bids[b]
@@ -542,10 +596,9 @@ cdef class SchedulerState:
             if c0 >= n:
                 break
             g = 16 * i + 5  # the grandchildren 16i+5 .. 16i+20, contiguous: fetched a level ahead
-            if g < n:
+            if g < n:  # (their keys fill two aligned cache lines, their ids straddle two)
                 FRESHCORE_PREFETCH(&hk[g])
                 FRESHCORE_PREFETCH(&hk[g + 8])
-                FRESHCORE_PREFETCH(&hk[g + 15])
                 FRESHCORE_PREFETCH(&h[g])
                 FRESHCORE_PREFETCH(&h[g + 15])
             cend = c0 + 4 if c0 + 4 <= n else n
@@ -594,8 +647,11 @@ cdef class SchedulerState:
 
     cdef void _set_cap(self, int b, Py_ssize_t cap) noexcept nogil:
         """Bucket b's heap arrays resized to cap entries (aborts if memory is exhausted)."""
-        self.bids[b] = <int32_t*>_resized(self.bids[b], cap * sizeof(int32_t))
-        self.bkey[b] = <double*>_resized(self.bkey[b], cap * sizeof(double))
+        cdef Py_ssize_t n = self.bsize[b]
+        if cap < 1:
+            cap = 1
+        self.bids[b] = <int32_t*>_heap_block(self.bids[b], n, cap, sizeof(int32_t))
+        self.bkey[b] = <double*>_heap_block(self.bkey[b], n, cap, sizeof(double))
         self.bcap[b] = <int32_t>cap
 
     cdef void _push(self, Py_ssize_t j, int b, double key) noexcept nogil:
