@@ -639,17 +639,21 @@ cdef class SchedulerState:
         self.nact -= 1
 
     cdef void _reserve(self, int b, Py_ssize_t n) noexcept nogil:
-        """Room for n entries in bucket b: grows to n + n/16 + 16, shrinks to that when over n + n/8 + 32."""
+        """Room for n entries in bucket b: grows to n + n/16 + 8, shrinks to that when over n + n/8 + 32.
+
+        (Capacities count the HEAP_LEAD entries before entry 0: +8 rather than the +16 that served
+        before there were any keeps the bytes per page at m = 1e5 below 64.)
+        """
         cdef Py_ssize_t cap = self.bcap[b]
         if n <= cap and n + n // 8 + 32 >= cap:
             return
-        self._set_cap(b, n + n // 16 + 16)
+        self._set_cap(b, n + n // 16 + 8)
 
     cdef void _set_cap(self, int b, Py_ssize_t cap) noexcept nogil:
-        """Bucket b's heap arrays resized to cap entries (aborts if memory is exhausted)."""
+        """Bucket b's heap arrays resized to cap entries, HEAP_LEAD of them before entry 0 (aborts if
+        memory is exhausted); callers ask for at least 8 more than they need."""
         cdef Py_ssize_t n = self.bsize[b]
-        if cap < 1:
-            cap = 1
+        cap -= HEAP_LEAD
         self.bids[b] = <int32_t*>_heap_block(self.bids[b], n, cap, sizeof(int32_t))
         self.bkey[b] = <double*>_heap_block(self.bkey[b], n, cap, sizeof(double))
         self.bcap[b] = <int32_t>cap
