@@ -1094,7 +1094,7 @@ def _restore(params, int kind, long terms, state):
 
 
 #: The per-page fields a pop touches, in one 32-byte record (half a cache line).
-HOT_DTYPE = np.dtype([("last", np.float64), ("delta", np.float64), ("mu", np.float64),
+_HOT_DTYPE = np.dtype([("last", np.float64), ("delta", np.float64), ("mu", np.float64),
                       ("hpos", np.int32), ("ncis", np.uint32)])
 
 
@@ -1102,7 +1102,7 @@ def _hot_records(Py_ssize_t n):
     """n records (last = 0, hpos = -1, the rest 0), 32-byte aligned so that none straddles a cache line."""
     raw = np.zeros(n * 32 + 32, dtype=np.uint8)
     off = (-raw.ctypes.data) % 32
-    hot = raw[off:off + n * 32].view(HOT_DTYPE)
+    hot = raw[off:off + n * 32].view(_HOT_DTYPE)
     hot["hpos"] = -1
     return hot
 
