@@ -73,6 +73,17 @@ crawl converges like Newton's method from below).  Work per tick is a few
 evaluations and O(log m) heap work each, independent of the crawl rate and of
 any level.
 
+The tick's candidates: a top whose bound exceeded the winning value was
+popped, so at the next tick every top's bound is within a few ticks' growth of
+the last winning value ``L``, and the tick's winning value is within about
+1e-6 of ``L`` (m = 1e6).  Only the buckets whose top reaches ``theta = L (1 -
+1e-6)`` (``ln L - 1e-6`` for ``ln V``) enter the search (a handful of the
+~140 nonempty ones at m = 1e6, instead of a scan of all of them at every
+pop); the others wait, and rejoin only if the tick's best value ends below
+``theta`` (their bounds are then compared with it as above).  Either way every
+bucket whose top reaches the best value is searched, so the decision is the
+same; only the order of the pops (so which pages are evaluated) can differ.
+
 Rounding: the bound must hold for the computed values, which are evaluated
 at ``tau`` computed as ``fl(fl(t - last) + fl(b n))``.  Its error, at most
 ``3 eps (|t| + |t_0| + 2 |last| + 2 |b n|)``, is covered by shading the key
@@ -100,6 +111,7 @@ from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -127,6 +139,35 @@ cdef extern from *:
     """
     void FRESHCORE_PREFETCH(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #include <string.h>
+    #ifdef _WIN32
+    #include <malloc.h>
+    #endif
+    /* 64-byte aligned blocks for the bucket heaps (NULL if memory is exhausted) */
+    static void* freshcore_aligned_alloc(size_t n) {
+        void* p = NULL;
+    #ifdef _WIN32
+        p = _aligned_malloc(n, 64);
+    #else
+        if (posix_memalign(&p, 64, n) != 0) p = NULL;
+    #endif
+        return p;
+    }
+    static void freshcore_aligned_free(void* p) {
+    #ifdef _WIN32
+        _aligned_free(p);
+    #else
+        free(p);
+    #endif
+    }
+    """
+    void* freshcore_aligned_alloc(size_t n) noexcept nogil
+    void freshcore_aligned_free(void* p) noexcept nogil
+
+cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
 cdef double INV_E = 0.36787944117144233  # 1/e rounded up (0.367879441171442321595...)
@@ -140,6 +181,30 @@ NOT_PLACED_CODE = NOT_PLACED
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
+
+
+cdef enum:
+    HEAP_LEAD = 3  # unused entries before entry 0 of a heap: the siblings 4i+1 .. 4i+4 share one aligned block
+
+
+cdef void* _heap_block(void* old, size_t n_old, size_t n, size_t item) noexcept nogil:
+    """A heap array of n entries of item bytes, its first n_old entries copied from old (freed).
+
+    Arrays start HEAP_LEAD entries into a 64-byte aligned block: the 4 keys
+    (32 bytes) and the 4 ids (16 bytes) of a group of siblings each sit in one
+    cache line.  NULL for n = 0; aborts if memory is exhausted.
+    """
+    cdef char* q = NULL
+    if n > 0:
+        q = <char*>freshcore_aligned_alloc((n + HEAP_LEAD) * item)
+        if q == NULL:
+            abort()
+        q += HEAP_LEAD * item
+        if old != NULL and n_old > 0:
+            memcpy(q, old, (n_old if n_old < n else n) * item)
+    if old != NULL:
+        freshcore_aligned_free(<char*>old - HEAP_LEAD * item)
+    return q
 
 
 cdef inline void* _resized(void* p, size_t nbytes) noexcept nogil:
@@ -159,21 +224,26 @@ cdef class SchedulerState:
     (the same floating-point operations as ``PageModel``, ``beta`` by the
     same compiled function, so the same bits), to save memory.
 
-    Memory per page slot: 5 arrays of 8 bytes (``delta, mu, nu, recall,
-    last``), 2 of 4 bytes (``ncis``, 32-bit signal counts; ``hpos``, the
-    position in the bucket's heap), the ``bucket`` byte (also the live flag), and
+    Memory per page slot: a 32-byte record of the fields a pop reads and
+    writes (``last, delta, mu``; ``hpos``, the position in the bucket's heap;
+    ``ncis``, 32-bit signal counts), one cache line for all of them when the
+    record array is 32-byte aligned (it is), 2 arrays of 8 bytes (``nu,
+    recall``, read by the value kinds that use signals), the 2-byte ``bucket``
+    (also the live flag), and
     the 12-byte heap entry (key and page id; the bucket heaps grow by 1/16 and
     shrink when under half full).  The per-tick buffer of popped pages is sized to the largest
     tick (a few entries in steady state).
     """
 
-    cdef double[::1] delta, mu, nu, recall
+    # delta, mu, last, hpos, ncis: strided views of the fields of one record array (_hot_records)
+    cdef object hot
+    cdef double[:] delta, mu, last
+    cdef uint32_t[:] ncis
+    cdef int32_t[:] hpos
+    cdef double[::1] nu, recall
     cdef int kind
     cdef long terms
     cdef Py_ssize_t m, cap, n_live
-    cdef double[::1] last
-    cdef uint32_t[::1] ncis
-    cdef int32_t[::1] hpos
     cdef bucket_t[::1] bucket
     # bucket heaps: 4-ary min-heaps on (key, id), keys stored beside the ids
     cdef int32_t** bids
@@ -229,10 +299,10 @@ cdef class SchedulerState:
         cdef int b
         if self.bids != NULL:
             for b in range(NBUCKETS):
-                free(self.bids[b])
+                _heap_block(self.bids[b], 0, 0, sizeof(int32_t))
         if self.bkey != NULL:
             for b in range(NBUCKETS):
-                free(self.bkey[b])
+                _heap_block(self.bkey[b], 0, 0, sizeof(double))
         free(self.bids)
         free(self.bkey)
         free(self.bsize)
@@ -248,16 +318,19 @@ cdef class SchedulerState:
 
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
-        self.delta, self.mu, self.nu, self.recall = _owned(delta), _owned(mu), _owned(nu), _owned(recall)
+        self.nu, self.recall = _owned(nu), _owned(recall)
         self.kind = kind
         self.terms = terms
-        self.m = self.delta.shape[0]
-        self.cap = self.m
-        self.n_live = self.m
-        m = self.m
-        self.last = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
-        self.ncis = np.zeros(m, dtype=np.uint32)
-        self.hpos = np.full(m, -1, dtype=np.int32)
+        m = self.nu.shape[0]
+        self.m = m
+        self.cap = m
+        self.n_live = m
+        hot = _hot_records(m)
+        hot["delta"] = np.asarray(delta, dtype=np.float64)
+        hot["mu"] = np.asarray(mu, dtype=np.float64)
+        if last is not None:
+            hot["last"] = np.asarray(last, dtype=np.float64)
+        self._set_hot(hot)
         self.bucket = np.full(m, NOT_PLACED, dtype=np.uint16)
         self.origin = 0.0
         self.t_now = 0.0
@@ -269,6 +342,11 @@ cdef class SchedulerState:
         self.log_lref = -INFINITY
         self.built = False
         self.n_evaluations = 0
+
+    def _set_hot(self, hot):
+        self.hot = hot
+        self.delta, self.mu, self.last = hot["delta"], hot["mu"], hot["last"]
+        self.hpos, self.ncis = hot["hpos"], hot["ncis"]
 
     # -- read-only views -------------------------------------------------
     @property
@@ -340,8 +418,8 @@ cdef class SchedulerState:
         """Bytes held by the state: per-slot arrays at capacity, the bucket heaps at capacity, the buffers."""
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
-            heaps += self.bcap[b]
-        # 5 float64 arrays (delta, mu, nu, recall, last), ncis (uint32), hpos (int32), bucket (uint16)
+            heaps += self.bcap[b] + (HEAP_LEAD if self.bcap[b] > 0 else 0)
+        # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
                 + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(double) + 5 * sizeof(int32_t)))
@@ -484,7 +562,8 @@ cdef class SchedulerState:
         return u + MARGIN * fabs(u) + self.bslope[b] * tpad
 
     # -- bucket heaps: 4-ary min-heaps on (key, id) ----------------------------------
-    # entry i of bucket b: page bids[b][i] with key bkey[b][i]; children 4i+1 .. 4i+4
+    # entry i of bucket b: page bids[b][i] with key bkey[b][i]; children 4i+1 .. 4i+4 (one aligned
+    # 32-byte block of keys and 16-byte block of ids: _heap_block)
     cdef void _sift_up(self, int b, Py_ssize_t i, int32_t x, double kx) noexcept nogil:
         """Place page x with key kx at hole i of bucket b, moving parents down."""
         cdef int32_t* h = self.bids[b]
@@ -510,12 +589,18 @@ cdef class SchedulerState:
         """Place page x with key kx at hole i of bucket b (size n), moving smaller children up."""
         cdef int32_t* h = self.bids[b]
         cdef double* hk = self.bkey[b]
-        cdef Py_ssize_t c, c0, cend
+        cdef Py_ssize_t c, c0, cend, g
         cdef double kc
         while True:
             c0 = 4 * i + 1
             if c0 >= n:
                 break
+            g = 16 * i + 5  # the grandchildren 16i+5 .. 16i+20, contiguous: fetched a level ahead
+            if g < n:  # (their keys fill two aligned cache lines, their ids straddle two)
+                FRESHCORE_PREFETCH(&hk[g])
+                FRESHCORE_PREFETCH(&hk[g + 8])
+                FRESHCORE_PREFETCH(&h[g])
+                FRESHCORE_PREFETCH(&h[g + 15])
             cend = c0 + 4 if c0 + 4 <= n else n
             c = c0
             kc = hk[c0]
@@ -554,16 +639,23 @@ cdef class SchedulerState:
         self.nact -= 1
 
     cdef void _reserve(self, int b, Py_ssize_t n) noexcept nogil:
-        """Room for n entries in bucket b: grows to n + n/16 + 16, shrinks to that when over n + n/8 + 32."""
+        """Room for n entries in bucket b: grows to n + n/16 + 8, shrinks to that when over n + n/8 + 32.
+
+        (Capacities count the HEAP_LEAD entries before entry 0: +8 rather than the +16 that served
+        before there were any keeps the bytes per page at m = 1e5 below 64.)
+        """
         cdef Py_ssize_t cap = self.bcap[b]
         if n <= cap and n + n // 8 + 32 >= cap:
             return
-        self._set_cap(b, n + n // 16 + 16)
+        self._set_cap(b, n + n // 16 + 8)
 
     cdef void _set_cap(self, int b, Py_ssize_t cap) noexcept nogil:
-        """Bucket b's heap arrays resized to cap entries (aborts if memory is exhausted)."""
-        self.bids[b] = <int32_t*>_resized(self.bids[b], cap * sizeof(int32_t))
-        self.bkey[b] = <double*>_resized(self.bkey[b], cap * sizeof(double))
+        """Bucket b's heap arrays resized to cap entries, HEAP_LEAD of them before entry 0 (aborts if
+        memory is exhausted); callers ask for at least 8 more than they need."""
+        cdef Py_ssize_t n = self.bsize[b]
+        cap -= HEAP_LEAD
+        self.bids[b] = <int32_t*>_heap_block(self.bids[b], n, cap, sizeof(int32_t))
+        self.bkey[b] = <double*>_heap_block(self.bkey[b], n, cap, sizeof(double))
         self.bcap[b] = <int32_t>cap
 
     cdef void _push(self, Py_ssize_t j, int b, double key) noexcept nogil:
@@ -677,8 +769,10 @@ cdef class SchedulerState:
         self.pval[n] = v
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, ul, v, bv, lbv, key
-        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
+        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
+        cdef double thr[2]
+        cdef int ok, fam
+        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc, nd
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -686,70 +780,100 @@ cdef class SchedulerState:
         if not self.built:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
-        # candidates: every nonempty bucket, with the bound of its top
-        nc = self.nact
-        for a in range(nc):
+        # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
+        # winning value (cb[:nc]); the others are deferred (cb[NBUCKETS - nd:]) and looked at again
+        # only if the best value of this tick ends below theta.  At the start of a tick every top's
+        # bound is within a few ticks' growth of the last winning value (any above it was popped at
+        # the last tick), so theta keeps a handful of ~100 buckets.  Branch-free: both ends are
+        # written, one count moves (a front write at nc <= a never reaches the deferred end).
+        thr[0] = self.lref * (1.0 - PREFILTER)
+        thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
+        nc = nd = 0
+        for a in range(self.nact):
             b = self.act[a]
-            self.cb[a] = <int32_t>b
-            self.ub[a] = self._bound(b, t, tpad)
+            fam = (b > NS) & (b != UNBOUNDED)  # 1: a line bounding ln V
+            if b == 0 or b == UNBOUNDED:
+                u = self._bound(b, t, tpad)
+            else:  # _bound's arithmetic, the ln V margin (1 + |u|) selected by the family
+                s = self.bslope[b]
+                u = s * (t - self.tkey[b])
+                u = u + MARGIN * (<double>fam + fabs(u)) + s * tpad
+            ok = u >= thr[fam]
+            self.cb[nc] = <int32_t>b
+            self.ub[nc] = u
+            self.cb[NBUCKETS - 1 - nd] = <int32_t>b
+            self.ub[NBUCKETS - 1 - nd] = u
+            nc += ok
+            nd += 1 - ok
         best = -1
         bv = -INFINITY
         lbv = -INFINITY
         pn = 0
-        while nc > 0:
-            # the largest bound among the lines bounding V and among those bounding ln V
-            # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
-            ba = bl = -1
-            bu = ul = -INFINITY
-            for a in range(nc):
-                u = self.ub[a]
-                b = self.cb[a]
-                if b > NS and b != UNBOUNDED:
-                    if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
-                        bl, ul = a, u
-                elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
-                    ba, bu = a, u
-            if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
-                ba = -1  # no line bounding V reaches the best value
-            if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
-                bl = -1
-            if ba < 0 and bl < 0:
-                break  # every page left is below the best value (or equal with a higher id)
-            if ba < 0 or (bl >= 0 and exp(ul) > bu):
-                ba = bl
-            b = self.cb[ba]
-            btop = self.bids[b][0]
-            # the page's fields are scattered over several arrays: fetch them while the heap is updated
-            FRESHCORE_PREFETCH(&self.last[btop])
-            FRESHCORE_PREFETCH(&self.delta[btop])
-            FRESHCORE_PREFETCH(&self.mu[btop])
-            FRESHCORE_PREFETCH(&self.ncis[btop])
-            if self.kind != 2:
-                FRESHCORE_PREFETCH(&self.recall[btop])
-                FRESHCORE_PREFETCH(&self.nu[btop])
-            self._take(b, 0)
-            if self.bsize[b] > 0:
-                self.ub[ba] = self._bound(b, t, tpad)
-            else:
-                nc -= 1
-                self.cb[ba] = self.cb[nc]
-                self.ub[ba] = self.ub[nc]
-            v = self.value(btop, self.tau(btop, t))
-            self._keep_popped(pn, btop, v)
-            pn += 1
-            if v > bv or (v == bv and btop < best):
-                bv = v
-                best = btop
-                lbv = log(bv)
-                # the best value only grows: drop the candidates that can no longer reach it
-                i = 0
+        while True:
+            while nc > 0:
+                # the largest bound among the lines bounding V and among those bounding ln V
+                # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
+                ba = bl = -1
+                bu = ul = -INFINITY
                 for a in range(nc):
+                    u = self.ub[a]
                     b = self.cb[a]
-                    if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
-                        self.cb[i] = self.cb[a]
-                        self.ub[i] = self.ub[a]
-                        i += 1
-                nc = i
+                    if b > NS and b != UNBOUNDED:
+                        if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
+                            bl, ul = a, u
+                    elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
+                        ba, bu = a, u
+                if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
+                    ba = -1  # no line bounding V reaches the best value
+                if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
+                    bl = -1
+                if ba < 0 and bl < 0:
+                    break  # every candidate left is below the best value (or equal with a higher id)
+                if ba < 0 or (bl >= 0 and exp(ul) > bu):
+                    ba = bl
+                b = self.cb[ba]
+                btop = self.bids[b][0]
+                # the page's record (one cache line) and the other kinds' fields: fetched while the heap is updated
+                FRESHCORE_PREFETCH(&self.last[btop])
+                if self.kind != 2:
+                    FRESHCORE_PREFETCH(&self.recall[btop])
+                    FRESHCORE_PREFETCH(&self.nu[btop])
+                self._take(b, 0)
+                if self.bsize[b] > 0:
+                    self.ub[ba] = self._bound(b, t, tpad)
+                else:
+                    nc -= 1
+                    self.cb[ba] = self.cb[nc]
+                    self.ub[ba] = self.ub[nc]
+                v = self.value(btop, self.tau(btop, t))
+                self._keep_popped(pn, btop, v)
+                pn += 1
+                if v > bv or (v == bv and btop < best):
+                    bv = v
+                    best = btop
+                    lbv = log(bv)
+                    # the best value only grows: drop the candidates that can no longer reach it
+                    i = 0
+                    for a in range(nc):
+                        b = self.cb[a]
+                        if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
+                            self.cb[i] = self.cb[a]
+                            self.ub[i] = self.ub[a]
+                            i += 1
+                    nc = i
+            if nd == 0 or (bv >= thr[0] and lbv >= thr[1]):
+                break  # every deferred bound is below theta (ln theta), so below the best value
+            # the best value ended below theta: the deferred candidates that reach it rejoin (their
+            # buckets were not touched), compacted from the end to the front (i <= a)
+            i = 0
+            for a in range(NBUCKETS - nd, NBUCKETS):
+                b = self.cb[a]
+                if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
+                    self.cb[i] = <int32_t>b
+                    self.ub[i] = self.ub[a]
+                    i += 1
+            nc = i
+            nd = 0
         # crawl the winner; every popped page goes back with its line from t
         self.lref = bv
         self.log_lref = lbv
@@ -757,7 +881,11 @@ cdef class SchedulerState:
         self.ncis[best] = 0
         for i in range(pn):
             j = self.pid[i]
-            if j == best:
+            if j == best and self.kind == 2:
+                # Greedy at tau = t - last = 0 (no signal term): greedy_value is exactly 0, not evaluated
+                b = self._line(j, t, 0.0, 0.0, &key)
+                self._push(j, b, key)
+            elif j == best:
                 self._place(j, t)
             else:
                 b = self._line(j, t, self.pval[i], self.tau(j, t), &key)
@@ -818,13 +946,11 @@ cdef class SchedulerState:
         if need <= cap:
             return
         cap = max(need, 2 * cap, 16)
-        self.delta = _grown(self.delta, m, cap, 0.0)
-        self.mu = _grown(self.mu, m, cap, 0.0)
+        hot = _hot_records(cap)
+        hot[:m] = self.hot[:m]
+        self._set_hot(hot)
         self.nu = _grown(self.nu, m, cap, 0.0)
         self.recall = _grown(self.recall, m, cap, 0.0)
-        self.last = _grown(self.last, m, cap, 0.0)
-        self.ncis = _grown(self.ncis, m, cap, 0)
-        self.hpos = _grown(self.hpos, m, cap, -1)
         self.bucket = _grown(self.bucket, m, cap, NOT_PLACED)
         self.cap = cap
 
@@ -965,6 +1091,20 @@ def _restore(params, int kind, long terms, state):
     s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
     s.import_state(state)
     return s
+
+
+#: The per-page fields a pop touches, in one 32-byte record (half a cache line).
+_HOT_DTYPE = np.dtype([("last", np.float64), ("delta", np.float64), ("mu", np.float64),
+                      ("hpos", np.int32), ("ncis", np.uint32)])
+
+
+def _hot_records(Py_ssize_t n):
+    """n records (last = 0, hpos = -1, the rest 0), 32-byte aligned so that none straddles a cache line."""
+    raw = np.zeros(n * 32 + 32, dtype=np.uint8)
+    off = (-raw.ctypes.data) % 32
+    hot = raw[off:off + n * 32].view(_HOT_DTYPE)
+    hot["hpos"] = -1
+    return hot
 
 
 def _owned(a):
