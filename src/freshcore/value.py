@@ -713,7 +713,7 @@ def _thresholds(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tupl
 
     n_live, lam_cut = len(si), math.inf  # see the ordering below
     u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
-    zeros, infs = np.zeros(len(si)), np.full(len(si), np.inf)
+    infs = np.full(len(si), np.inf)
     a = {"u": u0, "S": 0.0, "dSdu": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
          "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "c3": np.zeros(len(si)),
          "kc": np.zeros(len(ki), dtype=np.int_),
