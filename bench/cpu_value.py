@@ -2,7 +2,7 @@
 
 ``value N``: ``bench_value.value_numpy`` (numpy + ``scipy.special.gammainc``)
 against ``crawl_value(kind="exact")`` on ``bench_value.pages_instance(N)``, both
-timed with ``time.process_time`` (best of 3 / best of 5).  ``thresholds N``:
+timed with ``time.process_time`` (best of 3 / best of 6, interleaved).  ``thresholds N``:
 wall and CPU time of ``optimal_thresholds(pages, N/10)`` on the same pages.
 
 Run (as bench/README.md quotes it)::
@@ -34,9 +34,14 @@ def main(argv: list[str]) -> None:
     what, n = argv[0], int(argv[1])
     pages, tau = pages_instance(n)
     if what == "value":
-        tb = cpu(lambda: value_numpy(tau, pages), 3)
-        tf = cpu(lambda: crawl_value(tau, pages), 5)
-        print(f"n={n} CPU seconds (best of 3 / 5): numpy+gammainc {tb:.3f}, freshcore {tf:.4f}, ratio {tb / tf:.2f}")
+        # interleaved (baseline, then freshcore twice, three rounds): a slow spell of the shared host
+        # hits both sides rather than one
+        tb = tf = float("inf")
+        for _ in range(3):
+            tb = min(tb, cpu(lambda: value_numpy(tau, pages), 1))
+            tf = min(tf, cpu(lambda: crawl_value(tau, pages), 2))
+        print(f"n={n} CPU seconds (best of 3 / 6, interleaved): numpy+gammainc {tb:.3f}, freshcore {tf:.4f}, "
+              f"ratio {tb / tf:.2f}")
     elif what == "thresholds":
         t, c0 = time.perf_counter(), time.process_time()
         res = optimal_thresholds(pages, n / 10)
