@@ -600,3 +600,55 @@ def test_term_zero_forms_match_mpmath(recall):
             if iota[k] > 0:
                 ref = ref_value(iota[k], dl[k], recall, nu[k])
                 assert abs(got[k] - ref) <= 1e-14 * ref, (k, iota[k], got[k], float(ref))
+
+
+def radius_lower_bound(nu_beta, c_beta):
+    """max(pi, R_lo) of ``_value._root_radius``, written from its docstring: |w| >= R at every non-real root
+    of w e^w = z, z = nu beta e^{c beta}, where R^2 = log^2(z/R) + pi^2 bounds the root from below."""
+    lz = np.log(nu_beta) + c_beta
+    if lz <= np.log(np.pi):
+        return np.pi
+    r_up = np.hypot(lz - np.log(np.pi), np.pi)
+    if lz - np.log(r_up) < 0:
+        return np.pi
+    return max(np.pi, np.hypot(lz - np.log(r_up), np.pi))
+
+
+def test_non_real_residues_within_the_wide_radius_bound():
+    """High recall and many false signals (nu beta >= pi): |E| <= RES_TAIL alpha beta^2 (nu beta/R)^{iota/beta}."""
+    rng = np.random.default_rng(5)
+    worst, checked = 0.0, 0
+    while checked < 40:
+        dl, nu, lam = 10 ** rng.uniform(-1, 0.5), 10 ** rng.uniform(0, 2.5), rng.uniform(0.5, 0.98)
+        pages = PageModel([dl], 1.0, lam, nu)
+        b = pages.beta[0]
+        rad = radius_lower_bound(nu * b, (dl + nu) * b)
+        k = rng.uniform(1, 40)
+        if nu * b >= rad or dl * k * b > 40 or k * b * (dl + nu) > 3000:
+            continue
+        tail = ref_value(k * b, dl, lam, nu) - two_pole_part(k * b, dl, lam, nu)
+        bound = RES_TAIL * pages.alpha[0] * b**2 * (nu * b / rad) ** k
+        assert abs(tail) <= bound, (dl, nu, lam, k)
+        worst = max(worst, float(abs(tail) / bound))
+        checked += 1
+    assert worst > 0.02  # not loose (0.074 seen)
+
+
+def test_residue_form_with_the_wide_radius_matches_mpmath():
+    """Pages that needed ~10^3 series terms (recall 0.9, nu = 10^3 at iota/beta ~ 1100: 223 us a page) and
+    now take the residue form."""
+    rng = np.random.default_rng(2)
+    m = 200
+    dl, nu, lam = 10 ** rng.uniform(-1, 0.5, m), 10 ** rng.uniform(0.5, 3, m), rng.uniform(0.6, 0.98, m)
+    pages = PageModel(dl, 1.0, lam, nu)
+    iota = pages.beta * rng.uniform(100, 300, m)
+    v, used = np.empty(m), np.zeros(m, np.uint8)
+    _value.residue_kernel(iota, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta, v, used)
+    wide = np.flatnonzero(used.astype(bool) & (pages.false_rate * pages.beta >= np.pi))
+    assert len(wide) >= 20
+    for k in wide[:6]:
+        ref = ref_value(iota[k], dl[k], lam[k], nu[k])
+        assert abs(v[k] - ref) <= 1e-13 * ref, k
+    big = PageModel([1.0], 1.0, 0.9, 1e3)
+    got = crawl_value([10.0], big)[0]
+    assert abs(got - ref_value(10.0, 1.0, 0.9, 1e3)) <= 1e-13 * got

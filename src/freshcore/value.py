@@ -355,8 +355,9 @@ def crawl_value(
     from the residues of its Laplace transform, ``alpha / (s (s + alpha)
     (s + Delta + nu - nu e^{-s beta}))``: the two real poles give
     ``C + (R^1(alpha iota)/alpha + kappa (1 - e^{-alpha iota}))/(1 + gamma beta)``
-    and the others sum to at most ``0.06785 alpha beta^2 (nu beta/pi)^{iota/beta}``,
-    which must be below 1e-16 of V for that form to be used.
+    and the others sum to at most ``0.06785 alpha beta^2 (nu beta/R)^{iota/beta}``
+    (``R >= pi``, see ``freshcore._value``), which must be below 1e-16 of V
+    for that form to be used.
 
     Pages with ``recall = 1`` (``alpha = 0``, ``beta = inf``) are fresh for
     certain until a signal arrives: their value is 0 at every finite
