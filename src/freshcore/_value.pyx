@@ -55,7 +55,29 @@ change with n.
 """
 
 cimport cython
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, frexp, ldexp, pow, sqrt, isnan, INFINITY, NAN
+from libc.float cimport DBL_MIN
+from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* e with x = m 2^e, 1/2 <= m < 1, for a normal x > 0 (frexp's exponent, without the call) */
+    static inline int freshcore_exponent(double x) {
+        uint64_t u;
+        memcpy(&u, &x, sizeof u);
+        return (int)((u >> 52) & 0x7ff) - 1022;
+    }
+    /* 2^e for -1022 <= e <= 1023 (ldexp(1, e), without the call) */
+    static inline double freshcore_pow2(int e) {
+        uint64_t u = (uint64_t)(e + 1023) << 52;
+        double d;
+        memcpy(&d, &u, sizeof d);
+        return d;
+    }
+    """
+    int freshcore_exponent(double x) noexcept nogil
+    double freshcore_pow2(int e) noexcept nogil
 from freshcore._core cimport residual_exp, poisson_pmf
 
 cdef double CANCEL_RATIO = 0.75
@@ -520,7 +542,7 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     nu beta < R; the caller sums the series otherwise.
     """
     cdef double kk, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea, nb, rad = PI
-    cdef int e2
+    cdef int e2, e_lo, e_hi
     cdef bint exact = False
     kk = iota / beta
     if not (kk >= RES_MIN_K):
@@ -531,15 +553,22 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     scale = RES_TAIL * alpha * beta * beta
     nb = nu * beta
     ub = INFINITY
-    if nb < PI:
-        # the bound scale r^kk, r = nu beta/pi = m 2^e2 with 1/2 <= m < 1 and e2 <= 0, lies between
-        # 2^{(e2-1) ceil(kk)} and 2^{e2 floor(kk)}: powers of two first, the exact bound only if they do not decide
-        r = frexp(nb / PI, &e2)
-        if kk > 2000.0 or ldexp(scale, (e2 - 1) * <int>ceil(kk)) * delta <= SUM_TOL:
-            ub = ldexp(scale, e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0))
+    r = nb / PI
+    if r < 1.0 and r >= DBL_MIN:
+        # the bound scale r^kk, r = m 2^e2 with 1/2 <= m < 1 and e2 <= 0, lies between
+        # 2^{(e2-1) ceil(kk)} and 2^{e2 floor(kk)}: powers of two first (exponents below -1022
+        # make no decision from below and are raised to -1022 above), the exact bound only if they do not decide
+        e2 = freshcore_exponent(r)
+        e_lo = (e2 - 1) * <int>ceil(kk) if kk <= 2000.0 else -2000000
+        if e_lo < -1022 or scale * freshcore_pow2(e_lo) * delta <= SUM_TOL:
+            e_hi = e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0)
+            ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
             if ub * delta > SUM_TOL:
-                ub = scale * exp(kk * log(nb / PI))
+                ub = scale * exp(kk * log(r))
                 exact = True
+    elif r < 1.0:
+        ub = scale * exp(kk * log(r))
+        exact = True
     if ub * delta > SUM_TOL:
         # V <= 1/delta: with the radius pi the bound cannot be below 1e-16 of V; a wider one
         # (large z = nu beta e^{c beta}: a high recall with frequent false signals) where many terms remain
