@@ -340,17 +340,13 @@ cdef inline double _log_r(double alpha, double gamma, double c) noexcept nogil:
     return log1p(-alpha / c) if alpha < 0.5 * c else log(gamma / c)
 
 
-cdef inline double _term(long n, double s, double c, double gamma, double alpha,
-                         double rho_n, double e_ai, double lr, double total, double rb,
-                         double* a_out) noexcept nogil:
-    """D_n(s) >= 0 (see the module notes); stores A_n in a_out[0]; ``total``: the sum of the terms before;
-    ``rb``: R^n(gamma s) if the caller has it, computed as here (NaN otherwise); ``lr``: log(gamma/c), or NaN
-    (then computed here by the rarer forms that need it)."""
-    cdef double a, b, e, t1, q, qa, y, x = c * s
-    if n == 0:
-        b = _term0(s, c, gamma, alpha, a_out)
-        if not isnan(b):
-            return b
+cdef inline double _term_series(long n, double s, double c, double gamma, double alpha,
+                                double rho_n, double e_ai, double lr, double total, double qb,
+                                double* a_out) noexcept nogil:
+    """D_n(s) >= 0 by the series forms of the module notes; stores A_n in a_out[0]; ``total``: the sum of the
+    terms before; ``qb``: Q^n(gamma s) where gamma s >= n + 1 if the caller has it, computed as here (NaN
+    otherwise); ``lr``: log(gamma/c), or NaN (then computed here by the rarer forms that need it)."""
+    cdef double a, b, e, t1, q, qa, rb, y, x = c * s
     if x < <double>(n + 1):
         # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
         if rho_n == 0.0:
@@ -365,11 +361,12 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
     if a == 0.0:
         return 0.0
     y = gamma * s
-    if isnan(rb):
-        if y < <double>(n + 1):
-            rb = _series_tail(n, y, 0.0, &e)
-        else:
-            rb = 1.0 - _lower_from_pmf(n, y, _pmf(n, y))
+    if y < <double>(n + 1):
+        rb = _series_tail(n, y, 0.0, &e)
+    else:
+        if isnan(qb):
+            qb = _lower_from_pmf(n, y, _pmf(n, y))
+        rb = 1.0 - qb
     b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
@@ -381,12 +378,24 @@ cdef inline double _term(long n, double s, double c, double gamma, double alpha,
         e = -alpha * s - <double>(n + 1) * lr
         if e < 0.0:
             t1 = -expm1(e)
-            q = exp(e) * _lower_from_pmf(n, y, _pmf(n, y))
+            q = exp(e) * qb
             if q <= 0.25 * t1:
                 return rho_n / c * (t1 + (q - qa))
     if isnan(lr):
         lr = _log_r(alpha, gamma, c)
     return rho_n / c * _difference_series(n, x, lr, alpha / c)
+
+
+cdef inline double _term(long n, double s, double c, double gamma, double alpha,
+                         double rho_n, double e_ai, double lr, double total, double qb,
+                         double* a_out) noexcept nogil:
+    """D_n(s) >= 0: term 0 in closed form where ``_term0`` has one, else ``_term_series`` (same arguments)."""
+    cdef double b
+    if n == 0:
+        b = _term0(s, c, gamma, alpha, a_out)
+        if not isnan(b):
+            return b
+    return _term_series(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, qb, a_out)
 
 
 cdef double signal_beta(double delta, double recall, double nu) noexcept nogil:
@@ -635,8 +644,8 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
         if n == 0 and not isnan(d0):
             d = d0
             a = a0
-        else:
-            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
+        else:  # (term 0 here only where _term0 had no closed form: not tried twice)
+            d = _term_series(n, s, c, gamma, alpha, rho_n, e_ai, lr, total, NAN, &a)
         total += d
         if terms >= 0 and n + 1 >= terms:
             break
@@ -767,15 +776,15 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
                                double beta, double mu, double* psi_out, double* dpsi_out) noexcept nogil:
     """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
 
-    Both series run over the same s_n; a term whose R^n(gamma s_n) psi takes
+    Both series run over the same s_n; a term whose Q^n(gamma s_n) psi takes
     from its lower sum hands it to V's D_n instead of recomputing it.  Every
     operation of either sum is the one of its own function, so both results
     are bit-identical to those (tested); each sum stops by its own rule.  psi'(iota) comes with psi, as
     in ``interval_and_slope``, in ``dpsi_out``.
     """
-    cdef double c, rho, rho_n = 1.0, e_ai, lr, s, y, rb, t, d, a, q, p, pn
+    cdef double c, rho, rho_n = 1.0, e_ai = NAN, lr, s, y, qb, t, d, a, q, p, pn
     cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0, d2p_total = 0.0
-    cdef bint v_on = True, p_on = True, have_rb
+    cdef bint v_on = True, p_on = True
     cdef long n = 0
     if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
             or beta == INFINITY or gamma == 0.0:
@@ -783,15 +792,15 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
         return page_value(iota, delta, alpha, gamma, nu, beta, mu, -1)
     c = delta + nu
     rho = nu / c
-    e_ai = exp(-alpha * iota)
     lr = NAN
     if _residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
         # V in closed form (as page_value does); only psi's series runs
         v_on = False
+    else:
+        e_ai = exp(-alpha * iota)
     while v_on or p_on:
         s = iota - <double>n * beta if n > 0 else iota
-        have_rb = False
-        rb = NAN
+        qb = NAN
         if p_on:
             y = gamma * s
             if y < <double>(n + 1):
@@ -799,9 +808,8 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
                 pn = _pmf_below(n, y, p)
             else:
                 pn = _pmf(n, y)
-                rb = 1.0 - _lower_from_pmf(n, y, pn)
-                have_rb = True
-                t = rb / gamma
+                qb = _lower_from_pmf(n, y, pn)
+                t = (1.0 - qb) / gamma
             dp_total += pn
             d2p_total += _pmf_step(n, y, pn)
             p_total += t
@@ -812,7 +820,7 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
                 if q < 1.0 and t * q <= SUM_TOL * p_total * (1.0 - q):
                     p_on = False
         if v_on:
-            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, v_total, rb if have_rb else NAN, &a)
+            d = _term(n, s, c, gamma, alpha, rho_n, e_ai, lr, v_total, qb, &a)
             v_total += d
             if <double>(n + 1) * beta > iota or a == 0.0:
                 v_on = False
