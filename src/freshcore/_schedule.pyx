@@ -1118,20 +1118,3 @@ def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
     out[:n] = x[:n]
     return out
 
-
-cdef object _from_ptr(const double* p, Py_ssize_t n):
-    out = np.empty(n, dtype=np.float64)
-    cdef double[::1] o = out
-    cdef Py_ssize_t i
-    for i in range(n):
-        o[i] = p[i]
-    return out
-
-
-cdef object _from_ptr_intp(const Py_ssize_t* p, Py_ssize_t n):
-    out = np.empty(n, dtype=np.intp)
-    cdef Py_ssize_t[::1] o = out
-    cdef Py_ssize_t i
-    for i in range(n):
-        o[i] = p[i]
-    return out
