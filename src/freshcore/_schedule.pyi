@@ -10,9 +10,12 @@ _F = NDArray[np.float64]
 MAX_SIGNALS: int
 N_BUCKETS: int
 NOT_PLACED_CODE: int
+UNBOUNDED_CODE: int
+PARK_CODE: int
 
 class SchedulerState:
     n_evaluations: int
+    n_unparks: int
     def __init__(
         self,
         delta: _F,

@@ -116,14 +116,16 @@ from libc.string cimport memcpy
 import numpy as np
 
 from freshcore._value cimport greedy_value, page_value, cis_value, signal_beta
+from freshcore._core cimport lambertw_shifted
 
 cdef enum:
     SUBB = 4            # buckets per octave of slopes
     NOCT = 150          # octaves: slopes 2**-100 .. 2**50
     EOFFSET = 100
     NS = NOCT * SUBB    # slope buckets of each family
-    NBUCKETS = 2 + 2 * NS  # 0: constant values; 1 .. NS: lines bounding V; NS+1 .. 2 NS: lines bounding ln V
+    NBUCKETS = 3 + 2 * NS  # 0: constant values; 1 .. NS: lines bounding V; NS+1 .. 2 NS: lines bounding ln V
     UNBOUNDED = 1 + 2 * NS
+    PARK = 2 + 2 * NS   # Greedy pages keyed by the time they reach the park level (not a slope bucket)
     DEAD = 65534        # bucket of a removed page
     NOT_PLACED = 65535  # bucket of a live page in no heap (popped, or before the first tick)
 
@@ -167,6 +169,9 @@ cdef extern from *:
     void* freshcore_aligned_alloc(size_t n) noexcept nogil
     void freshcore_aligned_free(void* p) noexcept nogil
 
+cdef double PARK_EPS = 1e-3   # the park level's relative distance below the last winning value
+cdef double PARK_SHADE = 1e-9  # park keys are the times of reaching park_level (1 - PARK_SHADE)
+cdef double INV_E_HI = 0.36787944117144233
 cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
@@ -175,6 +180,12 @@ cdef double E_UP = 2.7182818284590455  # e rounded up
 
 #: Number of buckets (constant values, the slopes, the unbounded one).
 N_BUCKETS = NBUCKETS
+
+#: Bucket code of the lines of unbounded slope.
+UNBOUNDED_CODE = UNBOUNDED
+
+#: Bucket code of a parked Greedy page (keyed by the time it reaches the park level).
+PARK_CODE = PARK
 
 #: Bucket code of a live page in no heap (and, in exported states, of a removed page).
 NOT_PLACED_CODE = NOT_PLACED
@@ -262,9 +273,11 @@ cdef class SchedulerState:
     cdef double* pval
     cdef Py_ssize_t pcap
     cdef double origin, r_now, t_now, delay, lref, log_lref
+    cdef double plevel, pmargin  # Greedy's park level (0: none) and its relative distance below the winning value
     cdef long long k, nticks
     cdef bint built
     cdef readonly long long n_evaluations
+    cdef readonly long long n_unparks  # ticks whose best value ended below the park level
 
     def __cinit__(self):
         cdef int b
@@ -288,7 +301,7 @@ cdef class SchedulerState:
             self.bcap[b] = 0
             self.actpos[b] = -1
             # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
-            self.bslope[b] = 0.0 if b == 0 else (INFINITY if b == UNBOUNDED else ldexp(
+            self.bslope[b] = 0.0 if b == 0 or b == PARK else (INFINITY if b == UNBOUNDED else ldexp(
                 0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
         self.nact = 0
         self.pid = NULL
@@ -342,6 +355,9 @@ cdef class SchedulerState:
         self.log_lref = -INFINITY
         self.built = False
         self.n_evaluations = 0
+        self.plevel = 0.0
+        self.pmargin = PARK_EPS
+        self.n_unparks = 0
 
     def _set_hot(self, hot):
         self.hot = hot
@@ -666,7 +682,7 @@ cdef class SchedulerState:
         self.bsize[b] = <int32_t>(n + 1)
         self.bucket[j] = <bucket_t>b
         self._sift_up(b, n, <int32_t>j, key)
-        if n == 0:
+        if n == 0 and b != PARK:
             self._activate(b)
 
     cdef void _take(self, int b, Py_ssize_t i) noexcept nogil:
@@ -694,26 +710,72 @@ cdef class SchedulerState:
         self._take(self.bucket[j], self.hpos[j])
 
     cdef void _place(self, Py_ssize_t j, double t) noexcept nogil:
-        """Evaluate live page j (in no heap) at time t and push it with its line."""
-        cdef double tau = self.tau(j, t), key
-        cdef double v = self.value(j, tau)
-        cdef int b = self._line(j, t, v, tau, &key)
+        """Evaluate live page j (in no heap) at time t and push it (parked, or with its line)."""
+        cdef double tau = self.tau(j, t)
+        self._put(j, t, self.value(j, tau), tau)
+
+    cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil:
+        """Whether page j, of value v at tau, is parked: Greedy, below the park level, not constant.
+
+        (Below ``plevel (1 - 2 PARK_SHADE)``: a parked page then either never
+        reaches the level of its key, whose key is ``inf``, or ends above it.)
+        """
+        return (self.kind == 2 and v < self.plevel * (1.0 - 2.0 * PARK_SHADE) and self.mu[j] > 0.0
+                and self.delta[j] > 0.0 and tau < INFINITY)
+
+    cdef double _park_key(self, Py_ssize_t j) noexcept nogil:
+        """Greedy page j (mu, Delta > 0): a time before which V_j < plevel (module notes); inf if never.
+
+        The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = plevel
+        (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1
+        - y)/e))`` (as the periodic rates; ``q = 1 + e z = y`` exactly), shaded
+        by a few ulps of the times.  ``PARK_SHADE`` (1e-9) covers the errors
+        of ``x`` (~1e-15 relative) and of the computed values (tests/test_schedule_bounds.py).
+        """
+        cdef double dl = self.delta[j], last = self.last[j], y, x, key
+        y = (self.plevel * (1.0 - PARK_SHADE)) * dl / self.mu[j]
+        if not (y < 1.0):
+            return INFINITY
+        x = -lambertw_shifted(y, -(1.0 - y) * INV_E_HI, True) if y > 0.0 else 0.0
+        key = last + x / dl
+        return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+    cdef void _put(self, Py_ssize_t j, double t, double v, double tau) noexcept nogil:
+        """Push page j (in no heap) of value v at time t (tau_j = tau): parked, or with its line."""
+        cdef double key
+        cdef int b
+        if self._parks(j, v, tau):
+            self._push(j, PARK, self._park_key(j))
+            return
+        b = self._line(j, t, v, tau, &key)
         self._push(j, b, key)
 
     # -- ticks -------------------------------------------------------------------
     cdef void _build(self, double t) noexcept nogil:
         """Evaluate every live page at t and heapify the buckets (the first tick, O(m))."""
         cdef Py_ssize_t j, b
-        cdef double tau, v, key
+        cdef double tau, v, key, vmax = 0.0
         cdef double* keys = <double*>malloc((self.m if self.m > 0 else 1) * sizeof(double))
         if keys == NULL:
             abort()
         for j in range(self.m):
             if self.bucket[j] == DEAD:
                 continue
+            keys[j] = self.value(j, self.tau(j, t))
+            if keys[j] > vmax:
+                vmax = keys[j]
+        if self.kind == 2:
+            self.plevel = vmax * (1.0 - self.pmargin)  # the first winning value is vmax
+        for j in range(self.m):
+            if self.bucket[j] == DEAD:
+                continue
             tau = self.tau(j, t)
-            v = self.value(j, tau)
-            self.bucket[j] = <bucket_t>self._line(j, t, v, tau, &keys[j])
+            v = keys[j]
+            if self._parks(j, v, tau):
+                self.bucket[j] = PARK
+                keys[j] = self._park_key(j)
+            else:
+                self.bucket[j] = <bucket_t>self._line(j, t, v, tau, &keys[j])
         self._fill_buckets(keys)
         free(keys)
         self.built = True
@@ -756,7 +818,8 @@ cdef class SchedulerState:
                 i -= 1
                 self._sift_down(b, n, i, h[i], hk[i])
             self.tkey[b] = hk[0]
-            self._activate(b)
+            if b != PARK:
+                self._activate(b)
 
     cdef void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v) noexcept nogil:
         cdef Py_ssize_t cap
@@ -772,6 +835,7 @@ cdef class SchedulerState:
         cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
         cdef double thr[2]
         cdef int ok, fam
+        cdef bint fell
         cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc, nd
         self.k += 1
         self.nticks += 1
@@ -809,6 +873,19 @@ cdef class SchedulerState:
         bv = -INFINITY
         lbv = -INFINITY
         pn = 0
+        # parked pages whose key has come: they may have reached the park level (evaluated, popped)
+        while self.bsize[PARK] > 0 and self.bkey[PARK][0] <= t:
+            j = self.bids[PARK][0]
+            FRESHCORE_PREFETCH(&self.last[j])
+            self._take(PARK, 0)
+            v = self.value(j, self.tau(j, t))
+            self._keep_popped(pn, j, v)
+            pn += 1
+            if v > bv or (v == bv and j < best):
+                bv = v
+                best = j
+        if best >= 0:
+            lbv = log(bv)
         while True:
             while nc > 0:
                 # the largest bound among the lines bounding V and among those bounding ln V
@@ -874,7 +951,35 @@ cdef class SchedulerState:
                     i += 1
             nc = i
             nd = 0
-        # crawl the winner; every popped page goes back with its line from t
+        fell = self.bsize[PARK] > 0 and not (bv >= self.plevel)
+        if fell:
+            # the best value ended below the park level, which bounds only the parked pages not yet
+            # due: every parked page is evaluated (O(parked); the level is then lowered)
+            self.n_unparks += 1
+            for i in range(self.bsize[PARK]):
+                j = self.bids[PARK][i]
+                self.hpos[j] = -1
+                self.bucket[j] = NOT_PLACED
+                v = self.value(j, self.tau(j, t))
+                self._keep_popped(pn, j, v)
+                pn += 1
+                if v > bv or (v == bv and j < best):
+                    bv = v
+                    best = j
+            self.bsize[PARK] = 0
+            self._reserve(PARK, 0)
+            lbv = log(bv)
+        if self.kind == 2 and bv > 0.0:
+            # the park level: lowered after a fall (with twice the margin), raised (free: keys of a
+            # lower level stay valid) when the winning value has moved two margins above it
+            if fell or self.plevel == 0.0:
+                if fell:
+                    self.pmargin = 2.0 * self.pmargin if self.pmargin < 0.25 else 0.5
+                self.plevel = bv * (1.0 - self.pmargin)
+            elif self.plevel < bv * (1.0 - 2.0 * self.pmargin):
+                self.pmargin = 0.5 * self.pmargin if self.pmargin > 2.0 * PARK_EPS else PARK_EPS
+                self.plevel = bv * (1.0 - self.pmargin)
+        # crawl the winner; every popped page goes back, parked or with its line from t
         self.lref = bv
         self.log_lref = lbv
         self.last[best] = t
@@ -883,13 +988,11 @@ cdef class SchedulerState:
             j = self.pid[i]
             if j == best and self.kind == 2:
                 # Greedy at tau = t - last = 0 (no signal term): greedy_value is exactly 0, not evaluated
-                b = self._line(j, t, 0.0, 0.0, &key)
-                self._push(j, b, key)
+                self._put(j, t, 0.0, 0.0)
             elif j == best:
                 self._place(j, t)
             else:
-                b = self._line(j, t, self.pval[i], self.tau(j, t), &key)
-                self._push(j, b, key)
+                self._put(j, t, self.pval[i], self.tau(j, t))
         if self.pcap > 256 and 8 * pn < self.pcap:  # a start-up transient's buffer is not kept
             i = 2 * pn if 2 * pn > 256 else 256
             self.pid = <int32_t*>_resized(self.pid, i * sizeof(int32_t))
@@ -1036,6 +1139,9 @@ cdef class SchedulerState:
             "time": self.t_now,
             "signal_delay": self.delay,
             "last_best": self.lref,
+            "park_level": self.plevel,
+            "park_margin": self.pmargin,
+            "n_unparks": self.n_unparks,
             "k": self.k,
             "nticks": self.nticks,
             "built": bool(self.built),
@@ -1078,6 +1184,9 @@ cdef class SchedulerState:
         self.nticks = d["nticks"]
         self.built = d["built"]
         self.n_evaluations = d["n_evaluations"]
+        self.plevel = d["park_level"]
+        self.pmargin = d["park_margin"]
+        self.n_unparks = d["n_unparks"]
 
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time."""

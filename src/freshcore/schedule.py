@@ -31,13 +31,13 @@ __all__ = ["Scheduler", "FORMAT_VERSION"]
 _KINDS = ("exact", "approx", "greedy", "cis")
 
 #: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _MAGIC = "freshcore.Scheduler"
 _MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit heap indices)
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "key")
-_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best")
-_INT_SCALARS = ("k", "nticks", "n_evaluations")
+_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best", "park_level", "park_margin")
+_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_unparks")
 
 
 class Scheduler(_statefile.DictState):
@@ -649,6 +649,10 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
         out[key] = float(v)
     if out["rate"] <= 0 or out["signal_delay"] < 0 or out["last_best"] < 0:
         raise bad("rate", "'signal_delay' and 'last_best' must be in range")
+    if out["park_level"] < 0:
+        raise bad("park_level", f"must be >= 0, got {out['park_level']!r}")
+    if not 0 < out["park_margin"] < 1:
+        raise bad("park_margin", f"must be in (0, 1), got {out['park_margin']!r}")
     for key in _INT_SCALARS:
         v = _item(d[key])
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -663,6 +667,9 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
     if wrong.any():
         raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_schedule.NOT_PLACED_CODE} (page "
                   f"{int(np.flatnonzero(wrong)[0])})")
+    parked = out["bucket"] == _schedule.PARK_CODE
+    if parked.any() and _item(d["value"]) != "greedy":
+        raise bad("bucket", f"must park only Greedy pages (page {int(np.flatnonzero(parked)[0])})")
     placed = out["bucket"] != _schedule.NOT_PLACED_CODE
     if built and (placed != out["alive"]).any():
         j = int(np.flatnonzero(placed != out["alive"])[0])
