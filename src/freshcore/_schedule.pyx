@@ -267,6 +267,9 @@ cdef class SchedulerState:
     cdef int32_t* actpos   # position of a bucket in act, -1 if empty
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
+    cdef double* bbd       # each scanned bucket's bound at the tick's scan
+    cdef long long* ctk    # the tick at which a bucket was last among the candidates
+    cdef double* bfam      # 1.0 for the buckets of lines bounding ln V, else 0.0
     cdef Py_ssize_t nact
     # pages popped at the current tick
     cdef int32_t* pid
@@ -291,8 +294,12 @@ cdef class SchedulerState:
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.ub = <double*>malloc(NBUCKETS * sizeof(double))
         self.cb = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
+        self.bbd = <double*>malloc(NBUCKETS * sizeof(double))
+        self.ctk = <long long*>malloc(NBUCKETS * sizeof(long long))
+        self.bfam = <double*>malloc(NBUCKETS * sizeof(double))
         if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL or self.tkey == NULL
-                or self.act == NULL or self.actpos == NULL or self.ub == NULL or self.cb == NULL):
+                or self.act == NULL or self.actpos == NULL or self.ub == NULL or self.cb == NULL
+                or self.bbd == NULL or self.ctk == NULL or self.bfam == NULL):
             raise MemoryError()
         for b in range(NBUCKETS):
             self.bids[b] = NULL
@@ -300,6 +307,8 @@ cdef class SchedulerState:
             self.bsize[b] = 0
             self.bcap[b] = 0
             self.actpos[b] = -1
+            self.ctk[b] = -1
+            self.bfam[b] = 1.0 if NS < b <= 2 * NS else 0.0
             # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
             self.bslope[b] = 0.0 if b == 0 or b == PARK else (INFINITY if b == UNBOUNDED else ldexp(
                 0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
@@ -326,6 +335,9 @@ cdef class SchedulerState:
         free(self.actpos)
         free(self.ub)
         free(self.cb)
+        free(self.bbd)
+        free(self.ctk)
+        free(self.bfam)
         free(self.pid)
         free(self.pval)
 
@@ -637,6 +649,9 @@ cdef class SchedulerState:
         self.tkey[b] = hk[0]
 
     cdef void _activate(self, int b) noexcept nogil:
+        """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
+        if b == 0 or b == UNBOUNDED or b == PARK:
+            return
         if self.actpos[b] < 0:
             self.actpos[b] = <int32_t>self.nact
             self.act[self.nact] = b
@@ -788,6 +803,7 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             self.bsize[b] = 0
             self.actpos[b] = -1
+            self.ctk[b] = -1
         self.nact = 0
         for j in range(self.m):
             self.hpos[j] = -1
@@ -835,6 +851,18 @@ cdef class SchedulerState:
         cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
         cdef double thr[2]
         cdef int ok, fam
+        cdef int32_t* act
+        cdef int32_t* cb
+        cdef double* bsl
+        cdef double* tk
+        cdef double* ub
+        cdef double* bbd
+        cdef double* bfm
+        cdef long long* ctk
+        cdef long long tick
+        cdef double mg, f
+        cdef bint rejoined = False
+        cdef Py_ssize_t nact
         cdef bint fell
         cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc, nd
         self.k += 1
@@ -852,23 +880,33 @@ cdef class SchedulerState:
         # written, one count moves (a front write at nc <= a never reaches the deferred end).
         thr[0] = self.lref * (1.0 - PREFILTER)
         thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
-        nc = nd = 0
-        for a in range(self.nact):
-            b = self.act[a]
-            fam = (b > NS) & (b != UNBOUNDED)  # 1: a line bounding ln V
-            if b == 0 or b == UNBOUNDED:
+        # (the arrays in locals: the stores below would otherwise make the compiler reload them)
+        act, bsl, tk, cb, ub, bbd, bfm = self.act, self.bslope, self.tkey, self.cb, self.ub, self.bbd, self.bfam
+        ctk, tick, mg = self.ctk, self.nticks, MARGIN
+        nact = self.nact
+        nc = 0
+        for a in range(nact):
+            b = act[a]
+            s = bsl[b]
+            f = bfm[b]
+            u = s * (t - tk[b])
+            u = u + mg * (f + fabs(u)) + s * tpad  # _bound's arithmetic (the ln V margin 1 + |u| when f = 1)
+            bbd[b] = u
+            if u >= (thr[1] if f != 0.0 else thr[0]):
+                cb[nc] = <int32_t>b
+                ub[nc] = u
+                ctk[b] = tick
+                nc += 1
+        for b in range(2):  # constant values, then the unbounded slopes (kept out of act)
+            b = 0 if b == 0 else UNBOUNDED
+            if self.bsize[b] > 0:
                 u = self._bound(b, t, tpad)
-            else:  # _bound's arithmetic, the ln V margin (1 + |u|) selected by the family
-                s = self.bslope[b]
-                u = s * (t - self.tkey[b])
-                u = u + MARGIN * (<double>fam + fabs(u)) + s * tpad
-            ok = u >= thr[fam]
-            self.cb[nc] = <int32_t>b
-            self.ub[nc] = u
-            self.cb[NBUCKETS - 1 - nd] = <int32_t>b
-            self.ub[NBUCKETS - 1 - nd] = u
-            nc += ok
-            nd += 1 - ok
+                bbd[b] = u
+                if u >= thr[0]:
+                    cb[nc] = <int32_t>b
+                    ub[nc] = u
+                    ctk[b] = tick
+                    nc += 1
         best = -1
         bv = -INFINITY
         lbv = -INFINITY
@@ -938,19 +976,25 @@ cdef class SchedulerState:
                             self.ub[i] = self.ub[a]
                             i += 1
                     nc = i
-            if nd == 0 or (bv >= thr[0] and lbv >= thr[1]):
+            if rejoined or (bv >= thr[0] and lbv >= thr[1]):
                 break  # every deferred bound is below theta (ln theta), so below the best value
-            # the best value ended below theta: the deferred candidates that reach it rejoin (their
-            # buckets were not touched), compacted from the end to the front (i <= a)
+            # the best value ended below theta: the deferred buckets (not candidates, so not touched
+            # since the scan; those emptied since have left act) whose bound reaches it rejoin
             i = 0
-            for a in range(NBUCKETS - nd, NBUCKETS):
-                b = self.cb[a]
-                if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
-                    self.cb[i] = <int32_t>b
-                    self.ub[i] = self.ub[a]
+            for a in range(self.nact + 2):
+                if a < self.nact:
+                    b = act[a]
+                else:
+                    b = 0 if a == self.nact else UNBOUNDED
+                    if self.bsize[b] == 0:
+                        continue
+                if ctk[b] != tick and bbd[b] >= (lbv if bfm[b] != 0.0 else bv):
+                    cb[i] = <int32_t>b
+                    ub[i] = bbd[b]
+                    ctk[b] = tick
                     i += 1
             nc = i
-            nd = 0
+            rejoined = True
         fell = self.bsize[PARK] > 0 and not (bv >= self.plevel)
         if fell:
             # the best value ended below the park level, which bounds only the parked pages not yet
@@ -966,8 +1010,7 @@ cdef class SchedulerState:
                 if v > bv or (v == bv and j < best):
                     bv = v
                     best = j
-            self.bsize[PARK] = 0
-            self._reserve(PARK, 0)
+            self.bsize[PARK] = 0  # (its capacity is kept: most pages are parked again below)
             lbv = log(bv)
         if self.kind == 2 and bv > 0.0:
             # the park level: lowered after a fall (with twice the margin), raised (free: keys of a
