@@ -1,6 +1,6 @@
 """Typed stub of the compiled scheduler state (the ``cdef`` methods are reachable from Cython only)."""
 
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,6 +13,7 @@ NOT_PLACED_CODE: int
 UNBOUNDED_CODE: int
 PARK_CODE: int
 
+@final
 class SchedulerState:
     n_evaluations: int
     n_unparks: int

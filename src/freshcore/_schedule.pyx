@@ -113,9 +113,10 @@ from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memcpy
 
+cimport cython
 import numpy as np
 
-from freshcore._value cimport greedy_value, page_value, cis_value, signal_beta
+from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
 from freshcore._core cimport lambertw_shifted
 
 cdef enum:
@@ -226,6 +227,7 @@ cdef inline void* _resized(void* p, size_t nbytes) noexcept nogil:
     return q
 
 
+@cython.final
 cdef class SchedulerState:
     """Per-page state and the slope buckets' heaps (see the module notes).
 
@@ -274,6 +276,7 @@ cdef class SchedulerState:
     # pages popped at the current tick
     cdef int32_t* pid
     cdef double* pval
+    cdef double* pex     # e^{-Delta tau} of a popped Greedy page's evaluation (-1: not computed)
     cdef Py_ssize_t pcap
     cdef double origin, r_now, t_now, delay, lref, log_lref
     cdef double plevel, pmargin  # Greedy's park level (0: none) and its relative distance below the winning value
@@ -315,6 +318,7 @@ cdef class SchedulerState:
         self.nact = 0
         self.pid = NULL
         self.pval = NULL
+        self.pex = NULL
         self.pcap = 0
 
     def __dealloc__(self):
@@ -340,6 +344,7 @@ cdef class SchedulerState:
         free(self.bfam)
         free(self.pid)
         free(self.pval)
+        free(self.pex)
 
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
@@ -482,18 +487,23 @@ cdef class SchedulerState:
             te = te + self.beff(j) * <double>self.ncis[j]
         return te
 
-    cdef double value(self, Py_ssize_t j, double tau) noexcept nogil:
+    cdef double value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
+        """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1."""
         self.n_evaluations += 1
+        ex[0] = -1.0
         if self.kind == 2:
-            return greedy_value(tau, self.delta[j], self.mu[j])
+            return greedy_value_ex(tau, self.delta[j], self.mu[j], ex)
         if self.kind == 3:
             return cis_value(tau, self.delta[j], self.recall[j], self.alpha(j), self.mu[j])
         return page_value(tau, self.delta[j], self.alpha(j), self.gamma(j), self.nu[j],
                           signal_beta(self.delta[j], self.recall[j], self.nu[j]),
                           self.mu[j], -1 if self.kind == 0 else self.terms)
 
-    cdef double slope(self, Py_ssize_t j, double tau0) noexcept nogil:
-        """s with V_j(tau) <= V_j(tau0) + s (tau - tau0) for every tau >= tau0 (module notes); 0: constant."""
+    cdef double slope(self, Py_ssize_t j, double tau0, double ex) noexcept nogil:
+        """s with V_j(tau) <= V_j(tau0) + s (tau - tau0) for every tau >= tau0 (module notes); 0: constant.
+
+        ``ex``: e^{-x} if the value's evaluation computed it (Greedy), else negative.
+        """
         cdef double a, x, mu = self.mu[j]
         if mu == 0.0 or self.delta[j] == 0.0 or not (tau0 < INFINITY):
             return 0.0
@@ -503,7 +513,7 @@ cdef class SchedulerState:
         x = a * tau0
         if x < 1.0:
             return mu * INV_E
-        return mu * (x * exp(-x))
+        return mu * (x * (ex if ex >= 0.0 else exp(-x)))
 
     cdef inline int _bucket_of(self, double s) noexcept nogil:
         """The bucket of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
@@ -518,12 +528,12 @@ cdef class SchedulerState:
         # f < 1/2 + (q + 1)/(2 SUBB): the bucket's slope is >= s
         return 1 + o * SUBB + <int>((f - 0.5) * (2 * SUBB))
 
-    cdef int _line(self, Py_ssize_t j, double t0, double v0, double tau0, double* key) noexcept nogil:
-        """Bucket and key (in ``key[0]``) of the bound from V_j = v0 at time t0 (tau_j = tau0)."""
+    cdef int _line(self, Py_ssize_t j, double t0, double v0, double tau0, double ex, double* key) noexcept nogil:
+        """Bucket and key (in ``key[0]``) of the bound from V_j = v0 at time t0 (tau_j = tau0; ``ex`` as for slope)."""
         cdef double s, sb, pad, c, sl, cl, L
         cdef int b
         cdef bint in_log = False
-        s = self.slope(j, tau0)
+        s = self.slope(j, tau0, ex)
         c = v0
         if not (s > 0.0):
             key[0] = -v0  # a constant value
@@ -532,7 +542,7 @@ cdef class SchedulerState:
             # Greedy where V is convex (where it is concave, the line bounding V is its tangent):
             # also a line bounding ln V (module notes); keep the one that reaches the last winning
             # value L later (both are valid bounds; bucket rounding is ignored in the choice)
-            sl = self._log_line(j, v0, tau0, &cl)
+            sl = self._log_line(j, v0, tau0, ex, &cl)
             L = self.lref
             if not (L > 0.0) or (L - v0) * sl < (self.log_lref - cl) * s:
                 s, c = sl, cl
@@ -552,7 +562,7 @@ cdef class SchedulerState:
         key[0] = (t0 - c / sb) - pad
         return b
 
-    cdef double _log_line(self, Py_ssize_t j, double v0, double tau0, double* c) noexcept nogil:
+    cdef double _log_line(self, Py_ssize_t j, double v0, double tau0, double ex, double* c) noexcept nogil:
         """Greedy: slope s and value c at tau0 of a line in tau bounding ln V_j for every tau >= tau0.
 
         ``V = (mu/Delta) F(Delta tau)`` with ``F`` the Gamma(2, 1) distribution
@@ -569,7 +579,7 @@ cdef class SchedulerState:
         if v0 > 0.0:
             x = dl * tau0
             c[0] = log(v0)
-            return mu * (x * exp(-x)) / v0
+            return mu * (x * (ex if ex >= 0.0 else exp(-x))) / v0
         tau1 = E_UP * self.lref / mu if self.lref > 0.0 else 1.0 / self.r_now
         if not (tau1 > 0.0 and tau1 < INFINITY):
             tau1 = 1.0 / self.r_now
@@ -726,8 +736,9 @@ cdef class SchedulerState:
 
     cdef void _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no heap) at time t and push it (parked, or with its line)."""
-        cdef double tau = self.tau(j, t)
-        self._put(j, t, self.value(j, tau), tau)
+        cdef double tau = self.tau(j, t), ex
+        cdef double v = self.value(j, tau, &ex)
+        self._put(j, t, v, tau, ex)
 
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil:
         """Whether page j, of value v at tau, is parked: Greedy, below the park level, not constant.
@@ -755,28 +766,28 @@ cdef class SchedulerState:
         key = last + x / dl
         return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
 
-    cdef void _put(self, Py_ssize_t j, double t, double v, double tau) noexcept nogil:
+    cdef void _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil:
         """Push page j (in no heap) of value v at time t (tau_j = tau): parked, or with its line."""
         cdef double key
         cdef int b
         if self._parks(j, v, tau):
             self._push(j, PARK, self._park_key(j))
             return
-        b = self._line(j, t, v, tau, &key)
+        b = self._line(j, t, v, tau, ex, &key)
         self._push(j, b, key)
 
     # -- ticks -------------------------------------------------------------------
     cdef void _build(self, double t) noexcept nogil:
         """Evaluate every live page at t and heapify the buckets (the first tick, O(m))."""
         cdef Py_ssize_t j, b
-        cdef double tau, v, key, vmax = 0.0
+        cdef double tau, v, key, ex, vmax = 0.0
         cdef double* keys = <double*>malloc((self.m if self.m > 0 else 1) * sizeof(double))
         if keys == NULL:
             abort()
         for j in range(self.m):
             if self.bucket[j] == DEAD:
                 continue
-            keys[j] = self.value(j, self.tau(j, t))
+            keys[j] = self.value(j, self.tau(j, t), &ex)
             if keys[j] > vmax:
                 vmax = keys[j]
         if self.kind == 2:
@@ -790,7 +801,7 @@ cdef class SchedulerState:
                 self.bucket[j] = PARK
                 keys[j] = self._park_key(j)
             else:
-                self.bucket[j] = <bucket_t>self._line(j, t, v, tau, &keys[j])
+                self.bucket[j] = <bucket_t>self._line(j, t, v, tau, -1.0, &keys[j])
         self._fill_buckets(keys)
         free(keys)
         self.built = True
@@ -837,18 +848,21 @@ cdef class SchedulerState:
             if b != PARK:
                 self._activate(b)
 
-    cdef void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v) noexcept nogil:
-        cdef Py_ssize_t cap
+    cdef inline void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v, double ex) noexcept nogil:
         if n == self.pcap:
-            cap = 2 * self.pcap if self.pcap >= 32 else 64
-            self.pid = <int32_t*>_resized(self.pid, cap * sizeof(int32_t))
-            self.pval = <double*>_resized(self.pval, cap * sizeof(double))
-            self.pcap = cap
+            self._popped_cap(2 * self.pcap if self.pcap >= 32 else 64)
         self.pid[n] = <int32_t>j
         self.pval[n] = v
+        self.pex[n] = ex
+
+    cdef void _popped_cap(self, Py_ssize_t cap) noexcept nogil:
+        self.pid = <int32_t*>_resized(self.pid, cap * sizeof(int32_t))
+        self.pval = <double*>_resized(self.pval, cap * sizeof(double))
+        self.pex = <double*>_resized(self.pex, cap * sizeof(double))
+        self.pcap = cap
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
+        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s, ex
         cdef double thr[2]
         cdef int ok, fam
         cdef int32_t* act
@@ -916,8 +930,8 @@ cdef class SchedulerState:
             j = self.bids[PARK][0]
             FRESHCORE_PREFETCH(&self.last[j])
             self._take(PARK, 0)
-            v = self.value(j, self.tau(j, t))
-            self._keep_popped(pn, j, v)
+            v = self.value(j, self.tau(j, t), &ex)
+            self._keep_popped(pn, j, v, ex)
             pn += 1
             if v > bv or (v == bv and j < best):
                 bv = v
@@ -960,8 +974,8 @@ cdef class SchedulerState:
                     nc -= 1
                     self.cb[ba] = self.cb[nc]
                     self.ub[ba] = self.ub[nc]
-                v = self.value(btop, self.tau(btop, t))
-                self._keep_popped(pn, btop, v)
+                v = self.value(btop, self.tau(btop, t), &ex)
+                self._keep_popped(pn, btop, v, ex)
                 pn += 1
                 if v > bv or (v == bv and btop < best):
                     bv = v
@@ -1004,8 +1018,8 @@ cdef class SchedulerState:
                 j = self.bids[PARK][i]
                 self.hpos[j] = -1
                 self.bucket[j] = NOT_PLACED
-                v = self.value(j, self.tau(j, t))
-                self._keep_popped(pn, j, v)
+                v = self.value(j, self.tau(j, t), &ex)
+                self._keep_popped(pn, j, v, ex)
                 pn += 1
                 if v > bv or (v == bv and j < best):
                     bv = v
@@ -1031,16 +1045,13 @@ cdef class SchedulerState:
             j = self.pid[i]
             if j == best and self.kind == 2:
                 # Greedy at tau = t - last = 0 (no signal term): greedy_value is exactly 0, not evaluated
-                self._put(j, t, 0.0, 0.0)
+                self._put(j, t, 0.0, 0.0, -1.0)
             elif j == best:
                 self._place(j, t)
             else:
-                self._put(j, t, self.pval[i], self.tau(j, t))
+                self._put(j, t, self.pval[i], self.tau(j, t), self.pex[i])
         if self.pcap > 256 and 8 * pn < self.pcap:  # a start-up transient's buffer is not kept
-            i = 2 * pn if 2 * pn > 256 else 256
-            self.pid = <int32_t*>_resized(self.pid, i * sizeof(int32_t))
-            self.pval = <double*>_resized(self.pval, i * sizeof(double))
-            self.pcap = i
+            self._popped_cap(2 * pn if 2 * pn > 256 else 256)
         return best
 
     def step(self):

@@ -2,6 +2,7 @@
 # ``from freshcore._value cimport page_value``; see the docstring of _value.pyx.
 
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil
+cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) noexcept nogil
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
                        double beta, double mu, long terms) noexcept nogil
 cdef double cis_value(double iota, double delta, double recall, double alpha, double mu) noexcept nogil

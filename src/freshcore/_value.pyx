@@ -442,14 +442,19 @@ cdef inline double _residual1_e(double x, double ex) noexcept nogil:
     return ex * (x * x) * _horner(R1_COEF, 17, x)
 
 
-cdef inline double _residual1(double x) noexcept nogil:
-    """R^1(x) for 0 < x < inf (``_residual1_e`` with e^{-x} from exp)."""
-    return _residual1_e(x, exp(-x))
-
-
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
     """Signal-blind value mu R^1(delta iota) / delta (0 when delta = 0)."""
+    cdef double ex
+    return greedy_value_ex(iota, delta, mu, &ex)
+
+
+cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) noexcept nogil:
+    """``greedy_value``, with ``ex[0] = e^{-x}`` (x = delta iota) where it was computed, else -1.
+
+    (The scheduler's slope bounds reuse it: the same bits as ``exp(-delta * iota)``.)
+    """
     cdef double x
+    ex[0] = -1.0
     if isnan(iota):
         return NAN
     if delta == 0.0 or mu == 0.0:
@@ -461,7 +466,8 @@ cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
         return 0.0
     if x == INFINITY:
         return mu / delta
-    return mu * _residual1(x) / delta
+    ex[0] = exp(-x)
+    return mu * _residual1_e(x, ex[0]) / delta
 
 
 # Residue form of the exact V where iota/beta is large (see ``_residue_value``):
