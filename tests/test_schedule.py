@@ -354,3 +354,59 @@ def test_slopes_beyond_the_bucket_range_stay_exact(kind):
         assert s.next() == ref.next(), f"tick {j}"
         unbounded = max(unbounded, s._state.bucket_sizes()[_schedule.UNBOUNDED_CODE])
     assert unbounded > 0  # the unbounded bucket was used
+
+
+# ---------------------------------------------------------------------------
+# Greedy's park: pages far below the winning value wait in one heap keyed by the time they reach the park level
+
+
+def staggered(pages, rate, rng):
+    from freshcore.rates import optimal_rates
+
+    f = optimal_rates(pages.change_rate, pages.importance, rate, model="periodic")
+    interval = np.where(f > 0, 1.0 / np.where(f > 0, f, 1.0), len(pages) / rate)
+    return -rng.uniform(0.0, 1.0, len(pages)) * interval
+
+
+def test_greedy_parks_most_pages_and_stays_exact():
+    from freshcore import _schedule
+
+    rng = np.random.default_rng(11)
+    m, rate = 3000, 300.0
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    last = staggered(pages, rate, rng)
+    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
+    ref = Reference(pages, rate, value="greedy")
+    ref.last = last.copy()
+    parked, falls = [], []
+    for j in range(6 * m):
+        assert s.next() == ref.next(), f"tick {j}"
+        if j % 500 == 0:
+            parked.append(s._state.bucket_sizes()[_schedule.PARK_CODE])
+            falls.append(s._state.n_unparks)
+    # in steady state nearly every page is parked; the slope buckets hold the rest
+    assert min(parked[2:]) > 0.9 * m, parked
+    # the winning value moves more at small m: the margin doubles at each fall, then the falls stop
+    assert falls[-1] <= 8 and falls[-1] == falls[len(falls) // 2], falls
+
+
+@pytest.mark.parametrize("factor", [3.0, 0.3])
+def test_greedy_level_moves_stay_exact(factor):
+    # a higher rate drops the winning value below the park level: every parked page is evaluated
+    # (n_unparks) and the level lowered; a lower rate raises it (free)
+    rng = np.random.default_rng(12)
+    m, rate = 800, 80.0
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    last = staggered(pages, rate, rng)
+    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
+    ref = Reference(pages, rate, value="greedy")
+    ref.last = last.copy()
+    for j in range(6 * m):
+        if j == 2 * m:
+            s.set_rate(rate * factor)
+            ref.set_rate(rate * factor)
+            level, falls = s.to_dict()["park_level"], s._state.n_unparks
+        assert s.next() == ref.next(), f"tick {j}"
+    assert (s.to_dict()["park_level"] < level) == (factor > 1)
+    if factor > 1:
+        assert s._state.n_unparks > falls

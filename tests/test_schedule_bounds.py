@@ -84,3 +84,62 @@ def test_greedy_log_bound_from_zero(dl, mu, tau1):
     bound = np.log(mu / np.e) + np.log(tau1) - 1.0 + tau / tau1
     ok = v > 0
     assert np.all(np.log(v[ok]) <= bound[ok] + 1e-12 * (1.0 + np.abs(bound[ok])))
+
+
+# ---------------------------------------------------------------------------
+# Greedy's park keys (freshcore._schedule._park_time): a parked page's key is a time before which its
+# computed value is below the park level, and (up to the 1e-9 shade and a few ulps) the time it reaches it
+
+
+def park_times(last, dl, mu, level):
+    from freshcore import _schedule
+
+    n = len(dl)
+    out = np.empty(n)
+    _schedule.park_time_kernel(np.full(n, float(last)), np.asarray(dl, float), np.asarray(mu, float), level, out)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dl=st.floats(1e-4, 1e3),
+    mu=st.floats(1e-3, 1e3),
+    y=st.one_of(st.floats(1e-12, 1.0 - 1e-12), st.sampled_from([1e-300, 1e-12, 0.5, 1.0 - 1e-12, 1.0 - 2e-9])),
+    last=st.sampled_from([0.0, -123.4, 1e6]),
+)
+def test_greedy_park_key_is_a_tight_lower_bound(dl, mu, y, last):
+    import mpmath
+
+    level = y * mu / dl
+    key = park_times(last, [dl], [mu], level)[0]
+    pages = pages_from(dl, mu, 0.0, 0.0)
+    if not key < np.inf:
+        # never reached: the page's largest value mu/Delta is below the shaded level
+        assert level * (1 - 1e-9) * dl / mu >= 1.0
+        return
+    # below the level at every tick before the key (tau as the scheduler computes it: t - last)
+    for t in (np.nextafter(key, -np.inf), key - 1e-9 * abs(key - last), last + 0.5 * (key - last)):
+        if t >= last:
+            assert crawl_value(t - last, pages, "greedy")[0] < level
+    # and the time it reaches the shaded level, less a few ulps of the times (50-digit reference for
+    # the double y = P (1 - 1e-9) Delta/mu the kernel solves for), which is before the level's own
+    y_shaded = (level * (1.0 - 1e-9)) * dl / mu
+    with mpmath.workdps(50 if y > 1e-40 else 700):  # (1 - y) must keep y's digits near the branch point
+
+        def crossing(yy):
+            return mpmath.mpf(last) + (-1 - mpmath.lambertw(-(1 - yy) / mpmath.e, -1).real) / mpmath.mpf(dl)
+
+        exact = crossing(mpmath.mpf(y_shaded))
+        slack = 1e-13 * float(exact - last) + 32 * np.finfo(float).eps * (abs(last) + abs(float(exact))) + 1e-300
+        assert exact - slack <= key <= exact
+        assert key < crossing(mpmath.mpf(level) * mpmath.mpf(dl) / mpmath.mpf(mu))
+
+
+def test_greedy_park_key_extremes():
+    # level 0 or below the value at last: the key is last (due at once); mu/Delta below the level: never
+    k = park_times(5.0, [2.0, 2.0, 2.0], [3.0, 3.0, 3.0], 0.0)
+    assert (k <= 5.0).all() and (k > 5.0 - 1e-12).all()
+    assert park_times(0.0, [2.0], [3.0], 1.5 / (1 - 1e-9) * (1 + 1e-15))[0] == np.inf  # V(inf) = mu/Delta = 1.5
+    # at mu/Delta itself the shaded level (1 - 1e-9) is reached (and the page then leaves the park: its
+    # value is above the 1 - 2e-9 below which pages are parked)
+    assert park_times(0.0, [2.0], [3.0], 1.5)[0] < np.inf

@@ -84,6 +84,28 @@ pop); the others wait, and rejoin only if the tick's best value ends below
 bucket whose top reaches the best value is searched, so the decision is the
 same; only the order of the pops (so which pages are evaluated) can differ.
 
+Greedy's park: pages far below the winning value
+-------------------------------------------------
+In steady state almost every page is far below the winning value, and a
+line bound reaches it only after ~7 pops (each closes ~85-90% of the gap: the
+slope is rounded up to its bucket's).  Greedy's value has an exact inverse, so
+Greedy keeps a page whose value is below the park level ``P`` (``plevel``, a
+margin ``pmargin`` = 1e-3 below the last winning value) in one more heap,
+``PARK``, keyed by the time it reaches ``P (1 - 1e-9)`` (``_park_time``:
+Lambert W; the shade covers the rounding of the inverse and of the values):
+**until its key, a parked page's value is below the park level**.  At a
+tick the parked pages whose key has come are popped and evaluated first;
+every other parked page is below ``P``, so the search over the buckets stands
+as above provided the tick's best value ends at or above ``P``.  If it ends
+below (the winning value fell by more than the margin: a higher rate, or
+the swings of small ``m``), every parked page is evaluated (O(parked),
+``n_unparks``), the margin doubles and the level is lowered.  Raising the
+level costs nothing (keys of a lower level are earlier, so still valid); it
+follows the winning value up, and the margin halves again after a cycle
+without a fall.  The buckets then hold only the ~m x margin pages near the
+top (~1e3 at m = 1e6), each popped ~3 times on its way up (m = 1e6: 4.0
+evaluations per decision instead of 7.3).  Other value kinds do not park.
+
 Rounding: the bound must hold for the computed values, which are evaluated
 at ``tau`` computed as ``fl(fl(t - last) + fl(b n))``.  Its error, at most
 ``3 eps (|t| + |t_0| + 2 |last| + 2 |b n|)``, is covered by shading the key
@@ -107,7 +129,7 @@ that grow together, quadratically at first, and the first ticks, at which
 staggers the initial crawl times and avoids that.
 """
 
-from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
+from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp, sqrt
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport malloc, realloc, free, abort
@@ -199,6 +221,35 @@ cdef enum:
     HEAP_LEAD = 3  # unused entries before entry 0 of a heap: the siblings 4i+1 .. 4i+4 share one aligned block
 
 
+cdef double _park_time(double last, double dl, double mu, double level) noexcept nogil:
+    """A time before which the Greedy value of a page (last crawl ``last``, Delta, mu > 0) is below ``level``.
+
+    The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = level
+    (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1 -
+    y)/e))`` (as the periodic rates; ``q = 1 + e z = y`` exactly), less a few
+    ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
+    ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
+    the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
+    computed values (tests/test_schedule_bounds.py checks both sides).
+    """
+    cdef double y, x, key
+    y = (level * (1.0 - PARK_SHADE)) * dl / mu
+    if not (y < 1.0):
+        return INFINITY
+    x = -lambertw_shifted(y, -(1.0 - y) * INV_E_HI, True) if y > 0.0 else 0.0
+    key = last + x / dl
+    return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
+def park_time_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
+                     double[::1] out):
+    """out[i] = the park key of a Greedy page at ``level`` (``_park_time``; for tests, no validation)."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(out.shape[0]):
+            out[i] = _park_time(last[i], delta[i], mu[i], level)
+
+
 cdef void* _heap_block(void* old, size_t n_old, size_t n, size_t item) noexcept nogil:
     """A heap array of n entries of item bytes, its first n_old entries copied from old (freed).
 
@@ -280,6 +331,7 @@ cdef class SchedulerState:
     cdef Py_ssize_t pcap
     cdef double origin, r_now, t_now, delay, lref, log_lref
     cdef double plevel, pmargin  # Greedy's park level (0: none) and its relative distance below the winning value
+    cdef long long pfall         # the tick of the last fall below the park level
     cdef long long k, nticks
     cdef bint built
     cdef readonly long long n_evaluations
@@ -374,6 +426,7 @@ cdef class SchedulerState:
         self.n_evaluations = 0
         self.plevel = 0.0
         self.pmargin = PARK_EPS
+        self.pfall = 0
         self.n_unparks = 0
 
     def _set_hot(self, hot):
@@ -749,22 +802,14 @@ cdef class SchedulerState:
         return (self.kind == 2 and v < self.plevel * (1.0 - 2.0 * PARK_SHADE) and self.mu[j] > 0.0
                 and self.delta[j] > 0.0 and tau < INFINITY)
 
-    cdef double _park_key(self, Py_ssize_t j) noexcept nogil:
-        """Greedy page j (mu, Delta > 0): a time before which V_j < plevel (module notes); inf if never.
+    cdef inline double _park_floor(self) noexcept nogil:
+        """The smallest park margin: PARK_EPS (1e-3, for m = 1e6), or 1/sqrt(m) up to 0.25 (the winning value moves more at small m)."""
+        cdef double f = 1.0 / sqrt(<double>self.n_live) if self.n_live > 0 else 0.25
+        return PARK_EPS if f < PARK_EPS else (0.25 if f > 0.25 else f)
 
-        The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = plevel
-        (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1
-        - y)/e))`` (as the periodic rates; ``q = 1 + e z = y`` exactly), shaded
-        by a few ulps of the times.  ``PARK_SHADE`` (1e-9) covers the errors
-        of ``x`` (~1e-15 relative) and of the computed values (tests/test_schedule_bounds.py).
-        """
-        cdef double dl = self.delta[j], last = self.last[j], y, x, key
-        y = (self.plevel * (1.0 - PARK_SHADE)) * dl / self.mu[j]
-        if not (y < 1.0):
-            return INFINITY
-        x = -lambertw_shifted(y, -(1.0 - y) * INV_E_HI, True) if y > 0.0 else 0.0
-        key = last + x / dl
-        return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+    cdef inline double _park_key(self, Py_ssize_t j) noexcept nogil:
+        """Greedy page j (mu, Delta > 0): a time before which V_j < plevel (``_park_time``)."""
+        return _park_time(self.last[j], self.delta[j], self.mu[j], self.plevel)
 
     cdef void _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil:
         """Push page j (in no heap) of value v at time t (tau_j = tau): parked, or with its line."""
@@ -791,6 +836,7 @@ cdef class SchedulerState:
             if keys[j] > vmax:
                 vmax = keys[j]
         if self.kind == 2:
+            self.pmargin = self._park_floor()
             self.plevel = vmax * (1.0 - self.pmargin)  # the first winning value is vmax
         for j in range(self.m):
             if self.bucket[j] == DEAD:
@@ -1028,13 +1074,18 @@ cdef class SchedulerState:
             lbv = log(bv)
         if self.kind == 2 and bv > 0.0:
             # the park level: lowered after a fall (with twice the margin), raised (free: keys of a
-            # lower level stay valid) when the winning value has moved two margins above it
+            # lower level stay valid) when the winning value has moved two margins above it, with
+            # half the margin if none fell for a cycle (as many ticks as pages; at small m the
+            # winning value moves more)
             if fell or self.plevel == 0.0:
                 if fell:
                     self.pmargin = 2.0 * self.pmargin if self.pmargin < 0.25 else 0.5
+                    self.pfall = self.nticks
                 self.plevel = bv * (1.0 - self.pmargin)
             elif self.plevel < bv * (1.0 - 2.0 * self.pmargin):
-                self.pmargin = 0.5 * self.pmargin if self.pmargin > 2.0 * PARK_EPS else PARK_EPS
+                if self.pmargin > self._park_floor() and self.nticks - self.pfall > self.n_live:
+                    self.pmargin = 0.5 * self.pmargin if self.pmargin > 2.0 * self._park_floor() else self._park_floor()
+                    self.pfall = self.nticks
                 self.plevel = bv * (1.0 - self.pmargin)
         # crawl the winner; every popped page goes back, parked or with its line from t
         self.lref = bv
@@ -1195,6 +1246,7 @@ cdef class SchedulerState:
             "last_best": self.lref,
             "park_level": self.plevel,
             "park_margin": self.pmargin,
+            "park_fall": self.pfall,
             "n_unparks": self.n_unparks,
             "k": self.k,
             "nticks": self.nticks,
@@ -1240,6 +1292,7 @@ cdef class SchedulerState:
         self.n_evaluations = d["n_evaluations"]
         self.plevel = d["park_level"]
         self.pmargin = d["park_margin"]
+        self.pfall = d["park_fall"]
         self.n_unparks = d["n_unparks"]
 
     def set_rate(self, double rate):

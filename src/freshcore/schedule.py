@@ -37,7 +37,7 @@ _MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit he
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 _FLOAT_KEYS = ("last", "key")
 _FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best", "park_level", "park_margin")
-_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_unparks")
+_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_unparks", "park_fall")
 
 
 class Scheduler(_statefile.DictState):
