@@ -90,7 +90,7 @@ In steady state almost every page is far below the winning value, and a
 line bound reaches it only after ~7 pops (each closes ~85-90% of the gap: the
 slope is rounded up to its bucket's).  Greedy's value has an exact inverse, so
 Greedy keeps a page whose value is below the park level ``P`` (``plevel``, a
-margin ``pmargin`` = 1e-3 below the last winning value) in one more heap,
+margin ``pmargin`` below the last winning value: 1/sqrt(m), 1e-3 at m = 1e6) in one more heap,
 ``PARK``, keyed by the time it reaches ``P (1 - 1e-9)`` (``_park_time``:
 Lambert W; the shade covers the rounding of the inverse and of the values):
 **until its key, a parked page's value is below the park level**.  At a
@@ -192,7 +192,7 @@ cdef extern from *:
     void* freshcore_aligned_alloc(size_t n) noexcept nogil
     void freshcore_aligned_free(void* p) noexcept nogil
 
-cdef double PARK_EPS = 1e-3   # the park level's relative distance below the last winning value
+cdef double PARK_EPS = 1e-4   # the smallest park margin (the park level's relative distance below the winning value)
 cdef double PARK_SHADE = 1e-9  # park keys are the times of reaching park_level (1 - PARK_SHADE)
 cdef double INV_E_HI = 0.36787944117144233
 cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
@@ -803,7 +803,7 @@ cdef class SchedulerState:
                 and self.delta[j] > 0.0 and tau < INFINITY)
 
     cdef inline double _park_floor(self) noexcept nogil:
-        """The smallest park margin: PARK_EPS (1e-3, for m = 1e6), or 1/sqrt(m) up to 0.25 (the winning value moves more at small m)."""
+        """The smallest park margin: 1/sqrt(m) within [PARK_EPS, 0.25] (1e-3 at m = 1e6; the winning value moves more at small m)."""
         cdef double f = 1.0 / sqrt(<double>self.n_live) if self.n_live > 0 else 0.25
         return PARK_EPS if f < PARK_EPS else (0.25 if f > 0.25 else f)
 
