@@ -368,16 +368,21 @@ def staggered(pages, rate, rng):
     return -rng.uniform(0.0, 1.0, len(pages)) * interval
 
 
+def greedy_pair(seed, m, rate):
+    """A Greedy scheduler over SPEC's check pages started at staggered phases, and its brute-force reference."""
+    rng = np.random.default_rng(seed)
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    last = staggered(pages, rate, rng)
+    ref = Reference(pages, rate, value="greedy")
+    ref.last = last.copy()
+    return Scheduler(pages, rate, value="greedy", last_crawl=last), ref
+
+
 def test_greedy_parks_most_pages_and_stays_exact():
     from freshcore import _schedule
 
-    rng = np.random.default_rng(11)
-    m, rate = 3000, 300.0
-    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
-    last = staggered(pages, rate, rng)
-    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
-    ref = Reference(pages, rate, value="greedy")
-    ref.last = last.copy()
+    m = 3000
+    s, ref = greedy_pair(11, m, 300.0)
     parked, falls = [], []
     for j in range(6 * m):
         assert s.next() == ref.next(), f"tick {j}"
@@ -394,13 +399,8 @@ def test_greedy_parks_most_pages_and_stays_exact():
 def test_greedy_level_moves_stay_exact(factor):
     # a higher rate drops the winning value below the park level: every parked page is evaluated
     # (n_unparks) and the level lowered; a lower rate raises it (free)
-    rng = np.random.default_rng(12)
     m, rate = 800, 80.0
-    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
-    last = staggered(pages, rate, rng)
-    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
-    ref = Reference(pages, rate, value="greedy")
-    ref.last = last.copy()
+    s, ref = greedy_pair(12, m, rate)
     for j in range(6 * m):
         if j == 2 * m:
             s.set_rate(rate * factor)

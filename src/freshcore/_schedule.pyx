@@ -901,6 +901,19 @@ cdef class SchedulerState:
         self.pval[n] = v
         self.pex[n] = ex
 
+    cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t* pn, double* bv,
+                               Py_ssize_t* best) noexcept nogil:
+        """Evaluate popped page j at t, keep it (``pn[0]``-th popped page) and the best so far; whether it is the new best."""
+        cdef double ex
+        cdef double v = self.value(j, self.tau(j, t), &ex)
+        self._keep_popped(pn[0], j, v, ex)
+        pn[0] += 1
+        if v > bv[0] or (v == bv[0] and j < best[0]):
+            bv[0] = v
+            best[0] = j
+            return True
+        return False
+
     cdef void _popped_cap(self, Py_ssize_t cap) noexcept nogil:
         self.pid = <int32_t*>_resized(self.pid, cap * sizeof(int32_t))
         self.pval = <double*>_resized(self.pval, cap * sizeof(double))
@@ -908,7 +921,7 @@ cdef class SchedulerState:
         self.pcap = cap
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s, ex
+        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
         cdef double thr[2]
         cdef int ok, fam
         cdef int32_t* act
@@ -976,12 +989,7 @@ cdef class SchedulerState:
             j = self.bids[PARK][0]
             FRESHCORE_PREFETCH(&self.last[j])
             self._take(PARK, 0)
-            v = self.value(j, self.tau(j, t), &ex)
-            self._keep_popped(pn, j, v, ex)
-            pn += 1
-            if v > bv or (v == bv and j < best):
-                bv = v
-                best = j
+            self._evaluate(j, t, &pn, &bv, &best)
         if best >= 0:
             lbv = log(bv)
         while True:
@@ -1020,12 +1028,7 @@ cdef class SchedulerState:
                     nc -= 1
                     self.cb[ba] = self.cb[nc]
                     self.ub[ba] = self.ub[nc]
-                v = self.value(btop, self.tau(btop, t), &ex)
-                self._keep_popped(pn, btop, v, ex)
-                pn += 1
-                if v > bv or (v == bv and btop < best):
-                    bv = v
-                    best = btop
+                if self._evaluate(btop, t, &pn, &bv, &best):
                     lbv = log(bv)
                     # the best value only grows: drop the candidates that can no longer reach it
                     i = 0
@@ -1064,12 +1067,7 @@ cdef class SchedulerState:
                 j = self.bids[PARK][i]
                 self.hpos[j] = -1
                 self.bucket[j] = NOT_PLACED
-                v = self.value(j, self.tau(j, t), &ex)
-                self._keep_popped(pn, j, v, ex)
-                pn += 1
-                if v > bv or (v == bv and j < best):
-                    bv = v
-                    best = j
+                self._evaluate(j, t, &pn, &bv, &best)
             self.bsize[PARK] = 0  # (its capacity is kept: most pages are parked again below)
             lbv = log(bv)
         if self.kind == 2 and bv > 0.0:
