@@ -166,6 +166,20 @@ def test_approx_is_a_lower_bound(p, iota, j):
     assert approx <= approx_next <= exact * (1 + 1e-13)
 
 
+@pytest.mark.parametrize("lam, nu", [(5e-324, 5e-324), (0.0, 1e-320), (1e-310, 1e-310), (1e-200, 1e-200)])
+def test_approx_with_tiny_signal_rates(lam, nu):
+    # gamma = lambda Delta + nu subnormal or tiny: term 0's e^{-alpha s} (1 - e^{-gamma s})/gamma once
+    # underflowed in the product (hypothesis found p = (1, 5e-324, 5e-324): approx-1 gave R^0 = 0.9502
+    # at iota = 3 instead of the Greedy value R^1 = 0.8009); V is then the Greedy value to rounding
+    pages = PageModel(1.0, 1.0, lam, nu)
+    for iota in (0.5, 3.0, 40.0):
+        greedy = crawl_value(iota, pages, kind="greedy")[0]
+        for j in (1, 2, 3):
+            approx = crawl_value(iota, pages, kind="approx", terms=j)[0]
+            assert abs(approx - greedy) <= 1e-15 * greedy, (iota, j)
+        assert abs(crawl_value(iota, pages)[0] - greedy) <= 1e-15 * greedy
+
+
 def test_approx_levels_off_at_one_minus_rho_to_the_j():
     dl, nu, mu = np.array([1.0, 0.4, 2.0]), np.array([0.5, 1.0, 0.1]), np.array([1.0, 3.0, 0.5])
     pages = PageModel(dl, mu, 0.3, nu)

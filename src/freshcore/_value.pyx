@@ -299,7 +299,10 @@ cdef inline double _term0(double s, double c, double gamma, double alpha, double
         # A_0 = (1 - e^{-x})/c, 1 - e^{-x} = (1 - e^{-alpha s}) + e^{-alpha s} (1 - e^{-gamma s})
         a = (em + ea * eg) / c
         a_out[0] = a
-        b = ea * eg / gamma
+        # e^{-alpha s} (1 - e^{-gamma s})/gamma; for gamma s < 1e-8 as e^{-alpha s} s (1 - gamma s/2)
+        # (relative error below 1e-16): the product ea eg would lose its digits below 2^-1022 when
+        # gamma is tiny (subnormal recall and false rate gave V = R^0 instead of R^1)
+        b = ea * eg / gamma if gx >= 1e-8 else ea * (s * (1.0 - 0.5 * gx))
         if b <= CANCEL_RATIO * a:
             return a - b
         a = gamma * em
