@@ -131,7 +131,7 @@ staggers the initial crawl times and avoids that.
 
 from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp, sqrt
 from libc.float cimport DBL_EPSILON
-from libc.stdint cimport int32_t, uint32_t, uint16_t
+from libc.stdint cimport int32_t, uint32_t, uint16_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, abort
 from libc.string cimport memcpy
 
@@ -572,7 +572,15 @@ cdef class SchedulerState:
         """The bucket of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
         cdef double f
         cdef int e, o
-        f = frexp(s, &e)  # s = f 2**e, 1/2 <= f < 1
+        cdef uint64_t bits
+        memcpy(&bits, &s, 8)
+        e = <int>((bits >> 52) & 0x7ff)
+        if e == 0 or e == 0x7ff:
+            f = frexp(s, &e)  # s = f 2**e, 1/2 <= f < 1 (subnormal, inf)
+        else:  # frexp from the bits (a libm call was 1 % of a tick): the same f and e
+            e -= 1022
+            bits = (bits & 0x800fffffffffffffULL) | (<uint64_t>1022 << 52)
+            memcpy(&f, &bits, 8)
         o = e + EOFFSET - 1
         if o < 0:
             return 1  # below the smallest slope: rounded up to it
@@ -611,7 +619,7 @@ cdef class SchedulerState:
         if in_log:
             b += NS
         sb = self.bslope[b]
-        pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.last[j]) + fabs(self.bn(j))) + 1e-300
+        pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.last[j]) + (fabs(self.bn(j)) if self.kind != 2 else 0.0)) + 1e-300
         key[0] = (t0 - c / sb) - pad
         return b
 
