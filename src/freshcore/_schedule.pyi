@@ -12,6 +12,7 @@ N_BUCKETS: int
 NOT_PLACED_CODE: int
 UNBOUNDED_CODE: int
 PARK_CODE: int
+FAR_CODE: int
 
 @final
 class SchedulerState:
@@ -64,4 +65,5 @@ def _restore(params: tuple[_F, ...], kind: int, terms: int, state: dict[str, Any
 
 __test__: dict[str, str]
 
+def _set_far_min(n: int) -> int: ...
 def park_time_kernel(last: _F, delta: _F, mu: _F, level: float, out: _F) -> None: ...

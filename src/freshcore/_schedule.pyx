@@ -105,6 +105,14 @@ follows the winning value up, and the margin halves again after a cycle
 without a fall.  The buckets then hold only the ~m x margin pages near the
 top (~1e3 at m = 1e6), each popped ~3 times on its way up (m = 1e6: 4.0
 evaluations per decision instead of 7.3).  Other value kinds do not park.
+From 131072 live pages the parked pages are split at a horizon ``phor``:
+those due by it in the ``PARK`` heap, the others in ``FAR``, an unsorted
+array whose keys are all after the horizon.  When a tick reaches the
+horizon, it moves m/32 ticks on and the ``FAR`` pages due by then join the
+heap, so the heap holds ~m/32 pages (cache-resident) and each ``FAR`` page is
+read once per move (~32 sequential entries per tick).  The split is not
+state: files say ``PARK`` for both, and a loaded state starts with the
+horizon at ``-inf``.
 
 Rounding: the bound must hold for the computed values, which are evaluated
 at ``tau`` computed as ``fl(fl(t - last) + fl(b n))``.  Its error, at most
@@ -146,9 +154,11 @@ cdef enum:
     NOCT = 150          # octaves: slopes 2**-100 .. 2**50
     EOFFSET = 100
     NS = NOCT * SUBB    # slope buckets of each family
-    NBUCKETS = 3 + 2 * NS  # 0: constant values; 1 .. NS: lines bounding V; NS+1 .. 2 NS: lines bounding ln V
+    NBUCKETS = 4 + 2 * NS  # 0: constant values; 1 .. NS: lines bounding V; NS+1 .. 2 NS: lines bounding ln V
     UNBOUNDED = 1 + 2 * NS
-    PARK = 2 + 2 * NS   # Greedy pages keyed by the time they reach the park level (not a slope bucket)
+    PARK = 2 + 2 * NS   # Greedy pages keyed by the time they reach the park level, due before the horizon
+    FAR = 3 + 2 * NS    # the other parked pages: an unsorted array (keys at or after the horizon)
+    FAR_SHARE = 32      # the horizon moves by m/FAR_SHARE ticks
     DEAD = 65534        # bucket of a removed page
     NOT_PLACED = 65535  # bucket of a live page in no heap (popped, or before the first tick)
 
@@ -192,6 +202,7 @@ cdef extern from *:
     void* freshcore_aligned_alloc(size_t n) noexcept nogil
     void freshcore_aligned_free(void* p) noexcept nogil
 
+cdef Py_ssize_t far_min = 131072  # below this many live pages every parked page is in PARK (infinite horizon)
 cdef double PARK_EPS = 1e-4   # the smallest park margin (the park level's relative distance below the winning value)
 cdef double PARK_SHADE = 1e-9  # park keys are the times of reaching park_level (1 - PARK_SHADE)
 cdef double INV_E_HI = 0.36787944117144233
@@ -207,8 +218,11 @@ N_BUCKETS = NBUCKETS
 #: Bucket code of the lines of unbounded slope.
 UNBOUNDED_CODE = UNBOUNDED
 
-#: Bucket code of a parked Greedy page (keyed by the time it reaches the park level).
+#: Bucket code of a parked Greedy page (keyed by the time it reaches the park level) due before the horizon.
 PARK_CODE = PARK
+
+#: Bucket code of a parked Greedy page due at or after the horizon (an unsorted array).
+FAR_CODE = FAR
 
 #: Bucket code of a live page in no heap (and, in exported states, of a removed page).
 NOT_PLACED_CODE = NOT_PLACED
@@ -239,6 +253,14 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
     x = -lambertw_shifted(y, -(1.0 - y) * INV_E_HI, True) if y > 0.0 else 0.0
     key = last + x / dl
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
+def _set_far_min(Py_ssize_t n):
+    """Set the page count from which parked pages are split at a horizon (tests use 0); returns the old one."""
+    global far_min
+    old = far_min
+    far_min = n
+    return old
 
 
 def park_time_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
@@ -332,6 +354,7 @@ cdef class SchedulerState:
     cdef double origin, r_now, t_now, delay, lref, log_lref
     cdef double plevel, pmargin  # Greedy's park level (0: none) and its relative distance below the winning value
     cdef long long pfall         # the tick of the last fall below the park level
+    cdef double phor             # the horizon: every page in FAR has a key > phor (-inf: none known)
     cdef long long k, nticks
     cdef bint built
     cdef readonly long long n_evaluations
@@ -365,7 +388,7 @@ cdef class SchedulerState:
             self.ctk[b] = -1
             self.bfam[b] = 1.0 if NS < b <= 2 * NS else 0.0
             # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
-            self.bslope[b] = 0.0 if b == 0 or b == PARK else (INFINITY if b == UNBOUNDED else ldexp(
+            self.bslope[b] = 0.0 if b == 0 or b >= PARK else (INFINITY if b == UNBOUNDED else ldexp(
                 0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
         self.nact = 0
         self.pid = NULL
@@ -427,6 +450,7 @@ cdef class SchedulerState:
         self.plevel = 0.0
         self.pmargin = PARK_EPS
         self.pfall = 0
+        self.phor = -INFINITY
         self.n_unparks = 0
 
     def _set_hot(self, hot):
@@ -721,7 +745,7 @@ cdef class SchedulerState:
 
     cdef void _activate(self, int b) noexcept nogil:
         """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
-        if b == 0 or b == UNBOUNDED or b == PARK:
+        if b == 0 or b == UNBOUNDED or b >= PARK:
             return
         if self.actpos[b] < 0:
             self.actpos[b] = <int32_t>self.nact
@@ -767,8 +791,13 @@ cdef class SchedulerState:
             self._reserve(b, n + 1)
         self.bsize[b] = <int32_t>(n + 1)
         self.bucket[j] = <bucket_t>b
+        if b == FAR:  # unsorted: appended
+            self.bids[b][n] = <int32_t>j
+            self.bkey[b][n] = key
+            self.hpos[j] = <int32_t>n
+            return
         self._sift_up(b, n, <int32_t>j, key)
-        if n == 0 and b != PARK:
+        if n == 0:
             self._activate(b)
 
     cdef void _take(self, int b, Py_ssize_t i) noexcept nogil:
@@ -781,7 +810,12 @@ cdef class SchedulerState:
         self.hpos[h[i]] = -1
         self.bucket[h[i]] = NOT_PLACED
         self.bsize[b] = <int32_t>last
-        if i != last:
+        if b == FAR:  # unsorted: the last entry fills the hole
+            if i != last:
+                h[i] = x
+                hk[i] = kx
+                self.hpos[x] = <int32_t>i
+        elif i != last:
             if i > 0 and (kx < hk[(i - 1) >> 2] or (kx == hk[(i - 1) >> 2] and x < h[(i - 1) >> 2])):
                 self._sift_up(b, i, x, kx)
             else:
@@ -824,7 +858,8 @@ cdef class SchedulerState:
         cdef double key
         cdef int b
         if self._parks(j, v, tau):
-            self._push(j, PARK, self._park_key(j))
+            key = self._park_key(j)
+            self._push(j, PARK if key <= self.phor else FAR, key)
             return
         b = self._line(j, t, v, tau, ex, &key)
         self._push(j, b, key)
@@ -852,7 +887,7 @@ cdef class SchedulerState:
             tau = self.tau(j, t)
             v = keys[j]
             if self._parks(j, v, tau):
-                self.bucket[j] = PARK
+                self.bucket[j] = FAR  # (the horizon is -inf until the tick below moves it)
                 keys[j] = self._park_key(j)
             else:
                 self.bucket[j] = <bucket_t>self._line(j, t, v, tau, -1.0, &keys[j])
@@ -899,7 +934,7 @@ cdef class SchedulerState:
                 i -= 1
                 self._sift_down(b, n, i, h[i], hk[i])
             self.tkey[b] = hk[0]
-            if b != PARK:
+            if b < PARK:
                 self._activate(b)
 
     cdef inline void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v, double ex) noexcept nogil:
@@ -908,6 +943,31 @@ cdef class SchedulerState:
         self.pid[n] = <int32_t>j
         self.pval[n] = v
         self.pex[n] = ex
+
+    cdef void _advance_horizon(self, double t) noexcept nogil:
+        """Move the horizon past t (by m/FAR_SHARE ticks) and the FAR pages due before it to PARK.
+
+        PARK then holds only the pages due within ~m/32 ticks (~3e4 at m = 1e6) and each FAR page is
+        read once per horizon move (~32 entries per tick, sequentially).  Below ``far_min`` pages (131072) the
+        horizon is infinite (all parked pages in PARK).
+        """
+        cdef Py_ssize_t i, n
+        cdef int32_t j
+        cdef double key
+        if self.n_live < far_min:
+            self.phor = INFINITY  # a small heap: one level
+        else:
+            # (at least t: every page left in FAR is then due after t)
+            self.phor = t + <double>(self.n_live // FAR_SHARE + 1) / self.r_now
+        n = self.bsize[FAR]
+        i = n
+        while i > 0:
+            i -= 1
+            key = self.bkey[FAR][i]
+            if key <= self.phor:
+                j = self.bids[FAR][i]
+                self._take(FAR, i)
+                self._push(j, PARK, key)
 
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t* pn, double* bv,
                                Py_ssize_t* best) noexcept nogil:
@@ -992,6 +1052,8 @@ cdef class SchedulerState:
         bv = -INFINITY
         lbv = -INFINITY
         pn = 0
+        if t >= self.phor and self.bsize[FAR] > 0:
+            self._advance_horizon(t)
         # parked pages whose key has come: they may have reached the park level (evaluated, popped)
         while self.bsize[PARK] > 0 and self.bkey[PARK][0] <= t:
             j = self.bids[PARK][0]
@@ -1066,17 +1128,19 @@ cdef class SchedulerState:
                     i += 1
             nc = i
             rejoined = True
-        fell = self.bsize[PARK] > 0 and not (bv >= self.plevel)
+        fell = self.bsize[PARK] + self.bsize[FAR] > 0 and not (bv >= self.plevel)
         if fell:
             # the best value ended below the park level, which bounds only the parked pages not yet
             # due: every parked page is evaluated (O(parked); the level is then lowered)
             self.n_unparks += 1
-            for i in range(self.bsize[PARK]):
-                j = self.bids[PARK][i]
-                self.hpos[j] = -1
-                self.bucket[j] = NOT_PLACED
-                self._evaluate(j, t, &pn, &bv, &best)
-            self.bsize[PARK] = 0  # (its capacity is kept: most pages are parked again below)
+            for b in range(PARK, FAR + 1):
+                for i in range(self.bsize[b]):
+                    j = self.bids[b][i]
+                    self.hpos[j] = -1
+                    self.bucket[j] = NOT_PLACED
+                    self._evaluate(j, t, &pn, &bv, &best)
+                self.bsize[b] = 0  # (its capacity is kept: most pages are parked again below)
+            self.phor = -INFINITY
             lbv = log(bv)
         if self.kind == 2 and bv > 0.0:
             # the park level: lowered after a fall (with twice the margin), raised (free: keys of a
@@ -1244,7 +1308,9 @@ cdef class SchedulerState:
             "last": np.array(self.last[:m], copy=True),
             "ncis": np.array(self.ncis[:m], dtype=np.int64),
             "key": self._keys(),
-            "bucket": np.where(alive, np.asarray(self.bucket[:m]), NOT_PLACED).astype(np.int64),
+            # (parked pages as PARK whether before or after the horizon: the split is not state)
+            "bucket": np.where(alive, np.where(np.asarray(self.bucket[:m]) == FAR, PARK, np.asarray(self.bucket[:m])),
+                               NOT_PLACED).astype(np.int64),
             "origin": self.origin,
             "rate": self.r_now,
             "time": self.t_now,
@@ -1280,7 +1346,8 @@ cdef class SchedulerState:
         cdef Py_ssize_t m = self.m
         np.asarray(self.last)[:m] = np.asarray(d["last"], dtype=np.float64)
         np.asarray(self.ncis)[:m] = np.asarray(d["ncis"], dtype=np.uint32)
-        np.asarray(self.bucket)[:m] = np.asarray(d["bucket"], dtype=np.uint16)
+        bucket = np.asarray(d["bucket"], dtype=np.uint16)
+        np.asarray(self.bucket)[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
         alive = np.asarray(d["alive"], dtype=bool)
         np.asarray(self.bucket)[:m][~alive] = DEAD
         self.n_live = int(alive.sum())
@@ -1299,6 +1366,7 @@ cdef class SchedulerState:
         self.plevel = d["park_level"]
         self.pmargin = d["park_margin"]
         self.pfall = d["park_fall"]
+        self.phor = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
         self.n_unparks = d["n_unparks"]
 
     def set_rate(self, double rate):

@@ -667,7 +667,7 @@ def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
     if wrong.any():
         raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_schedule.NOT_PLACED_CODE} (page "
                   f"{int(np.flatnonzero(wrong)[0])})")
-    parked = out["bucket"] == _schedule.PARK_CODE
+    parked = np.isin(out["bucket"], (_schedule.PARK_CODE, _schedule.FAR_CODE))
     if parked.any() and _item(d["value"]) != "greedy":
         raise bad("bucket", f"must park only Greedy pages (page {int(np.flatnonzero(parked)[0])})")
     placed = out["bucket"] != _schedule.NOT_PLACED_CODE
