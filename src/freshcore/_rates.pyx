@@ -21,27 +21,12 @@ page count.
 """
 
 from libc.math cimport fabs, fmin, fmax, expm1, log, exp, INFINITY
-from freshcore._core cimport lambertw_shifted
+from freshcore._core cimport residual1_inverse as periodic_x
 
-cdef double INV_E_HI = 0.36787944117144233
 # Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
 # relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
 cdef enum:
     BLOCK = 32
-
-
-cdef inline double periodic_x(double c, double om) noexcept nogil:
-    """x solving 1 - e^-x (1 + x) = c, i.e. x = -(1 + W-1(-(1 - c)/e)); om = 1 - c given accurately.
-
-    x(0) = 0 and x -> inf as c -> 1 (only like -log(1 - c): this is why 1 - c must
-    be accurate, or the rate Delta/x would jump from ~Delta/37 to 0 at c = 1).
-    """
-    if c <= 0.0:
-        return 0.0
-    if om <= 0.0:
-        return INFINITY
-    # q = 1 + e z = c exactly: the branch-point series sees the exact distance.
-    return -lambertw_shifted(c, -om * INV_E_HI, True)
 
 
 cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:

@@ -147,7 +147,7 @@ cimport cython
 import numpy as np
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
-from freshcore._core cimport lambertw_shifted
+from freshcore._core cimport residual1_inverse
 
 cdef enum:
     SUBB = 4            # buckets per octave of slopes
@@ -205,7 +205,6 @@ cdef extern from *:
 cdef Py_ssize_t far_min = 131072  # below this many live pages every parked page is in PARK (infinite horizon)
 cdef double PARK_EPS = 1e-4   # the smallest park margin (the park level's relative distance below the winning value)
 cdef double PARK_SHADE = 1e-9  # park keys are the times of reaching park_level (1 - PARK_SHADE)
-cdef double INV_E_HI = 0.36787944117144233
 cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
 cdef double MARGIN = 1e-11      # relative inflation of a bound (rounding of values and keys)
 cdef double SAFETY = 1.0 + 1e-9  # on the slope before it is rounded up to its bucket's
@@ -240,7 +239,7 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
 
     The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = level
     (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1 -
-    y)/e))`` (as the periodic rates; ``q = 1 + e z = y`` exactly), less a few
+    y)/e))`` (``_core.residual1_inverse``, as the periodic rates), less a few
     ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
     ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
     the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
@@ -250,7 +249,7 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
     y = (level * (1.0 - PARK_SHADE)) * dl / mu
     if not (y < 1.0):
         return INFINITY
-    x = -lambertw_shifted(y, -(1.0 - y) * INV_E_HI, True) if y > 0.0 else 0.0
+    x = residual1_inverse(y, 1.0 - y)
     key = last + x / dl
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
 
@@ -991,7 +990,6 @@ cdef class SchedulerState:
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
         cdef double thr[2]
-        cdef int ok, fam
         cdef int32_t* act
         cdef int32_t* cb
         cdef double* bsl
@@ -1005,7 +1003,7 @@ cdef class SchedulerState:
         cdef bint rejoined = False
         cdef Py_ssize_t nact
         cdef bint fell
-        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc, nd
+        cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
         self.k += 1
         self.nticks += 1
         t = self.origin + <double>self.k / self.r_now
@@ -1014,11 +1012,10 @@ cdef class SchedulerState:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
         # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
-        # winning value (cb[:nc]); the others are deferred (cb[NBUCKETS - nd:]) and looked at again
-        # only if the best value of this tick ends below theta.  At the start of a tick every top's
-        # bound is within a few ticks' growth of the last winning value (any above it was popped at
-        # the last tick), so theta keeps a handful of ~100 buckets.  Branch-free: both ends are
-        # written, one count moves (a front write at nc <= a never reaches the deferred end).
+        # winning value (cb[:nc], tick stamp ctk); the others are deferred: their bounds (bbd) are
+        # looked at again only if the best value of this tick ends below theta.  At the start of a
+        # tick every top's bound is within a few ticks' growth of the last winning value (any above
+        # it was popped at the last tick), so theta keeps a handful of the ~60 scanned buckets.
         thr[0] = self.lref * (1.0 - PREFILTER)
         thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
@@ -1071,7 +1068,7 @@ cdef class SchedulerState:
                 for a in range(nc):
                     u = self.ub[a]
                     b = self.cb[a]
-                    if b > NS and b != UNBOUNDED:
+                    if bfm[b] != 0.0:
                         if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
                             bl, ul = a, u
                     elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
@@ -1104,7 +1101,7 @@ cdef class SchedulerState:
                     i = 0
                     for a in range(nc):
                         b = self.cb[a]
-                        if self.ub[a] >= (lbv if b > NS and b != UNBOUNDED else bv):
+                        if self.ub[a] >= (lbv if bfm[b] != 0.0 else bv):
                             self.cb[i] = self.cb[a]
                             self.ub[i] = self.ub[a]
                             i += 1
