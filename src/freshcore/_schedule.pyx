@@ -336,13 +336,15 @@ cdef class SchedulerState:
     cdef int32_t* bsize    # 32-bit: at most 2**31 - 3 pages
     cdef int32_t* bcap
     cdef double* bslope
-    cdef double* tkey      # key of each nonempty bucket's top (bkey[b][0], kept contiguous for the tick's scan)
-    cdef int32_t* act      # nonempty buckets
-    cdef int32_t* actpos   # position of a bucket in act, -1 if empty
+    cdef int32_t* act      # nonempty slope buckets (the tick's scan), and by position a in act:
+    cdef double* asl       # the bucket's slope,
+    cdef double* afm       # its family (bfam),
+    cdef double* atk       # its top's key (bkey[b][0]; atk[-1] takes the writes for the other buckets),
+    cdef double* abd       # and its top's bound at the tick's scan (contiguous: the scan vectorises)
+    cdef double* atk_base  # (atk - 1)
+    cdef int32_t* actpos   # position of a bucket in act, -1 if not there
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
-    cdef double* bbd       # each scanned bucket's bound at the tick's scan
-    cdef long long* ctk    # the tick at which a bucket was last among the candidates
     cdef double* bfam      # 1.0 for the buckets of lines bounding ln V, else 0.0
     cdef Py_ssize_t nact
     # pages popped at the current tick
@@ -366,17 +368,20 @@ cdef class SchedulerState:
         self.bsize = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bcap = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
-        self.tkey = <double*>malloc(NBUCKETS * sizeof(double))
+        self.asl = <double*>malloc(NBUCKETS * sizeof(double))
+        self.afm = <double*>malloc(NBUCKETS * sizeof(double))
+        self.atk_base = <double*>malloc((NBUCKETS + 1) * sizeof(double))
+        self.atk = self.atk_base + 1 if self.atk_base != NULL else NULL
+        self.abd = <double*>malloc(NBUCKETS * sizeof(double))
         self.act = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.ub = <double*>malloc(NBUCKETS * sizeof(double))
         self.cb = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
-        self.bbd = <double*>malloc(NBUCKETS * sizeof(double))
-        self.ctk = <long long*>malloc(NBUCKETS * sizeof(long long))
         self.bfam = <double*>malloc(NBUCKETS * sizeof(double))
-        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL or self.tkey == NULL
+        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL or self.asl == NULL
+                or self.afm == NULL or self.atk_base == NULL or self.abd == NULL
                 or self.act == NULL or self.actpos == NULL or self.ub == NULL or self.cb == NULL
-                or self.bbd == NULL or self.ctk == NULL or self.bfam == NULL):
+                or self.bfam == NULL):
             raise MemoryError()
         for b in range(NBUCKETS):
             self.bids[b] = NULL
@@ -384,7 +389,6 @@ cdef class SchedulerState:
             self.bsize[b] = 0
             self.bcap[b] = 0
             self.actpos[b] = -1
-            self.ctk[b] = -1
             self.bfam[b] = 1.0 if NS < b <= 2 * NS else 0.0
             # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
             self.bslope[b] = 0.0 if b == 0 or b >= PARK else (INFINITY if b == UNBOUNDED else ldexp(
@@ -408,13 +412,14 @@ cdef class SchedulerState:
         free(self.bsize)
         free(self.bcap)
         free(self.bslope)
-        free(self.tkey)
+        free(self.asl)
+        free(self.afm)
+        free(self.atk_base)
+        free(self.abd)
         free(self.act)
         free(self.actpos)
         free(self.ub)
         free(self.cb)
-        free(self.bbd)
-        free(self.ctk)
         free(self.bfam)
         free(self.pid)
         free(self.pval)
@@ -676,9 +681,9 @@ cdef class SchedulerState:
         if b == UNBOUNDED:
             return INFINITY
         if b == 0:
-            u = -self.tkey[0]
+            u = -self.bkey[0][0]
             return u + MARGIN * fabs(u)
-        u = self.bslope[b] * (t - self.tkey[b])
+        u = self.bslope[b] * (t - self.bkey[b][0])
         if b > NS:  # a bound of ln V: absolute margin
             return u + MARGIN * (1.0 + fabs(u)) + self.bslope[b] * tpad
         return u + MARGIN * fabs(u) + self.bslope[b] * tpad
@@ -705,7 +710,7 @@ cdef class SchedulerState:
         h[i] = x
         hk[i] = kx
         self.hpos[x] = <int32_t>i
-        self.tkey[b] = hk[0]
+        self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
     cdef void _sift_down(self, int b, Py_ssize_t n, Py_ssize_t i, int32_t x, double kx) noexcept nogil:
         """Place page x with key kx at hole i of bucket b (size n), moving smaller children up."""
@@ -740,7 +745,7 @@ cdef class SchedulerState:
         h[i] = x
         hk[i] = kx
         self.hpos[x] = <int32_t>i
-        self.tkey[b] = hk[0]
+        self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
     cdef void _activate(self, int b) noexcept nogil:
         """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
@@ -749,6 +754,9 @@ cdef class SchedulerState:
         if self.actpos[b] < 0:
             self.actpos[b] = <int32_t>self.nact
             self.act[self.nact] = b
+            self.asl[self.nact] = self.bslope[b]
+            self.afm[self.nact] = self.bfam[b]
+            self.atk[self.nact] = self.bkey[b][0]
             self.nact += 1
 
     cdef void _deactivate(self, int b) noexcept nogil:
@@ -759,6 +767,9 @@ cdef class SchedulerState:
         if i != last:
             q = self.act[last]
             self.act[i] = q
+            self.asl[i] = self.asl[last]
+            self.afm[i] = self.afm[last]
+            self.atk[i] = self.atk[last]
             self.actpos[q] = <int32_t>i
         self.actpos[b] = -1
         self.nact -= 1
@@ -902,7 +913,6 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             self.bsize[b] = 0
             self.actpos[b] = -1
-            self.ctk[b] = -1
         self.nact = 0
         for j in range(self.m):
             self.hpos[j] = -1
@@ -932,7 +942,6 @@ cdef class SchedulerState:
             while i > 0:
                 i -= 1
                 self._sift_down(b, n, i, h[i], hk[i])
-            self.tkey[b] = hk[0]
             if b < PARK:
                 self._activate(b)
 
@@ -992,14 +1001,13 @@ cdef class SchedulerState:
         cdef double thr[2]
         cdef int32_t* act
         cdef int32_t* cb
-        cdef double* bsl
-        cdef double* tk
+        cdef double* asl
+        cdef double* afm
+        cdef double* atk
+        cdef double* abd
         cdef double* ub
-        cdef double* bbd
         cdef double* bfm
-        cdef long long* ctk
-        cdef long long tick
-        cdef double mg, f
+        cdef double mg, th0, th1
         cdef bint rejoined = False
         cdef Py_ssize_t nact
         cdef bint fell
@@ -1012,38 +1020,36 @@ cdef class SchedulerState:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
         # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
-        # winning value (cb[:nc], tick stamp ctk); the others are deferred: their bounds (bbd) are
-        # looked at again only if the best value of this tick ends below theta.  At the start of a
-        # tick every top's bound is within a few ticks' growth of the last winning value (any above
-        # it was popped at the last tick), so theta keeps a handful of the ~60 scanned buckets.
+        # winning value (cb[:nc]); the others are deferred, and looked at again only if the best
+        # value of this tick ends below theta.  At the start of a tick every top's bound is within a
+        # few ticks' growth of the last winning value (any above it was popped at the last tick), so
+        # theta keeps a handful of the ~60 scanned buckets.
         thr[0] = self.lref * (1.0 - PREFILTER)
         thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
+        th0, th1 = thr[0], thr[1]
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
-        act, bsl, tk, cb, ub, bbd, bfm = self.act, self.bslope, self.tkey, self.cb, self.ub, self.bbd, self.bfam
-        ctk, tick, mg = self.ctk, self.nticks, MARGIN
+        act, asl, afm, atk, abd, cb, ub, bfm = self.act, self.asl, self.afm, self.atk, self.abd, self.cb, self.ub, self.bfam
+        mg = MARGIN
         nact = self.nact
+        # the bounds of the tops, by position in act: contiguous, no branch (the compiler vectorises it)
+        for a in range(nact):
+            s = asl[a]
+            u = s * (t - atk[a])
+            abd[a] = u + mg * (afm[a] + fabs(u)) + s * tpad  # _bound's arithmetic (ln V margin 1 + |u| when afm = 1)
+        # the candidates, without a branch (which bucket passes changes from tick to tick)
         nc = 0
         for a in range(nact):
-            b = act[a]
-            s = bsl[b]
-            f = bfm[b]
-            u = s * (t - tk[b])
-            u = u + mg * (f + fabs(u)) + s * tpad  # _bound's arithmetic (the ln V margin 1 + |u| when f = 1)
-            bbd[b] = u
-            if u >= (thr[1] if f != 0.0 else thr[0]):
-                cb[nc] = <int32_t>b
-                ub[nc] = u
-                ctk[b] = tick
-                nc += 1
+            u = abd[a]
+            cb[nc] = act[a]
+            ub[nc] = u
+            nc += (u >= th1) if afm[a] != 0.0 else (u >= th0)
         for b in range(2):  # constant values, then the unbounded slopes (kept out of act)
             b = 0 if b == 0 else UNBOUNDED
             if self.bsize[b] > 0:
                 u = self._bound(b, t, tpad)
-                bbd[b] = u
-                if u >= thr[0]:
+                if u >= th0:
                     cb[nc] = <int32_t>b
                     ub[nc] = u
-                    ctk[b] = tick
                     nc += 1
         best = -1
         bv = -INFINITY
@@ -1106,10 +1112,11 @@ cdef class SchedulerState:
                             self.ub[i] = self.ub[a]
                             i += 1
                     nc = i
-            if rejoined or (bv >= thr[0] and lbv >= thr[1]):
+            if rejoined or (bv >= th0 and lbv >= th1):
                 break  # every deferred bound is below theta (ln theta), so below the best value
-            # the best value ended below theta: the deferred buckets (not candidates, so not touched
-            # since the scan; those emptied since have left act) whose bound reaches it rejoin
+            # the best value ended below theta: every nonempty bucket whose top's bound (at t, as
+            # now: a deferred bucket is untouched since the scan) reaches it rejoins (the candidates
+            # left are below it: the search over them has ended)
             i = 0
             for a in range(self.nact + 2):
                 if a < self.nact:
@@ -1118,10 +1125,10 @@ cdef class SchedulerState:
                     b = 0 if a == self.nact else UNBOUNDED
                     if self.bsize[b] == 0:
                         continue
-                if ctk[b] != tick and bbd[b] >= (lbv if bfm[b] != 0.0 else bv):
+                u = self._bound(b, t, tpad)
+                if u >= (lbv if bfm[b] != 0.0 else bv):
                     cb[i] = <int32_t>b
-                    ub[i] = bbd[b]
-                    ctk[b] = tick
+                    ub[i] = u
                     i += 1
             nc = i
             rejoined = True
