@@ -914,23 +914,11 @@ def test_signal_count_limit(monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# Greedy's parked pages split at a horizon (PARK heap before it, the unsorted FAR array after): at 10^5+
-# pages only, so forced here at every size
+# Greedy's parked pages split at a horizon: PARK (a calendar of the ticks up to it) and FAR (an
+# unsorted array) after it
 
 
-@pytest.fixture
-def far_everywhere():
-    old = _schedule._set_far_min(0)
-    yield
-    _schedule._set_far_min(old)
-
-
-def test_far_park_matches_brute_force(far_everywhere):
-    test_dynamic_long_run_matches_brute_force("greedy")
-    test_staggered_start_matches_brute_force("greedy")
-
-
-def test_far_park_restores_exactly(far_everywhere, tmp_path):
+def test_far_park_restores_exactly(tmp_path):
     # the split is not state: the file says PARK for both, and the continued decisions and evaluations agree
     rng = np.random.default_rng(8)
     pages = random_pages(rng, 500)
@@ -944,3 +932,40 @@ def test_far_park_restores_exactly(far_everywhere, tmp_path):
     assert restored.run(2000).tolist() == s.run(2000).tolist()
     assert restored._state.n_evaluations == s._state.n_evaluations
     assert state_equal(restored, s)
+
+
+def test_park_calendar_follows_churn():
+    # Greedy: the pages in the calendar (PARK) removed and re-parameterised, the page count growing 12x
+    # (the calendar grows at a horizon move) and shrinking back (it shrinks), rate changes (a new tick
+    # grid: the calendar is rebuilt); every decision is the brute-force argmax
+    rng = np.random.default_rng(21)
+    m = 150
+    pages = random_pages(rng, m)
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, 15.0, value="greedy", last_crawl=last)
+    ref = DynamicReference(pages, 15.0, "greedy", 0.0, None, last=last)
+    in_calendar = {"removed": 0, "updated": 0}
+    for j in range(2400):
+        if j < 1000 and j % 10 == 0:
+            new = random_pages(rng, 20)
+            last = ref.time - rng.uniform(0.0, 10.0, 20)
+            assert s.add_pages(new, last_crawl=last).tolist() == ref.add(new, last)
+        if j >= 1200 and j % 10 == 0 and len(ref.ids) > 200:
+            ids = rng.choice(ref.ids, size=25, replace=False)
+            in_calendar["removed"] += int((s._state._buckets()[ids] == _schedule.PARK_CODE).sum())
+            s.remove_pages(ids)
+            ref.remove(ids)
+        if j % 7 == 3:
+            parked = np.flatnonzero(s._state._buckets() == _schedule.PARK_CODE)
+            if len(parked):
+                ids = rng.choice(parked, size=min(4, len(parked)), replace=False)
+                new = random_pages(rng, len(ids))
+                s.update_pages(ids, new)
+                ref.update(ids, new)
+                in_calendar["updated"] += len(ids)
+        if j in (600, 1500, 2000):
+            r = {600: 40.0, 1500: 8.0, 2000: 25.0}[j]
+            s.set_rate(r)
+            ref.set_rate(r)
+        assert s.next() == ref.next(), f"tick {j}"
+    assert in_calendar["removed"] > 0 and in_calendar["updated"] > 100

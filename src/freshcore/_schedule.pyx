@@ -90,8 +90,8 @@ In steady state almost every page is far below the winning value, and a
 line bound reaches it only after ~7 pops (each closes ~85-90% of the gap: the
 slope is rounded up to its bucket's).  Greedy's value has an exact inverse, so
 Greedy keeps a page whose value is below the park level ``P`` (``plevel``, a
-margin ``pmargin`` below the last winning value: 1/sqrt(m), 1e-3 at m = 1e6) in one more heap,
-``PARK``, keyed by the time it reaches ``P (1 - 1e-9)`` (``_park_time``:
+margin ``pmargin`` below the last winning value: 1/sqrt(m), 1e-3 at m = 1e6)
+apart, *parked*, keyed by the time it reaches ``P (1 - 1e-9)`` (``_park_time``:
 Lambert W; the shade covers the rounding of the inverse and of the values):
 **until its key, a parked page's value is below the park level**.  At a
 tick the parked pages whose key has come are popped and evaluated first;
@@ -105,14 +105,20 @@ follows the winning value up, and the margin halves again after a cycle
 without a fall.  The buckets then hold only the ~m x margin pages near the
 top (~1e3 at m = 1e6), each popped ~3 times on its way up (m = 1e6: 4.0
 evaluations per decision instead of 7.3).  Other value kinds do not park.
-From 131072 live pages the parked pages are split at a horizon ``phor``:
-those due by it in the ``PARK`` heap, the others in ``FAR``, an unsorted
-array whose keys are all after the horizon.  When a tick reaches the
-horizon, it moves m/32 ticks on and the ``FAR`` pages due by then join the
-heap, so the heap holds ~m/32 pages (cache-resident) and each ``FAR`` page is
-read once per move (~32 sequential entries per tick).  The split is not
-state: files say ``PARK`` for both, and a loaded state starts with the
-horizon at ``-inf``.
+
+The parked pages are split at a horizon ``phor``, m/32 ticks ahead: those due
+by it are in ``PARK``, a calendar of ticks (a list per tick of the pages
+whose key falls after the last tick and by that one: O(1) to park, to pop
+and, the lists holding ~1 page, to remove; a tick pops its list, and
+prefetches the next tick's pages), the others in ``FAR``, an unsorted array
+whose keys are all after the horizon.  When a tick reaches the horizon, it
+moves m/32 ticks on and the ``FAR`` pages due by then join the calendar, so
+each ``FAR`` page is read once per move (~32 sequential entries per tick).
+A change of rate changes the ticks: the calendar's pages go back to ``FAR``
+and the next tick moves the horizon.  The split is not state: files say
+``PARK`` for both, and a loaded state starts with the horizon at ``-inf``.
+(A binary heap in place of the calendar put a quarter of a decision's time
+at m = 1e6 in its sift-down, mostly cache misses in its lower levels.)
 
 Rounding: the bound must hold for the computed values, which are evaluated
 at ``tau`` computed as ``fl(fl(t - last) + fl(b n))``.  Its error, at most
@@ -202,7 +208,6 @@ cdef extern from *:
     void* freshcore_aligned_alloc(size_t n) noexcept nogil
     void freshcore_aligned_free(void* p) noexcept nogil
 
-cdef Py_ssize_t far_min = 131072  # below this many live pages every parked page is in PARK (infinite horizon)
 cdef double PARK_EPS = 1e-4   # the smallest park margin (the park level's relative distance below the winning value)
 cdef double PARK_SHADE = 1e-9  # park keys are the times of reaching park_level (1 - PARK_SHADE)
 cdef double PREFILTER = 1e-6  # relative margin below the last winning value of the tick's candidates
@@ -230,6 +235,12 @@ NOT_PLACED_CODE = NOT_PLACED
 MAX_SIGNALS = 4294967295
 
 
+cdef struct CalEntry:  # an entry of the PARK calendar (16 bytes, four to a cache line)
+    double key
+    int32_t id    # page (-1: a free entry)
+    int32_t next  # next entry of its tick's list (-1: the last), or of the free list
+
+
 cdef enum:
     HEAP_LEAD = 3  # unused entries before entry 0 of a heap: the siblings 4i+1 .. 4i+4 share one aligned block
 
@@ -252,14 +263,6 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
     x = residual1_inverse(y, 1.0 - y)
     key = last + x / dl
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
-
-
-def _set_far_min(Py_ssize_t n):
-    """Set the page count from which parked pages are split at a horizon (tests use 0); returns the old one."""
-    global far_min
-    old = far_min
-    far_min = n
-    return old
 
 
 def park_time_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
@@ -356,6 +359,15 @@ cdef class SchedulerState:
     cdef double plevel, pmargin  # Greedy's park level (0: none) and its relative distance below the winning value
     cdef long long pfall         # the tick of the last fall below the park level
     cdef double phor             # the horizon: every page in FAR has a key > phor (-inf: none known)
+    # PARK, a calendar of ticks: entry i of cal (a pool, ctop entries used, free ones chained from
+    # cfree) is in the list of the first tick after kdone at which its key is due, headed by
+    # chead[tick & cmask]; a parked page's hpos is its entry
+    cdef CalEntry* cal
+    cdef Py_ssize_t ccap, ctop
+    cdef int32_t cfree
+    cdef int32_t* chead
+    cdef long long cmask
+    cdef long long kdone         # the last tick whose calendar slot was popped
     cdef long long k, nticks
     cdef bint built
     cdef readonly long long n_evaluations
@@ -394,6 +406,13 @@ cdef class SchedulerState:
             self.bslope[b] = 0.0 if b == 0 or b >= PARK else (INFINITY if b == UNBOUNDED else ldexp(
                 0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
         self.nact = 0
+        self.cal = NULL
+        self.ccap = 0
+        self.ctop = 0
+        self.cfree = -1
+        self.chead = NULL
+        self.cmask = -1
+        self.kdone = 0
         self.pid = NULL
         self.pval = NULL
         self.pex = NULL
@@ -421,6 +440,8 @@ cdef class SchedulerState:
         free(self.ub)
         free(self.cb)
         free(self.bfam)
+        free(self.cal)
+        free(self.chead)
         free(self.pid)
         free(self.pval)
         free(self.pex)
@@ -456,6 +477,7 @@ cdef class SchedulerState:
         self.pfall = 0
         self.phor = -INFINITY
         self.n_unparks = 0
+        self._cal_clear()
 
     def _set_hot(self, hot):
         self.hot = hot
@@ -488,6 +510,10 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             out[b] = self.bsize[b]
         return out
+
+    def _buckets(self):
+        """Bucket code of ids ``0 .. n_slots - 1`` as held (PARK: in the calendar, FAR after the horizon), a copy."""
+        return np.array(self.bucket[:self.m], dtype=np.int64)
 
     def alive_mask(self):
         """Live flags of ids ``0 .. n_slots - 1`` (bool, a new array)."""
@@ -529,14 +555,15 @@ cdef class SchedulerState:
         return self.last[j]
 
     def nbytes(self):
-        """Bytes held by the state: per-slot arrays at capacity, the bucket heaps at capacity, the buffers."""
+        """Bytes held by the state: per-slot arrays at capacity, the bucket heaps and the calendar at capacity, the buffers."""
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
             heaps += self.bcap[b] + (HEAP_LEAD if self.bcap[b] > 0 else 0)
         # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
-                + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + sizeof(double))
-                + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(double) + 5 * sizeof(int32_t)))
+                + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
+                + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
+                + NBUCKETS * (2 * sizeof(void*) + 8 * sizeof(double) + 5 * sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -797,6 +824,9 @@ cdef class SchedulerState:
     cdef void _push(self, Py_ssize_t j, int b, double key) noexcept nogil:
         """Insert page j into the heap of bucket b with the given key."""
         cdef Py_ssize_t n = self.bsize[b]
+        if b == PARK:
+            self._cal_push(j, key)
+            return
         if n + 1 > self.bcap[b]:
             self._reserve(b, n + 1)
         self.bsize[b] = <int32_t>(n + 1)
@@ -812,6 +842,9 @@ cdef class SchedulerState:
 
     cdef void _take(self, int b, Py_ssize_t i) noexcept nogil:
         """Remove entry i of bucket b's heap (its page's bucket and hpos are reset)."""
+        if b == PARK:
+            self._cal_take(i)
+            return
         cdef int32_t* h = self.bids[b]
         cdef double* hk = self.bkey[b]
         cdef Py_ssize_t last = self.bsize[b] - 1
@@ -834,6 +867,98 @@ cdef class SchedulerState:
             self._deactivate(b)
         elif last + (last >> 3) + 32 < self.bcap[b]:
             self._reserve(b, last)
+
+    # -- PARK: a calendar of ticks (a heap of ~3e4 pages cost a quarter of a tick at m = 1e6) -----
+    cdef inline double _tick_time(self, long long k) noexcept nogil:
+        """The time of tick k (the same operations as _step)."""
+        return self.origin + <double>k / self.r_now
+
+    cdef long long _tick_of(self, double key) noexcept nogil:
+        """The first tick after kdone whose time is >= key (key finite, at most a window of ticks on)."""
+        cdef double x = (key - self.origin) * self.r_now
+        cdef long long k = self.kdone + 1
+        if x > <double>k:
+            k = <long long>x
+            while k > self.kdone + 1 and self._tick_time(k - 1) >= key:
+                k -= 1
+        while self._tick_time(k) < key:
+            k += 1
+        return k
+
+    cdef void _cal_push(self, Py_ssize_t j, double key) noexcept nogil:
+        """Park page j (in no heap) with the given key (at most the horizon) in the calendar."""
+        cdef Py_ssize_t i = self.cfree, s
+        cdef long long k = self._tick_of(key)
+        if i >= 0:
+            self.cfree = self.cal[i].next
+        else:
+            if self.ctop == self.ccap:
+                self.ccap = 2 * self.ccap if self.ccap >= 64 else 128
+                self.cal = <CalEntry*>_resized(self.cal, self.ccap * sizeof(CalEntry))
+            i = self.ctop
+            self.ctop += 1
+        s = <Py_ssize_t>(k & self.cmask)
+        self.cal[i].key = key
+        self.cal[i].id = <int32_t>j
+        self.cal[i].next = self.chead[s]
+        self.chead[s] = <int32_t>i
+        self.hpos[j] = <int32_t>i
+        self.bucket[j] = PARK
+        self.bsize[PARK] += 1
+
+    cdef void _cal_take(self, Py_ssize_t i) noexcept nogil:
+        """Remove calendar entry i (its page's bucket and hpos are reset)."""
+        cdef Py_ssize_t s = <Py_ssize_t>(self._tick_of(self.cal[i].key) & self.cmask)
+        cdef int32_t p = self.chead[s], j = self.cal[i].id
+        if p == i:
+            self.chead[s] = self.cal[i].next
+        else:  # (lists hold ~1 entry: as many pages are parked as ticks in the calendar)
+            while self.cal[p].next != i:
+                p = self.cal[p].next
+            self.cal[p].next = self.cal[i].next
+        self._cal_free(i)
+
+    cdef inline void _cal_free(self, Py_ssize_t i) noexcept nogil:
+        """Entry i (out of its list) to the free list; its page in no heap."""
+        cdef int32_t j = self.cal[i].id
+        self.hpos[j] = -1
+        self.bucket[j] = NOT_PLACED
+        self.cal[i].id = -1
+        self.cal[i].next = self.cfree
+        self.cfree = <int32_t>i
+        self.bsize[PARK] -= 1
+
+    cdef void _cal_reset(self, Py_ssize_t w) noexcept nogil:
+        """An empty calendar of at least w slots (a power of two; PARK's entries must be unlinked)."""
+        cdef Py_ssize_t n = 16, s
+        while n < w:
+            n *= 2
+        if n - 1 != self.cmask:
+            self.chead = <int32_t*>_resized(self.chead, n * sizeof(int32_t))
+            self.cmask = n - 1
+        for s in range(n):
+            self.chead[s] = -1
+
+    cdef void _unpark_near(self) noexcept nogil:
+        """Every PARK page to FAR and the horizon to -inf (the next tick moves it): the tick grid changed."""
+        cdef Py_ssize_t i
+        cdef int32_t j
+        for i in range(self.ctop):
+            j = self.cal[i].id
+            if j >= 0:
+                self._push(j, FAR, self.cal[i].key)
+        self._cal_clear()
+        self.phor = -INFINITY
+
+    cdef void _cal_clear(self) noexcept nogil:
+        """An empty calendar (its pages must have been placed elsewhere or reset)."""
+        self.bsize[PARK] = 0
+        self.ctop = 0
+        self.cfree = -1
+        if self.ccap > 1024:
+            self.ccap = 1024
+            self.cal = <CalEntry*>_resized(self.cal, self.ccap * sizeof(CalEntry))
+        self._cal_reset(0)
 
     cdef inline void _remove(self, Py_ssize_t j) noexcept nogil:
         """Take page j out of its bucket's heap (it must be in one)."""
@@ -932,7 +1057,8 @@ cdef class SchedulerState:
             self.bkey[b][n] = keys[j]
             self.hpos[j] = <int32_t>n
             self.bsize[b] = <int32_t>(n + 1)
-        for b in range(NBUCKETS):
+        self._cal_clear()  # (callers put parked pages in FAR)
+        for b in range(PARK):
             n = self.bsize[b]
             if n == 0:
                 continue
@@ -942,8 +1068,7 @@ cdef class SchedulerState:
             while i > 0:
                 i -= 1
                 self._sift_down(b, n, i, h[i], hk[i])
-            if b < PARK:
-                self._activate(b)
+            self._activate(b)
 
     cdef inline void _keep_popped(self, Py_ssize_t n, Py_ssize_t j, double v, double ex) noexcept nogil:
         if n == self.pcap:
@@ -955,18 +1080,26 @@ cdef class SchedulerState:
     cdef void _advance_horizon(self, double t) noexcept nogil:
         """Move the horizon past t (by m/FAR_SHARE ticks) and the FAR pages due before it to PARK.
 
-        PARK then holds only the pages due within ~m/32 ticks (~3e4 at m = 1e6) and each FAR page is
-        read once per horizon move (~32 entries per tick, sequentially).  Below ``far_min`` pages (131072) the
-        horizon is infinite (all parked pages in PARK).
+        PARK (the calendar) then holds only the pages due within ~m/32 ticks and each FAR page is
+        read once per horizon move (~32 entries per tick, sequentially).
         """
-        cdef Py_ssize_t i, n
+        cdef Py_ssize_t i, n, w, a
         cdef int32_t j
         cdef double key
-        if self.n_live < far_min:
-            self.phor = INFINITY  # a small heap: one level
-        else:
-            # (at least t: every page left in FAR is then due after t)
-            self.phor = t + <double>(self.n_live // FAR_SHARE + 1) / self.r_now
+        cdef long long kh
+        # (at least t: every page left in FAR is then due after t)
+        self.phor = t + <double>(self.n_live // FAR_SHARE + 1) / self.r_now
+        # the calendar spans every tick up to the horizon's (a few more for rounding): re-linked if
+        # it has to grow, or shrink by 8
+        kh = self._tick_of(self.phor)
+        w = <Py_ssize_t>(kh - self.kdone) + 8
+        if w > self.cmask or 8 * w < self.cmask:
+            self._cal_reset(w)
+            for i in range(self.ctop):
+                if self.cal[i].id >= 0:
+                    a = <Py_ssize_t>(self._tick_of(self.cal[i].key) & self.cmask)
+                    self.cal[i].next = self.chead[a]
+                    self.chead[a] = <int32_t>i
         n = self.bsize[FAR]
         i = n
         while i > 0:
@@ -1017,6 +1150,7 @@ cdef class SchedulerState:
         t = self.origin + <double>self.k / self.r_now
         self.t_now = t
         if not self.built:
+            self.kdone = self.k - 1
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
         # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
@@ -1057,12 +1191,32 @@ cdef class SchedulerState:
         pn = 0
         if t >= self.phor and self.bsize[FAR] > 0:
             self._advance_horizon(t)
-        # parked pages whose key has come: they may have reached the park level (evaluated, popped)
-        while self.bsize[PARK] > 0 and self.bkey[PARK][0] <= t:
-            j = self.bids[PARK][0]
-            FRESHCORE_PREFETCH(&self.last[j])
-            self._take(PARK, 0)
-            self._evaluate(j, t, &pn, &bv, &best)
+        # parked pages whose key has come (the calendar's list of tick k): they may have reached the
+        # park level (evaluated, popped)
+        if self.bsize[PARK] > 0:
+            a = <Py_ssize_t>(self.k & self.cmask)
+            i = self.chead[a]
+            while i >= 0:
+                j = self.cal[i].id
+                FRESHCORE_PREFETCH(&self.last[j])
+                self.chead[a] = self.cal[i].next
+                self._cal_free(i)
+                self._evaluate(j, t, &pn, &bv, &best)
+                i = self.chead[a]
+            # the next ticks' misses, fetched a tick ahead: the records of tick k + 1's pages (their
+            # entries fetched at the last tick), and tick k + 2's first entry
+            i = self.chead[(self.k + 1) & self.cmask]
+            a = 0
+            while i >= 0 and a < 4:
+                j = self.cal[i].id
+                FRESHCORE_PREFETCH(&self.last[j])
+                FRESHCORE_PREFETCH(&self.bucket[j])
+                i = self.cal[i].next
+                a += 1
+            i = self.chead[(self.k + 2) & self.cmask]
+            if i >= 0:
+                FRESHCORE_PREFETCH(&self.cal[i])
+        self.kdone = self.k
         if best >= 0:
             lbv = log(bv)
         while True:
@@ -1137,13 +1291,19 @@ cdef class SchedulerState:
             # the best value ended below the park level, which bounds only the parked pages not yet
             # due: every parked page is evaluated (O(parked); the level is then lowered)
             self.n_unparks += 1
-            for b in range(PARK, FAR + 1):
-                for i in range(self.bsize[b]):
-                    j = self.bids[b][i]
+            for i in range(self.ctop):
+                j = self.cal[i].id
+                if j >= 0:
                     self.hpos[j] = -1
                     self.bucket[j] = NOT_PLACED
                     self._evaluate(j, t, &pn, &bv, &best)
-                self.bsize[b] = 0  # (its capacity is kept: most pages are parked again below)
+            self._cal_clear()
+            for i in range(self.bsize[FAR]):
+                j = self.bids[FAR][i]
+                self.hpos[j] = -1
+                self.bucket[j] = NOT_PLACED
+                self._evaluate(j, t, &pn, &bv, &best)
+            self.bsize[FAR] = 0  # (its capacity is kept: most pages are parked again below)
             self.phor = -INFINITY
             lbv = log(bv)
         if self.kind == 2 and bv > 0.0:
@@ -1336,7 +1496,9 @@ cdef class SchedulerState:
         cdef double[::1] o = out
         cdef Py_ssize_t j
         for j in range(self.m):
-            if self.bucket[j] < NBUCKETS:
+            if self.bucket[j] == PARK:
+                o[j] = self.cal[self.hpos[j]].key
+            elif self.bucket[j] < NBUCKETS:
                 o[j] = self.bkey[self.bucket[j]][self.hpos[j]]
         return out
 
@@ -1371,13 +1533,16 @@ cdef class SchedulerState:
         self.pmargin = d["park_margin"]
         self.pfall = d["park_fall"]
         self.phor = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
+        self.kdone = self.k
         self.n_unparks = d["n_unparks"]
 
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time."""
         self.origin = self.t_now
         self.k = 0
+        self.kdone = 0
         self.r_now = rate
+        self._unpark_near()  # (the calendar is of the old ticks)
 
 
 def _restore(params, int kind, long terms, state):
