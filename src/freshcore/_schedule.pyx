@@ -250,7 +250,10 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
 
     The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = level
     (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1 -
-    y)/e))`` (``_core.residual1_inverse``, as the periodic rates), less a few
+    y)/e))`` (``_core.residual1_inverse``, as the periodic rates; accurate to
+    4e-15 relative, the largest excess over a 50-digit reference of 7000
+    ``y`` from 1e-300 to 1 - 1e-12, near ``y = 0.02`` where the Lambert W
+    leaves its branch-point series: ``x`` is taken 1e-14 lower), less a few
     ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
     ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
     the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
@@ -260,7 +263,7 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
     y = (level * (1.0 - PARK_SHADE)) * dl / mu
     if not (y < 1.0):
         return INFINITY
-    x = residual1_inverse(y, 1.0 - y)
+    x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
     key = last + x / dl
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
 
@@ -349,7 +352,7 @@ cdef class SchedulerState:
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
     cdef double* bfam      # 1.0 for the buckets of lines bounding ln V, else 0.0
-    cdef Py_ssize_t nact
+    cdef Py_ssize_t nact, acap  # (act and the arrays by position hold acap, cb and ub acap + 2)
     # pages popped at the current tick
     cdef int32_t* pid
     cdef double* pval
@@ -380,19 +383,14 @@ cdef class SchedulerState:
         self.bsize = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bcap = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
-        self.asl = <double*>malloc(NBUCKETS * sizeof(double))
-        self.afm = <double*>malloc(NBUCKETS * sizeof(double))
-        self.atk_base = <double*>malloc((NBUCKETS + 1) * sizeof(double))
-        self.atk = self.atk_base + 1 if self.atk_base != NULL else NULL
-        self.abd = <double*>malloc(NBUCKETS * sizeof(double))
-        self.act = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
+        self.asl = self.afm = self.atk_base = self.atk = self.abd = self.ub = NULL
+        self.act = self.cb = NULL
+        self.acap = 0
+        self._act_cap(64)
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
-        self.ub = <double*>malloc(NBUCKETS * sizeof(double))
-        self.cb = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bfam = <double*>malloc(NBUCKETS * sizeof(double))
-        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL or self.asl == NULL
-                or self.afm == NULL or self.atk_base == NULL or self.abd == NULL
-                or self.act == NULL or self.actpos == NULL or self.ub == NULL or self.cb == NULL
+        if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL
+                or self.actpos == NULL
                 or self.bfam == NULL):
             raise MemoryError()
         for b in range(NBUCKETS):
@@ -563,7 +561,9 @@ cdef class SchedulerState:
         return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
-                + NBUCKETS * (2 * sizeof(void*) + 8 * sizeof(double) + 5 * sizeof(int32_t)))
+                + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(double) + 3 * sizeof(int32_t))
+                + self.acap * (4 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
+                + (self.acap + 2) * (sizeof(double) + sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -774,11 +774,25 @@ cdef class SchedulerState:
         self.hpos[x] = <int32_t>i
         self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
+    cdef void _act_cap(self, Py_ssize_t n) noexcept nogil:
+        """Room for n buckets in act and the arrays by position (their first nact entries kept)."""
+        self.asl = <double*>_resized(self.asl, n * sizeof(double))
+        self.afm = <double*>_resized(self.afm, n * sizeof(double))
+        self.atk_base = <double*>_resized(self.atk_base, (n + 1) * sizeof(double))
+        self.atk = self.atk_base + 1
+        self.abd = <double*>_resized(self.abd, n * sizeof(double))
+        self.act = <int32_t*>_resized(self.act, n * sizeof(int32_t))
+        self.ub = <double*>_resized(self.ub, (n + 2) * sizeof(double))
+        self.cb = <int32_t*>_resized(self.cb, (n + 2) * sizeof(int32_t))
+        self.acap = n
+
     cdef void _activate(self, int b) noexcept nogil:
         """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
         if b == 0 or b == UNBOUNDED or b >= PARK:
             return
         if self.actpos[b] < 0:
+            if self.nact == self.acap:
+                self._act_cap(2 * self.acap if 2 * self.acap < NBUCKETS else NBUCKETS)
             self.actpos[b] = <int32_t>self.nact
             self.act[self.nact] = b
             self.asl[self.nact] = self.bslope[b]
@@ -797,6 +811,7 @@ cdef class SchedulerState:
             self.asl[i] = self.asl[last]
             self.afm[i] = self.afm[last]
             self.atk[i] = self.atk[last]
+            self.abd[i] = self.abd[last]  # (a bucket emptied in a tick's search: the rejoin reads abd)
             self.actpos[q] = <int32_t>i
         self.actpos[b] = -1
         self.nact -= 1
@@ -805,9 +820,16 @@ cdef class SchedulerState:
         """Room for n entries in bucket b: grows to n + n/16 + 8, shrinks to that when over n + n/8 + 32.
 
         (Capacities count the HEAP_LEAD entries before entry 0: +8 rather than the +16 that served
-        before there were any keeps the bytes per page at m = 1e5 below 64.)
+        before there were any keeps the bytes per page at m = 1e5 below 64.)  FAR, which holds most
+        pages and changes by about one entry per tick, grows to n + n/64 + 64 and shrinks when
+        over n + n/16 + 64 (0.2 bytes per page of slack instead of ~0.6).
         """
         cdef Py_ssize_t cap = self.bcap[b]
+        if b == FAR:
+            if n <= cap and n + n // 16 + 64 >= cap:
+                return
+            self._set_cap(b, n + n // 64 + 64)
+            return
         if n <= cap and n + n // 8 + 32 >= cap:
             return
         self._set_cap(b, n + n // 16 + 8)
@@ -865,8 +887,8 @@ cdef class SchedulerState:
                 self._sift_down(b, last, i, x, kx)
         if last == 0:
             self._deactivate(b)
-        elif last + (last >> 3) + 32 < self.bcap[b]:
-            self._reserve(b, last)
+        elif last + (last >> 3) + 32 < self.bcap[b] or (b == FAR and last + (last >> 4) + 64 < self.bcap[b]):
+            self._reserve(b, last)  # (_reserve's thresholds)
 
     # -- PARK: a calendar of ticks (a heap of ~3e4 pages cost a quarter of a tick at m = 1e6) -----
     cdef inline double _tick_time(self, long long k) noexcept nogil:
@@ -892,8 +914,8 @@ cdef class SchedulerState:
         if i >= 0:
             self.cfree = self.cal[i].next
         else:
-            if self.ctop == self.ccap:
-                self.ccap = 2 * self.ccap if self.ccap >= 64 else 128
+            if self.ctop == self.ccap:  # (grown by 1/8: the calendar holds ~m/32 pages)
+                self.ccap = self.ccap + self.ccap // 8 + 128
                 self.cal = <CalEntry*>_resized(self.cal, self.ccap * sizeof(CalEntry))
             i = self.ctop
             self.ctop += 1
@@ -1250,7 +1272,10 @@ cdef class SchedulerState:
                     FRESHCORE_PREFETCH(&self.nu[btop])
                 self._take(b, 0)
                 if self.bsize[b] > 0:
-                    self.ub[ba] = self._bound(b, t, tpad)
+                    u = self._bound(b, t, tpad)
+                    self.ub[ba] = u
+                    if self.actpos[b] >= 0:
+                        abd[self.actpos[b]] = u  # (its new top's bound, for a rejoin)
                 else:
                     nc -= 1
                     self.cb[ba] = self.cb[nc]
@@ -1268,23 +1293,24 @@ cdef class SchedulerState:
                     nc = i
             if rejoined or (bv >= th0 and lbv >= th1):
                 break  # every deferred bound is below theta (ln theta), so below the best value
-            # the best value ended below theta: every nonempty bucket whose top's bound (at t, as
-            # now: a deferred bucket is untouched since the scan) reaches it rejoins (the candidates
-            # left are below it: the search over them has ended)
-            i = 0
-            for a in range(self.nact + 2):
-                if a < self.nact:
-                    b = act[a]
-                else:
-                    b = 0 if a == self.nact else UNBOUNDED
-                    if self.bsize[b] == 0:
-                        continue
-                u = self._bound(b, t, tpad)
-                if u >= (lbv if bfm[b] != 0.0 else bv):
-                    cb[i] = <int32_t>b
-                    ub[i] = u
-                    i += 1
-            nc = i
+            # the best value ended below theta: every nonempty bucket whose top's bound reaches it
+            # rejoins (the candidates left are below it: the search over them has ended).  abd holds
+            # the bounds at t: a deferred bucket is untouched since the scan, a popped one's was
+            # updated, and a bucket emptied since has left act (its last one took its place)
+            nc = 0
+            for a in range(self.nact):
+                u = abd[a]
+                cb[nc] = act[a]
+                ub[nc] = u
+                nc += (u >= lbv) if afm[a] != 0.0 else (u >= bv)
+            for b in range(2):
+                b = 0 if b == 0 else UNBOUNDED
+                if self.bsize[b] > 0:
+                    u = self._bound(b, t, tpad)
+                    if u >= bv:
+                        cb[nc] = <int32_t>b
+                        ub[nc] = u
+                        nc += 1
             rejoined = True
         fell = self.bsize[PARK] + self.bsize[FAR] > 0 and not (bv >= self.plevel)
         if fell:
