@@ -225,7 +225,47 @@ cdef extern from *:
         }
         return nc;
     }
+    /* The rejoin: the buckets whose bound abd[a] reaches th1 (afm[a] != 0) or th0, as above. */
+    static Py_ssize_t freshcore_pick(const double* abd, const double* afm, const int32_t* act,
+                                     Py_ssize_t nact, double th0, double th1, int32_t* cb, double* ub) {
+        Py_ssize_t a = 0, nc = 0;
+    #ifdef FRESHCORE_SCAN_SSE2
+        const __m128d vth0 = _mm_set1_pd(th0), vth1 = _mm_set1_pd(th1), zero = _mm_setzero_pd();
+        for (; a + 2 <= nact; a += 2) {
+            __m128d isl = _mm_cmpneq_pd(_mm_loadu_pd(afm + a), zero);
+            __m128d th = _mm_or_pd(_mm_and_pd(isl, vth1), _mm_andnot_pd(isl, vth0));
+            int bits = _mm_movemask_pd(_mm_cmpge_pd(_mm_loadu_pd(abd + a), th));
+            if (bits) {
+                if (bits & 1) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
+                if (bits & 2) { cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc++; }
+            }
+        }
+    #endif
+        for (; a < nact; a++)
+            if (afm[a] != 0.0 ? abd[a] >= th1 : abd[a] >= th0) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
+        return nc;
+    }
+    /* The horizon's move: the largest index below i whose key is at most hor (-1: none), four keys
+       per step (SSE2: ~1 in 32 is due, so a step rarely stops). */
+    static Py_ssize_t freshcore_due_before(const double* keys, Py_ssize_t i, double hor) {
+    #ifdef FRESHCORE_SCAN_SSE2
+        const __m128d vh = _mm_set1_pd(hor);
+        while (i >= 4) {
+            __m128d lo = _mm_cmple_pd(_mm_loadu_pd(keys + i - 4), vh);
+            __m128d hi = _mm_cmple_pd(_mm_loadu_pd(keys + i - 2), vh);
+            if (_mm_movemask_pd(_mm_or_pd(lo, hi)))
+                break;
+            i -= 4;
+        }
+    #endif
+        while (i > 0 && !(keys[i - 1] <= hor))
+            i--;
+        return i - 1;
+    }
     """
+    Py_ssize_t freshcore_due_before(const double* keys, Py_ssize_t i, double hor) noexcept nogil
+    Py_ssize_t freshcore_pick(const double* abd, const double* afm, const int32_t* act, Py_ssize_t nact,
+                              double th0, double th1, int32_t* cb, double* ub) noexcept nogil
     Py_ssize_t freshcore_scan(const double* asl, const double* atk, const double* afm, const int32_t* act,
                               Py_ssize_t nact, double t, double tpad, double mg, double th0, double th1,
                               double* abd, int32_t* cb, double* ub) noexcept nogil
@@ -283,6 +323,14 @@ NOT_PLACED_CODE = NOT_PLACED
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
+
+
+cdef struct HotRec:  # the per-page fields a pop reads and writes: one 32-byte record (_HOT_DTYPE)
+    double last
+    double delta
+    double mu
+    int32_t hpos
+    uint32_t ncis
 
 
 cdef struct CalEntry:  # an entry of the PARK calendar (16 bytes, four to a cache line)
@@ -378,6 +426,7 @@ cdef class SchedulerState:
 
     # delta, mu, last, hpos, ncis: strided views of the fields of one record array (_hot_records)
     cdef object hot
+    cdef HotRec* rec  # hot's records (the nogil code reads and writes the fields through it)
     cdef double[:] delta, mu, last
     cdef uint32_t[:] ncis
     cdef int32_t[:] hpos
@@ -528,7 +577,9 @@ cdef class SchedulerState:
         self._cal_clear()
 
     def _set_hot(self, hot):
+        cdef HotRec[::1] r = hot
         self.hot = hot
+        self.rec = &r[0] if r.shape[0] > 0 else NULL
         self.delta, self.mu, self.last = hot["delta"], hot["mu"], hot["last"]
         self.hpos, self.ncis = hot["hpos"], hot["ncis"]
 
@@ -600,7 +651,7 @@ cdef class SchedulerState:
         return (self._live(self.delta), self._live(self.mu), self._live(self.recall), self._live(self.nu))
 
     def last_crawl_of(self, Py_ssize_t j):
-        return self.last[j]
+        return self.rec[j].last
 
     def nbytes(self):
         """Bytes held by the state: per-slot arrays at capacity, the bucket heaps and the calendar at capacity, the buffers."""
@@ -627,22 +678,22 @@ cdef class SchedulerState:
         if self.kind == 2:
             return 0.0
         if self.kind == 3:
-            return INFINITY if self.recall[j] * self.delta[j] > 0.0 else 0.0
-        return signal_beta(self.delta[j], self.recall[j], self.nu[j])
+            return INFINITY if self.recall[j] * self.rec[j].delta > 0.0 else 0.0
+        return signal_beta(self.rec[j].delta, self.recall[j], self.nu[j])
 
     cdef inline double alpha(self, Py_ssize_t j) noexcept nogil:
-        return (1.0 - self.recall[j]) * self.delta[j]  # PageModel.alpha, same operations
+        return (1.0 - self.recall[j]) * self.rec[j].delta  # PageModel.alpha, same operations
 
     cdef inline double gamma(self, Py_ssize_t j) noexcept nogil:
-        return self.recall[j] * self.delta[j] + self.nu[j]  # PageModel.gamma, same operations
+        return self.recall[j] * self.rec[j].delta + self.nu[j]  # PageModel.gamma, same operations
 
     cdef inline double bn(self, Py_ssize_t j) noexcept nogil:
-        return self.beff(j) * <double>self.ncis[j] if self.ncis[j] > 0 else 0.0
+        return self.beff(j) * <double>self.rec[j].ncis if self.rec[j].ncis > 0 else 0.0
 
     cdef inline double tau(self, Py_ssize_t j, double t) noexcept nogil:
-        cdef double te = t - self.last[j]
-        if self.ncis[j] > 0:
-            te = te + self.beff(j) * <double>self.ncis[j]
+        cdef double te = t - self.rec[j].last
+        if self.rec[j].ncis > 0:
+            te = te + self.beff(j) * <double>self.rec[j].ncis
         return te
 
     cdef double value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
@@ -650,22 +701,22 @@ cdef class SchedulerState:
         self.n_evaluations += 1
         ex[0] = -1.0
         if self.kind == 2:
-            return greedy_value_ex(tau, self.delta[j], self.mu[j], ex)
+            return greedy_value_ex(tau, self.rec[j].delta, self.rec[j].mu, ex)
         if self.kind == 3:
-            return cis_value(tau, self.delta[j], self.recall[j], self.alpha(j), self.mu[j])
-        return page_value(tau, self.delta[j], self.alpha(j), self.gamma(j), self.nu[j],
-                          signal_beta(self.delta[j], self.recall[j], self.nu[j]),
-                          self.mu[j], -1 if self.kind == 0 else self.terms)
+            return cis_value(tau, self.rec[j].delta, self.recall[j], self.alpha(j), self.rec[j].mu)
+        return page_value(tau, self.rec[j].delta, self.alpha(j), self.gamma(j), self.nu[j],
+                          signal_beta(self.rec[j].delta, self.recall[j], self.nu[j]),
+                          self.rec[j].mu, -1 if self.kind == 0 else self.terms)
 
     cdef double slope(self, Py_ssize_t j, double tau0, double ex) noexcept nogil:
         """s with V_j(tau) <= V_j(tau0) + s (tau - tau0) for every tau >= tau0 (module notes); 0: constant.
 
         ``ex``: e^{-x} if the value's evaluation computed it (Greedy), else negative.
         """
-        cdef double a, x, mu = self.mu[j]
-        if mu == 0.0 or self.delta[j] == 0.0 or not (tau0 < INFINITY):
+        cdef double a, x, mu = self.rec[j].mu
+        if mu == 0.0 or self.rec[j].delta == 0.0 or not (tau0 < INFINITY):
             return 0.0
-        a = self.delta[j] if self.kind == 2 else self.alpha(j)
+        a = self.rec[j].delta if self.kind == 2 else self.alpha(j)
         if a == 0.0:
             return 0.0  # alpha = 0: V is 0 for every finite tau
         x = a * tau0
@@ -704,7 +755,7 @@ cdef class SchedulerState:
         if not (s > 0.0):
             key[0] = -v0  # a constant value
             return 0
-        if self.kind == 2 and not (self.delta[j] * tau0 >= 1.0 and v0 > 0.0):
+        if self.kind == 2 and not (self.rec[j].delta * tau0 >= 1.0 and v0 > 0.0):
             # Greedy where V is convex (where it is concave, the line bounding V is its tangent):
             # also a line bounding ln V (module notes); keep the one that reaches the last winning
             # value L later (both are valid bounds; bucket rounding is ignored in the choice)
@@ -724,7 +775,7 @@ cdef class SchedulerState:
         if in_log:
             b += NS
         sb = self.bslope[b]
-        pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.last[j]) + (fabs(self.bn(j)) if self.kind != 2 else 0.0)) + 1e-300
+        pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.rec[j].last) + (fabs(self.bn(j)) if self.kind != 2 else 0.0)) + 1e-300
         key[0] = (t0 - c / sb) - pad
         return b
 
@@ -741,7 +792,7 @@ cdef class SchedulerState:
         ``L``.  The caller has excluded constant values (``mu = 0``,
         ``Delta = 0``, ``tau0 = inf``).
         """
-        cdef double mu = self.mu[j], dl = self.delta[j], x, tau1
+        cdef double mu = self.rec[j].mu, dl = self.rec[j].delta, x, tau1
         if v0 > 0.0:
             x = dl * tau0
             c[0] = log(v0)
@@ -780,13 +831,13 @@ cdef class SchedulerState:
             if kx < kp or (kx == kp and x < h[p]):
                 h[i] = h[p]
                 hk[i] = kp
-                self.hpos[h[i]] = <int32_t>i
+                self.rec[h[i]].hpos = <int32_t>i
                 i = p
             else:
                 break
         h[i] = x
         hk[i] = kx
-        self.hpos[x] = <int32_t>i
+        self.rec[x].hpos = <int32_t>i
         self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
     cdef void _sift_down(self, int b, Py_ssize_t n, Py_ssize_t i, int32_t x, double kx) noexcept nogil:
@@ -815,13 +866,13 @@ cdef class SchedulerState:
             if kc < kx or (kc == kx and h[c] < x):
                 h[i] = h[c]
                 hk[i] = kc
-                self.hpos[h[i]] = <int32_t>i
+                self.rec[h[i]].hpos = <int32_t>i
                 i = c
             else:
                 break
         h[i] = x
         hk[i] = kx
-        self.hpos[x] = <int32_t>i
+        self.rec[x].hpos = <int32_t>i
         self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
     cdef void _act_cap(self, Py_ssize_t n) noexcept nogil:
@@ -906,7 +957,7 @@ cdef class SchedulerState:
         if b == FAR:  # unsorted: appended
             self.bids[b][n] = <int32_t>j
             self.bkey[b][n] = key
-            self.hpos[j] = <int32_t>n
+            self.rec[j].hpos = <int32_t>n
             return
         self._sift_up(b, n, <int32_t>j, key)
         if n == 0:
@@ -922,14 +973,14 @@ cdef class SchedulerState:
         cdef Py_ssize_t last = self.bsize[b] - 1
         cdef int32_t x = h[last]
         cdef double kx = hk[last]
-        self.hpos[h[i]] = -1
+        self.rec[h[i]].hpos = -1
         self.bucket[h[i]] = NOT_PLACED
         self.bsize[b] = <int32_t>last
         if b == FAR:  # unsorted: the last entry fills the hole
             if i != last:
                 h[i] = x
                 hk[i] = kx
-                self.hpos[x] = <int32_t>i
+                self.rec[x].hpos = <int32_t>i
         elif i != last:
             if i > 0 and (kx < hk[(i - 1) >> 2] or (kx == hk[(i - 1) >> 2] and x < h[(i - 1) >> 2])):
                 self._sift_up(b, i, x, kx)
@@ -974,7 +1025,7 @@ cdef class SchedulerState:
         self.cal[i].id = <int32_t>j
         self.cal[i].next = self.chead[s]
         self.chead[s] = <int32_t>i
-        self.hpos[j] = <int32_t>i
+        self.rec[j].hpos = <int32_t>i
         self.bucket[j] = PARK
         self.bsize[PARK] += 1
 
@@ -993,7 +1044,7 @@ cdef class SchedulerState:
     cdef inline void _cal_free(self, Py_ssize_t i) noexcept nogil:
         """Entry i (out of its list) to the free list; its page in no heap."""
         cdef int32_t j = self.cal[i].id
-        self.hpos[j] = -1
+        self.rec[j].hpos = -1
         self.bucket[j] = NOT_PLACED
         self.cal[i].id = -1
         self.cal[i].next = self.cfree
@@ -1034,7 +1085,7 @@ cdef class SchedulerState:
 
     cdef inline void _remove(self, Py_ssize_t j) noexcept nogil:
         """Take page j out of its bucket's heap (it must be in one)."""
-        self._take(self.bucket[j], self.hpos[j])
+        self._take(self.bucket[j], self.rec[j].hpos)
 
     cdef void _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no heap) at time t and push it (parked, or with its line)."""
@@ -1048,8 +1099,8 @@ cdef class SchedulerState:
         (Below ``plevel (1 - 2 PARK_SHADE)``: a parked page then either never
         reaches the level of its key, whose key is ``inf``, or ends above it.)
         """
-        return (self.kind == 2 and v < self.plevel * (1.0 - 2.0 * PARK_SHADE) and self.mu[j] > 0.0
-                and self.delta[j] > 0.0 and tau < INFINITY)
+        return (self.kind == 2 and v < self.plevel * (1.0 - 2.0 * PARK_SHADE) and self.rec[j].mu > 0.0
+                and self.rec[j].delta > 0.0 and tau < INFINITY)
 
     cdef inline double _park_floor(self) noexcept nogil:
         """The smallest park margin: 1/sqrt(m) within [PARK_EPS, 0.25] (1e-3 at m = 1e6; the winning value moves more at small m)."""
@@ -1058,7 +1109,7 @@ cdef class SchedulerState:
 
     cdef inline double _park_key(self, Py_ssize_t j) noexcept nogil:
         """Greedy page j (mu, Delta > 0): a time before which V_j < plevel (``_park_time``)."""
-        return _park_time(self.last[j], self.delta[j], self.mu[j], self.plevel)
+        return _park_time(self.rec[j].last, self.rec[j].delta, self.rec[j].mu, self.plevel)
 
     cdef void _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil:
         """Push page j (in no heap) of value v at time t (tau_j = tau): parked, or with its line."""
@@ -1112,7 +1163,7 @@ cdef class SchedulerState:
             self.actpos[b] = -1
         self.nact = 0
         for j in range(self.m):
-            self.hpos[j] = -1
+            self.rec[j].hpos = -1
             if self.bucket[j] < NBUCKETS:
                 self.bsize[self.bucket[j]] += 1
         for b in range(NBUCKETS):
@@ -1127,7 +1178,7 @@ cdef class SchedulerState:
             n = self.bsize[b]
             self.bids[b][n] = <int32_t>j
             self.bkey[b][n] = keys[j]
-            self.hpos[j] = <int32_t>n
+            self.rec[j].hpos = <int32_t>n
             self.bsize[b] = <int32_t>(n + 1)
         self._cal_clear()  # (callers put parked pages in FAR)
         for b in range(PARK):
@@ -1179,11 +1230,9 @@ cdef class SchedulerState:
         hor = self.phor
         while True:
             keys = self.bkey[FAR]  # (again after each move: _take may shrink the array)
-            while i > 0 and keys[i - 1] > hor:
-                i -= 1
-            if i == 0:
+            i = freshcore_due_before(keys, i, hor)
+            if i < 0:
                 break
-            i -= 1
             key = keys[i]
             j = self.bids[FAR][i]
             self._take(FAR, i)
@@ -1267,7 +1316,7 @@ cdef class SchedulerState:
             i = self.chead[a]
             while i >= 0:
                 j = self.cal[i].id
-                FRESHCORE_PREFETCH(&self.last[j])
+                FRESHCORE_PREFETCH(&self.rec[j].last)
                 self.chead[a] = self.cal[i].next
                 self._cal_free(i)
                 self._evaluate(j, t, &pn, &bv, &best)
@@ -1278,7 +1327,7 @@ cdef class SchedulerState:
             a = 0
             while i >= 0 and a < 4:
                 j = self.cal[i].id
-                FRESHCORE_PREFETCH(&self.last[j])
+                FRESHCORE_PREFETCH(&self.rec[j].last)
                 FRESHCORE_PREFETCH(&self.bucket[j])
                 i = self.cal[i].next
                 a += 1
@@ -1313,7 +1362,7 @@ cdef class SchedulerState:
                 b = self.cb[ba]
                 btop = self.bids[b][0]
                 # the page's record (one cache line) and the other kinds' fields: fetched while the heap is updated
-                FRESHCORE_PREFETCH(&self.last[btop])
+                FRESHCORE_PREFETCH(&self.rec[btop].last)
                 if self.kind != 2:
                     FRESHCORE_PREFETCH(&self.recall[btop])
                     FRESHCORE_PREFETCH(&self.nu[btop])
@@ -1344,12 +1393,7 @@ cdef class SchedulerState:
             # rejoins (the candidates left are below it: the search over them has ended).  abd holds
             # the bounds at t: a deferred bucket is untouched since the scan, a popped one's was
             # updated, and a bucket emptied since has left act (its last one took its place)
-            nc = 0
-            for a in range(self.nact):
-                u = abd[a]
-                cb[nc] = act[a]
-                ub[nc] = u
-                nc += (u >= lbv) if afm[a] != 0.0 else (u >= bv)
+            nc = freshcore_pick(abd, afm, act, self.nact, bv, lbv, cb, ub)
             for b in range(2):
                 b = 0 if b == 0 else UNBOUNDED
                 if self.bsize[b] > 0:
@@ -1367,13 +1411,13 @@ cdef class SchedulerState:
             for i in range(self.ctop):
                 j = self.cal[i].id
                 if j >= 0:
-                    self.hpos[j] = -1
+                    self.rec[j].hpos = -1
                     self.bucket[j] = NOT_PLACED
                     self._evaluate(j, t, &pn, &bv, &best)
             self._cal_clear()
             for i in range(self.bsize[FAR]):
                 j = self.bids[FAR][i]
-                self.hpos[j] = -1
+                self.rec[j].hpos = -1
                 self.bucket[j] = NOT_PLACED
                 self._evaluate(j, t, &pn, &bv, &best)
             self.bsize[FAR] = 0  # (its capacity is kept: most pages are parked again below)
@@ -1397,8 +1441,8 @@ cdef class SchedulerState:
         # crawl the winner; every popped page goes back, parked or with its line from t
         self.lref = bv
         self.log_lref = lbv
-        self.last[best] = t
-        self.ncis[best] = 0
+        self.rec[best].last = t
+        self.rec[best].ncis = 0
         for i in range(pn):
             j = self.pid[i]
             if j == best and self.kind == 2:
@@ -1434,9 +1478,9 @@ cdef class SchedulerState:
         cdef double b, key
         cdef int k
         cdef Py_ssize_t i
-        if t - self.last[j] < self.delay:
+        if t - self.rec[j].last < self.delay:
             return False
-        self.ncis[j] += 1
+        self.rec[j].ncis += 1
         if not self.built:
             return True
         b = self.beff(j)
@@ -1448,9 +1492,9 @@ cdef class SchedulerState:
             self._place(j, self.t_now)
             return True
         # tau_j grows by b: the line moves left by b (key lowered; pad for the larger b n)
-        i = self.hpos[j]
+        i = self.rec[j].hpos
         key = self.bkey[k][i]
-        key = (key - b) - 8.0 * DBL_EPSILON * (b * <double>self.ncis[j] + fabs(key))
+        key = (key - b) - 8.0 * DBL_EPSILON * (b * <double>self.rec[j].ncis + fabs(key))
         self._sift_up(k, i, <int32_t>j, key)
         return True
 
@@ -1477,10 +1521,10 @@ cdef class SchedulerState:
         with nogil:
             for i in range(n):
                 j = first + i
-                self.delta[j], self.mu[j], self.nu[j], self.recall[j] = delta[i], mu[i], nu[i], recall[i]
-                self.last[j] = last[i]
-                self.ncis[j] = 0
-                self.hpos[j] = -1
+                self.rec[j].delta, self.rec[j].mu, self.nu[j], self.recall[j] = delta[i], mu[i], nu[i], recall[i]
+                self.rec[j].last = last[i]
+                self.rec[j].ncis = 0
+                self.rec[j].hpos = -1
                 self.bucket[j] = NOT_PLACED
                 self.m += 1
                 self.n_live += 1
@@ -1508,7 +1552,7 @@ cdef class SchedulerState:
                 j = ids[i]
                 if self.bucket[j] < NBUCKETS:
                     self._remove(j)
-                self.delta[j], self.mu[j], self.nu[j], self.recall[j] = delta[i], mu[i], nu[i], recall[i]
+                self.rec[j].delta, self.rec[j].mu, self.nu[j], self.recall[j] = delta[i], mu[i], nu[i], recall[i]
                 if self.built:
                     self._place(j, self.t_now)
 
@@ -1570,9 +1614,9 @@ cdef class SchedulerState:
         cdef Py_ssize_t j
         for j in range(self.m):
             if self.bucket[j] == PARK:
-                o[j] = self.cal[self.hpos[j]].key
+                o[j] = self.cal[self.rec[j].hpos].key
             elif self.bucket[j] < NBUCKETS:
-                o[j] = self.bkey[self.bucket[j]][self.hpos[j]]
+                o[j] = self.bkey[self.bucket[j]][self.rec[j].hpos]
         return out
 
     def import_state(self, d):
