@@ -147,7 +147,7 @@ from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp, sqrt
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t, uint32_t, uint16_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free, abort
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 
 cimport cython
 import numpy as np
@@ -182,34 +182,31 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* The tick's scan of the bucket tops (by position a in act): abd[a] = the inflated bound
-       u + mg (afm[a] + |u|) + s tpad, u = s (t - atk[a]), s = asl[a] (_bound's arithmetic, in that
-       order); the buckets whose bound reaches th1 (afm[a] != 0: lines bounding ln V) or th0 are
-       written to cb/ub in act's order; returns their number.  SSE2 (baseline on x86-64): two
-       buckets per instruction and a bit mask of those that pass, so neither the bounds nor the
-       choice take a branch per bucket (which bucket passes changes from tick to tick).  Elsewhere
-       the same arithmetic one bucket at a time. */
+    /* The tick's scan of one family's bucket tops (by position a in its part of act): abd[a] = the
+       inflated bound u + mg (f + |u|) + s tpad, u = s (t - atk[a]), s = asl[a] (_bound's arithmetic,
+       in that order; f = 1 for the lines bounding ln V, else 0); the buckets whose bound reaches th
+       are appended to cb/ub (from nc on) in act's order; returns the new count.  SSE2 (baseline on
+       x86-64): two buckets per instruction and a bit mask of those that pass, so neither the bounds
+       nor the choice take a branch per bucket (which bucket passes changes from tick to tick).
+       Elsewhere the same arithmetic one bucket at a time. */
     #if (defined(__SSE2__) || defined(_M_X64)) && !defined(FRESHCORE_NO_SIMD)
     #include <emmintrin.h>
     #define FRESHCORE_SCAN_SSE2 1
     #endif
-    static Py_ssize_t freshcore_scan(const double* asl, const double* atk, const double* afm,
-                                     const int32_t* act, Py_ssize_t nact, double t, double tpad,
-                                     double mg, double th0, double th1, double* abd,
-                                     int32_t* cb, double* ub) {
-        Py_ssize_t a = 0, nc = 0;
+    static Py_ssize_t freshcore_scan(const double* asl, const double* atk, const int32_t* act,
+                                     Py_ssize_t n, double t, double tpad, double mg, double f,
+                                     double th, double* abd, int32_t* cb, double* ub, Py_ssize_t nc) {
+        Py_ssize_t a = 0;
     #ifdef FRESHCORE_SCAN_SSE2
         const __m128d vt = _mm_set1_pd(t), vtp = _mm_set1_pd(tpad), vmg = _mm_set1_pd(mg);
-        const __m128d vth0 = _mm_set1_pd(th0), vth1 = _mm_set1_pd(th1), zero = _mm_setzero_pd();
+        const __m128d vf = _mm_set1_pd(f), vth = _mm_set1_pd(th);
         const __m128d absm = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
-        for (; a + 2 <= nact; a += 2) {
-            __m128d s = _mm_loadu_pd(asl + a), f = _mm_loadu_pd(afm + a);
+        for (; a + 2 <= n; a += 2) {
+            __m128d s = _mm_loadu_pd(asl + a);
             __m128d u = _mm_mul_pd(s, _mm_sub_pd(vt, _mm_loadu_pd(atk + a)));
-            __m128d r = _mm_add_pd(_mm_add_pd(u, _mm_mul_pd(vmg, _mm_add_pd(f, _mm_and_pd(u, absm)))),
+            __m128d r = _mm_add_pd(_mm_add_pd(u, _mm_mul_pd(vmg, _mm_add_pd(vf, _mm_and_pd(u, absm)))),
                                    _mm_mul_pd(s, vtp));
-            __m128d isl = _mm_cmpneq_pd(f, zero);
-            __m128d th = _mm_or_pd(_mm_and_pd(isl, vth1), _mm_andnot_pd(isl, vth0));
-            int bits = _mm_movemask_pd(_mm_cmpge_pd(r, th));
+            int bits = _mm_movemask_pd(_mm_cmpge_pd(r, vth));
             _mm_storeu_pd(abd + a, r);
             if (bits) {
                 if (bits & 1) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
@@ -217,36 +214,32 @@ cdef extern from *:
             }
         }
     #endif
-        for (; a < nact; a++) {
+        for (; a < n; a++) {
             double s = asl[a], u = s * (t - atk[a]);
-            double r = u + mg * (afm[a] + fabs(u)) + s * tpad;
+            double r = u + mg * (f + fabs(u)) + s * tpad;
             abd[a] = r;
-            if (afm[a] != 0.0 ? r >= th1 : r >= th0) { cb[nc] = act[a]; ub[nc] = r; nc++; }
+            if (r >= th) { cb[nc] = act[a]; ub[nc] = r; nc++; }
         }
         return nc;
     }
-    /* The rejoin: the buckets whose bound abd[a] reaches th1 (afm[a] != 0) or th0, as above. */
-    static Py_ssize_t freshcore_pick(const double* abd, const double* afm, const int32_t* act,
-                                     Py_ssize_t nact, double th0, double th1, int32_t* cb, double* ub) {
-        Py_ssize_t a = 0, nc = 0;
+    /* The rejoin: the buckets of one family whose bound abd[a] reaches th, appended as above. */
+    static Py_ssize_t freshcore_pick(const double* abd, const int32_t* act, Py_ssize_t n, double th,
+                                     int32_t* cb, double* ub, Py_ssize_t nc) {
+        Py_ssize_t a = 0;
     #ifdef FRESHCORE_SCAN_SSE2
-        const __m128d vth0 = _mm_set1_pd(th0), vth1 = _mm_set1_pd(th1), zero = _mm_setzero_pd();
-        for (; a + 2 <= nact; a += 2) {
-            __m128d isl = _mm_cmpneq_pd(_mm_loadu_pd(afm + a), zero);
-            __m128d th = _mm_or_pd(_mm_and_pd(isl, vth1), _mm_andnot_pd(isl, vth0));
-            int bits = _mm_movemask_pd(_mm_cmpge_pd(_mm_loadu_pd(abd + a), th));
+        const __m128d vth = _mm_set1_pd(th);
+        for (; a + 2 <= n; a += 2) {
+            int bits = _mm_movemask_pd(_mm_cmpge_pd(_mm_loadu_pd(abd + a), vth));
             if (bits) {
                 if (bits & 1) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
                 if (bits & 2) { cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc++; }
             }
         }
     #endif
-        for (; a < nact; a++)
-            if (afm[a] != 0.0 ? abd[a] >= th1 : abd[a] >= th0) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
+        for (; a < n; a++)
+            if (abd[a] >= th) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
         return nc;
     }
-    /* The horizon's move: the largest index below i whose key is at most hor (-1: none), four keys
-       per step (SSE2: ~1 in 32 is due, so a step rarely stops). */
     static Py_ssize_t freshcore_due_before(const double* keys, Py_ssize_t i, double hor) {
     #ifdef FRESHCORE_SCAN_SSE2
         const __m128d vh = _mm_set1_pd(hor);
@@ -264,11 +257,11 @@ cdef extern from *:
     }
     """
     Py_ssize_t freshcore_due_before(const double* keys, Py_ssize_t i, double hor) noexcept nogil
-    Py_ssize_t freshcore_pick(const double* abd, const double* afm, const int32_t* act, Py_ssize_t nact,
-                              double th0, double th1, int32_t* cb, double* ub) noexcept nogil
-    Py_ssize_t freshcore_scan(const double* asl, const double* atk, const double* afm, const int32_t* act,
-                              Py_ssize_t nact, double t, double tpad, double mg, double th0, double th1,
-                              double* abd, int32_t* cb, double* ub) noexcept nogil
+    Py_ssize_t freshcore_pick(const double* abd, const int32_t* act, Py_ssize_t n, double th, int32_t* cb,
+                              double* ub, Py_ssize_t nc) noexcept nogil
+    Py_ssize_t freshcore_scan(const double* asl, const double* atk, const int32_t* act, Py_ssize_t n,
+                              double t, double tpad, double mg, double f, double th, double* abd,
+                              int32_t* cb, double* ub, Py_ssize_t nc) noexcept nogil
 
 cdef extern from *:
     """
@@ -441,9 +434,10 @@ cdef class SchedulerState:
     cdef int32_t* bsize    # 32-bit: at most 2**31 - 3 pages
     cdef int32_t* bcap
     cdef double* bslope
-    cdef int32_t* act      # nonempty slope buckets (the tick's scan), and by position a in act:
+    # the nonempty slope buckets (the tick's scan): those of family f (1: lines bounding ln V) at
+    # positions f acap .. f acap + nact[f] - 1 of act, and by position a:
+    cdef int32_t* act
     cdef double* asl       # the bucket's slope,
-    cdef double* afm       # its family (bfam),
     cdef double* atk       # its top's key (bkey[b][0]; atk[-1] takes the writes for the other buckets),
     cdef double* abd       # and its top's bound at the tick's scan (contiguous: the scan vectorises)
     cdef double* atk_base  # (atk - 1)
@@ -451,7 +445,8 @@ cdef class SchedulerState:
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
     cdef double* bfam      # 1.0 for the buckets of lines bounding ln V, else 0.0
-    cdef Py_ssize_t nact, acap  # (act and the arrays by position hold acap, cb and ub acap + 2)
+    cdef Py_ssize_t nact[2]
+    cdef Py_ssize_t acap   # (act and the arrays by position hold 2 acap, cb and ub 2 acap + 2)
     # pages popped at the current tick
     cdef int32_t* pid
     cdef double* pval
@@ -482,10 +477,11 @@ cdef class SchedulerState:
         self.bsize = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bcap = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
-        self.asl = self.afm = self.atk_base = self.atk = self.abd = self.ub = NULL
+        self.asl = self.atk_base = self.atk = self.abd = self.ub = NULL
         self.act = self.cb = NULL
         self.acap = 0
-        self._act_cap(64)
+        self.nact[0] = self.nact[1] = 0
+        self._act_cap(32)
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bfam = <double*>malloc(NBUCKETS * sizeof(double))
         if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL
@@ -502,7 +498,6 @@ cdef class SchedulerState:
             # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
             self.bslope[b] = 0.0 if b == 0 or b >= PARK else (INFINITY if b == UNBOUNDED else ldexp(
                 0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
-        self.nact = 0
         self.cal = NULL
         self.ccap = 0
         self.ctop = 0
@@ -529,7 +524,6 @@ cdef class SchedulerState:
         free(self.bcap)
         free(self.bslope)
         free(self.asl)
-        free(self.afm)
         free(self.atk_base)
         free(self.abd)
         free(self.act)
@@ -663,8 +657,8 @@ cdef class SchedulerState:
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
                 + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(double) + 3 * sizeof(int32_t))
-                + self.acap * (4 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
-                + (self.acap + 2) * (sizeof(double) + sizeof(int32_t)))
+                + 2 * self.acap * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
+                + (2 * self.acap + 2) * (sizeof(double) + sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -876,46 +870,57 @@ cdef class SchedulerState:
         self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
     cdef void _act_cap(self, Py_ssize_t n) noexcept nogil:
-        """Room for n buckets in act and the arrays by position (their first nact entries kept)."""
-        self.asl = <double*>_resized(self.asl, n * sizeof(double))
-        self.afm = <double*>_resized(self.afm, n * sizeof(double))
-        self.atk_base = <double*>_resized(self.atk_base, (n + 1) * sizeof(double))
+        """Room for n buckets of each family in act and the arrays by position (the entries kept)."""
+        cdef Py_ssize_t o = self.acap, k = self.nact[1], a
+        self.asl = <double*>_resized(self.asl, 2 * n * sizeof(double))
+        self.atk_base = <double*>_resized(self.atk_base, (2 * n + 1) * sizeof(double))
         self.atk = self.atk_base + 1
-        self.abd = <double*>_resized(self.abd, n * sizeof(double))
-        self.act = <int32_t*>_resized(self.act, n * sizeof(int32_t))
-        self.ub = <double*>_resized(self.ub, (n + 2) * sizeof(double))
-        self.cb = <int32_t*>_resized(self.cb, (n + 2) * sizeof(int32_t))
+        self.abd = <double*>_resized(self.abd, 2 * n * sizeof(double))
+        self.act = <int32_t*>_resized(self.act, 2 * n * sizeof(int32_t))
+        self.ub = <double*>_resized(self.ub, (2 * n + 2) * sizeof(double))
+        self.cb = <int32_t*>_resized(self.cb, (2 * n + 2) * sizeof(int32_t))
+        if k > 0:  # the second family's part moves from o to n
+            memmove(self.asl + n, self.asl + o, k * sizeof(double))
+            memmove(self.atk + n, self.atk + o, k * sizeof(double))
+            memmove(self.abd + n, self.abd + o, k * sizeof(double))
+            memmove(self.act + n, self.act + o, k * sizeof(int32_t))
+            for a in range(n, n + k):
+                self.actpos[self.act[a]] = <int32_t>a
         self.acap = n
 
     cdef void _activate(self, int b) noexcept nogil:
         """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
+        cdef int f
+        cdef Py_ssize_t a
         if b == 0 or b == UNBOUNDED or b >= PARK:
             return
         if self.actpos[b] < 0:
-            if self.nact == self.acap:
-                self._act_cap(2 * self.acap if 2 * self.acap < NBUCKETS else NBUCKETS)
-            self.actpos[b] = <int32_t>self.nact
-            self.act[self.nact] = b
-            self.asl[self.nact] = self.bslope[b]
-            self.afm[self.nact] = self.bfam[b]
-            self.atk[self.nact] = self.bkey[b][0]
-            self.nact += 1
+            f = 1 if b > NS else 0
+            if self.nact[f] == self.acap:
+                self._act_cap(2 * self.acap)
+            a = f * self.acap + self.nact[f]
+            self.actpos[b] = <int32_t>a
+            self.act[a] = b
+            self.asl[a] = self.bslope[b]
+            self.atk[a] = self.bkey[b][0]
+            self.nact[f] += 1
 
     cdef void _deactivate(self, int b) noexcept nogil:
-        cdef Py_ssize_t i = self.actpos[b], last = self.nact - 1
+        cdef Py_ssize_t i = self.actpos[b], last
         cdef int32_t q
+        cdef int f = 1 if b > NS else 0
         if i < 0:
             return
+        last = f * self.acap + self.nact[f] - 1
         if i != last:
             q = self.act[last]
             self.act[i] = q
             self.asl[i] = self.asl[last]
-            self.afm[i] = self.afm[last]
             self.atk[i] = self.atk[last]
             self.abd[i] = self.abd[last]  # (a bucket emptied in a tick's search: the rejoin reads abd)
             self.actpos[q] = <int32_t>i
         self.actpos[b] = -1
-        self.nact -= 1
+        self.nact[f] -= 1
 
     cdef void _reserve(self, int b, Py_ssize_t n) noexcept nogil:
         """Room for n entries in bucket b: grows to n + n/16 + 8, shrinks to that when over n + n/8 + 32.
@@ -1161,7 +1166,7 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             self.bsize[b] = 0
             self.actpos[b] = -1
-        self.nact = 0
+        self.nact[0] = self.nact[1] = 0
         for j in range(self.m):
             self.rec[j].hpos = -1
             if self.bucket[j] < NBUCKETS:
@@ -1263,14 +1268,13 @@ cdef class SchedulerState:
         cdef int32_t* act
         cdef int32_t* cb
         cdef double* asl
-        cdef double* afm
         cdef double* atk
         cdef double* abd
         cdef double* ub
         cdef double* bfm
         cdef double mg, th0, th1
         cdef bint rejoined = False
-        cdef Py_ssize_t nact
+        cdef Py_ssize_t n0, n1, o1
         cdef bint fell
         cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
         self.k += 1
@@ -1290,11 +1294,12 @@ cdef class SchedulerState:
         thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
         th0, th1 = thr[0], thr[1]
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
-        act, asl, afm, atk, abd, cb, ub, bfm = self.act, self.asl, self.afm, self.atk, self.abd, self.cb, self.ub, self.bfam
+        act, asl, atk, abd, cb, ub, bfm = self.act, self.asl, self.atk, self.abd, self.cb, self.ub, self.bfam
         mg = MARGIN
-        nact = self.nact
+        n0, n1, o1 = self.nact[0], self.nact[1], self.acap
         # the bounds of the tops (abd, by position in act) and the candidates among them
-        nc = freshcore_scan(asl, atk, afm, act, nact, t, tpad, mg, th0, th1, abd, cb, ub)
+        nc = freshcore_scan(asl, atk, act, n0, t, tpad, mg, 0.0, th0, abd, cb, ub, 0)
+        nc = freshcore_scan(asl + o1, atk + o1, act + o1, n1, t, tpad, mg, 1.0, th1, abd + o1, cb, ub, nc)
         for b in range(2):  # constant values, then the unbounded slopes (kept out of act)
             b = 0 if b == 0 else UNBOUNDED
             if self.bsize[b] > 0:
@@ -1393,7 +1398,9 @@ cdef class SchedulerState:
             # rejoins (the candidates left are below it: the search over them has ended).  abd holds
             # the bounds at t: a deferred bucket is untouched since the scan, a popped one's was
             # updated, and a bucket emptied since has left act (its last one took its place)
-            nc = freshcore_pick(abd, afm, act, self.nact, bv, lbv, cb, ub)
+            nc = freshcore_pick(abd, act, self.nact[0], bv, cb, ub, 0)
+            o1 = self.acap
+            nc = freshcore_pick(abd + o1, act + o1, self.nact[1], lbv, cb, ub, nc)
             for b in range(2):
                 b = 0 if b == 0 else UNBOUNDED
                 if self.bsize[b] > 0:
