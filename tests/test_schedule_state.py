@@ -870,10 +870,12 @@ def test_state_memory_per_page():
     # before the first tick: 5 float64 arrays, 2 of 4 bytes and the 2-byte bucket per page (the heaps are empty)
     from freshcore import _schedule
 
-    # the bucket tables (2 pointers, 2 doubles, 3 int32 per bucket), room for 32 nonempty slope buckets of
-    # each family (3 doubles and an int32 each, one more double, and 66 candidates: a double and an int32
-    # each) and the empty calendar's 16 list heads
-    fixed = _schedule.N_BUCKETS * (2 * 8 + 2 * 8 + 3 * 4) + 64 * (3 * 8 + 4) + 8 + 66 * (8 + 4) + 16 * 4
+    # the bucket tables (2 pointers and 3 int32 per bucket; the slopes of one family), room for 32 nonempty
+    # slope buckets of each family (3 doubles and an int32 each, one more double, and 66 candidates: a double
+    # and an int32 each) and the empty calendar's 16 list heads
+    n_slopes = (_schedule.N_BUCKETS - 4) // 2
+    fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + (n_slopes + 1) * 8 + 64 * (3 * 8 + 4) + 8 + 66 * (8 + 4)
+             + 16 * 4)
     assert traced < 50 * m + fixed + 4096, traced / m
     assert s._state.nbytes() == 50 * m + fixed
     s.run(2 * m)

@@ -433,7 +433,7 @@ cdef class SchedulerState:
     cdef double** bkey
     cdef int32_t* bsize    # 32-bit: at most 2**31 - 3 pages
     cdef int32_t* bcap
-    cdef double* bslope
+    cdef double* bslope    # the slope of buckets 0 .. NS (those of NS + 1 .. 2 NS are the same: _sb)
     # the nonempty slope buckets (the tick's scan): those of family f (1: lines bounding ln V) at
     # positions f acap .. f acap + nact[f] - 1 of act, and by position a:
     cdef int32_t* act
@@ -444,7 +444,6 @@ cdef class SchedulerState:
     cdef int32_t* actpos   # position of a bucket in act, -1 if not there
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
-    cdef double* bfam      # 1.0 for the buckets of lines bounding ln V, else 0.0
     cdef Py_ssize_t nact[2]
     cdef Py_ssize_t acap   # (act and the arrays by position hold 2 acap, cb and ub 2 acap + 2)
     # pages popped at the current tick
@@ -476,17 +475,15 @@ cdef class SchedulerState:
         self.bkey = <double**>malloc(NBUCKETS * sizeof(double*))
         self.bsize = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         self.bcap = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
-        self.bslope = <double*>malloc(NBUCKETS * sizeof(double))
+        self.bslope = <double*>malloc((NS + 1) * sizeof(double))
         self.asl = self.atk_base = self.atk = self.abd = self.ub = NULL
         self.act = self.cb = NULL
         self.acap = 0
         self.nact[0] = self.nact[1] = 0
         self._act_cap(32)
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
-        self.bfam = <double*>malloc(NBUCKETS * sizeof(double))
         if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL
-                or self.actpos == NULL
-                or self.bfam == NULL):
+                or self.actpos == NULL):
             raise MemoryError()
         for b in range(NBUCKETS):
             self.bids[b] = NULL
@@ -494,10 +491,10 @@ cdef class SchedulerState:
             self.bsize[b] = 0
             self.bcap[b] = 0
             self.actpos[b] = -1
-            self.bfam[b] = 1.0 if NS < b <= 2 * NS else 0.0
-            # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
-            self.bslope[b] = 0.0 if b == 0 or b >= PARK else (INFINITY if b == UNBOUNDED else ldexp(
-                0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB), ((b - 1) % NS) // SUBB + 1 - EOFFSET))
+            if b <= NS:
+                # bucket 1 + o SUBB + q (+ NS): slopes up to (1/2 + (q + 1)/(2 SUBB)) 2**(o + 1 - EOFFSET)
+                self.bslope[b] = 0.0 if b == 0 else ldexp(0.5 + <double>((b - 1) % SUBB + 1) / (2.0 * SUBB),
+                                                          (b - 1) // SUBB + 1 - EOFFSET)
         self.cal = NULL
         self.ccap = 0
         self.ctop = 0
@@ -530,7 +527,6 @@ cdef class SchedulerState:
         free(self.actpos)
         free(self.ub)
         free(self.cb)
-        free(self.bfam)
         free(self.cal)
         free(self.chead)
         free(self.pid)
@@ -653,10 +649,10 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             heaps += self.bcap[b] + (HEAP_LEAD if self.bcap[b] > 0 else 0)
         # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
-        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
+        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t)) + (NS + 1) * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
-                + NBUCKETS * (2 * sizeof(void*) + 2 * sizeof(double) + 3 * sizeof(int32_t))
+                + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(int32_t))
                 + 2 * self.acap * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
                 + (2 * self.acap + 2) * (sizeof(double) + sizeof(int32_t)))
 
@@ -768,7 +764,7 @@ cdef class SchedulerState:
             return UNBOUNDED
         if in_log:
             b += NS
-        sb = self.bslope[b]
+        sb = self._sb(b)
         pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.rec[j].last) + (fabs(self.bn(j)) if self.kind != 2 else 0.0)) + 1e-300
         key[0] = (t0 - c / sb) - pad
         return b
@@ -797,6 +793,10 @@ cdef class SchedulerState:
         c[0] = log(mu * INV_E) + log(tau1) - 1.0 + tau0 / tau1
         return 1.0 / tau1
 
+    cdef inline double _sb(self, Py_ssize_t b) noexcept nogil:
+        """The slope of slope bucket b (1 .. 2 NS)."""
+        return self.bslope[b - NS if b > NS else b]
+
     cdef inline double _bound(self, Py_ssize_t b, double t, double tpad) noexcept nogil:
         """Inflated bound of the top page of nonempty bucket b at time t (tpad = 8 eps |t|); of ln V for Greedy."""
         cdef double u
@@ -805,10 +805,10 @@ cdef class SchedulerState:
         if b == 0:
             u = -self.bkey[0][0]
             return u + MARGIN * fabs(u)
-        u = self.bslope[b] * (t - self.bkey[b][0])
+        u = self._sb(b) * (t - self.bkey[b][0])
         if b > NS:  # a bound of ln V: absolute margin
-            return u + MARGIN * (1.0 + fabs(u)) + self.bslope[b] * tpad
-        return u + MARGIN * fabs(u) + self.bslope[b] * tpad
+            return u + MARGIN * (1.0 + fabs(u)) + self._sb(b) * tpad
+        return u + MARGIN * fabs(u) + self._sb(b) * tpad
 
     # -- bucket heaps: 4-ary min-heaps on (key, id) ----------------------------------
     # entry i of bucket b: page bids[b][i] with key bkey[b][i]; children 4i+1 .. 4i+4 (one aligned
@@ -897,11 +897,11 @@ cdef class SchedulerState:
         if self.actpos[b] < 0:
             f = 1 if b > NS else 0
             if self.nact[f] == self.acap:
-                self._act_cap(2 * self.acap)
+                self._act_cap(self.acap + self.acap // 2)
             a = f * self.acap + self.nact[f]
             self.actpos[b] = <int32_t>a
             self.act[a] = b
-            self.asl[a] = self.bslope[b]
+            self.asl[a] = self._sb(b)
             self.atk[a] = self.bkey[b][0]
             self.nact[f] += 1
 
@@ -927,18 +927,19 @@ cdef class SchedulerState:
 
         (Capacities count the HEAP_LEAD entries before entry 0: +8 rather than the +16 that served
         before there were any keeps the bytes per page at m = 1e5 below 64.)  FAR, which holds most
-        pages and changes by about one entry per tick, grows to n + n/64 + 64 and shrinks when
-        over n + n/16 + 64 (0.2 bytes per page of slack instead of ~0.6).
+        pages, grows to n + n/128 + 64 and shrinks when over n + n/16 + 64: the band must hold the
+        m/32 pages that leave it at each move of the horizon and come back over the next m/32 ticks
+        (a band of n/32 copied it four times a move).
         """
         cdef Py_ssize_t cap = self.bcap[b]
         if b == FAR:
             if n <= cap and n + n // 16 + 64 >= cap:
                 return
-            self._set_cap(b, n + n // 64 + 64)
+            self._set_cap(b, n + n // 128 + 64)
             return
-        if n <= cap and n + n // 8 + 32 >= cap:
+        if n <= cap and n + n // 8 + 16 >= cap:
             return
-        self._set_cap(b, n + n // 16 + 8)
+        self._set_cap(b, n + n // 16 + 4)
 
     cdef void _set_cap(self, int b, Py_ssize_t cap) noexcept nogil:
         """Bucket b's heap arrays resized to cap entries, HEAP_LEAD of them before entry 0 (aborts if
@@ -993,7 +994,7 @@ cdef class SchedulerState:
                 self._sift_down(b, last, i, x, kx)
         if last == 0:
             self._deactivate(b)
-        elif last + (last >> 3) + 32 < self.bcap[b] or (b == FAR and last + (last >> 4) + 64 < self.bcap[b]):
+        elif last + (last >> 3) + 16 < self.bcap[b] or (b == FAR and last + (last >> 4) + 64 < self.bcap[b]):
             self._reserve(b, last)  # (_reserve's thresholds)
 
     # -- PARK: a calendar of ticks (a heap of ~3e4 pages cost a quarter of a tick at m = 1e6) -----
@@ -1174,7 +1175,7 @@ cdef class SchedulerState:
         for b in range(NBUCKETS):
             n = self.bsize[b]
             self.bsize[b] = 0
-            if n > self.bcap[b] or n + n // 8 + 32 < self.bcap[b]:
+            if n > self.bcap[b] or n + n // 8 + 16 < self.bcap[b]:
                 self._set_cap(b, n + 16)
         for j in range(self.m):
             b = self.bucket[j]
@@ -1271,7 +1272,6 @@ cdef class SchedulerState:
         cdef double* atk
         cdef double* abd
         cdef double* ub
-        cdef double* bfm
         cdef double mg, th0, th1
         cdef bint rejoined = False
         cdef Py_ssize_t n0, n1, o1
@@ -1294,7 +1294,7 @@ cdef class SchedulerState:
         thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
         th0, th1 = thr[0], thr[1]
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
-        act, asl, atk, abd, cb, ub, bfm = self.act, self.asl, self.atk, self.abd, self.cb, self.ub, self.bfam
+        act, asl, atk, abd, cb, ub = self.act, self.asl, self.atk, self.abd, self.cb, self.ub
         mg = MARGIN
         n0, n1, o1 = self.nact[0], self.nact[1], self.acap
         # the bounds of the tops (abd, by position in act) and the candidates among them
@@ -1351,7 +1351,7 @@ cdef class SchedulerState:
                 for a in range(nc):
                     u = self.ub[a]
                     b = self.cb[a]
-                    if bfm[b] != 0.0:
+                    if NS < b < UNBOUNDED:  # (a line bounding ln V)
                         if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
                             bl, ul = a, u
                     elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
@@ -1387,7 +1387,7 @@ cdef class SchedulerState:
                     i = 0
                     for a in range(nc):
                         b = self.cb[a]
-                        if self.ub[a] >= (lbv if bfm[b] != 0.0 else bv):
+                        if self.ub[a] >= (lbv if NS < b < UNBOUNDED else bv):
                             self.cb[i] = self.cb[a]
                             self.ub[i] = self.ub[a]
                             i += 1
