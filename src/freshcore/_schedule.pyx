@@ -1247,8 +1247,12 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t* pn, double* bv,
                                Py_ssize_t* best) noexcept nogil:
         """Evaluate popped page j at t, keep it (``pn[0]``-th popped page) and the best so far; whether it is the new best."""
-        cdef double ex
-        cdef double v = self.value(j, self.tau(j, t), &ex)
+        cdef double ex, v
+        if self.kind == 2:  # (value's Greedy case, without its call: the ticks' most frequent evaluation)
+            self.n_evaluations += 1
+            v = greedy_value_ex(t - self.rec[j].last, self.rec[j].delta, self.rec[j].mu, &ex)
+        else:
+            v = self.value(j, self.tau(j, t), &ex)
         self._keep_popped(pn[0], j, v, ex)
         pn[0] += 1
         if v > bv[0] or (v == bv[0] and j < best[0]):
