@@ -850,13 +850,21 @@ cdef class SchedulerState:
                 FRESHCORE_PREFETCH(&hk[g + 8])
                 FRESHCORE_PREFETCH(&h[g])
                 FRESHCORE_PREFETCH(&h[g + 15])
-            cend = c0 + 4 if c0 + 4 <= n else n
-            c = c0
-            kc = hk[c0]
-            for c0 in range(c0 + 1, cend):
-                if hk[c0] < kc or (hk[c0] == kc and h[c0] < h[c]):
-                    c = c0
-                    kc = hk[c0]
+            if c0 + 4 <= n:
+                # the smallest (key, id) of four siblings without a branch (which child it is is
+                # random: branches mispredicted ~3 times a level): pairs, then their winners
+                c = c0 + ((hk[c0 + 1] < hk[c0]) | ((hk[c0 + 1] == hk[c0]) & (h[c0 + 1] < h[c0])))
+                g = c0 + 2 + ((hk[c0 + 3] < hk[c0 + 2]) | ((hk[c0 + 3] == hk[c0 + 2]) & (h[c0 + 3] < h[c0 + 2])))
+                c = g if ((hk[g] < hk[c]) | ((hk[g] == hk[c]) & (h[g] < h[c]))) else c
+                kc = hk[c]
+            else:
+                cend = n
+                c = c0
+                kc = hk[c0]
+                for c0 in range(c0 + 1, cend):
+                    if hk[c0] < kc or (hk[c0] == kc and h[c0] < h[c]):
+                        c = c0
+                        kc = hk[c0]
             if kc < kx or (kc == kx and h[c] < x):
                 h[i] = h[c]
                 hk[i] = kc
