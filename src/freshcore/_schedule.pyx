@@ -1286,7 +1286,9 @@ cdef class SchedulerState:
         cdef double* ub
         cdef double mg, th0, th1
         cdef bint rejoined = False
-        cdef Py_ssize_t n0, n1, o1
+        cdef Py_ssize_t n0, n1, o1, ncl
+        cdef int32_t* cbl
+        cdef double* ubl
         cdef bint fell
         cdef Py_ssize_t a, ba, bl, b, j, btop, best, pn, i, nc
         self.k += 1
@@ -1309,9 +1311,12 @@ cdef class SchedulerState:
         act, asl, atk, abd, cb, ub = self.act, self.asl, self.atk, self.abd, self.cb, self.ub
         mg = MARGIN
         n0, n1, o1 = self.nact[0], self.nact[1], self.acap
-        # the bounds of the tops (abd, by position in act) and the candidates among them
+        # the bounds of the tops (abd, by position in act) and the candidates among them: those of
+        # lines bounding V in cb/ub[:nc], those bounding ln V in cbl/ubl[:ncl] (each family's
+        # argmax then takes no branch on the family)
+        cbl, ubl = cb + o1 + 2, ub + o1 + 2
         nc = freshcore_scan(asl, atk, act, n0, t, tpad, mg, 0.0, th0, abd, cb, ub, 0)
-        nc = freshcore_scan(asl + o1, atk + o1, act + o1, n1, t, tpad, mg, 1.0, th1, abd + o1, cb, ub, nc)
+        ncl = freshcore_scan(asl + o1, atk + o1, act + o1, n1, t, tpad, mg, 1.0, th1, abd + o1, cbl, ubl, 0)
         for b in range(2):  # constant values, then the unbounded slopes (kept out of act)
             b = 0 if b == 0 else UNBOUNDED
             if self.bsize[b] > 0:
@@ -1355,28 +1360,30 @@ cdef class SchedulerState:
         if best >= 0:
             lbv = log(bv)
         while True:
-            while nc > 0:
+            while nc + ncl > 0:
                 # the largest bound among the lines bounding V and among those bounding ln V
                 # (ties: the lower page id); the bounds of ln V are compared with ln of the best value
                 ba = bl = -1
                 bu = ul = -INFINITY
                 for a in range(nc):
-                    u = self.ub[a]
-                    b = self.cb[a]
-                    if NS < b < UNBOUNDED:  # (a line bounding ln V)
-                        if bl < 0 or u > ul or (u == ul and self.bids[b][0] < self.bids[self.cb[bl]][0]):
-                            bl, ul = a, u
-                    elif ba < 0 or u > bu or (u == bu and self.bids[b][0] < self.bids[self.cb[ba]][0]):
+                    u = ub[a]
+                    if ba < 0 or u > bu or (u == bu and self.bids[cb[a]][0] < self.bids[cb[ba]][0]):
                         ba, bu = a, u
-                if ba >= 0 and not (bu > bv or (bu == bv and self.bids[self.cb[ba]][0] < best)):
+                for a in range(ncl):
+                    u = ubl[a]
+                    if bl < 0 or u > ul or (u == ul and self.bids[cbl[a]][0] < self.bids[cbl[bl]][0]):
+                        bl, ul = a, u
+                if ba >= 0 and not (bu > bv or (bu == bv and self.bids[cb[ba]][0] < best)):
                     ba = -1  # no line bounding V reaches the best value
-                if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[self.cb[bl]][0] < best)):
+                if bl >= 0 and not (ul > lbv or (ul == lbv and self.bids[cbl[bl]][0] < best)):
                     bl = -1
                 if ba < 0 and bl < 0:
                     break  # every candidate left is below the best value (or equal with a higher id)
                 if ba < 0 or (bl >= 0 and exp(ul) > bu):
-                    ba = bl
-                b = self.cb[ba]
+                    b = cbl[bl]  # (a line bounding ln V)
+                else:
+                    b = cb[ba]
+                    bl = -1
                 btop = self.bids[b][0]
                 # the page's record (one cache line) and the other kinds' fields: fetched while the heap is updated
                 FRESHCORE_PREFETCH(&self.rec[btop].last)
@@ -1386,33 +1393,46 @@ cdef class SchedulerState:
                 self._take(b, 0)
                 if self.bsize[b] > 0:
                     u = self._bound(b, t, tpad)
-                    self.ub[ba] = u
+                    if bl >= 0:
+                        ubl[bl] = u
+                    else:
+                        ub[ba] = u
                     if self.actpos[b] >= 0:
                         abd[self.actpos[b]] = u  # (its new top's bound, for a rejoin)
+                elif bl >= 0:
+                    ncl -= 1
+                    cbl[bl] = cbl[ncl]
+                    ubl[bl] = ubl[ncl]
                 else:
                     nc -= 1
-                    self.cb[ba] = self.cb[nc]
-                    self.ub[ba] = self.ub[nc]
+                    cb[ba] = cb[nc]
+                    ub[ba] = ub[nc]
                 if self._evaluate(btop, t, &pn, &bv, &best):
                     lbv = log(bv)
                     # the best value only grows: drop the candidates that can no longer reach it
                     i = 0
                     for a in range(nc):
-                        b = self.cb[a]
-                        if self.ub[a] >= (lbv if NS < b < UNBOUNDED else bv):
-                            self.cb[i] = self.cb[a]
-                            self.ub[i] = self.ub[a]
+                        if ub[a] >= bv:
+                            cb[i] = cb[a]
+                            ub[i] = ub[a]
                             i += 1
                     nc = i
+                    i = 0
+                    for a in range(ncl):
+                        if ubl[a] >= lbv:
+                            cbl[i] = cbl[a]
+                            ubl[i] = ubl[a]
+                            i += 1
+                    ncl = i
             if rejoined or (bv >= th0 and lbv >= th1):
                 break  # every deferred bound is below theta (ln theta), so below the best value
             # the best value ended below theta: every nonempty bucket whose top's bound reaches it
             # rejoins (the candidates left are below it: the search over them has ended).  abd holds
             # the bounds at t: a deferred bucket is untouched since the scan, a popped one's was
             # updated, and a bucket emptied since has left act (its last one took its place)
-            nc = freshcore_pick(abd, act, self.nact[0], bv, cb, ub, 0)
             o1 = self.acap
-            nc = freshcore_pick(abd + o1, act + o1, self.nact[1], lbv, cb, ub, nc)
+            nc = freshcore_pick(abd, act, self.nact[0], bv, cb, ub, 0)
+            ncl = freshcore_pick(abd + o1, act + o1, self.nact[1], lbv, cbl, ubl, 0)
             for b in range(2):
                 b = 0 if b == 0 else UNBOUNDED
                 if self.bsize[b] > 0:
