@@ -871,10 +871,10 @@ def test_state_memory_per_page():
     from freshcore import _schedule
 
     # the bucket tables (2 pointers and 3 int32 per bucket; the slopes of one family), room for 32 nonempty
-    # slope buckets of each family (3 doubles and an int32 each, one more double, and 66 candidates: a double
+    # slope buckets of each family (3 doubles and an int32 each, one more double, and 68 candidates: a double
     # and an int32 each) and the empty calendar's 16 list heads
     n_slopes = (_schedule.N_BUCKETS - 4) // 2
-    fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + (n_slopes + 1) * 8 + 64 * (3 * 8 + 4) + 8 + 66 * (8 + 4)
+    fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + (n_slopes + 1) * 8 + 64 * (3 * 8 + 4) + 8 + 68 * (8 + 4)
              + 16 * 4)
     assert traced < 50 * m + fixed + 4096, traced / m
     assert s._state.nbytes() == 50 * m + fixed

@@ -208,10 +208,9 @@ cdef extern from *:
                                    _mm_mul_pd(s, vtp));
             int bits = _mm_movemask_pd(_mm_cmpge_pd(r, vth));
             _mm_storeu_pd(abd + a, r);
-            if (bits) {
-                if (bits & 1) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
-                if (bits & 2) { cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc++; }
-            }
+            /* written whether or not they pass, kept if they do (cb and ub have room for one more) */
+            cb[nc] = act[a]; ub[nc] = abd[a]; nc += bits & 1;
+            cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc += bits >> 1;
         }
     #endif
         for (; a < n; a++) {
@@ -230,10 +229,8 @@ cdef extern from *:
         const __m128d vth = _mm_set1_pd(th);
         for (; a + 2 <= n; a += 2) {
             int bits = _mm_movemask_pd(_mm_cmpge_pd(_mm_loadu_pd(abd + a), vth));
-            if (bits) {
-                if (bits & 1) { cb[nc] = act[a]; ub[nc] = abd[a]; nc++; }
-                if (bits & 2) { cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc++; }
-            }
+            cb[nc] = act[a]; ub[nc] = abd[a]; nc += bits & 1;
+            cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc += bits >> 1;
         }
     #endif
         for (; a < n; a++)
@@ -654,7 +651,7 @@ cdef class SchedulerState:
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
                 + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(int32_t))
                 + 2 * self.acap * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
-                + (2 * self.acap + 2) * (sizeof(double) + sizeof(int32_t)))
+                + (2 * self.acap + 4) * (sizeof(double) + sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -885,8 +882,8 @@ cdef class SchedulerState:
         self.atk = self.atk_base + 1
         self.abd = <double*>_resized(self.abd, 2 * n * sizeof(double))
         self.act = <int32_t*>_resized(self.act, 2 * n * sizeof(int32_t))
-        self.ub = <double*>_resized(self.ub, (2 * n + 2) * sizeof(double))
-        self.cb = <int32_t*>_resized(self.cb, (2 * n + 2) * sizeof(int32_t))
+        self.ub = <double*>_resized(self.ub, (2 * n + 4) * sizeof(double))  # (each family's candidates, the
+        self.cb = <int32_t*>_resized(self.cb, (2 * n + 4) * sizeof(int32_t))  # 2 special buckets, 2 spare)
         if k > 0:  # the second family's part moves from o to n
             memmove(self.asl + n, self.asl + o, k * sizeof(double))
             memmove(self.atk + n, self.atk + o, k * sizeof(double))
