@@ -10,6 +10,7 @@ non-negative terms of ``psi``).  Every page's bound line in the scheduler has su
 import math
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -150,3 +151,38 @@ def test_greedy_park_key_extremes():
     # at mu/Delta itself the shaded level (1 - 1e-9) is reached (and the page then leaves the park: its
     # value is above the 1 - 2e-9 below which pages are parked)
     assert park_times(0.0, [2.0], [3.0], 1.5)[0] < np.inf
+
+
+# ---------------------------------------------------------------------------
+# the tick's scan of the bucket tops (SSE2 on x86-64, 64 buckets at a time) against numpy
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 63, 64, 65, 66, 127, 128, 129, 200])
+def test_scan_kernel_matches_numpy(n):
+    from freshcore import _schedule
+
+    rng = np.random.default_rng(n)
+    for f in (0.0, 1.0):
+        for frac in (0.0, 0.05, 0.5, 1.0):  # the share of buckets that pass
+            asl = 10.0 ** rng.uniform(-5.0, 5.0, n)
+            atk = rng.uniform(0.0, 100.0, n)
+            act = rng.permutation(n + 10)[:n].astype(np.int32)
+            t, tpad, mg = 150.0, 8 * np.finfo(float).eps * 150.0, 1e-11
+            u = asl * (t - atk)
+            want = (u + mg * (f + np.abs(u))) + asl * tpad  # _bound's arithmetic, in its order
+            if n and 0.0 < frac < 1.0:
+                th = np.sort(want)[int((1.0 - frac) * (n - 1))]  # one of the bounds: equal passes
+            else:
+                th = -np.inf if frac == 1.0 else np.inf
+            abd, cb, ub = np.empty(n), np.empty(n + 1, np.int32), np.empty(n + 1)
+            k = _schedule.scan_kernel(asl, atk, act, t, tpad, mg, f, th, abd, cb, ub)
+            np.testing.assert_array_equal(abd, want)  # bit for bit
+            passing = np.flatnonzero(want >= th)
+            assert k == len(passing)
+            np.testing.assert_array_equal(cb[:k], act[passing])  # in act's order
+            np.testing.assert_array_equal(ub[:k], want[passing])
+            cb2, ub2 = np.empty(n + 1, np.int32), np.empty(n + 1)
+            k2 = _schedule.pick_kernel(abd, act, th, cb2, ub2)
+            assert k2 == k
+            np.testing.assert_array_equal(cb2[:k], cb[:k])
+            np.testing.assert_array_equal(ub2[:k], ub[:k])

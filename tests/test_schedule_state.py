@@ -974,3 +974,24 @@ def test_park_calendar_follows_churn():
             ref.set_rate(r)
         assert s.next() == ref.next(), f"tick {j}"
     assert in_calendar["removed"] > 0 and in_calendar["updated"] > 100
+
+
+def test_many_nonempty_buckets_match_brute_force():
+    # importances over 40 decades put the pages in well over 64 slope buckets of a family (the tick's scan
+    # takes 64 buckets at a time; "exact" parks no page, so every page is in one): every decision is still
+    # the brute-force argmax
+    kind = "exact"
+    rng = np.random.default_rng(44)
+    m = 1500
+    pages = PageModel(10.0 ** rng.uniform(-3.0, 1.0, m), 10.0 ** rng.uniform(-20.0, 20.0, m),
+                      rng.uniform(0.0, 1.0, m), rng.uniform(0.0, 1.0, m))
+    last = -rng.uniform(0.0, 50.0, m)
+    s = Scheduler(pages, 30.0, value=kind, last_crawl=last)
+    ref = DynamicReference(pages, 30.0, kind, 0.0, None, last=last)
+    most = 0
+    for j in range(600):
+        assert s.next() == ref.next(), f"tick {j}"
+        sizes = s._state.bucket_sizes()
+        ns = (len(sizes) - 4) // 2
+        most = max(most, int((sizes[1:ns + 1] > 0).sum()), int((sizes[ns + 1:2 * ns + 1] > 0).sum()))
+    assert most > 64

@@ -193,6 +193,11 @@ cdef extern from *:
     #include <emmintrin.h>
     #define FRESHCORE_SCAN_SSE2 1
     #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define FRESHCORE_CTZ64(x) __builtin_ctzll(x)
+    #else
+    static int FRESHCORE_CTZ64(unsigned long long x) { int k = 0; while (!(x & 1)) { x >>= 1; k++; } return k; }
+    #endif
     static Py_ssize_t freshcore_scan(const double* asl, const double* atk, const int32_t* act,
                                      Py_ssize_t n, double t, double tpad, double mg, double f,
                                      double th, double* abd, int32_t* cb, double* ub, Py_ssize_t nc) {
@@ -201,16 +206,25 @@ cdef extern from *:
         const __m128d vt = _mm_set1_pd(t), vtp = _mm_set1_pd(tpad), vmg = _mm_set1_pd(mg);
         const __m128d vf = _mm_set1_pd(f), vth = _mm_set1_pd(th);
         const __m128d absm = _mm_castsi128_pd(_mm_set1_epi64x(0x7fffffffffffffffLL));
-        for (; a + 2 <= n; a += 2) {
-            __m128d s = _mm_loadu_pd(asl + a);
-            __m128d u = _mm_mul_pd(s, _mm_sub_pd(vt, _mm_loadu_pd(atk + a)));
-            __m128d r = _mm_add_pd(_mm_add_pd(u, _mm_mul_pd(vmg, _mm_add_pd(vf, _mm_and_pd(u, absm)))),
-                                   _mm_mul_pd(s, vtp));
-            int bits = _mm_movemask_pd(_mm_cmpge_pd(r, vth));
-            _mm_storeu_pd(abd + a, r);
-            /* written whether or not they pass, kept if they do (cb and ub have room for one more) */
-            cb[nc] = act[a]; ub[nc] = abd[a]; nc += bits & 1;
-            cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc += bits >> 1;
+        Py_ssize_t c0, end;
+        /* 64 buckets at a time: the bounds and a bit mask of those that pass (no dependence from one
+           pair to the next), then the passing ones (~3 of ~60) from the mask */
+        for (c0 = 0; c0 + 2 <= n; c0 += 64) {
+            unsigned long long mask = 0;
+            end = c0 + 64 < n ? c0 + 64 : n;
+            for (a = c0; a + 2 <= end; a += 2) {
+                __m128d s = _mm_loadu_pd(asl + a);
+                __m128d u = _mm_mul_pd(s, _mm_sub_pd(vt, _mm_loadu_pd(atk + a)));
+                __m128d r = _mm_add_pd(_mm_add_pd(u, _mm_mul_pd(vmg, _mm_add_pd(vf, _mm_and_pd(u, absm)))),
+                                       _mm_mul_pd(s, vtp));
+                _mm_storeu_pd(abd + a, r);
+                mask |= (unsigned long long)_mm_movemask_pd(_mm_cmpge_pd(r, vth)) << (a - c0);
+            }
+            while (mask) {
+                Py_ssize_t k = c0 + FRESHCORE_CTZ64(mask);
+                cb[nc] = act[k]; ub[nc] = abd[k]; nc++;
+                mask &= mask - 1;
+            }
         }
     #endif
         for (; a < n; a++) {
@@ -228,6 +242,7 @@ cdef extern from *:
     #ifdef FRESHCORE_SCAN_SSE2
         const __m128d vth = _mm_set1_pd(th);
         for (; a + 2 <= n; a += 2) {
+            /* written whether or not they pass, kept if they do (cb and ub have room for one more) */
             int bits = _mm_movemask_pd(_mm_cmpge_pd(_mm_loadu_pd(abd + a), vth));
             cb[nc] = act[a]; ub[nc] = abd[a]; nc += bits & 1;
             cb[nc] = act[a + 1]; ub[nc] = abd[a + 1]; nc += bits >> 1;
@@ -354,6 +369,25 @@ cdef double _park_time(double last, double dl, double mu, double level) noexcept
     x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
     key = last + x / dl
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
+def scan_kernel(const double[::1] asl, const double[::1] atk, const int32_t[::1] act, double t, double tpad,
+                double mg, double f, double th, double[::1] abd, int32_t[::1] cb, double[::1] ub):
+    """The tick's scan of one family's tops (``freshcore_scan``; for tests, no validation): fills abd[:n]
+    and cb/ub[:count] (cb and ub need n + 1 entries); returns the count."""
+    cdef Py_ssize_t n = asl.shape[0], nc
+    with nogil:
+        nc = freshcore_scan(&asl[0] if n else NULL, &atk[0] if n else NULL, &act[0] if n else NULL, n, t, tpad,
+                            mg, f, th, &abd[0] if n else NULL, &cb[0], &ub[0], 0)
+    return nc
+
+
+def pick_kernel(const double[::1] abd, const int32_t[::1] act, double th, int32_t[::1] cb, double[::1] ub):
+    """The rejoin's choice (``freshcore_pick``; for tests): cb/ub[:count] (n + 1 entries); returns the count."""
+    cdef Py_ssize_t n = abd.shape[0], nc
+    with nogil:
+        nc = freshcore_pick(&abd[0] if n else NULL, &act[0] if n else NULL, n, th, &cb[0], &ub[0], 0)
+    return nc
 
 
 def park_time_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
