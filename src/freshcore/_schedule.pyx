@@ -399,6 +399,17 @@ def park_time_kernel(const double[::1] last, const double[::1] delta, const doub
             out[i] = _park_time(last[i], delta[i], mu[i], level)
 
 
+cdef inline Py_ssize_t _reaching(int32_t* cb, double* ub, Py_ssize_t n, double th) noexcept nogil:
+    """Keep the candidates (cb, ub)[:n] whose bound reaches th, in order; returns their number."""
+    cdef Py_ssize_t a, i = 0
+    for a in range(n):
+        if ub[a] >= th:
+            cb[i] = cb[a]
+            ub[i] = ub[a]
+            i += 1
+    return i
+
+
 cdef void* _heap_block(void* old, size_t n_old, size_t n, size_t item) noexcept nogil:
     """A heap array of n entries of item bytes, its first n_old entries copied from old (freed).
 
@@ -1306,6 +1317,21 @@ cdef class SchedulerState:
         self.pex = <double*>_resized(self.pex, cap * sizeof(double))
         self.pcap = cap
 
+    cdef inline Py_ssize_t _special_candidates(self, double t, double tpad, double th, Py_ssize_t nc) noexcept nogil:
+        """Append to the candidates of lines bounding V (cb, ub)[:nc] the constant values' and the unbounded
+        slopes' buckets (kept out of act) whose top's bound at t reaches th; returns the new count."""
+        cdef int k, b
+        cdef double u
+        for k in range(2):
+            b = 0 if k == 0 else UNBOUNDED
+            if self.bsize[b] > 0:
+                u = self._bound(b, t, tpad)
+                if u >= th:
+                    self.cb[nc] = <int32_t>b
+                    self.ub[nc] = u
+                    nc += 1
+        return nc
+
     cdef Py_ssize_t _step(self) noexcept nogil:
         cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
         cdef double thr[2]
@@ -1348,14 +1374,7 @@ cdef class SchedulerState:
         cbl, ubl = cb + o1 + 2, ub + o1 + 2
         nc = freshcore_scan(asl, atk, act, n0, t, tpad, mg, 0.0, th0, abd, cb, ub, 0)
         ncl = freshcore_scan(asl + o1, atk + o1, act + o1, n1, t, tpad, mg, 1.0, th1, abd + o1, cbl, ubl, 0)
-        for b in range(2):  # constant values, then the unbounded slopes (kept out of act)
-            b = 0 if b == 0 else UNBOUNDED
-            if self.bsize[b] > 0:
-                u = self._bound(b, t, tpad)
-                if u >= th0:
-                    cb[nc] = <int32_t>b
-                    ub[nc] = u
-                    nc += 1
+        nc = self._special_candidates(t, tpad, th0, nc)
         best = -1
         bv = -INFINITY
         lbv = -INFINITY
@@ -1441,20 +1460,8 @@ cdef class SchedulerState:
                 if self._evaluate(btop, t, &pn, &bv, &best):
                     lbv = log(bv)
                     # the best value only grows: drop the candidates that can no longer reach it
-                    i = 0
-                    for a in range(nc):
-                        if ub[a] >= bv:
-                            cb[i] = cb[a]
-                            ub[i] = ub[a]
-                            i += 1
-                    nc = i
-                    i = 0
-                    for a in range(ncl):
-                        if ubl[a] >= lbv:
-                            cbl[i] = cbl[a]
-                            ubl[i] = ubl[a]
-                            i += 1
-                    ncl = i
+                    nc = _reaching(cb, ub, nc, bv)
+                    ncl = _reaching(cbl, ubl, ncl, lbv)
             if rejoined or (bv >= th0 and lbv >= th1):
                 break  # every deferred bound is below theta (ln theta), so below the best value
             # the best value ended below theta: every nonempty bucket whose top's bound reaches it
@@ -1464,14 +1471,7 @@ cdef class SchedulerState:
             o1 = self.acap
             nc = freshcore_pick(abd, act, self.nact[0], bv, cb, ub, 0)
             ncl = freshcore_pick(abd + o1, act + o1, self.nact[1], lbv, cbl, ubl, 0)
-            for b in range(2):
-                b = 0 if b == 0 else UNBOUNDED
-                if self.bsize[b] > 0:
-                    u = self._bound(b, t, tpad)
-                    if u >= bv:
-                        cb[nc] = <int32_t>b
-                        ub[nc] = u
-                        nc += 1
+            nc = self._special_candidates(t, tpad, bv, nc)
             rejoined = True
         fell = self.bsize[PARK] + self.bsize[FAR] > 0 and not (bv >= self.plevel)
         if fell:
