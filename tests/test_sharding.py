@@ -120,6 +120,25 @@ def test_each_shard_is_an_independent_scheduler(kind, k):
         assert s.schedulers[sh].time == ref.time == s.time
 
 
+@pytest.mark.parametrize("kind", ["greedy", "exact"])
+def test_staggered_start_is_each_shards(kind):
+    # last_crawl goes to each page's shard: the merged stream is that of Schedulers given their pages' times
+    rng = np.random.default_rng(12)
+    m, k = 90, 3
+    pages = PageModel(rng.uniform(0.05, 1.0, m), rng.uniform(0.1, 1.0, m), recall=rng.uniform(0.0, 1.0, m),
+                      false_rate=rng.uniform(0.0, 0.5, m))
+    last = -rng.uniform(0.0, 30.0, m)
+    assign = rng.permutation(np.arange(m) % k)
+    s = ShardedScheduler(pages, 6.0, k, value=kind, assign=assign, last_crawl=last)
+    ref = MergedReference(pages, 6.0, k, assign, value=kind)
+    for sh, ids in enumerate(ref.ids):
+        ref.scheds[sh] = Scheduler(pages[ids], 6.0 / k, value=kind, last_crawl=last[ids])
+    np.testing.assert_array_equal(s.last_crawl, last)
+    np.testing.assert_array_equal(s.run(400), [ref.next() for _ in range(400)])
+    one = ShardedScheduler(pages, 6.0, 1, value=kind, last_crawl=last)
+    np.testing.assert_array_equal(one.run(200), Scheduler(pages, 6.0, value=kind, last_crawl=last).run(200))
+
+
 def test_merged_order_times_and_clock():
     pages = PageModel([1.0, 0.5, 0.25, 2.0, 0.1, 0.7], np.ones(6))
     s = ShardedScheduler(pages, 3.0, 3, value="greedy")
@@ -288,6 +307,12 @@ PAGES = PageModel(np.linspace(0.1, 1.0, 6), np.ones(6))
         ({"assign": "010101"}, TypeError, "'assign'"),
         ({"assign": [0, 0, 0, 0, 0, 0]}, ValueError, "leaves shard 1 without pages"),
         ({"pages": [1.0, 2.0]}, TypeError, "'pages'.*PageModel"),
+        ({"last_crawl": [0.0, -1.0, 0.5, 0.0, 0.0, 0.0]}, ValueError,
+         r"'last_crawl' parameter of ShardedScheduler.*last_crawl\[2\] = 0.5"),
+        ({"last_crawl": [0.0, -1.0, 0.0, math.nan, 0.0, 0.0]}, ValueError, r"'last_crawl'.*last_crawl\[3\]"),
+        ({"last_crawl": [0.0, -1.0]}, ValueError, r"'last_crawl' parameter of ShardedScheduler must have one entry "
+                                                   r"per page \(6\)"),
+        ({"last_crawl": "early"}, TypeError, "'last_crawl'"),
     ],
 )
 def test_bad_construction(kwargs, exc, match):

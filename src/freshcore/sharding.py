@@ -95,6 +95,10 @@ class ShardedScheduler(_statefile.DictState):
         Shard number of each page, in ``[0, shards)``, every shard non-empty.
         Default ``page % shards``.  Within a shard, pages keep the order of
         their ids, so ties still go to the lowest id.
+    last_crawl : array_like of shape (n_pages,), optional
+        Initial last-crawl time of each page, finite and ``<= 0`` (default:
+        all 0), given to its shard (as ``Scheduler(last_crawl=...)``:
+        staggered times shorten the start-up transient).
 
     Notes
     -----
@@ -166,6 +170,7 @@ class ShardedScheduler(_statefile.DictState):
         signal_delay: float = 0.0,
         terms: int | None = None,
         assign: Any = None,
+        last_crawl: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
         _check_page_model(pages, caller)
@@ -176,10 +181,19 @@ class ShardedScheduler(_statefile.DictState):
             owner = np.arange(m, dtype=np.int64) % k
         else:
             owner = _check_assign(assign, m, k, caller)
+        last = None
+        if last_crawl is not None:
+            last = check_array(last_crawl, "last_crawl", caller, high=0.0)
+            if len(last) != m:
+                raise ValueError(
+                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({m}). "
+                    f"Got shape {last.shape} instead."
+                )
         members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
-            Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms)
+            Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms,
+                      last_crawl=None if last is None else last[members[s]])
             for s in range(k)
         )
         self._adopt(pages, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
