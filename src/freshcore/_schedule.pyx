@@ -449,17 +449,20 @@ cdef class SchedulerState:
     same compiled function, so the same bits), to save memory.
 
     Memory per page slot: a 32-byte record of the fields a pop reads and
-    writes (``last, delta, mu``; ``hpos``, the position in the bucket's heap;
-    ``ncis``, 32-bit signal counts), one cache line for all of them when the
-    record array is 32-byte aligned (it is), 2 arrays of 8 bytes (``nu,
-    recall``, read by the value kinds that use signals), the 2-byte ``bucket``
-    (also the live flag), and
-    the 12-byte heap entry (key and page id; the bucket heaps grow by 1/16 and
-    shrink when under half full).  The per-tick buffer of popped pages is sized to the largest
+    writes (``last, delta, mu``; ``hpos``, the position in the bucket's heap,
+    or a parked page's calendar entry or FAR position; ``ncis``, 32-bit
+    signal counts), one cache line for all of them when the record array is
+    32-byte aligned (it is), 2 arrays of 8 bytes (``nu, recall``, read by
+    the value kinds that use signals), the 2-byte ``bucket`` (also the live
+    flag), and the 12-byte heap or FAR entry (key and page id; 16 bytes with
+    the list link for the ~m/32 pages in the calendar; the bucket heaps grow
+    by n/16 + 4 and shrink past n/8 + 16, FAR by n/128 + 64 and past
+    n/16 + 64).  The per-tick buffer of popped pages is sized to the largest
     tick (a few entries in steady state).
     """
 
-    # delta, mu, last, hpos, ncis: strided views of the fields of one record array (_hot_records)
+    # delta, mu, last, hpos, ncis: strided views of the fields of one record array (_hot_records), for
+    # the Python accessors; the nogil code reads and writes them through rec
     cdef object hot
     cdef HotRec* rec  # hot's records (the nogil code reads and writes the fields through it)
     cdef double[:] delta, mu, last
@@ -1645,8 +1648,9 @@ cdef class SchedulerState:
 
         ``key`` and ``bucket`` (65535: in no heap, and for removed pages) are each page's bound; the
         heaps are rebuilt from them by :meth:`import_state`, and since a
-        bucket's heap order is the total order on ``(key, id)`` the continued
-        run makes the same decisions *and* the same evaluations.
+        bucket's heap order is the total order on ``(key, id)`` and a tick pops
+        every parked page whose key has come, the continued run makes the same
+        decisions *and* the same evaluations.
         """
         cdef Py_ssize_t m = self.m
         alive = self.alive_mask()
