@@ -995,3 +995,26 @@ def test_many_nonempty_buckets_match_brute_force():
         ns = (len(sizes) - 4) // 2
         most = max(most, int((sizes[1:ns + 1] > 0).sum()), int((sizes[ns + 1:2 * ns + 1] > 0).sum()))
     assert most > 64
+
+
+def test_bucket_families_grow_apart():
+    # 2000 random Greedy pages, many saturating below the winning value: the lines bounding V spread over
+    # 100+ buckets while a dozen bound ln V, so act's first part grows past the second's (which moves);
+    # every decision is the brute-force argmax, also after a restore
+    rng = np.random.default_rng(1)
+    m = 2000
+    pages = random_pages(rng, m, duplicates=False)
+    last = -np.linspace(0.0, 10.0, m)
+    s = Scheduler(pages, m / 10.0, value="greedy", last_crawl=last)
+    ref = DynamicReference(pages, m / 10.0, "greedy", 0.0, None, last=last)
+    most = [0, 0]
+    for j in range(12_000):
+        if j == 9000:
+            s = Scheduler.from_dict(s.to_dict())
+        assert s.next() == ref.next(), f"tick {j}"
+        if j % 500 == 0:
+            sizes = s._state.bucket_sizes()
+            ns = (len(sizes) - 4) // 2
+            most[0] = max(most[0], int((sizes[1:ns + 1] > 0).sum()))
+            most[1] = max(most[1], int((sizes[ns + 1:2 * ns + 1] > 0).sum()))
+    assert most[0] > 100 and most[1] > 5

@@ -480,7 +480,8 @@ cdef class SchedulerState:
     cdef int32_t* bcap
     cdef double* bslope    # the slope of buckets 0 .. NS (those of NS + 1 .. 2 NS are the same: _sb)
     # the nonempty slope buckets (the tick's scan): those of family f (1: lines bounding ln V) at
-    # positions f acap .. f acap + nact[f] - 1 of act, and by position a:
+    # positions 0 .. nact[0] - 1 (family 0) and acap[0] .. acap[0] + nact[1] - 1 (family 1) of act, and by
+    # position a:
     cdef int32_t* act
     cdef double* asl       # the bucket's slope,
     cdef double* atk       # its top's key (bkey[b][0]; atk[-1] takes the writes for the other buckets),
@@ -490,7 +491,7 @@ cdef class SchedulerState:
     cdef double* ub        # a tick's candidate buckets (cb) and the bounds of their tops (ub)
     cdef int32_t* cb
     cdef Py_ssize_t nact[2]
-    cdef Py_ssize_t acap   # (act and the arrays by position hold 2 acap, cb and ub 2 acap + 2)
+    cdef Py_ssize_t acap[2]  # (act and the arrays by position hold acap[0] + acap[1], cb and ub 4 more)
     # pages popped at the current tick
     cdef int32_t* pid
     cdef double* pval
@@ -523,9 +524,10 @@ cdef class SchedulerState:
         self.bslope = <double*>malloc((NS + 1) * sizeof(double))
         self.asl = self.atk_base = self.atk = self.abd = self.ub = NULL
         self.act = self.cb = NULL
-        self.acap = 0
+        self.acap[0] = self.acap[1] = 0
         self.nact[0] = self.nact[1] = 0
-        self._act_cap(32)
+        self._act_cap(0, 32)
+        self._act_cap(1, 32)
         self.actpos = <int32_t*>malloc(NBUCKETS * sizeof(int32_t))
         if (self.bids == NULL or self.bkey == NULL or self.bsize == NULL or self.bcap == NULL or self.bslope == NULL
                 or self.actpos == NULL):
@@ -698,8 +700,8 @@ cdef class SchedulerState:
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
                 + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(int32_t))
-                + 2 * self.acap * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
-                + (2 * self.acap + 4) * (sizeof(double) + sizeof(int32_t)))
+                + (self.acap[0] + self.acap[1]) * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
+                + (self.acap[0] + self.acap[1] + 4) * (sizeof(double) + sizeof(int32_t)))
 
     def last_crawl_view(self):
         """Read-only numpy view of the last-crawl times (no copy; valid until the next call that changes them)."""
@@ -922,24 +924,28 @@ cdef class SchedulerState:
         self.rec[x].hpos = <int32_t>i
         self.atk[self.actpos[b]] = hk[0]  # (atk[-1] when b is not in act)
 
-    cdef void _act_cap(self, Py_ssize_t n) noexcept nogil:
-        """Room for n buckets of each family in act and the arrays by position (the entries kept)."""
-        cdef Py_ssize_t o = self.acap, k = self.nact[1], a
-        self.asl = <double*>_resized(self.asl, 2 * n * sizeof(double))
-        self.atk_base = <double*>_resized(self.atk_base, (2 * n + 1) * sizeof(double))
+    cdef void _act_cap(self, int f, Py_ssize_t n) noexcept nogil:
+        """Room for n buckets of family f in act and the arrays by position (the entries kept; each
+        family's part grows on its own: one family may hold hundreds of buckets and the other a few)."""
+        cdef Py_ssize_t o = self.acap[0], k = self.nact[1], a, tot
+        self.acap[f] = n
+        tot = self.acap[0] + self.acap[1]
+        self.asl = <double*>_resized(self.asl, tot * sizeof(double))
+        self.atk_base = <double*>_resized(self.atk_base, (tot + 1) * sizeof(double))
         self.atk = self.atk_base + 1
-        self.abd = <double*>_resized(self.abd, 2 * n * sizeof(double))
-        self.act = <int32_t*>_resized(self.act, 2 * n * sizeof(int32_t))
-        self.ub = <double*>_resized(self.ub, (2 * n + 4) * sizeof(double))  # (each family's candidates, the
-        self.cb = <int32_t*>_resized(self.cb, (2 * n + 4) * sizeof(int32_t))  # 2 special buckets, 2 spare)
-        if k > 0:  # the second family's part moves from o to n
+        self.abd = <double*>_resized(self.abd, tot * sizeof(double))
+        self.act = <int32_t*>_resized(self.act, tot * sizeof(int32_t))
+        # candidates: family 0's (with the 2 special buckets and a spare write), then family 1's (and a spare)
+        self.ub = <double*>_resized(self.ub, (tot + 4) * sizeof(double))
+        self.cb = <int32_t*>_resized(self.cb, (tot + 4) * sizeof(int32_t))
+        if f == 0 and k > 0 and self.acap[0] != o:  # family 1's part moves from o to acap[0]
+            n = self.acap[0]
             memmove(self.asl + n, self.asl + o, k * sizeof(double))
             memmove(self.atk + n, self.atk + o, k * sizeof(double))
             memmove(self.abd + n, self.abd + o, k * sizeof(double))
             memmove(self.act + n, self.act + o, k * sizeof(int32_t))
             for a in range(n, n + k):
                 self.actpos[self.act[a]] = <int32_t>a
-        self.acap = n
 
     cdef void _activate(self, int b) noexcept nogil:
         """Add nonempty slope bucket b to the scanned ones (not 0, UNBOUNDED or PARK: looked at apart)."""
@@ -949,9 +955,9 @@ cdef class SchedulerState:
             return
         if self.actpos[b] < 0:
             f = 1 if b > NS else 0
-            if self.nact[f] == self.acap:
-                self._act_cap(self.acap + self.acap // 2)
-            a = f * self.acap + self.nact[f]
+            if self.nact[f] == self.acap[f]:
+                self._act_cap(f, self.acap[f] + self.acap[f] // 4 + 8)
+            a = (self.acap[0] if f else 0) + self.nact[f]
             self.actpos[b] = <int32_t>a
             self.act[a] = b
             self.asl[a] = self._sb(b)
@@ -964,7 +970,7 @@ cdef class SchedulerState:
         cdef int f = 1 if b > NS else 0
         if i < 0:
             return
-        last = f * self.acap + self.nact[f] - 1
+        last = (self.acap[0] if f else 0) + self.nact[f] - 1
         if i != last:
             q = self.act[last]
             self.act[i] = q
@@ -1370,11 +1376,11 @@ cdef class SchedulerState:
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
         act, asl, atk, abd, cb, ub = self.act, self.asl, self.atk, self.abd, self.cb, self.ub
         mg = MARGIN
-        n0, n1, o1 = self.nact[0], self.nact[1], self.acap
+        n0, n1, o1 = self.nact[0], self.nact[1], self.acap[0]
         # the bounds of the tops (abd, by position in act) and the candidates among them: those of
         # lines bounding V in cb/ub[:nc], those bounding ln V in cbl/ubl[:ncl] (each family's
         # argmax then takes no branch on the family)
-        cbl, ubl = cb + o1 + 2, ub + o1 + 2
+        cbl, ubl = cb + o1 + 3, ub + o1 + 3
         nc = freshcore_scan(asl, atk, act, n0, t, tpad, mg, 0.0, th0, abd, cb, ub, 0)
         ncl = freshcore_scan(asl + o1, atk + o1, act + o1, n1, t, tpad, mg, 1.0, th1, abd + o1, cbl, ubl, 0)
         nc = self._special_candidates(t, tpad, th0, nc)
@@ -1471,7 +1477,7 @@ cdef class SchedulerState:
             # rejoins (the candidates left are below it: the search over them has ended).  abd holds
             # the bounds at t: a deferred bucket is untouched since the scan, a popped one's was
             # updated, and a bucket emptied since has left act (its last one took its place)
-            o1 = self.acap
+            o1 = self.acap[0]
             nc = freshcore_pick(abd, act, self.nact[0], bv, cb, ub, 0)
             ncl = freshcore_pick(abd + o1, act + o1, self.nact[1], lbv, cbl, ubl, 0)
             nc = self._special_candidates(t, tpad, bv, nc)
