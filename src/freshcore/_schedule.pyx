@@ -733,7 +733,7 @@ cdef class SchedulerState:
             te = te + self.beff(j) * <double>self.rec[j].ncis
         return te
 
-    cdef double value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
+    cdef inline double value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
         """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1."""
         self.n_evaluations += 1
         ex[0] = -1.0
@@ -1073,10 +1073,19 @@ cdef class SchedulerState:
             k += 1
         return k
 
+    cdef inline Py_ssize_t _cal_slot(self, double key) noexcept nogil:
+        """The calendar slot of a key: that of the first tick after kdone at which it is due."""
+        return <Py_ssize_t>(self._tick_of(key) & self.cmask)
+
+    cdef inline void _cal_link(self, Py_ssize_t i) noexcept nogil:
+        """Link entry i (its key set) at the head of its tick's list."""
+        cdef Py_ssize_t s = self._cal_slot(self.cal[i].key)
+        self.cal[i].next = self.chead[s]
+        self.chead[s] = <int32_t>i
+
     cdef void _cal_push(self, Py_ssize_t j, double key) noexcept nogil:
         """Park page j (in no heap) with the given key (at most the horizon) in the calendar."""
-        cdef Py_ssize_t i = self.cfree, s
-        cdef long long k = self._tick_of(key)
+        cdef Py_ssize_t i = self.cfree
         if i >= 0:
             self.cfree = self.cal[i].next
         else:
@@ -1085,19 +1094,17 @@ cdef class SchedulerState:
                 self.cal = <CalEntry*>_resized(self.cal, self.ccap * sizeof(CalEntry))
             i = self.ctop
             self.ctop += 1
-        s = <Py_ssize_t>(k & self.cmask)
         self.cal[i].key = key
         self.cal[i].id = <int32_t>j
-        self.cal[i].next = self.chead[s]
-        self.chead[s] = <int32_t>i
+        self._cal_link(i)
         self.rec[j].hpos = <int32_t>i
         self.bucket[j] = PARK
         self.bsize[PARK] += 1
 
     cdef void _cal_take(self, Py_ssize_t i) noexcept nogil:
         """Remove calendar entry i (its page's bucket and hpos are reset)."""
-        cdef Py_ssize_t s = <Py_ssize_t>(self._tick_of(self.cal[i].key) & self.cmask)
-        cdef int32_t p = self.chead[s], j = self.cal[i].id
+        cdef Py_ssize_t s = self._cal_slot(self.cal[i].key)
+        cdef int32_t p = self.chead[s]
         if p == i:
             self.chead[s] = self.cal[i].next
         else:  # (lists hold ~1 entry: as many pages are parked as ticks in the calendar)
@@ -1190,8 +1197,8 @@ cdef class SchedulerState:
     # -- ticks -------------------------------------------------------------------
     cdef void _build(self, double t) noexcept nogil:
         """Evaluate every live page at t and heapify the buckets (the first tick, O(m))."""
-        cdef Py_ssize_t j, b
-        cdef double tau, v, key, ex, vmax = 0.0
+        cdef Py_ssize_t j
+        cdef double tau, v, ex, vmax = 0.0
         cdef double* keys = <double*>malloc((self.m if self.m > 0 else 1) * sizeof(double))
         if keys == NULL:
             abort()
@@ -1271,7 +1278,7 @@ cdef class SchedulerState:
         PARK (the calendar) then holds only the pages due within ~m/32 ticks and each FAR page is
         read once per horizon move (~32 entries per tick, sequentially).
         """
-        cdef Py_ssize_t i, n, w, a
+        cdef Py_ssize_t i, w
         cdef int32_t j
         cdef double key, hor
         cdef double* keys
@@ -1286,9 +1293,7 @@ cdef class SchedulerState:
             self._cal_reset(w)
             for i in range(self.ctop):
                 if self.cal[i].id >= 0:
-                    a = <Py_ssize_t>(self._tick_of(self.cal[i].key) & self.cmask)
-                    self.cal[i].next = self.chead[a]
-                    self.chead[a] = <int32_t>i
+                    self._cal_link(i)
         # from the end down (the last entry, which fills a hole, is already read); the search for the
         # next due entry is a tight loop over a local pointer (~1 in 32 entries is due)
         i = self.bsize[FAR]
@@ -1306,12 +1311,8 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t* pn, double* bv,
                                Py_ssize_t* best) noexcept nogil:
         """Evaluate popped page j at t, keep it (``pn[0]``-th popped page) and the best so far; whether it is the new best."""
-        cdef double ex, v
-        if self.kind == 2:  # (value's Greedy case, without its call: the ticks' most frequent evaluation)
-            self.n_evaluations += 1
-            v = greedy_value_ex(t - self.rec[j].last, self.rec[j].delta, self.rec[j].mu, &ex)
-        else:
-            v = self.value(j, self.tau(j, t), &ex)
+        cdef double ex
+        cdef double v = self.value(j, self.tau(j, t), &ex)
         self._keep_popped(pn[0], j, v, ex)
         pn[0] += 1
         if v > bv[0] or (v == bv[0] and j < best[0]):
@@ -1342,8 +1343,7 @@ cdef class SchedulerState:
         return nc
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        cdef double t, tpad, u, bu, ul, v, bv, lbv, key, s
-        cdef double thr[2]
+        cdef double t, tpad, u, bu, ul, bv, lbv
         cdef int32_t* act
         cdef int32_t* cb
         cdef double* asl
@@ -1366,13 +1366,12 @@ cdef class SchedulerState:
             self._build(t)
         tpad = 8.0 * DBL_EPSILON * fabs(t)
         # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last
-        # winning value (cb[:nc]); the others are deferred, and looked at again only if the best
+        # winning value; the others are deferred, and looked at again only if the best
         # value of this tick ends below theta.  At the start of a tick every top's bound is within a
         # few ticks' growth of the last winning value (any above it was popped at the last tick), so
         # theta keeps a handful of the ~60 scanned buckets.
-        thr[0] = self.lref * (1.0 - PREFILTER)
-        thr[1] = self.log_lref - PREFILTER  # for the lines bounding ln V
-        th0, th1 = thr[0], thr[1]
+        th0 = self.lref * (1.0 - PREFILTER)
+        th1 = self.log_lref - PREFILTER  # for the lines bounding ln V
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
         act, asl, atk, abd, cb, ub = self.act, self.asl, self.atk, self.abd, self.cb, self.ub
         mg = MARGIN
@@ -1487,18 +1486,13 @@ cdef class SchedulerState:
             # the best value ended below the park level, which bounds only the parked pages not yet
             # due: every parked page is evaluated (O(parked); the level is then lowered)
             self.n_unparks += 1
-            for i in range(self.ctop):
-                j = self.cal[i].id
-                if j >= 0:
+            for i in range(self.ctop + self.bsize[FAR]):
+                j = self.cal[i].id if i < self.ctop else self.bids[FAR][i - self.ctop]
+                if j >= 0:  # (a free calendar entry: -1)
                     self.rec[j].hpos = -1
                     self.bucket[j] = NOT_PLACED
                     self._evaluate(j, t, &pn, &bv, &best)
             self._cal_clear()
-            for i in range(self.bsize[FAR]):
-                j = self.bids[FAR][i]
-                self.rec[j].hpos = -1
-                self.bucket[j] = NOT_PLACED
-                self._evaluate(j, t, &pn, &bv, &best)
             self.bsize[FAR] = 0  # (its capacity is kept: most pages are parked again below)
             self.phor = -INFINITY
             lbv = log(bv)

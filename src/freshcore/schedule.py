@@ -40,6 +40,16 @@ _FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best", "park_l
 _INT_SCALARS = ("k", "nticks", "n_evaluations", "n_unparks", "park_fall")
 
 
+def _check_last_crawl(last_crawl: Any, m: int, caller: str) -> np.ndarray:
+    """Initial last-crawl times of m pages (finite, <= 0), a float64 copy; a ValueError naming ``caller`` otherwise."""
+    last = check_array(last_crawl, "last_crawl", caller, high=0.0, copy=True)
+    if len(last) != m:
+        raise ValueError(
+            f"The 'last_crawl' parameter of {caller} must have one entry per page ({m}). Got shape {last.shape} instead."
+        )
+    return last
+
+
 class Scheduler(_statefile.DictState):
     """Greedy crawl scheduler: crawl ``argmax_i V_i(tau_eff,i(t_j))`` at every tick.
 
@@ -143,14 +153,7 @@ class Scheduler(_statefile.DictState):
             if terms is not None:
                 raise ValueError(f"The 'terms' parameter of {caller} is only used with value='approx'. Got {terms!r}.")
             j = -1
-        last = None
-        if last_crawl is not None:
-            last = check_array(last_crawl, "last_crawl", caller, high=0.0, copy=True)
-            if len(last) != len(pages):
-                raise ValueError(
-                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({len(pages)}). "
-                    f"Got shape {last.shape} instead."
-                )
+        last = None if last_crawl is None else _check_last_crawl(last_crawl, len(pages), caller)
         arrays = _page_arrays(pages, value)
         self._pages: PageModel | None = pages
         self._value = value

@@ -181,14 +181,7 @@ class ShardedScheduler(_statefile.DictState):
             owner = np.arange(m, dtype=np.int64) % k
         else:
             owner = _check_assign(assign, m, k, caller)
-        last = None
-        if last_crawl is not None:
-            last = check_array(last_crawl, "last_crawl", caller, high=0.0)
-            if len(last) != m:
-                raise ValueError(
-                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({m}). "
-                    f"Got shape {last.shape} instead."
-                )
+        last = None if last_crawl is None else _schedule_mod._check_last_crawl(last_crawl, m, caller)
         members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
