@@ -20,7 +20,7 @@ from conftest import SMOKE, role, sizes
 from scipy.optimize import brentq
 
 from freshcore.mle import mle_rates
-from freshcore.simulation import simulate_crawls
+from freshcore.synthetic_logs import simulate_crawls
 
 K = 100
 EPS = np.finfo(float).eps

@@ -81,7 +81,7 @@ class BruteForce:
     def __init__(self, sched):
         self.pages, self.value = sched.pages, sched.value
         self.last = sched.last_crawl
-        self.t, self.dt = sched.time, 1.0 / sched.rate
+        self.t, self.dt = sched.time, 1.0 / sched.bandwidth
 
     def run(self, n):
         out = np.empty(n, dtype=np.int64)
@@ -111,7 +111,7 @@ def test_scheduler(benchmark, value, m):
     state = s._state
     e0, d0 = state.n_evaluations, s.time
     benchmark(s.run, TICKS)
-    decisions = round((s.time - d0) * s.rate)
+    decisions = round((s.time - d0) * s.bandwidth)
     benchmark.extra_info["evaluations_per_decision"] = (state.n_evaluations - e0) / max(decisions, 1)
 
 

@@ -170,7 +170,7 @@ def accuracy(ms=(200, 1000), values=("greedy", "exact"), shards=(1, 2, 4, 8), in
     Pages as ``pages_instance`` (seeded by the instance), events seeded by
     ``100 + instance``; returns ``{(m, value): {k: [accuracy per instance]}}``.
     """
-    from freshcore.simulator import simulate
+    from freshcore.policy_simulation import simulate
 
     out = {}
     for m in ms:
@@ -181,7 +181,7 @@ def accuracy(ms=(200, 1000), values=("greedy", "exact"), shards=(1, 2, 4, 8), in
                 pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m),
                                   rng.uniform(0.1, 0.6, m))
                 for k in shards:
-                    res = simulate(ShardedScheduler(pages, 100.0, k, value=value), pages, 100.0, seed=100 + inst)
+                    res = simulate(ShardedScheduler(pages, 100.0, k, value=value), pages, 100.0, rng=100 + inst)
                     rows[k].append(res.accuracy)
             out[(m, value)] = rows
     return out

@@ -48,7 +48,7 @@ import numpy as np
 from repro_common import N_INSTANCES, R, fmt, instance, print_table
 
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 
 
 def poisson_delay(rng, n):
@@ -72,7 +72,7 @@ def main(horizon: float = 100.0, sizes=(100, 200, 500, 1000)) -> None:
                 ("NCIS-D delayed", Scheduler(pages, R, value="exact", signal_delay=5.0 / R), poisson_delay),
             )
             for name, pol, delay in runs:
-                res = simulate(pol, pages, horizon, seed=k, signal_delay=delay)
+                res = simulate(pol, pages, horizon, rng=k, signal_delay=delay)
                 acc[name].append(res.accuracy)
                 se[name].append(res.accuracy_se)
                 if name == "NCIS-D delayed":

@@ -2,7 +2,7 @@
 
 m = 1000 pages (no signals), 3 instances (``repro_common``).  The rate is 100
 on [0, 150), 150 on [150, 300) and 100 on [300, 450]
-(``simulate(..., rate_schedule=([150, 300], [150, 100]))``); GREEDY
+(``simulate(..., bandwidth_schedule=([150, 300], [150, 100]))``); GREEDY
 (``Scheduler(value="greedy")``) gets no other information.  Per phase, the
 accuracy over its last 100 time units (the first 50 are left to settle) is
 compared with the continuous optimum at that phase's bandwidth.  LDS driven by
@@ -38,7 +38,7 @@ from repro_common import N_INSTANCES, fmt, instance, print_table
 from freshcore.policies import LowDiscrepancy
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 
 M = 1000
 PHASES = ((0.0, 150.0, 100.0), (150.0, 300.0, 150.0), (300.0, 450.0, 100.0))
@@ -59,7 +59,7 @@ def main() -> None:
         xi100 = optimal_rates(pages.change_rate, pages.importance, 100.0, model="periodic")
         for name, pol in (("GREEDY", Scheduler(pages, 100.0, value="greedy")),
                           ("LDS(100)", LowDiscrepancy(xi100, 100.0))):
-            res = simulate(pol, pages, 450.0, seed=k, rate_schedule=SCHEDULE, burn_in=0.0)
+            res = simulate(pol, pages, 450.0, rng=k, bandwidth_schedule=SCHEDULE, burn_in=0.0)
             for i, (a, b, _) in enumerate(PHASES):
                 ai, si = res.accuracy_between(a + 50.0, b + (1e-9 if b == 450.0 else 0.0))
                 acc[(name, i)].append(ai)

@@ -44,7 +44,7 @@ from repro_common import N_INSTANCES, R, fmt, instance, print_table
 from freshcore.policies import LowDiscrepancy
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 
 
 def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
@@ -61,7 +61,7 @@ def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
             opt.append(o)
             n_crawled.append(int((xi > 0).sum()))
             for name, pol in (("GREEDY", Scheduler(pages, R, value="greedy")), ("LDS", LowDiscrepancy(xi, R))):
-                res = simulate(pol, pages, horizon, seed=k)
+                res = simulate(pol, pages, horizon, rng=k)
                 acc[name].append(res.accuracy)
                 se[name].append(res.accuracy_se)
                 diff[name].append(res.accuracy - o)

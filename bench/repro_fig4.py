@@ -39,7 +39,7 @@ from repro_common import N_INSTANCES, R, fmt, instance, print_table
 
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 from freshcore.value import optimal_thresholds
 
 POLICIES = (("GREEDY", "greedy", None), ("G-CIS", "cis", None), ("G-NCIS", "exact", None),
@@ -59,7 +59,7 @@ def main(horizon: float = 100.0, sizes=(100, 200, 500, 1000)) -> None:
             blind.append(freshness(xi, pages.change_rate, pages.importance, model="periodic"))
             aware.append(optimal_thresholds(pages, R).accuracy)
             for name, value, terms in POLICIES:
-                res = simulate(Scheduler(pages, R, value=value, terms=terms), pages, horizon, seed=k)
+                res = simulate(Scheduler(pages, R, value=value, terms=terms), pages, horizon, rng=k)
                 acc[name].append(res.accuracy)
                 se[name].append(res.accuracy_se)
         rows.append([str(m), fmt(blind), fmt(aware)] + [fmt(acc[name]) for name, _, _ in POLICIES])

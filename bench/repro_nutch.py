@@ -47,7 +47,7 @@ from repro_common import N_INSTANCES, R, fmt, instance, print_table
 from freshcore.policies import NutchAdaptive, RoundRobin, UniformRandom
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 
 
 def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
@@ -63,9 +63,9 @@ def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
             opt.append(freshness(xi, pages.change_rate, pages.importance, model="periodic"))
             runs = (("GREEDY", Scheduler(pages, R, value="greedy")), ("Nutch", NutchAdaptive(m, R)),
                     ("Nutch(literal)", NutchAdaptive(m, R, requeue_now=True)),
-                    ("round robin", RoundRobin(m, R)), ("random", UniformRandom(m, R, seed=k)))
+                    ("round robin", RoundRobin(m, R)), ("random", UniformRandom(m, R, rng=k)))
             for name, pol in runs:
-                res = simulate(pol, pages, horizon, seed=k)
+                res = simulate(pol, pages, horizon, rng=k)
                 acc[name].append(res.accuracy)
                 if name.startswith("Nutch") and k == 0:
                     c = res.crawl_counts

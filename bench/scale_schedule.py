@@ -43,7 +43,7 @@ def state_bytes(s: Scheduler) -> int:
 def brute_force_per_tick(s: Scheduler, ticks: int) -> float:
     pages, value = s.pages, s.value
     last = s.last_crawl.copy()
-    t, dt = s.time, 1.0 / s.rate
+    t, dt = s.time, 1.0 / s.bandwidth
     t0 = time.perf_counter()
     for _ in range(ticks):
         t += dt

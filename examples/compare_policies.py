@@ -24,7 +24,7 @@ import numpy as np
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel, optimal_thresholds
 
 rng = np.random.default_rng(42)
@@ -44,5 +44,5 @@ policies = {
 }
 print(f"{'policy':<26s}{'accuracy':>10s}{'se':>8s}{'crawls':>9s}")
 for name, policy in policies.items():
-    res = simulate(policy, pages, horizon, seed=0)
+    res = simulate(policy, pages, horizon, rng=0)
     print(f"{name:<26s}{res.accuracy:>10.4f}{res.accuracy_se:>8.4f}{len(res.crawl_pages):>9d}")

@@ -39,7 +39,7 @@ import numpy as np
 
 from freshcore.estimation import estimate_rates
 from freshcore.mle import IntervalMLEBatch, mle_rates
-from freshcore.simulation import simulate_crawls
+from freshcore.synthetic_logs import simulate_crawls
 
 DELTA, P, RUNS, SEED = 5.0, 3.0, 1000, 2026
 

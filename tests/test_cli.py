@@ -156,15 +156,16 @@ def test_scheduling_options_bad_values(argv, message, capsys):
 
 
 def test_synthetic_signals_documented_laws():
-    recall, false_rate = synthetic_signals(20000, seed=3)
+    recall, false_rate = synthetic_signals(20000, rng=3)
     assert recall.shape == false_rate.shape == (20000,)
     assert stats.kstest(recall, stats.beta(0.25, 0.25).cdf).pvalue > 1e-3
     assert stats.kstest(false_rate, stats.uniform(0.1, 0.5).cdf).pvalue > 1e-3
-    again = synthetic_signals(20000, seed=3)
+    again = synthetic_signals(20000, rng=3)
     assert np.array_equal(recall, again[0]) and np.array_equal(false_rate, again[1])
-    assert not np.array_equal(recall, synthetic_signals(20000, seed=4)[0])
-    # a stream of its own: not the uniforms behind synthetic_web's change rates
-    delta, _ = synthetic_web(20000, seed=3)
+    assert not np.array_equal(recall, synthetic_signals(20000, rng=4)[0])
+    # the demo's streams are independent: its signals are not the uniforms behind its change rates
+    recall = synthetic_signals(20000, np.random.default_rng([3, 1]))[0]
+    delta, _ = synthetic_web(20000, np.random.default_rng(3))
     assert abs(stats.spearmanr(recall, delta).statistic) < 0.05
 
 
@@ -173,8 +174,8 @@ def test_synthetic_signals_documented_laws():
     [
         ({"n_pages": -1}, ValueError, "The 'n_pages' parameter of synthetic_signals must be an integer >= 0"),
         ({"n_pages": 2.5}, TypeError, "The 'n_pages' parameter of synthetic_signals"),
-        ({"n_pages": 3, "seed": -1}, ValueError, "The 'seed' parameter of synthetic_signals must be an integer >= 0"),
-        ({"n_pages": 3, "seed": "0"}, TypeError, "The 'seed' parameter of synthetic_signals"),
+        ({"n_pages": 3, "rng": -1}, ValueError, "The 'rng' parameter of synthetic_signals must be None, an int seed >= 0"),
+        ({"n_pages": 3, "rng": "0"}, TypeError, "The 'rng' parameter of synthetic_signals"),
     ],
 )
 def test_synthetic_signals_bad_arguments(kwargs, error, message):
@@ -183,7 +184,7 @@ def test_synthetic_signals_bad_arguments(kwargs, error, message):
 
 
 def test_synthetic_web_documented_ranges():
-    delta, w = synthetic_web(20000, seed=3)
+    delta, w = synthetic_web(20000, rng=3)
     assert delta.min() >= 0.02 and delta.max() <= 5.0
     assert w.min() > 0 and abs(w.sum() - 1) < 1e-12
 

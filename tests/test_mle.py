@@ -17,7 +17,7 @@ from freshcore.mle import (
     mle_rates,
     moment_rates,
 )
-from freshcore.simulation import simulate_crawls
+from freshcore.synthetic_logs import simulate_crawls
 
 EPS = np.finfo(float).eps
 

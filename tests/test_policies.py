@@ -18,18 +18,18 @@ DAY = 86400.0
 
 @pytest.mark.parametrize("make", [
     lambda: RoundRobin(3, 2.0),
-    lambda: UniformRandom(3, 2.0, seed=0),
+    lambda: UniformRandom(3, 2.0, rng=0),
     lambda: LowDiscrepancy([1.0, 0.5, 0.5], 2.0),
     lambda: NutchAdaptive(3, 2.0),
 ])
 def test_ticks_and_rate_changes(make):
     p = make()
-    assert p.time == 0.0 and p.rate == 2.0 and p.n_pages == 3
+    assert p.time == 0.0 and p.bandwidth == 2.0 and p.n_pages == 3
     p.next()
     assert p.time == 0.5
     p.run(3)
     assert p.time == 2.0
-    assert p.set_rate(4.0) is p
+    assert p.set_bandwidth(4.0) is p
     p.next()
     assert p.time == 2.25
     p.run(4)
@@ -42,9 +42,9 @@ def test_ticks_and_rate_changes(make):
         p.signal_many([0], [math.inf])
     with pytest.raises(ValueError, match="same length"):
         p.signal_many([0, 1], [1.0])
-    with pytest.raises(ValueError, match="'rate' parameter of .*set_rate"):
-        p.set_rate(0.0)
-    assert p.rate == 4.0
+    with pytest.raises(ValueError, match="'bandwidth' parameter of .*set_bandwidth"):
+        p.set_bandwidth(0.0)
+    assert p.bandwidth == 4.0
     with pytest.raises(ValueError, match="'page'"):
         p.signal(3, 1.0)
     with pytest.raises(ValueError, match="'t'"):
@@ -56,7 +56,7 @@ def test_ticks_and_rate_changes(make):
 
 @pytest.mark.parametrize("make", [
     lambda: RoundRobin(5, 1.0),
-    lambda: UniformRandom(5, 1.0, seed=3),
+    lambda: UniformRandom(5, 1.0, rng=3),
     lambda: LowDiscrepancy([0.3, 0.1, 0.4, 0.0, 0.2], 1.0),
     lambda: NutchAdaptive(5, 1.0),
 ])
@@ -76,11 +76,11 @@ def test_round_robin_order():
 
 
 def test_uniform_random_is_uniform_and_seeded():
-    a = UniformRandom(10, 1.0, seed=1).run(20000)
+    a = UniformRandom(10, 1.0, rng=1).run(20000)
     counts = np.bincount(a, minlength=10)
     assert np.abs(counts - 2000).max() < 4 * math.sqrt(2000 * 0.9) + 1
-    assert np.array_equal(a, UniformRandom(10, 1.0, seed=np.random.default_rng(1)).run(20000))
-    assert not np.array_equal(a, UniformRandom(10, 1.0, seed=2).run(20000))
+    assert np.array_equal(a, UniformRandom(10, 1.0, rng=np.random.default_rng(1)).run(20000))
+    assert not np.array_equal(a, UniformRandom(10, 1.0, rng=2).run(20000))
 
 
 @pytest.mark.parametrize("cls", [RoundRobin, UniformRandom])
@@ -89,17 +89,17 @@ def test_round_robin_random_bad_input(cls):
         cls(0, 1.0)
     with pytest.raises(TypeError, match="'n_pages'"):
         cls(2.5, 1.0)
-    with pytest.raises(ValueError, match="'rate'"):
+    with pytest.raises(ValueError, match="'bandwidth'"):
         cls(2, -1.0)
-    with pytest.raises(ValueError, match="'rate'"):
+    with pytest.raises(ValueError, match="'bandwidth'"):
         cls(2, math.inf)
 
 
-def test_uniform_random_bad_seed():
-    with pytest.raises(ValueError, match="'seed'"):
-        UniformRandom(2, 1.0, seed=-3)
-    with pytest.raises(TypeError, match="'seed'"):
-        UniformRandom(2, 1.0, seed="a")
+def test_uniform_random_bad_rng():
+    with pytest.raises(ValueError, match="'rng'"):
+        UniformRandom(2, 1.0, rng=-3)
+    with pytest.raises(TypeError, match="'rng'"):
+        UniformRandom(2, 1.0, rng="a")
 
 
 # ---- low discrepancy ----------------------------------------------------------------------------------------
@@ -131,9 +131,9 @@ def test_low_discrepancy_rules():
     # earliest due first, ties to the lowest index, rate 0 never crawled
     p = LowDiscrepancy([1.0, 0.0, 2.0, 1.0], 4.0)
     assert p.run(8).tolist() == [2, 0, 2, 3, 2, 0, 2, 3]
-    assert p.rates.tolist() == [1.0, 0.0, 2.0, 1.0]
+    assert p.crawl_rate.tolist() == [1.0, 0.0, 2.0, 1.0]
     with pytest.raises(ValueError):
-        p.rates[0] = 5.0
+        p.crawl_rate[0] = 5.0
 
 
 def test_low_discrepancy_empirical_rates_follow_targets():
@@ -154,13 +154,13 @@ def test_low_discrepancy_shares_when_rates_do_not_sum_to_the_bandwidth():
 def test_low_discrepancy_bad_input():
     with pytest.raises(ValueError, match="at least one entry > 0"):
         LowDiscrepancy([0.0, 0.0], 1.0)
-    with pytest.raises(ValueError, match=r"rates\[1\]"):
+    with pytest.raises(ValueError, match=r"crawl_rate\[1\]"):
         LowDiscrepancy([1.0, -1.0], 1.0)
-    with pytest.raises(ValueError, match=r"rates\[0\]"):
+    with pytest.raises(ValueError, match=r"crawl_rate\[0\]"):
         LowDiscrepancy([math.nan, 1.0], 1.0)
-    with pytest.raises(ValueError, match="'rate'"):
+    with pytest.raises(ValueError, match="'bandwidth'"):
         LowDiscrepancy([1.0], 0.0)
-    with pytest.raises(TypeError, match="'rates'"):
+    with pytest.raises(TypeError, match="'crawl_rate'"):
         LowDiscrepancy(["a"], 1.0)
 
 
@@ -271,7 +271,7 @@ def test_nutch_observe_errors():
 
 @pytest.mark.parametrize("kwargs, exc, name", [
     ({"n_pages": 0}, ValueError, "n_pages"),
-    ({"rate": 0.0}, ValueError, "rate"),
+    ({"bandwidth": 0.0}, ValueError, "bandwidth"),
     ({"inc_rate": 1.0}, ValueError, "inc_rate"),
     ({"dec_rate": -0.1}, ValueError, "dec_rate"),
     ({"min_interval": 0.0}, ValueError, "min_interval"),
@@ -283,7 +283,20 @@ def test_nutch_observe_errors():
     ({"db_max_interval": 0.0}, ValueError, "db_max_interval"),
 ])
 def test_nutch_bad_input(kwargs, exc, name):
-    args = {"n_pages": 3, "rate": 1.0}
+    args = {"n_pages": 3, "bandwidth": 1.0}
     args.update(kwargs)
     with pytest.raises(exc, match=f"'{name}' parameter of NutchAdaptive"):
-        NutchAdaptive(args.pop("n_pages"), args.pop("rate"), **args)
+        NutchAdaptive(args.pop("n_pages"), args.pop("bandwidth"), **args)
+
+
+def test_every_policy_is_a_crawl_policy():
+    """Scheduler, ShardedScheduler and the baselines satisfy the CrawlPolicy protocol; other objects do not."""
+    from freshcore import CrawlPolicy, PageModel, Scheduler, ShardedScheduler
+
+    pages = PageModel([1.0, 2.0, 0.5], [1.0, 1.0, 1.0])
+    policies = [Scheduler(pages, 2.0), ShardedScheduler(pages, 2.0, 2), RoundRobin(3, 2.0), UniformRandom(3, 2.0),
+                LowDiscrepancy([1.0, 0.5, 0.5], 2.0), NutchAdaptive(3, 2.0)]
+    for p in policies:
+        assert isinstance(p, CrawlPolicy), type(p).__name__
+    assert not isinstance(object(), CrawlPolicy)
+    assert not isinstance(pages, CrawlPolicy)

@@ -33,7 +33,7 @@ class Reference:
         self.beff = signal_time(pages, value)
         self.last = np.zeros(m)
         self.n = np.zeros(m, dtype=np.int64)
-        self.origin, self.k, self.rate, self.time = 0.0, 0, float(rate), 0.0
+        self.origin, self.k, self.bandwidth, self.time = 0.0, 0, float(rate), 0.0
 
     def values(self, t):
         with np.errstate(invalid="ignore"):
@@ -42,7 +42,7 @@ class Reference:
 
     def next(self):
         self.k += 1
-        t = self.origin + self.k / self.rate
+        t = self.origin + self.k / self.bandwidth
         self.time = t
         best = int(np.argmax(self.values(t)))
         self.last[best] = t
@@ -55,8 +55,8 @@ class Reference:
         self.n[page] += 1
         return True
 
-    def set_rate(self, rate):
-        self.origin, self.k, self.rate = self.time, 0, float(rate)
+    def set_bandwidth(self, rate):
+        self.origin, self.k, self.bandwidth = self.time, 0, float(rate)
 
 
 def random_pages(rng, m, degenerate=True, duplicates=True):
@@ -147,27 +147,27 @@ class SchedulerMachine(RuleBasedStateMachine):
         assert self.snapshot() == before
 
     @rule(rate=st.floats(0.5, 20.0))
-    def set_rate(self, rate):
-        assert self.sched.set_rate(rate) is self.sched
-        self.ref.set_rate(rate)
+    def set_bandwidth(self, rate):
+        assert self.sched.set_bandwidth(rate) is self.sched
+        self.ref.set_bandwidth(rate)
 
     @rule(rate=st.sampled_from([0.0, -1.0, math.nan, math.inf, -math.inf]))
     def bad_rate(self, rate):
         before = self.snapshot()
         with pytest.raises(ValueError):
-            self.sched.set_rate(rate)
+            self.sched.set_bandwidth(rate)
         assert self.snapshot() == before
 
     def snapshot(self):
         s = self.sched
-        return (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist())
+        return (s.time, s.bandwidth, s.last_crawl.tolist(), s.signal_counts.tolist())
 
     @invariant()
     def same_state(self):
         if not hasattr(self, "sched"):
             return
         assert self.sched.time == self.ref.time
-        assert self.sched.rate == self.ref.rate
+        assert self.sched.bandwidth == self.ref.bandwidth
         np.testing.assert_array_equal(self.sched.last_crawl, self.ref.last)
         np.testing.assert_array_equal(self.sched.signal_counts, self.ref.n)
 
@@ -193,8 +193,8 @@ def drive(kind, m, ticks, seed, signal_prob=0.5, delay=0.0, rates=()):
     steps = dict(rates)
     for j in range(ticks):
         if j in steps:
-            s.set_rate(steps[j])
-            ref.set_rate(steps[j])
+            s.set_bandwidth(steps[j])
+            ref.set_bandwidth(steps[j])
         if rng.random() < signal_prob:
             p = int(rng.integers(m))
             t = ref.last[p] + rng.uniform(0.0, 1.0) * (ref.time - ref.last[p] + 0.1)
@@ -272,9 +272,9 @@ def test_constructor_errors():
     with pytest.raises(TypeError, match="'pages' parameter of Scheduler must be a PageModel"):
         Scheduler([1.0, 2.0], 1.0)
     for bad in (0.0, -1.0, math.nan, math.inf):
-        with pytest.raises(ValueError, match="'rate' parameter of Scheduler"):
+        with pytest.raises(ValueError, match="'bandwidth' parameter of Scheduler"):
             Scheduler(pages, bad)
-    with pytest.raises(TypeError, match="'rate' parameter"):
+    with pytest.raises(TypeError, match="'bandwidth' parameter"):
         Scheduler(pages, "1")
     with pytest.raises(ValueError, match="'value' parameter of Scheduler must be one of"):
         Scheduler(pages, 1.0, value="ncis")
@@ -294,7 +294,7 @@ def test_method_errors_leave_state_unchanged():
     s = Scheduler(pages, 2.0)
     s.run(5)
     s.signal(1, s.time)
-    before = (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist())
+    before = (s.time, s.bandwidth, s.last_crawl.tolist(), s.signal_counts.tolist())
     crawled = int(np.argmax(s.last_crawl))
     cases = [
         (ValueError, "'page' parameter of Scheduler.signal", (3, s.time)),
@@ -308,12 +308,12 @@ def test_method_errors_leave_state_unchanged():
         with pytest.raises(exc, match=msg):
             s.signal(*args)
     for bad in (0.0, -2.0, math.nan):
-        with pytest.raises(ValueError, match="'rate' parameter of Scheduler.set_rate"):
-            s.set_rate(bad)
+        with pytest.raises(ValueError, match="'bandwidth' parameter of Scheduler.set_bandwidth"):
+            s.set_bandwidth(bad)
     for bad in (-1, 1.5):
         with pytest.raises((ValueError, TypeError), match="'n' parameter of Scheduler.run"):
             s.run(bad)
-    assert (s.time, s.rate, s.last_crawl.tolist(), s.signal_counts.tolist()) == before
+    assert (s.time, s.bandwidth, s.last_crawl.tolist(), s.signal_counts.tolist()) == before
     ref_next = Scheduler(pages, 2.0)
     ref_next.run(5)
     ref_next.signal(1, ref_next.time)
@@ -323,12 +323,12 @@ def test_method_errors_leave_state_unchanged():
 def test_properties():
     pages = PageModel([1.0, 2.0], [1.0, 1.0])
     s = Scheduler(pages, 4.0, value="greedy")
-    assert (s.n_pages, s.rate, s.time, s.value, s.pages) == (2, 4.0, 0.0, "greedy", pages)
+    assert (s.n_pages, s.bandwidth, s.time, s.value, s.pages) == (2, 4.0, 0.0, "greedy", pages)
     s.run(3)
     assert s.time == 0.75
-    s.set_rate(2.0)
+    s.set_bandwidth(2.0)
     s.next()
-    assert s.time == 1.25 and s.rate == 2.0
+    assert s.time == 1.25 and s.bandwidth == 2.0
     assert "n_pages=2" in repr(s)
     assert s.run(0).shape == (0,)
 
@@ -404,8 +404,8 @@ def test_greedy_level_moves_stay_exact(factor):
     s, ref = greedy_pair(12, m, rate)
     for j in range(6 * m):
         if j == 2 * m:
-            s.set_rate(rate * factor)
-            ref.set_rate(rate * factor)
+            s.set_bandwidth(rate * factor)
+            ref.set_bandwidth(rate * factor)
             level, falls = s.to_dict()["park_level"], s._state.n_unparks
         assert s.next() == ref.next(), f"tick {j}"
     assert (s.to_dict()["park_level"] < level) == (factor > 1)

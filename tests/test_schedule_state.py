@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 import freshcore.schedule as schedule_mod
 from freshcore import _schedule, _statefile
 from freshcore.schedule import FORMAT_VERSION, Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel, crawl_value
 
 # the brute-force reference and page generator of test_schedule.py (tests run with --import-mode=importlib)
@@ -53,7 +53,7 @@ def state_equal(a: Scheduler, b: Scheduler) -> bool:
 
 
 def script(seed, m, n_ops):
-    """A seeded list of operations: run, signal, set_rate, add, remove and update pages."""
+    """A seeded list of operations: run, signal, set_bandwidth, add, remove and update pages."""
     rng = np.random.default_rng(seed)
     ops = []
     for _ in range(n_ops):
@@ -84,7 +84,7 @@ def apply(s, op, out):
             last = s.last_crawl[i]
             s.signal(int(ids[i]), last + op[2] * (s.time - last + 0.5))
     elif op[0] == "rate":
-        s.set_rate(op[1])
+        s.set_bandwidth(op[1])
     elif op[0] == "add":
         rng = np.random.default_rng(op[1])
         new = s.add_pages(random_pages(rng, op[2]), last_crawl=s.time - rng.uniform(0, 2, op[2]))
@@ -237,7 +237,7 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(time=math.nan), "finite number"),
         (with_(built=1), "must be a bool"),
         (with_(value="ncis"), "'value' parameter"),
-        (with_(rate=0.0), "'rate' parameter"),
+        (with_(rate=0.0), "'bandwidth' parameter"),
         (with_(change_rate=-good["change_rate"] - 1), "'change_rate' parameter"),
         (with_(park_level=-1.0), "park_level"),
         (with_(park_margin=0.0), "park_margin"),
@@ -511,7 +511,7 @@ def test_simulator_uses_signal_many_with_identical_results():
 
     rng = np.random.default_rng(9)
     pages = random_pages(rng, 100, degenerate=False)
-    kw = dict(horizon=20.0, seed=3, signal_delay=0.05)
+    kw = dict(horizon=20.0, rng=3, signal_delay=0.05)
     a = simulate(Scheduler(pages, 10.0, signal_delay=0.02), pages, **kw)
     b = simulate(OneByOne(pages, 10.0, signal_delay=0.02), pages, **kw)
     assert a.n_signals > 500 and a.n_signals_counted > 0
@@ -545,7 +545,7 @@ class DynamicReference(Reference):
 
     def next(self):
         self.k += 1
-        t = self.origin + self.k / self.rate
+        t = self.origin + self.k / self.bandwidth
         self.time = t
         pages, live = self.live_pages(), self.alive
         beff = signal_time(pages, self.value)
@@ -636,9 +636,9 @@ class DynamicSchedulerMachine(RuleBasedStateMachine):
         assert got.tolist() == [self.ref.signal(int(p), float(t)) for p, t in zip(ps, ts)]
 
     @rule(rate=st.floats(0.5, 20.0))
-    def set_rate(self, rate):
-        self.sched.set_rate(rate)
-        self.ref.set_rate(rate)
+    def set_bandwidth(self, rate):
+        self.sched.set_bandwidth(rate)
+        self.ref.set_bandwidth(rate)
 
     @rule(k=st.integers(1, 6), how=st.sampled_from(["now", "past", "scalar"]))
     def add(self, k, how):
@@ -713,7 +713,7 @@ class DynamicSchedulerMachine(RuleBasedStateMachine):
         if not hasattr(self, "sched"):
             return
         s, ref = self.sched, self.ref
-        assert (s.time, s.rate, s.n_pages) == (ref.time, ref.rate, int(ref.alive.sum()))
+        assert (s.time, s.bandwidth, s.n_pages) == (ref.time, ref.bandwidth, int(ref.alive.sum()))
         assert s.page_ids.tolist() == ref.ids.tolist()
         np.testing.assert_array_equal(s.last_crawl, ref.last[ref.alive])
         np.testing.assert_array_equal(s.signal_counts, ref.n[ref.alive])
@@ -758,8 +758,8 @@ def test_dynamic_long_run_matches_brute_force(kind):
             assert s.signal(p, t) == ref.signal(p, t)
         if j in (500, 1000):
             r = 80.0 if j == 500 else 20.0
-            s.set_rate(r)
-            ref.set_rate(r)
+            s.set_bandwidth(r)
+            ref.set_bandwidth(r)
         assert s.next() == ref.next(), f"tick {j}"
 
 
@@ -970,8 +970,8 @@ def test_park_calendar_follows_churn():
                 in_calendar["updated"] += len(ids)
         if j in (600, 1500, 2000):
             r = {600: 40.0, 1500: 8.0, 2000: 25.0}[j]
-            s.set_rate(r)
-            ref.set_rate(r)
+            s.set_bandwidth(r)
+            ref.set_bandwidth(r)
         assert s.next() == ref.next(), f"tick {j}"
     assert in_calendar["removed"] > 0 and in_calendar["updated"] > 100
 

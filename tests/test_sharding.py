@@ -12,7 +12,7 @@ import freshcore
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel
 
 KINDS = ("exact", "approx", "greedy", "cis")
@@ -55,18 +55,18 @@ class MergedReference:
         self.clock[s][1] += 1
         self.time = t
         if self.pending[s] is not None:
-            self.scheds[s].set_rate(self.pending[s])
+            self.scheds[s].set_bandwidth(self.pending[s])
             self.clock[s] = [t, 0, self.pending[s]]
             self.pending[s] = None
         return page
 
-    def set_rate(self, rate):
+    def set_bandwidth(self, rate):
         k = len(self.scheds)
         for s in range(k):
             if self.due(s) <= self.time:
                 self.pending[s] = rate / k
             else:
-                self.scheds[s].set_rate(rate / k)
+                self.scheds[s].set_bandwidth(rate / k)
                 self.clock[s] = [self.scheds[s].time, 0, rate / k]
 
     def signal(self, page, t):
@@ -75,7 +75,7 @@ class MergedReference:
 
 
 def snapshot(s):
-    return (s.time, s.rate, s.last_crawl.tobytes(), s.signal_counts.tobytes(), s.tick_times(7).tobytes())
+    return (s.time, s.bandwidth, s.last_crawl.tobytes(), s.signal_counts.tobytes(), s.tick_times(7).tobytes())
 
 
 # -- k = 1 and the per-shard equivalence ----------------------------------------
@@ -93,8 +93,8 @@ def test_one_shard_is_the_scheduler(kind):
         assert a.time == b.time and b.tick_times(1)[0] > b.time
         if step % 7 == 3:
             r = float(rng.uniform(2, 12))
-            a.set_rate(r)
-            b.set_rate(r)
+            a.set_bandwidth(r)
+            b.set_bandwidth(r)
         for p in rng.integers(0, 40, 3).tolist():
             t = a.time + float(rng.uniform(0, 0.2))
             assert a.signal(p, t) == b.signal(p, t)
@@ -170,7 +170,7 @@ OP = st.one_of(
     ops=st.lists(OP, max_size=30),
 )
 def test_against_the_merged_reference(seed, k, kind, ops):
-    """Any interleaving of run/next/set_rate (also mid-round)/signals equals the (time, shard) merge."""
+    """Any interleaving of run/next/set_bandwidth (also mid-round)/signals equals the (time, shard) merge."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(k, 3 * k + 8))
     pages = random_pages(rng, m)
@@ -190,9 +190,9 @@ def test_against_the_merged_reference(seed, k, kind, ops):
             assert s.next() == ref.next()
             assert s.time == t == ref.time
         elif op == "rate":
-            s.set_rate(arg / 2)
-            ref.set_rate(arg / 2)
-            assert s.rate == arg / 2
+            s.set_bandwidth(arg / 2)
+            ref.set_bandwidth(arg / 2)
+            assert s.bandwidth == arg / 2
         else:
             page = arg % m
             t = max(s.time, float(s.last_crawl[page])) + (arg % 7) * 0.01
@@ -222,8 +222,8 @@ def test_threaded_run_equals_sequential(monkeypatch, k):
         b = ShardedScheduler(pages, 30.0, k, value="exact")
         ra = [a.run(1)]
         rb = [b.next()]
-        a.set_rate(45.0)  # mid-round: the pending rate is applied on the threads too
-        b.set_rate(45.0)
+        a.set_bandwidth(45.0)  # mid-round: the pending rate is applied on the threads too
+        b.set_bandwidth(45.0)
         ra.append(a.run(50 * k + 1))
         assert pools == [1]  # the long run went to the pool, the one-decision run did not
         freshcore.set_num_threads(1)
@@ -257,16 +257,16 @@ def test_signals_are_routed_to_the_shard():
 def test_set_rate_gives_each_shard_its_share():
     pages = PageModel(np.linspace(0.1, 1.0, 8), np.ones(8))
     s = ShardedScheduler(pages, 4.0, 4, value="greedy")
-    assert [x.rate for x in s.schedulers] == [1.0] * 4
-    assert s.set_rate(8.0) is s
-    assert s.rate == 8.0 and [x.rate for x in s.schedulers] == [2.0] * 4
+    assert [x.bandwidth for x in s.schedulers] == [1.0] * 4
+    assert s.set_bandwidth(8.0) is s
+    assert s.bandwidth == 8.0 and [x.bandwidth for x in s.schedulers] == [2.0] * 4
     np.testing.assert_array_equal(s.tick_times(5), [0.5] * 4 + [1.0])
     s.run(2)  # mid-round: shards 2 and 3 still tick at 0.5, then take the new rate
-    s.set_rate(16.0)
-    assert [x.rate for x in s.schedulers] == [4.0, 4.0, 2.0, 2.0]
+    s.set_bandwidth(16.0)
+    assert [x.bandwidth for x in s.schedulers] == [4.0, 4.0, 2.0, 2.0]
     np.testing.assert_array_equal(s.tick_times(6), [0.5, 0.5, 0.75, 0.75, 0.75, 0.75])
     s.run(2)
-    assert [x.rate for x in s.schedulers] == [4.0] * 4 and s.time == 0.5
+    assert [x.bandwidth for x in s.schedulers] == [4.0] * 4 and s.time == 0.5
 
 
 def test_views_are_read_only():
@@ -294,8 +294,8 @@ PAGES = PageModel(np.linspace(0.1, 1.0, 6), np.ones(6))
         ({"shards": 7}, ValueError, "'shards'.*Got 7"),
         ({"shards": 2.0}, TypeError, "'shards'"),
         ({"shards": True}, TypeError, "'shards'"),
-        ({"rate": 0.0}, ValueError, "'rate'"),
-        ({"rate": math.nan}, ValueError, "'rate'"),
+        ({"bandwidth": 0.0}, ValueError, "'bandwidth'"),
+        ({"bandwidth": math.nan}, ValueError, "'bandwidth'"),
         ({"value": "nope"}, ValueError, "'value'"),
         ({"value": "approx"}, ValueError, "'terms'"),
         ({"signal_delay": -1.0}, ValueError, "'signal_delay'"),
@@ -316,9 +316,9 @@ PAGES = PageModel(np.linspace(0.1, 1.0, 6), np.ones(6))
     ],
 )
 def test_bad_construction(kwargs, exc, match):
-    args = {"pages": PAGES, "rate": 2.0, "shards": 2, **kwargs}
+    args = {"pages": PAGES, "bandwidth": 2.0, "shards": 2, **kwargs}
     with pytest.raises(exc, match=match):
-        ShardedScheduler(args.pop("pages"), args.pop("rate"), args.pop("shards"), **args)
+        ShardedScheduler(args.pop("pages"), args.pop("bandwidth"), args.pop("shards"), **args)
 
 
 @pytest.mark.parametrize(
@@ -334,8 +334,8 @@ def test_bad_construction(kwargs, exc, match):
         (lambda s: s.shard_of(6), ValueError, "'page' parameter of ShardedScheduler.shard_of"),
         (lambda s: s.local_index(-1), ValueError, "'page' parameter of ShardedScheduler.local_index"),
         (lambda s: s.shard_pages(2), ValueError, "'shard'"),
-        (lambda s: s.set_rate(-1.0), ValueError, "'rate' parameter of ShardedScheduler.set_rate"),
-        (lambda s: s.set_rate(math.inf), ValueError, "'rate'"),
+        (lambda s: s.set_bandwidth(-1.0), ValueError, "'bandwidth' parameter of ShardedScheduler.set_bandwidth"),
+        (lambda s: s.set_bandwidth(math.inf), ValueError, "'bandwidth'"),
         (lambda s: s.run(-1), ValueError, "'n' parameter of ShardedScheduler.run"),
         (lambda s: s.run(1.5), TypeError, "'n'"),
         (lambda s: s.tick_times(-1), ValueError, "'n' parameter of ShardedScheduler.tick_times"),
@@ -362,22 +362,22 @@ def test_bad_calls_leave_the_state_unchanged(call, exc, match):
 def test_simulate_uses_the_shards_tick_times():
     rng = np.random.default_rng(3)
     pages = random_pages(rng, 30)
-    res = simulate(ShardedScheduler(pages, 12.0, 3, value="exact"), pages, 20.0, seed=5)
+    res = simulate(ShardedScheduler(pages, 12.0, 3, value="exact"), pages, 20.0, rng=5)
     assert len(res.crawl_pages) == 240
     np.testing.assert_allclose(res.crawl_times, np.repeat(np.arange(1, 81) / 4.0, 3), rtol=0, atol=1e-12)
     # one shard: the same decisions as one Scheduler; its times are the compiled clock's ``origin + j/R``,
     # the simulator's own for a Scheduler ``time + i/R`` (equal up to rounding)
-    one = simulate(ShardedScheduler(pages, 12.0, 1, value="exact"), pages, 20.0, seed=5)
-    ref = simulate(Scheduler(pages, 12.0, value="exact"), pages, 20.0, seed=5)
+    one = simulate(ShardedScheduler(pages, 12.0, 1, value="exact"), pages, 20.0, rng=5)
+    ref = simulate(Scheduler(pages, 12.0, value="exact"), pages, 20.0, rng=5)
     np.testing.assert_array_equal(one.crawl_pages, ref.crawl_pages)
     np.testing.assert_allclose(one.crawl_times, ref.crawl_times, rtol=0, atol=1e-12)
     assert one.accuracy == ref.accuracy
 
 
-def test_simulate_rate_schedule_with_shards():
+def test_simulate_bandwidth_schedule_with_shards():
     pages = PageModel(np.linspace(0.1, 1.0, 12), np.ones(12))
-    res = simulate(ShardedScheduler(pages, 4.0, 2, value="greedy"), pages, 10.0, seed=0,
-                   rate_schedule=([5.0], [8.0]))
+    res = simulate(ShardedScheduler(pages, 4.0, 2, value="greedy"), pages, 10.0, rng=0,
+                   bandwidth_schedule=([5.0], [8.0]))
     t = res.crawl_times
     assert (np.diff(t) >= 0).all() and t[-1] <= 10.0
     np.testing.assert_allclose(np.unique(t[t <= 5.0]), np.arange(1, 11) / 2.0)
@@ -389,8 +389,8 @@ def test_simulate_sharded_accuracy_close_to_one_scheduler():
     """Measured (m = 200, R = 100, horizon 100, NCIS exact, seed 1): k = 1/2/4/8 -> 0.778/0.775/0.772/0.762."""
     rng = np.random.default_rng(0)
     pages = random_pages(rng, 200)
-    acc = {k: simulate(ShardedScheduler(pages, 100.0, k), pages, 100.0, seed=1).accuracy for k in (1, 2, 4)}
-    assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, seed=1).accuracy
+    acc = {k: simulate(ShardedScheduler(pages, 100.0, k), pages, 100.0, rng=1).accuracy for k in (1, 2, 4)}
+    assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, rng=1).accuracy
     assert acc[1] - 0.008 <= acc[2] <= acc[1] + 0.002
     assert acc[1] - 0.012 <= acc[4] <= acc[1] + 0.002
 
@@ -423,7 +423,7 @@ def test_simulate_delivers_signals_between_rounds():
     m = 12
     pages = PageModel(rng.uniform(0.5, 1, m), np.ones(m), recall=1.0, false_rate=0.3)
     pol = LoggingShards(pages, 6.0, 3, value="exact")
-    res = simulate(pol, pages, 30.0, seed=4)
+    res = simulate(pol, pages, 30.0, rng=4)
     assert res.n_signals > 50 and len(res.crawl_pages) == 180
     ticks = 0
     for i, (kind, page, t, now) in enumerate(pol.log):

@@ -88,7 +88,7 @@ OP = st.one_of(
 @given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 4), kind=st.sampled_from(KINDS),
        ops=st.lists(OP, max_size=25))
 def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
-    """Any interleaving of run/next/set_rate/signals/additions/removals/updates/restores equals the reference."""
+    """Any interleaving of run/next/set_bandwidth/signals/additions/removals/updates/restores equals the reference."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(k, 2 * k + 5))
     pages = random_pages(rng, m)
@@ -103,8 +103,8 @@ def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
         elif op == "next":
             assert s.next() == ref.next()
         elif op == "rate":
-            s.set_rate(arg / 2)
-            ref.set_rate(arg / 2)
+            s.set_bandwidth(arg / 2)
+            ref.set_bandwidth(arg / 2)
         elif op == "signal":
             page = int(live[arg % len(live)])
             t = max(s.time, float(s.last_crawl[arg % len(live)])) + (arg % 7) * 0.01

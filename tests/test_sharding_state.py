@@ -75,7 +75,7 @@ def apply(s: ShardedScheduler, op: str, arg: int, out: list) -> None:
     elif op == "next":
         out.append(s.next())
     elif op == "rate":
-        s.set_rate(arg / 2)
+        s.set_bandwidth(arg / 2)
     else:
         page = arg % s.n_pages
         t = max(s.time, float(s.last_crawl[page])) + (arg % 7) * 0.01
@@ -126,7 +126,7 @@ def test_restore_mid_round_during_a_rate_change(tmp_path, how):
     part = ShardedScheduler(pages, 8.0, 4, value="exact", signal_delay=0.05)
     for s in (whole, part):
         s.run(9)  # round 3 at t = 1.5, shard 0 has ticked
-        s.set_rate(12.0)  # shards 1..3 still tick at 1.5, then take rate 3
+        s.set_bandwidth(12.0)  # shards 1..3 still tick at 1.5, then take rate 3
         s.signal(5, s.time)
         s.signal(6, s.time + 0.01)
     d = part.to_dict()
@@ -136,8 +136,8 @@ def test_restore_mid_round_during_a_rate_change(tmp_path, how):
     np.testing.assert_array_equal(restored.tick_times(8), whole.tick_times(8))
     for n in (1, 2, 5, 17):
         np.testing.assert_array_equal(restored.run(n), whole.run(n))
-    restored.set_rate(4.0)
-    whole.set_rate(4.0)
+    restored.set_bandwidth(4.0)
+    whole.set_bandwidth(4.0)
     np.testing.assert_array_equal(restored.run(23), whole.run(23))
     assert state_equal(restored, whole)
 
@@ -149,8 +149,8 @@ def test_copies_are_independent():
         assert c is not s and all(x is not y for x, y in zip(c.schedulers, s.schedulers))
         c.run(3)
         c.signal(0, c.time)
-        c.set_rate(4.0)
-        assert (s.time, s.rate, int(s.signal_counts.sum())) == (3.0, 2.0, 0)
+        c.set_bandwidth(4.0)
+        assert (s.time, s.bandwidth, int(s.signal_counts.sum())) == (3.0, 2.0, 0)
         assert c.time == 4.0
 
 
@@ -242,7 +242,7 @@ def test_from_dict_rejects_bad_entries():
         (with_(schedulers=tuple(good["schedulers"][:2])), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers={"0": good["schedulers"][0]}), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers=[*good["schedulers"][:2], [1, 2]]), "bad dict for shard 2.*must be a dict"),
-        (shard(1, rate=0.0), "bad dict for shard 1.*'rate'"),
+        (shard(1, rate=0.0), "bad dict for shard 1.*'bandwidth'"),
         (shard(0, format_version=SCHEDULER_FORMAT_VERSION + 1), "bad dict for shard 0.*format version"),
         (mixed, "share one value kind.*shard 2 differs"),
         (emptied, "shard 1 the 4 page ids of 'assign', at least one of them live"),
@@ -266,7 +266,7 @@ def test_from_dict_rejects_bad_entries():
 def saved(tmp_path, pending=False):
     s = make(k=3, n=10)
     if pending:
-        s.set_rate(9.0)
+        s.set_bandwidth(9.0)
     s.signal(1, s.time)
     path = tmp_path / "sharded.npz"
     s.save(path)

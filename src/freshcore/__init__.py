@@ -22,7 +22,7 @@ Scheduling (001 Algorithm 1)
     :class:`Scheduler` (exact argmax at a constant crawl rate);
     :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, 001 Section 5.2).
 Baselines and the simulator that judges policies
-    :class:`LowDiscrepancy`, :class:`RoundRobin`, :class:`UniformRandom`,
+    :class:`CrawlPolicy` (what every policy offers), :class:`LowDiscrepancy`, :class:`RoundRobin`, :class:`UniformRandom`,
     :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
@@ -55,13 +55,13 @@ from .mle import (
     mle_rates,
     moment_rates,
 )
-from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
+from .policies import CrawlPolicy, LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
-from .simulation import simulate_crawls
-from .simulator import SimulationResult, simulate
+from .synthetic_logs import simulate_crawls
+from .policy_simulation import SimulationResult, simulate
 from .value import (
     PageModel,
     ThresholdsResult,
@@ -112,6 +112,7 @@ __all__ = [
     "ThresholdsResult",
     "Scheduler",
     "ShardedScheduler",
+    "CrawlPolicy",
     "LowDiscrepancy",
     "RoundRobin",
     "UniformRandom",

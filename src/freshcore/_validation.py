@@ -28,6 +28,7 @@ __all__ = [
     "check_choice",
     "check_indices",
     "check_out",
+    "check_rng",
 ]
 
 
@@ -260,3 +261,25 @@ def check_out(out: Any, shape: tuple, caller: str, *, name: str = "out") -> np.n
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"The {name!r} parameter of {caller} must be a writeable C-contiguous array.")
     return out
+
+
+def check_rng(rng: Any, caller: str, *, name: str = "rng") -> np.random.Generator:
+    """A numpy Generator from ``rng``: None (fresh OS entropy), an int seed ``>= 0`` or a Generator (used as is).
+
+    The one way freshcore takes randomness (as ``numpy.random.default_rng`` and
+    scikit-learn's ``random_state`` do): the same seed gives the same draws, and
+    a Generator passed in is advanced, not copied.
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (numbers.Integral, np.integer)):
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be None, an int seed or a numpy.random.Generator. "
+            f"Got {rng!r} of type {type(rng).__name__} instead."
+        )
+    if rng < 0:
+        raise ValueError(f"The {name!r} parameter of {caller} must be None, an int seed >= 0 or a "
+                         f"numpy.random.Generator. Got {rng!r} instead.")
+    return np.random.default_rng(int(rng))

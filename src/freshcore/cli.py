@@ -27,7 +27,7 @@
    001's experiments.  The crawler's model is a ``PageModel`` of the last
    epoch's estimates Δ̂, the signal parameters taken as known, and request
    rates μ_i = N w_i (one request per page per day on average).  The
-   discrete-event simulator (:func:`freshcore.simulator.simulate`) then plays
+   discrete-event simulator (:func:`freshcore.policy_simulation.simulate`) then plays
    ``--horizon`` days (default 40) of changes, requests and signals of the
    *true* web, one crawl per tick at the same bandwidth, against each policy
    of ``--policies`` (default all), every one on the same events:
@@ -56,55 +56,57 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
 from . import __version__
-from ._validation import check_int
+from ._validation import check_int, check_rng
 
 __all__ = ["main", "synthetic_signals", "synthetic_web"]
 
 
-def synthetic_web(n_pages: int, seed: int = 0):
-    """The demo's synthetic web: ``(change_rates, weights)``.
+def synthetic_web(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The demo's synthetic web: ``(change_rate, importance)``.
 
     Parameters
     ----------
     n_pages : int
-        Number of pages.
-    seed : int
-        Seed of the ``numpy.random.Generator`` (PCG64) that draws them.
+        Number of pages, ``>= 0``.
+    rng : int seed or numpy.random.Generator, default=0
+        Source of the draws.
 
     Returns
     -------
-    change_rates : ndarray, shape (n_pages,)
+    change_rate : ndarray, shape (n_pages,)
         Δ_i, log-uniform on [0.02, 5] (changes per day).
-    weights : ndarray, shape (n_pages,)
-        Importance w_i ~ Pareto(1.5) + 1, normalised to sum to 1.
+    importance : ndarray, shape (n_pages,)
+        w_i ~ Pareto(1.5) + 1, normalised to sum to 1.
 
     Examples
     --------
-    >>> delta, w = synthetic_web(4, seed=1)
+    >>> delta, w = synthetic_web(4, rng=1)
     >>> delta.shape, round(float(w.sum()), 12)
     ((4,), 1.0)
     """
-    rng = np.random.default_rng(seed)
-    change_rates = np.exp(rng.uniform(np.log(0.02), np.log(5.0), n_pages))
-    weights = rng.pareto(1.5, n_pages) + 1.0
-    weights /= weights.sum()
-    return change_rates, weights
+    n = check_int(n_pages, "n_pages", "synthetic_web", low=0)
+    gen = check_rng(rng, "synthetic_web")
+    change_rate = np.exp(gen.uniform(np.log(0.02), np.log(5.0), n))
+    importance = gen.pareto(1.5, n) + 1.0
+    importance /= importance.sum()
+    return change_rate, importance
 
 
-def synthetic_signals(n_pages: int, seed: int = 0):
+def synthetic_signals(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     """Change signals of the demo's synthetic web: ``(recall, false_rate)``.
 
     Parameters
     ----------
     n_pages : int
         Number of pages, ``>= 0``.
-    seed : int
-        Seed, ``>= 0``; the draws come from ``numpy.random.default_rng([seed, 1])``,
-        a stream independent of :func:`synthetic_web`'s.
+    rng : int seed or numpy.random.Generator, default=0
+        Source of the draws (the demo gives it a stream of its own, spawned
+        from its seed beside :func:`synthetic_web`'s).
 
     Returns
     -------
@@ -117,7 +119,7 @@ def synthetic_signals(n_pages: int, seed: int = 0):
     Raises
     ------
     ValueError, TypeError
-        If ``n_pages`` or ``seed`` is not an integer ``>= 0``.
+        If ``n_pages`` is not an integer ``>= 0`` or ``rng`` not a seed or Generator.
 
     Notes
     -----
@@ -127,18 +129,27 @@ def synthetic_signals(n_pages: int, seed: int = 0):
 
     Examples
     --------
-    >>> recall, false_rate = synthetic_signals(3, seed=1)
+    >>> recall, false_rate = synthetic_signals(3, rng=1)
     >>> recall.shape, bool(((0 <= recall) & (recall <= 1)).all())
     ((3,), True)
     >>> bool(((0.1 <= false_rate) & (false_rate <= 0.6)).all())
     True
     """
     n = check_int(n_pages, "n_pages", "synthetic_signals", low=0)
-    s = check_int(seed, "seed", "synthetic_signals", low=0)
-    rng = np.random.default_rng([s, 1])
-    recall = rng.beta(0.25, 0.25, n)
-    false_rate = rng.uniform(0.1, 0.6, n)
+    gen = check_rng(rng, "synthetic_signals")
+    recall = gen.beta(0.25, 0.25, n)
+    false_rate = gen.uniform(0.1, 0.6, n)
     return recall, false_rate
+
+
+def _streams(seed: int) -> dict[str, np.random.Generator]:
+    """The demo's independent random streams from its one seed (each call gives fresh ones)."""
+    return {
+        "web": np.random.default_rng(seed),
+        "crawls": np.random.default_rng(seed + 1),
+        "signals": np.random.default_rng([seed, 1]),
+        "events": np.random.default_rng([seed, 2]),
+    }
 
 
 def _positive_int(text: str) -> int:
@@ -223,11 +234,11 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
     from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin
     from .rates import freshness, optimal_rates
     from .schedule import Scheduler
-    from .simulator import simulate
+    from .policy_simulation import simulate
     from .value import PageModel, optimal_thresholds
 
     n = len(delta)
-    recall, false_rate = synthetic_signals(n, args.seed)
+    recall, false_rate = synthetic_signals(n, _streams(args.seed)["signals"])
     mu = n * w  # one request per page per day on average; accuracy is weighted by requests, as freshness by w
     true = PageModel(delta, mu, recall, false_rate)
     known = PageModel(d_hat, mu, recall, false_rate)
@@ -255,7 +266,7 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
     bar = tqdm(args.policies, desc="scheduling", unit="policy", file=sys.stderr, disable=args.quiet, leave=False)
     for name in bar:
         policy = _Timed(builders[name]())
-        res = simulate(policy, true, horizon, seed=np.random.default_rng([args.seed, 2]), burn_in=_BURN_IN)
+        res = simulate(policy, true, horizon, rng=_streams(args.seed)["events"], burn_in=_BURN_IN)
         crawls = len(res.crawl_pages)
         speed = f"{crawls / policy.seconds:>12,.0f}" if policy.seconds > 0 else f"{'-':>12s}"
         bar.clear()
@@ -269,14 +280,14 @@ def _demo(args, out) -> int:
 
     from . import estimation, mle
     from .rates import freshness, optimal_rates
-    from .simulation import simulate_crawls
+    from .synthetic_logs import simulate_crawls
 
     t0 = time.perf_counter()
     n = args.pages
     bandwidth = args.bandwidth if args.bandwidth is not None else n / 5.0
     floor = 1e-3 * bandwidth / n  # keep every page observed (000 Section 5 uses a floor rate too)
-    delta, w = synthetic_web(n, args.seed)
-    rng = np.random.default_rng(args.seed + 1)
+    delta, w = synthetic_web(n, _streams(args.seed)["web"])
+    rng = _streams(args.seed)["crawls"]
     uniform = np.full(n, bandwidth / n)
     oracle = optimal_rates(delta, w, bandwidth, model="poisson", min_rate=floor)
     f_uniform = freshness(uniform, delta, w)

@@ -1,36 +1,89 @@
-"""Baseline crawl policies for :func:`freshcore.simulator.simulate` (001 Section 6, SPEC section 4).
+"""Baseline crawl policies for :func:`freshcore.policy_simulation.simulate` (001 Section 6, SPEC section 4).
 
-Every class here follows the policy protocol documented in
-:mod:`freshcore.simulator` (``rate``, ``time``, ``next()``, ``run(n)``,
-``signal(page, t)``, ``set_rate(rate)`` and, for :class:`NutchAdaptive`,
+Every class here satisfies :class:`CrawlPolicy` (``bandwidth``, ``time``,
+``n_pages``, ``next()``, ``run(n)``, ``signal(page, t)``,
+``set_bandwidth(bandwidth)``; :class:`NutchAdaptive` also has
 ``observe(page, changed)``), the same interface as
 :class:`freshcore.schedule.Scheduler`, so the simulator judges all of them
 on the same events.  None of the baselines uses change signals:
 ``signal`` and ``signal_many`` validate their arguments and return ``False``.
 
-- :class:`LowDiscrepancy` -- per-page rates ``xi_i`` (e.g. the continuous
+- :class:`LowDiscrepancy` -- per-page crawl rates ``xi_i`` (e.g. the continuous
   optimum), earliest due time first (SPEC section 4's form of "LDS").
 - :class:`RoundRobin` -- pages ``0, 1, ..., m - 1, 0, ...``.
 - :class:`UniformRandom` -- a uniformly random page at every tick.
 - :class:`NutchAdaptive` -- Apache Nutch's ``AdaptiveFetchSchedule`` under a
   fixed budget.
 
-Ticks: the ``j``-th tick after the last rate change at time ``t_0`` (0 at
-first) is at ``t_0 + j/rate``, the convention of the scheduler.
+Ticks: the ``j``-th tick after the last change of bandwidth ``R`` at time
+``t_0`` (0 at first) is at ``t_0 + j/R``, the convention of the scheduler.
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
+from freshcore._validation import check_array, check_indices, check_int, check_rng, check_same_length, check_scalar
 
-__all__ = ["LowDiscrepancy", "RoundRobin", "UniformRandom", "NutchAdaptive"]
+__all__ = ["CrawlPolicy", "LowDiscrepancy", "RoundRobin", "UniformRandom", "NutchAdaptive"]
 
 _DAY = 86400.0
+
+
+@runtime_checkable
+class CrawlPolicy(Protocol):
+    """What a crawl policy offers: one page per tick of a bandwidth, told of change signals.
+
+    :class:`~freshcore.schedule.Scheduler`, :class:`~freshcore.sharding.ShardedScheduler`
+    and the baselines of this module satisfy it, and
+    :func:`~freshcore.policy_simulation.simulate` accepts any object that does
+    (``isinstance(obj, CrawlPolicy)`` checks the members by name; a type
+    checker checks their signatures).
+
+    The ``j``-th tick after the last change of bandwidth ``R`` at time ``t_0``
+    (0 at first) is at ``t_0 + j/R``.
+
+    Beyond the members below, :func:`~freshcore.policy_simulation.simulate`
+    uses these when a policy has them:
+
+    ``signal_many(pages, times) -> ndarray of bool``
+        Several signals at once, in time order; equal to a loop of :meth:`signal`.
+    ``tick_times(n) -> ndarray``
+        The tick times of the next ``n`` decisions (non-decreasing), without
+        making them, for a policy whose decisions are not evenly spaced (e.g.
+        :class:`~freshcore.sharding.ShardedScheduler`, whose ``k`` shards tick
+        together once every ``k/R``).
+    ``observe(page, changed)``
+        The crawl's outcome, called right after each crawl (the simulator then
+        steps one tick at a time), as :class:`NutchAdaptive` needs.
+    """
+
+    @property
+    def bandwidth(self) -> float:
+        """Crawls per unit time ``R``: the ticks are ``1/R`` apart."""
+
+    @property
+    def time(self) -> float:
+        """Time of the last tick (0 before the first)."""
+
+    @property
+    def n_pages(self) -> int:
+        """Number of (live) pages."""
+
+    def next(self) -> int:
+        """Advance one tick and return the page crawled at it."""
+
+    def run(self, n: int) -> np.ndarray:
+        """The pages crawled at the next ``n`` ticks (int64, shape ``(n,)``); equal to ``n`` calls of :meth:`next`."""
+
+    def signal(self, page: int, t: float) -> bool:
+        """A change signal of ``page`` at time ``t`` (not before its last crawl); whether the policy counted it."""
+
+    def set_bandwidth(self, bandwidth: float) -> object:
+        """Change the bandwidth from now on (the next tick is at ``time + 1/bandwidth``); returns the policy."""
 
 
 class _TickPolicy:
@@ -38,17 +91,17 @@ class _TickPolicy:
 
     _caller = "policy"
 
-    def __init__(self, n_pages: int, rate: float) -> None:
+    def __init__(self, n_pages: int, bandwidth: float) -> None:
         self._m = n_pages
-        self._rate = rate
+        self._bandwidth = bandwidth
         self._origin = 0.0
         self._k = 0
         self._time = 0.0
 
     @property
-    def rate(self) -> float:
-        """Current crawl rate ``R`` (crawls per unit time)."""
-        return self._rate
+    def bandwidth(self) -> float:
+        """Current bandwidth ``R``: crawls per unit time, one per tick."""
+        return self._bandwidth
 
     @property
     def time(self) -> float:
@@ -62,12 +115,12 @@ class _TickPolicy:
 
     def _tick(self) -> float:
         self._k += 1
-        self._time = self._origin + self._k / self._rate
+        self._time = self._origin + self._k / self._bandwidth
         return self._time
 
     def _ticks(self, n: int) -> np.ndarray:
         """Times of the next ``n`` ticks (advances the clock)."""
-        t = self._origin + np.arange(self._k + 1, self._k + n + 1) / self._rate
+        t = self._origin + np.arange(self._k + 1, self._k + n + 1) / self._bandwidth
         self._k += n
         if n:
             self._time = float(t[-1])
@@ -77,7 +130,7 @@ class _TickPolicy:
         raise NotImplementedError
 
     def next(self) -> int:
-        """Advance one tick (to ``time + 1/rate``) and return the page crawled at it."""
+        """Advance one tick (to ``time + 1/bandwidth``) and return the page crawled at it."""
         return self._choose(self._tick())
 
     def run(self, n: int) -> np.ndarray:
@@ -130,24 +183,24 @@ class _TickPolicy:
         check_same_length(caller, pages=idx, times=tt)
         return np.zeros(len(idx), dtype=bool)
 
-    def set_rate(self, rate: float) -> Any:
-        """Change the crawl rate from now on (the next tick is at ``time + 1/rate``); returns ``self``.
+    def set_bandwidth(self, bandwidth: float) -> Any:
+        """Change the bandwidth from now on (the next tick is at ``time + 1/bandwidth``); returns ``self``.
 
         Raises
         ------
         ValueError
-            If ``rate`` is not a finite number > 0 (the rate is then unchanged).
+            If ``bandwidth`` is not a finite number > 0 (the bandwidth is then unchanged).
         """
-        r = check_scalar(rate, "rate", f"{self._caller}.set_rate", low=0.0, low_inclusive=False)
-        self._origin, self._k, self._rate = self._time, 0, r
+        r = check_scalar(bandwidth, "bandwidth", f"{self._caller}.set_bandwidth", low=0.0, low_inclusive=False)
+        self._origin, self._k, self._bandwidth = self._time, 0, r
         return self
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(n_pages={self._m}, rate={self._rate!r}, time={self._time!r})"
+        return f"{type(self).__name__}(n_pages={self._m}, bandwidth={self._bandwidth!r}, time={self._time!r})"
 
 
-def _check_rate(rate: Any, caller: str) -> float:
-    return check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
+def _check_bandwidth(bandwidth: Any, caller: str) -> float:
+    return check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
 
 
 class RoundRobin(_TickPolicy):
@@ -157,8 +210,8 @@ class RoundRobin(_TickPolicy):
     ----------
     n_pages : int
         Number of pages ``m >= 1``.
-    rate : float
-        Crawl rate ``R > 0``.
+    bandwidth : float
+        Crawls per unit time ``R > 0`` (one per tick).
 
     Notes
     -----
@@ -169,16 +222,16 @@ class RoundRobin(_TickPolicy):
     Examples
     --------
     >>> from freshcore.policies import RoundRobin
-    >>> p = RoundRobin(3, rate=2.0)
+    >>> p = RoundRobin(3, bandwidth=2.0)
     >>> p.run(4).tolist(), p.time
     ([0, 1, 2, 0], 2.0)
     """
 
     _caller = "RoundRobin"
 
-    def __init__(self, n_pages: int, rate: float) -> None:
+    def __init__(self, n_pages: int, bandwidth: float) -> None:
         m = check_int(n_pages, "n_pages", self._caller, low=1)
-        super().__init__(m, _check_rate(rate, self._caller))
+        super().__init__(m, _check_bandwidth(bandwidth, self._caller))
         self._count = 0
 
     def _choose(self, t: float) -> int:
@@ -203,10 +256,10 @@ class UniformRandom(_TickPolicy):
     ----------
     n_pages : int
         Number of pages ``m >= 1``.
-    rate : float
-        Crawl rate ``R > 0``.
-    seed : None, int or numpy.random.Generator, default=None
-        Source of the choices; the same seed gives the same sequence, and
+    bandwidth : float
+        Crawls per unit time ``R > 0`` (one per tick).
+    rng : None, int or numpy.random.Generator, default=None
+        Source of the choices (a seed or a Generator); the same seed gives the same sequence, and
         ``run(n)`` equals ``n`` calls of :meth:`next`.
 
     Notes
@@ -216,28 +269,24 @@ class UniformRandom(_TickPolicy):
     ``u ~ U[0, 1)`` and ``K ~ Geometric(p)`` on ``{0, 1, ...}``: its
     freshness is ``(1 - e^{-x})/x * p/(1 - (1 - p) e^{-x})`` with
     ``x = Delta/R``, close to the Poisson-crawling value
-    ``(R/m)/(R/m + Delta)`` (003 eq. 10) and below the periodic one.
+    ``(R/m)/(R/m + Delta)`` (eq. (10) of Avrachenkov, Patil and Thoppe, 2020)
+    and below the periodic one.
 
     Examples
     --------
     >>> from freshcore.policies import UniformRandom
-    >>> p = UniformRandom(5, rate=1.0, seed=0)
-    >>> q = UniformRandom(5, rate=1.0, seed=0)
+    >>> p = UniformRandom(5, bandwidth=1.0, rng=0)
+    >>> q = UniformRandom(5, bandwidth=1.0, rng=0)
     >>> p.run(6).tolist() == [q.next() for _ in range(6)]
     True
     """
 
     _caller = "UniformRandom"
 
-    def __init__(self, n_pages: int, rate: float, seed: Any = None) -> None:
+    def __init__(self, n_pages: int, bandwidth: float, rng: Any = None) -> None:
         m = check_int(n_pages, "n_pages", self._caller, low=1)
-        super().__init__(m, _check_rate(rate, self._caller))
-        if isinstance(seed, np.random.Generator):
-            self._rng = seed
-        elif seed is None:
-            self._rng = np.random.default_rng()
-        else:
-            self._rng = np.random.default_rng(check_int(seed, "seed", self._caller, low=0))
+        super().__init__(m, _check_bandwidth(bandwidth, self._caller))
+        self._rng = check_rng(rng, self._caller)
 
     def _choose(self, t: float) -> int:
         return int(self._rng.integers(0, self._m))
@@ -255,13 +304,13 @@ class LowDiscrepancy(_TickPolicy):
 
     Parameters
     ----------
-    rates : array_like of shape (n_pages,)
+    crawl_rate : array_like of shape (n_pages,)
         Target crawl rate ``xi_i >= 0`` of each page, not all zero: e.g.
-        ``optimal_rates(change_rates, importance, R, model="periodic")`` or
+        ``optimal_rates(change_rate, importance, R, model="periodic")`` or
         ``optimal_thresholds(pages, R).frequencies``.  Pages with
         ``xi_i = 0`` are never crawled.
-    rate : float
-        Crawl rate ``R > 0`` of the ticks.
+    bandwidth : float
+        Crawls per unit time ``R > 0`` of the ticks.
 
     Notes
     -----
@@ -278,7 +327,7 @@ class LowDiscrepancy(_TickPolicy):
     This is the standard low-discrepancy (earliest-due-first) form that SPEC
     section 4 prescribes; it is *not* a transcription of Algorithm 3 of Azar
     et al. (2018), whose text is not available to us.  The rates are fixed:
-    after :meth:`set_rate` the ticks change but ``xi`` does not (the optimum
+    after :meth:`set_bandwidth` the ticks change but ``xi`` does not (the optimum
     would have to be recomputed, the drawback 001 Section 5 points out).
 
     References
@@ -289,18 +338,18 @@ class LowDiscrepancy(_TickPolicy):
     Examples
     --------
     >>> from freshcore.policies import LowDiscrepancy
-    >>> p = LowDiscrepancy([2.0, 1.0, 1.0, 0.0], rate=4.0)
+    >>> p = LowDiscrepancy([2.0, 1.0, 1.0, 0.0], bandwidth=4.0)
     >>> p.run(8).tolist()
     [0, 0, 1, 2, 0, 0, 1, 2]
     """
 
     _caller = "LowDiscrepancy"
 
-    def __init__(self, rates: Any, rate: float) -> None:
-        xi = check_array(rates, "rates", self._caller, low=0.0, copy=True)
+    def __init__(self, crawl_rate: Any, bandwidth: float) -> None:
+        xi = check_array(crawl_rate, "crawl_rate", self._caller, low=0.0, copy=True)
         if not (xi > 0).any():
-            raise ValueError(f"The 'rates' parameter of {self._caller} must have at least one entry > 0.")
-        super().__init__(len(xi), _check_rate(rate, self._caller))
+            raise ValueError(f"The 'crawl_rate' parameter of {self._caller} must have at least one entry > 0.")
+        super().__init__(len(xi), _check_bandwidth(bandwidth, self._caller))
         xi.flags.writeable = False
         self._xi = xi
         with np.errstate(divide="ignore"):
@@ -310,8 +359,8 @@ class LowDiscrepancy(_TickPolicy):
         heapq.heapify(self._heap)
 
     @property
-    def rates(self) -> np.ndarray:
-        """The target rates ``xi`` (read-only)."""
+    def crawl_rate(self) -> np.ndarray:
+        """The target crawl rates ``xi`` (read-only)."""
         return self._xi
 
     def _choose(self, t: float) -> int:
@@ -327,8 +376,8 @@ class NutchAdaptive(_TickPolicy):
     ----------
     n_pages : int
         Number of pages ``m >= 1``.
-    rate : float
-        Crawl rate ``R > 0``: one crawl per tick, always.
+    bandwidth : float
+        Crawls per unit time ``R > 0``: one crawl per tick, always.
     inc_rate, dec_rate : float, default=0.4, 0.2
         ``db.fetch.schedule.adaptive.inc_rate`` / ``dec_rate`` (Nutch's
         ``nutch-default.xml`` values), in ``[0, 1)``.
@@ -352,7 +401,7 @@ class NutchAdaptive(_TickPolicy):
     -----
     Time scale: Nutch's seconds are multiplied by ``s = (m/R)/initial_interval``
     (fixed at construction), so the initial interval of 30 days becomes
-    ``m/R``, the round-robin period at the initial rate.  Every page starts
+    ``m/R``, the round-robin period at the initial bandwidth.  Every page starts
     fetched at time 0 with interval ``I = initial_interval``, modification
     time ``M = 0`` and due time ``F = I``.
 
@@ -408,7 +457,7 @@ class NutchAdaptive(_TickPolicy):
     Examples
     --------
     >>> from freshcore.policies import NutchAdaptive
-    >>> p = NutchAdaptive(3, rate=1.0)
+    >>> p = NutchAdaptive(3, bandwidth=1.0)
     >>> for changed in (True, False, False):
     ...     page = p.next()
     ...     _ = p.observe(page, changed)
@@ -423,7 +472,7 @@ class NutchAdaptive(_TickPolicy):
     def __init__(
         self,
         n_pages: int,
-        rate: float,
+        bandwidth: float,
         *,
         inc_rate: float = 0.4,
         dec_rate: float = 0.2,
@@ -437,7 +486,7 @@ class NutchAdaptive(_TickPolicy):
     ) -> None:
         c = self._caller
         m = check_int(n_pages, "n_pages", c, low=1)
-        r = _check_rate(rate, c)
+        r = _check_bandwidth(bandwidth, c)
         inc = check_scalar(inc_rate, "inc_rate", c, low=0.0, high=1.0, high_inclusive=False)
         dec = check_scalar(dec_rate, "dec_rate", c, low=0.0, high=1.0, high_inclusive=False)
         lo = check_scalar(min_interval, "min_interval", c, low=0.0, low_inclusive=False)

@@ -61,7 +61,7 @@ class Scheduler(_statefile.DictState):
         :meth:`remove_pages` and :meth:`update_pages`.
     rate : float
         Crawl rate ``R > 0``: tick ``j`` after the last rate change at time
-        ``t_0`` is at ``t_0 + j/R``.  Changed by :meth:`set_rate`.
+        ``t_0`` is at ``t_0 + j/R``.  Changed by :meth:`set_bandwidth`.
     value : {"exact", "approx", "greedy", "cis"}, default="exact"
         The crawl value, as ``kind`` of :func:`freshcore.value.crawl_value`:
         Greedy-NCIS exact, the approx-``terms`` truncation, Greedy (signals
@@ -110,7 +110,7 @@ class Scheduler(_statefile.DictState):
     >>> from freshcore.value import PageModel
     >>> from freshcore.schedule import Scheduler
     >>> pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
-    >>> s = Scheduler(pages, rate=1.0, value="exact")
+    >>> s = Scheduler(pages, bandwidth=1.0, value="exact")
     >>> s.run(5).tolist()
     [0, 1, 0, 2, 1]
     >>> s.signal(2, 5.5)  # page 2, last crawled at t = 4, jumps the queue
@@ -128,7 +128,7 @@ class Scheduler(_statefile.DictState):
     def __init__(
         self,
         pages: PageModel,
-        rate: float,
+        bandwidth: float,
         value: str = "exact",
         signal_delay: float = 0.0,
         terms: int | None = None,
@@ -140,7 +140,7 @@ class Scheduler(_statefile.DictState):
             raise TypeError(
                 f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
             )
-        r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
+        r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
         if len(pages) > _MAX_SLOTS:
             raise ValueError(f"The 'pages' parameter of {caller} must hold at most {_MAX_SLOTS} pages. Got {len(pages)}.")
         check_choice(value, "value", caller, _KINDS)
@@ -167,7 +167,7 @@ class Scheduler(_statefile.DictState):
         return self._state.time
 
     @property
-    def rate(self) -> float:
+    def bandwidth(self) -> float:
         """Current crawl rate ``R``."""
         return self._state.rate
 
@@ -361,7 +361,7 @@ class Scheduler(_statefile.DictState):
         self._state.signal_many(p, tt, out)
         return out.view(np.bool_)
 
-    def set_rate(self, rate: float) -> Scheduler:
+    def set_bandwidth(self, bandwidth: float) -> Scheduler:
         """Change the crawl rate from now on (001 Appendix D); returns ``self``.
 
         The next tick is at ``time + 1/rate``.
@@ -371,7 +371,7 @@ class Scheduler(_statefile.DictState):
         ValueError
             If ``rate`` is not a finite number > 0 (the rate is then unchanged).
         """
-        r = check_scalar(rate, "rate", "Scheduler.set_rate", low=0.0, low_inclusive=False)
+        r = check_scalar(bandwidth, "bandwidth", "Scheduler.set_bandwidth", low=0.0, low_inclusive=False)
         self._state.set_rate(r)
         return self
 
@@ -589,7 +589,7 @@ class Scheduler(_statefile.DictState):
         return cls.from_dict(_from_arrays(_statefile.read(path, _MAGIC, FORMAT_VERSION, "scheduler")))
 
     def __repr__(self) -> str:
-        return f"Scheduler(n_pages={self.n_pages}, rate={self.rate!r}, value={self._value!r}, time={self.time!r})"
+        return f"Scheduler(n_pages={self.n_pages}, rate={self.bandwidth!r}, value={self._value!r}, time={self.time!r})"
 
 
 def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:

@@ -142,7 +142,7 @@ class ShardedScheduler(_statefile.DictState):
     >>> from freshcore.value import PageModel
     >>> from freshcore.sharding import ShardedScheduler
     >>> pages = PageModel([1.0, 0.5, 0.25, 2.0], [1.0, 1.0, 1.0, 1.0])
-    >>> s = ShardedScheduler(pages, rate=2.0, shards=2, value="greedy")
+    >>> s = ShardedScheduler(pages, bandwidth=2.0, shards=2, value="greedy")
     >>> s.shard_of(3), s.local_index(3)
     (1, 1)
     >>> s.tick_times(4).tolist()
@@ -163,7 +163,7 @@ class ShardedScheduler(_statefile.DictState):
     def __init__(
         self,
         pages: PageModel,
-        rate: float,
+        bandwidth: float,
         shards: int,
         *,
         value: str = "exact",
@@ -175,7 +175,7 @@ class ShardedScheduler(_statefile.DictState):
         caller = "ShardedScheduler"
         _check_page_model(pages, caller)
         m = len(pages)
-        r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
+        r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
         if assign is None:
             owner = np.arange(m, dtype=np.int64) % k
@@ -191,7 +191,7 @@ class ShardedScheduler(_statefile.DictState):
         )
         self._adopt(pages, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
 
-    def _adopt(self, pages: PageModel | None, rate: float, owner: np.ndarray, members: tuple, local: np.ndarray,
+    def _adopt(self, pages: PageModel | None, bandwidth: float, owner: np.ndarray, members: tuple, local: np.ndarray,
                scheds: tuple, pos: int, time: float, origin: float, ticks: int, srate: float,
                pending: float | None) -> None:
         """Set every attribute (a new scheduler's, or a checked :meth:`from_dict`'s; ``pages`` None: not known yet)."""
@@ -201,7 +201,7 @@ class ShardedScheduler(_statefile.DictState):
             alive[ids[sched.page_ids]] = True
         self._alive = alive  # live page ids (every page id handed out is in _owner, _local and one of _members)
         self._pages = pages
-        self._rate = rate
+        self._bandwidth = bandwidth
         self._k = len(scheds)
         self._owner = owner
         self._local = local
@@ -233,9 +233,9 @@ class ShardedScheduler(_statefile.DictState):
         return self._time
 
     @property
-    def rate(self) -> float:
+    def bandwidth(self) -> float:
         """Total crawl rate ``R`` (each shard crawls at ``R/shards``)."""
-        return self._rate
+        return self._bandwidth
 
     @property
     def n_pages(self) -> int:
@@ -417,7 +417,7 @@ class ShardedScheduler(_statefile.DictState):
             sched = self._scheds[s]
             if pending is not None and s >= p:  # its tick in the current round, then the new rate
                 first = sched.run(1)
-                sched.set_rate(pending)
+                sched.set_bandwidth(pending)
                 local = np.concatenate([first, sched.run(c - 1)])
             else:
                 local = sched.run(c)
@@ -539,7 +539,7 @@ class ShardedScheduler(_statefile.DictState):
             out[sel] = self._scheds[s].signal_many(local[sel], tt[sel])
         return out
 
-    def set_rate(self, rate: float) -> ShardedScheduler:
+    def set_bandwidth(self, bandwidth: float) -> ShardedScheduler:
         """Change the total crawl rate to ``rate`` (each shard ``rate/shards``); returns ``self``.
 
         The next round is at ``time + 1/(rate/shards)``.  In the middle of a
@@ -551,16 +551,16 @@ class ShardedScheduler(_statefile.DictState):
         ValueError
             If ``rate`` is not a finite number > 0 (nothing changes then).
         """
-        r = check_scalar(rate, "rate", "ShardedScheduler.set_rate", low=0.0, low_inclusive=False)
+        r = check_scalar(bandwidth, "bandwidth", "ShardedScheduler.set_bandwidth", low=0.0, low_inclusive=False)
         sr = r / self._k
         p = self._pos
         for s in range(p if p else self._k):
-            self._scheds[s].set_rate(sr)
+            self._scheds[s].set_bandwidth(sr)
         if p:
             self._pending = sr
         else:
             self._origin, self._j, self._srate = self._time, 0, sr
-        self._rate = r
+        self._bandwidth = r
         return self
 
     # -- dynamic pages ----------------------------------------------------------
@@ -727,7 +727,7 @@ class ShardedScheduler(_statefile.DictState):
             "format_version": FORMAT_VERSION,
             "shards": self._k,
             "assign": np.array(self._owner, dtype=np.int64, copy=True),
-            "rate": self._rate,
+            "rate": self._bandwidth,
             "position": self._pos,
             "time": self._time,
             "origin": self._origin,
@@ -898,7 +898,7 @@ class ShardedScheduler(_statefile.DictState):
 
     def __repr__(self) -> str:
         return (
-            f"ShardedScheduler(n_pages={self.n_pages}, rate={self._rate!r}, shards={self._k}, "
+            f"ShardedScheduler(n_pages={self.n_pages}, rate={self._bandwidth!r}, shards={self._k}, "
             f"value={self.value!r}, time={self._time!r})"
         )
 

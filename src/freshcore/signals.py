@@ -35,8 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _signals
-from ._validation import _index_str, check_array, check_binary, check_choice, check_int, check_scalar
-from .simulation import _as_generator
+from ._validation import _index_str, check_array, check_binary, check_choice, check_int, check_rng, check_scalar
 
 __all__ = ["SignalLog", "SignalModelFit", "NaiveSignalModel", "simulate_signal_log", "fit_signal_model",
            "naive_signal_model"]
@@ -130,7 +129,7 @@ def simulate_signal_log(change_rates, recall, false_rate, crawl_rates, n_crawls,
         zero padding (elapsed 0, no signal, unchanged), which
         :func:`fit_signal_model` and :func:`naive_signal_model` ignore.
     rng : None, int or numpy.random.Generator
-        Source of randomness (as in :func:`freshcore.simulation.simulate_crawls`).
+        Source of randomness (as in :func:`freshcore.synthetic_logs.simulate_crawls`).
 
     Returns
     -------
@@ -162,7 +161,7 @@ def simulate_signal_log(change_rates, recall, false_rate, crawl_rates, n_crawls,
     k = check_int(n_crawls, "n_crawls", caller, low=1)
     check_choice(schedule, "schedule", caller, SCHEDULES)
     h = None if horizon is None else check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)
-    gen = _as_generator(rng, caller)
+    gen = check_rng(rng, caller)
     if schedule == "poisson":
         tau = gen.exponential(1.0, size=(n, k)) / p[:, None]
     else:

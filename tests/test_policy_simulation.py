@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.simulator import SimulationResult, simulate
+from freshcore.policy_simulation import SimulationResult, simulate
 from freshcore.value import PageModel
 
 
@@ -31,7 +31,7 @@ class Recorder(RoundRobin):
         return self.counted
 
     def run(self, n):
-        t0, r = self.time, self.rate
+        t0, r = self.time, self.bandwidth
         out = super().run(n)
         for j, p in enumerate(out.tolist()):
             self.log.append(("tick", p, t0 + (j + 1) / r))
@@ -74,7 +74,7 @@ def test_round_robin_matches_periodic_freshness():
     rng = np.random.default_rng(3)
     m, R = 20, 10.0
     pages = uniform_pages(rng, m)
-    res = simulate(RoundRobin(m, R), pages, 3000.0, seed=4)
+    res = simulate(RoundRobin(m, R), pages, 3000.0, rng=4)
     expected = freshness(np.full(m, R / m), pages.change_rate, pages.importance, model="periodic")
     assert abs(res.accuracy - expected) < 4 * res.accuracy_se
     assert res.accuracy_se < 0.01
@@ -86,7 +86,7 @@ def test_low_discrepancy_at_optimal_rates_matches_periodic_freshness():
     m, R = 40, 10.0
     pages = uniform_pages(rng, m)
     xi = optimal_rates(pages.change_rate, pages.importance, R, model="periodic")
-    res = simulate(LowDiscrepancy(xi, R), pages, 2000.0, seed=6)
+    res = simulate(LowDiscrepancy(xi, R), pages, 2000.0, rng=6)
     expected = freshness(xi, pages.change_rate, pages.importance, model="periodic")
     assert abs(res.accuracy - expected) < 4 * res.accuracy_se
     crawled = xi > 0
@@ -99,7 +99,7 @@ def test_uniform_random_matches_geometric_intervals():
     rng = np.random.default_rng(7)
     m, R = 10, 5.0
     pages = uniform_pages(rng, m)
-    res = simulate(UniformRandom(m, R, seed=8), pages, 3000.0, seed=9)
+    res = simulate(UniformRandom(m, R, rng=8), pages, 3000.0, rng=9)
     x, p = pages.change_rate / R, 1.0 / m
     per_page = np.where(x > 0, -np.expm1(-x) / np.where(x > 0, x, 1.0), 1.0) * p / (1 - (1 - p) * np.exp(-x))
     expected = float(np.sum(pages.importance * per_page) / np.sum(pages.importance))
@@ -108,12 +108,12 @@ def test_uniform_random_matches_geometric_intervals():
 
 def test_one_page_policy_gives_that_pages_value():
     pages = PageModel([2.0, 0.5, 1.0], [1.0, 0.0, 0.0])
-    res = simulate(OnePage(3, 1.0, 0), pages, 4000.0, seed=1)
+    res = simulate(OnePage(3, 1.0, 0), pages, 4000.0, rng=1)
     expected = 0.5 * (1 - math.exp(-2.0))  # G(1)/mu at Delta = 2, periodic rate 1 (001 eq. 5)
     assert abs(res.accuracy - expected) < 4 * res.accuracy_se
     assert res.crawl_counts.tolist() == [3201, 0, 0]
     # the requested page is never crawled: after the burn-in it has changed for sure
-    res = simulate(OnePage(3, 1.0, 1), pages, 4000.0, seed=1)
+    res = simulate(OnePage(3, 1.0, 1), pages, 4000.0, rng=1)
     assert res.accuracy == 0.0
 
 
@@ -121,7 +121,7 @@ def test_events_follow_their_rates():
     rng = np.random.default_rng(11)
     m, H = 50, 400.0
     pages = uniform_pages(rng, m, signals=True)
-    res = simulate(Scheduler(pages, 20.0, value="exact"), pages, H, seed=12)
+    res = simulate(Scheduler(pages, 20.0, value="exact"), pages, H, rng=12)
     for counts, rate in ((res.change_counts, pages.change_rate), (res.request_counts, pages.importance)):
         z = (counts - rate * H) / np.sqrt(rate * H)
         assert np.abs(z).max() < 5
@@ -135,15 +135,15 @@ def test_events_follow_their_rates():
 def test_same_seed_same_events_for_every_policy():
     rng = np.random.default_rng(13)
     pages = uniform_pages(rng, 30, signals=True)
-    a = simulate(RoundRobin(30, 5.0), pages, 100.0, seed=2)
-    b = simulate(Scheduler(pages, 5.0), pages, 100.0, seed=2)
-    c = simulate(RoundRobin(30, 5.0), pages, 100.0, seed=2)
+    a = simulate(RoundRobin(30, 5.0), pages, 100.0, rng=2)
+    b = simulate(Scheduler(pages, 5.0), pages, 100.0, rng=2)
+    c = simulate(RoundRobin(30, 5.0), pages, 100.0, rng=2)
     assert np.array_equal(a.change_counts, b.change_counts)
     assert np.array_equal(a.request_times, b.request_times)
     assert a.n_signals == b.n_signals > 0
     assert a.n_signals_counted == 0 and b.n_signals_counted == b.n_signals  # baselines ignore signals
     assert a.accuracy == c.accuracy and np.array_equal(a.request_fresh, c.request_fresh)
-    d = simulate(RoundRobin(30, 5.0), pages, 100.0, seed=3)
+    d = simulate(RoundRobin(30, 5.0), pages, 100.0, rng=3)
     assert not np.array_equal(a.change_counts, d.change_counts)
 
 
@@ -152,8 +152,8 @@ def test_freshness_against_a_direct_per_request_check(seed, signals):
     rng = np.random.default_rng(seed)
     m, H = 6, 50.0
     pages = uniform_pages(rng, m, signals=signals)
-    pol = Scheduler(pages, 2.0, value="exact") if signals else UniformRandom(m, 2.0, seed=1)
-    res = simulate(pol, pages, H, seed=seed, signal_delay=0.3 if signals else None)
+    pol = Scheduler(pages, 2.0, value="exact") if signals else UniformRandom(m, 2.0, rng=1)
+    res = simulate(pol, pages, H, rng=seed, signal_delay=0.3 if signals else None)
     # rebuild the change times from the same stream (the simulator draws changes first)
     g = np.random.default_rng(seed)
     counts = g.poisson(pages.change_rate * H)
@@ -174,7 +174,7 @@ def test_signals_are_delivered_in_order_before_their_tick():
     m = 8
     pages = PageModel(rng.uniform(0.5, 1, m), np.ones(m), recall=1.0, false_rate=0.3)
     pol = Recorder(m, 2.0)
-    res = simulate(pol, pages, 60.0, seed=17, signal_delay=0.7)
+    res = simulate(pol, pages, 60.0, rng=17, signal_delay=0.7)
     sig = [e for e in pol.log if e[0] == "signal"]
     assert len(sig) == res.n_signals == res.n_signals_counted
     last_tick, prev = 0.0, -1.0
@@ -192,12 +192,12 @@ def test_constant_delay_shifts_true_signals():
     pages = PageModel([1.0, 2.0], [1.0, 1.0], recall=1.0)
     d = 5.0
     pol = Recorder(2, 1.0)
-    res = simulate(pol, pages, 200.0, seed=3, signal_delay=lambda rng, n: np.full(n, d))
+    res = simulate(pol, pages, 200.0, rng=3, signal_delay=lambda rng, n: np.full(n, d))
     times = np.array([t for k, _, t in pol.log if k == "signal"])
     assert times.min() >= d
     expected = 3.0 * (200.0 - d)
     assert abs(res.n_signals - expected) < 4 * math.sqrt(expected)
-    undelayed = simulate(Recorder(2, 1.0), pages, 200.0, seed=3)
+    undelayed = simulate(Recorder(2, 1.0), pages, 200.0, rng=3)
     assert undelayed.n_signals == res.change_counts.sum() >= res.n_signals
 
 
@@ -217,8 +217,8 @@ def test_signal_many_is_used_when_present():
     rng = np.random.default_rng(20)
     pages = uniform_pages(rng, 10, signals=True)
     one, many = Recorder(10, 5.0), Batched(10, 5.0)
-    a = simulate(one, pages, 50.0, seed=1)
-    b = simulate(many, pages, 50.0, seed=1)
+    a = simulate(one, pages, 50.0, rng=1)
+    b = simulate(many, pages, 50.0, rng=1)
     assert one.log == many.log
     assert a.n_signals == b.n_signals and 0 < b.n_signals_counted < b.n_signals
     assert np.array_equal(a.request_fresh, b.request_fresh)
@@ -227,8 +227,8 @@ def test_signal_many_is_used_when_present():
 def test_signal_delay_discard_window_counts():
     rng = np.random.default_rng(18)
     pages = uniform_pages(rng, 20, signals=True)
-    full = simulate(Scheduler(pages, 10.0), pages, 100.0, seed=1)
-    window = simulate(Scheduler(pages, 10.0, signal_delay=0.5), pages, 100.0, seed=1)
+    full = simulate(Scheduler(pages, 10.0), pages, 100.0, rng=1)
+    window = simulate(Scheduler(pages, 10.0, signal_delay=0.5), pages, 100.0, rng=1)
     assert full.n_signals == window.n_signals
     assert window.n_signals_counted < window.n_signals == full.n_signals_counted
 
@@ -236,7 +236,7 @@ def test_signal_delay_discard_window_counts():
 def test_observe_reports_changes():
     pages = PageModel([0.0, 50.0, 0.3], [1.0, 1.0, 1.0])
     pol = Observer(3, 3.0)
-    simulate(pol, pages, 30.0, seed=1)
+    simulate(pol, pages, 30.0, rng=1)
     obs = [e for e in pol.log if e[0] == "observe"]
     ticks = [e for e in pol.log if e[0] == "tick"]
     assert len(obs) == len(ticks) == 90
@@ -246,9 +246,9 @@ def test_observe_reports_changes():
     assert 0 < sum(o[2] for o in obs if o[1] == 2) < 30
 
 
-def test_rate_schedule_changes_the_tick_spacing():
+def test_bandwidth_schedule_changes_the_tick_spacing():
     pages = PageModel(np.full(10, 0.5), np.ones(10))
-    res = simulate(RoundRobin(10, 10.0), pages, 30.0, seed=0, rate_schedule=([10.0, 20.0], [20.0, 10.0]))
+    res = simulate(RoundRobin(10, 10.0), pages, 30.0, rng=0, bandwidth_schedule=([10.0, 20.0], [20.0, 10.0]))
     t = res.crawl_times
     gaps = np.diff(np.concatenate([[0.0], t]))
     assert np.allclose(gaps[t <= 10.0 + 1e-9], 0.1)
@@ -263,7 +263,7 @@ def test_accuracy_between_and_standard_error_scale():
     pages = uniform_pages(rng, m)
     accs, ses = [], []
     for s in range(12):
-        r = simulate(RoundRobin(m, R), pages, 200.0, seed=100 + s)
+        r = simulate(RoundRobin(m, R), pages, 200.0, rng=100 + s)
         accs.append(r.accuracy)
         ses.append(r.accuracy_se)
         a, se = r.accuracy_between(*r.window)
@@ -275,7 +275,7 @@ def test_accuracy_between_and_standard_error_scale():
 
 def test_result_type_and_window():
     pages = PageModel([0.5, 0.5], [1.0, 1.0])
-    r = simulate(RoundRobin(2, 1.0), pages, 100.0, seed=0, burn_in=0.5)
+    r = simulate(RoundRobin(2, 1.0), pages, 100.0, rng=0, burn_in=0.5)
     assert isinstance(r, SimulationResult)
     assert r.window == (50.0, 100.0)
     assert r.crawl_counts.sum() == 51 and r.crawl_counts.dtype == np.int64
@@ -295,20 +295,20 @@ PAGES = PageModel([0.5, 0.5], [1.0, 1.0])
         ({"burn_in": 1.0}, ValueError, "'burn_in'"),
         ({"burn_in": -0.1}, ValueError, "'burn_in'"),
         ({"n_blocks": 1}, ValueError, "'n_blocks'"),
-        ({"seed": -1}, ValueError, "'seed'"),
-        ({"seed": 1.5}, TypeError, "'seed'"),
+        ({"rng": -1}, ValueError, "'rng'"),
+        ({"rng": 1.5}, TypeError, "'rng'"),
         ({"signal_delay": -1.0}, ValueError, "'signal_delay'"),
         ({"signal_delay": lambda rng, n: -np.ones(n)}, ValueError, r"signal_delay\(rng, n\)"),
         ({"signal_delay": lambda rng, n: np.ones(n + 1)}, ValueError, "must return an array of shape"),
-        ({"rate_schedule": 3.0}, TypeError, "'rate_schedule'"),
-        ({"rate_schedule": ([5.0, 2.0], [1.0, 2.0])}, ValueError, r"strictly increasing; times\[1\]"),
-        ({"rate_schedule": ([5.0], [0.0])}, ValueError, r"rate_schedule rates\[0\]"),
-        ({"rate_schedule": ([50.0], [1.0])}, ValueError, r"rate_schedule times\[0\]"),
-        ({"rate_schedule": ([5.0, 6.0], [1.0])}, ValueError, "same length"),
+        ({"bandwidth_schedule": 3.0}, TypeError, "'bandwidth_schedule'"),
+        ({"bandwidth_schedule": ([5.0, 2.0], [1.0, 2.0])}, ValueError, r"strictly increasing; times\[1\]"),
+        ({"bandwidth_schedule": ([5.0], [0.0])}, ValueError, r"bandwidth_schedule rates\[0\]"),
+        ({"bandwidth_schedule": ([50.0], [1.0])}, ValueError, r"bandwidth_schedule times\[0\]"),
+        ({"bandwidth_schedule": ([5.0, 6.0], [1.0])}, ValueError, "same length"),
     ],
 )
 def test_bad_arguments(kwargs, exc, match):
-    args = {"horizon": 10.0, "seed": 0}
+    args = {"horizon": 10.0, "rng": 0}
     args.update(kwargs)
     horizon = args.pop("horizon")
     pages = PageModel([0.5, 0.5], [1.0, 1.0], recall=0.5)
@@ -319,7 +319,8 @@ def test_bad_arguments(kwargs, exc, match):
 def test_bad_policy_and_pages():
     with pytest.raises(TypeError, match="'pages' parameter of simulate must be a PageModel"):
         simulate(RoundRobin(2, 1.0), [0.5, 0.5], 10.0)
-    with pytest.raises(TypeError, match="lacks next, run, signal, set_rate, rate, time"):
+    with pytest.raises(TypeError, match="must be a crawl policy.*lacks bandwidth, time, n_pages, next, run, signal, "
+                                        "set_bandwidth"):
         simulate(object(), PAGES, 10.0)
     with pytest.raises(ValueError, match="has 3 pages but 'pages' has 2"):
         simulate(RoundRobin(3, 1.0), PAGES, 10.0)
@@ -328,7 +329,7 @@ def test_bad_policy_and_pages():
     with pytest.raises(ValueError, match="must be a new policy"):
         simulate(used, PAGES, 10.0)
     nutch = NutchAdaptive(2, 1.0)
-    assert simulate(nutch, PAGES, 10.0, seed=0).crawl_counts.sum() == 9
+    assert simulate(nutch, PAGES, 10.0, rng=0).crawl_counts.sum() == 9
 
 
 # ---- fast variants of the reproductions (bench/repro_*.py hold the full ones) ---------------------------------
@@ -344,9 +345,9 @@ def test_fig2_greedy_and_lds_reach_the_continuous_optimum():
     xi = optimal_rates(pages.change_rate, pages.importance, R, model="periodic")
     opt = freshness(xi, pages.change_rate, pages.importance, model="periodic")
     for pol in (Scheduler(pages, R, value="greedy"), LowDiscrepancy(xi, R)):
-        res = simulate(pol, pages, 200.0, seed=2)
+        res = simulate(pol, pages, 200.0, rng=2)
         assert abs(res.accuracy - opt) < min(0.01, 4 * res.accuracy_se)
-    rr = simulate(RoundRobin(100, R), pages, 200.0, seed=2)
+    rr = simulate(RoundRobin(100, R), pages, 200.0, rng=2)
     assert rr.accuracy < opt - 0.02
 
 
@@ -356,7 +357,7 @@ def test_fig4_ncis_beats_greedy_and_cis_which_degrades():
     for m, horizon in ((100, 40.0), (500, 30.0)):
         pages = paper_instance(m, 3, signals=True)
         for value in ("greedy", "cis", "exact"):
-            res = simulate(Scheduler(pages, R, value=value), pages, horizon, seed=4)
+            res = simulate(Scheduler(pages, R, value=value), pages, horizon, rng=4)
             acc[m, value] = (res.accuracy, res.accuracy_se)
 
     def above(a, b):
@@ -371,8 +372,8 @@ def test_fig4_ncis_beats_greedy_and_cis_which_degrades():
 def test_appendix_d_greedy_tracks_a_bandwidth_step():
     m = 300
     pages = paper_instance(m, 5)
-    res = simulate(Scheduler(pages, 100.0, value="greedy"), pages, 120.0, seed=6, burn_in=0.0,
-                   rate_schedule=([40.0, 80.0], [150.0, 100.0]))
+    res = simulate(Scheduler(pages, 100.0, value="greedy"), pages, 120.0, rng=6, burn_in=0.0,
+                   bandwidth_schedule=([40.0, 80.0], [150.0, 100.0]))
     for (a, b), r in (((15.0, 40.0), 100.0), ((55.0, 80.0), 150.0), ((95.0, 120.0 + 1e-9), 100.0)):
         xi = optimal_rates(pages.change_rate, pages.importance, r, model="periodic")
         opt = freshness(xi, pages.change_rate, pages.importance, model="periodic")
@@ -384,8 +385,8 @@ def test_appendix_d_greedy_tracks_a_bandwidth_step():
 
 def test_appendix_c_delays_hurt_and_the_window_discards():
     pages = paper_instance(100, 7, signals=True)
-    base = simulate(Scheduler(pages, 100.0), pages, 100.0, seed=8)
-    late = simulate(Scheduler(pages, 100.0), pages, 100.0, seed=8, signal_delay=0.3)  # exponential, mean 30 ticks
+    base = simulate(Scheduler(pages, 100.0), pages, 100.0, rng=8)
+    late = simulate(Scheduler(pages, 100.0), pages, 100.0, rng=8, signal_delay=0.3)  # exponential, mean 30 ticks
     assert np.array_equal(base.request_times, late.request_times)
     # paired on the same requests, batch means over 20 time blocks: delayed signals lose accuracy
     lost = base.request_fresh.astype(float) - late.request_fresh
@@ -394,18 +395,18 @@ def test_appendix_c_delays_hurt_and_the_window_discards():
     per = np.bincount(block, lost[sel], 20) / np.bincount(block, minlength=20)
     assert per.mean() > 4 * per.std(ddof=1) / math.sqrt(20)
     delay = lambda rng, n: rng.poisson(6.0, n) / 100.0  # noqa: E731  (001 Appendix C)
-    window = simulate(Scheduler(pages, 100.0, signal_delay=0.05), pages, 60.0, seed=8, signal_delay=delay)
+    window = simulate(Scheduler(pages, 100.0, signal_delay=0.05), pages, 60.0, rng=8, signal_delay=delay)
     assert 0 < window.n_signals - window.n_signals_counted < 0.2 * window.n_signals
 
 
 def test_nutch_trails_greedy_and_literal_requeue_hogs_the_budget():
     m, R = 300, 100.0
     pages = paper_instance(m, 9)
-    greedy = simulate(Scheduler(pages, R, value="greedy"), pages, 300.0, seed=10)
-    nutch = simulate(NutchAdaptive(m, R), pages, 300.0, seed=10)
+    greedy = simulate(Scheduler(pages, R, value="greedy"), pages, 300.0, rng=10)
+    nutch = simulate(NutchAdaptive(m, R), pages, 300.0, rng=10)
     assert greedy.accuracy - nutch.accuracy > max(0.04, 4 * math.hypot(greedy.accuracy_se, nutch.accuracy_se))
     assert nutch.crawl_counts.max() < 0.02 * nutch.crawl_counts.sum()
-    literal = simulate(NutchAdaptive(m, R, requeue_now=True), pages, 300.0, seed=10)
+    literal = simulate(NutchAdaptive(m, R, requeue_now=True), pages, 300.0, rng=10)
     assert literal.crawl_counts.max() > 0.2 * literal.crawl_counts.sum()
 
 
@@ -444,14 +445,14 @@ def test_simulate_invariants(m, kind, rate, horizon, schedule, delay, seed):
     pages = PageModel(rng.uniform(0, 2, m), rng.uniform(0, 2, m), rng.uniform(0, 1, m), rng.uniform(0, 0.5, m))
     policy = {
         "round robin": lambda: RoundRobin(m, rate),
-        "random": lambda: UniformRandom(m, rate, seed=seed),
+        "random": lambda: UniformRandom(m, rate, rng=seed),
         "lds": lambda: LowDiscrepancy(rng.uniform(0.1, 1, m), rate),
         "nutch": lambda: NutchAdaptive(m, rate),
         "greedy": lambda: Scheduler(pages, rate, value="greedy"),
         "exact": lambda: Scheduler(pages, rate, value="exact", signal_delay=0.1),
     }[kind]()
     rs = ([horizon / 3, horizon / 2], [2 * rate, rate / 2]) if schedule else None
-    res = simulate(policy, pages, horizon, seed=seed, signal_delay=delay, rate_schedule=rs)
+    res = simulate(policy, pages, horizon, rng=seed, signal_delay=delay, bandwidth_schedule=rs)
     t = res.crawl_times
     assert np.all(np.diff(t) > 0) and (len(t) == 0 or t[-1] <= horizon)
     assert np.all((res.crawl_pages >= 0) & (res.crawl_pages < m))

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from freshcore.simulation import simulate_crawls
+from freshcore.synthetic_logs import simulate_crawls
 
 
 def _jitter_prob(delta, p, j):

@@ -4,48 +4,15 @@
 signals for a set of pages, lets a crawl policy pick one page per tick, and
 measures the *accuracy*: the fraction of requests that find a fresh copy.
 
-Policy protocol
----------------
-A policy is any object with
-
-``rate`` (property)
-    The current crawl rate ``R`` (crawls per unit time).
-``time`` (property)
-    The time of the last tick (0 before the first).  A policy handed to
-    :func:`simulate` must be new (``time == 0``): every page counts as
-    crawled, hence fresh, at time 0.
-``next() -> int``
-    Advance one tick, to ``time + 1/rate``, and return the page crawled at it.
-``run(n) -> ndarray``
-    The next ``n`` decisions at once; must equal ``n`` calls of ``next()``.
-``signal(page, t) -> bool``
-    A change signal of ``page`` arriving at time ``t`` (never before the
-    page's last crawl, never after the next tick); returns whether the
-    policy counted it.  Baselines ignore signals and return ``False``.
-``set_rate(rate)``
-    Change the crawl rate; the next tick is at ``time + 1/rate``.
-
-and optionally
-
-``n_pages`` (property)
-    Checked against the number of pages when present.
-``signal_many(pages, times)``
-    Several signals at once, in time order (used instead of a loop of
-    ``signal`` when present);
-``tick_times(n) -> ndarray``
-    The tick times of the next ``n`` decisions (non-decreasing), without
-    making them.  Without it the decisions are taken ``1/rate`` apart; a
-    policy whose decisions are not evenly spaced provides it and the
-    simulator uses its times (e.g. :class:`freshcore.sharding.ShardedScheduler`,
-    whose ``k`` shards tick together once every ``k/rate``).
-``observe(page, changed)``
-    The crawl's outcome: whether ``page`` changed since its previous crawl.
-    When the policy has it, the simulator calls it right after each crawl
-    (and then steps one tick at a time).  :class:`freshcore.policies.NutchAdaptive`
-    needs it; :class:`freshcore.schedule.Scheduler` does not have it.
-
-:class:`freshcore.schedule.Scheduler`, :class:`freshcore.sharding.ShardedScheduler`
-and the baselines of :mod:`freshcore.policies` implement it.
+The policy
+----------
+Any :class:`~freshcore.policies.CrawlPolicy`: :class:`freshcore.schedule.Scheduler`,
+:class:`freshcore.sharding.ShardedScheduler`, the baselines of
+:mod:`freshcore.policies`, or an object of your own with the same members.
+A policy handed to :func:`simulate` must be new (``time == 0``): every page
+counts as crawled, hence fresh, at time 0.  Its optional members
+(``signal_many``, ``tick_times``, ``observe``) are used when present, as
+:class:`~freshcore.policies.CrawlPolicy` describes.
 """
 
 from __future__ import annotations
@@ -56,12 +23,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from freshcore._validation import check_array, check_int, check_same_length, check_scalar
+from freshcore._validation import check_array, check_int, check_rng, check_same_length, check_scalar
+from freshcore.policies import CrawlPolicy
 from freshcore.value import PageModel
 
 __all__ = ["simulate", "SimulationResult"]
 
-_PROTOCOL = ("next", "run", "signal", "set_rate")
 
 
 @dataclass(frozen=True, eq=False)
@@ -167,16 +134,15 @@ def _page_major(rng: np.random.Generator, rates: np.ndarray, horizon: float):
 
 
 def _check_policy(policy: Any, n_pages: int, caller: str) -> None:
-    missing = [name for name in _PROTOCOL if not callable(getattr(policy, name, None))]
-    missing += [name for name in ("rate", "time") if not hasattr(policy, name)]
-    if missing:
+    if not isinstance(policy, CrawlPolicy):
+        members = [m for m in ("bandwidth", "time", "n_pages", "next", "run", "signal", "set_bandwidth")
+                   if not hasattr(policy, m)]
         raise TypeError(
-            f"The 'policy' parameter of {caller} must follow the policy protocol (see freshcore.simulator); "
-            f"{type(policy).__name__} lacks {', '.join(missing)}."
+            f"The 'policy' parameter of {caller} must be a crawl policy (freshcore.CrawlPolicy); "
+            f"{type(policy).__name__} lacks {', '.join(members)}."
         )
-    m = getattr(policy, "n_pages", None)
-    if m is not None and m != n_pages:
-        raise ValueError(f"The 'policy' parameter of {caller} has {m} pages but 'pages' has {n_pages}.")
+    if policy.n_pages != n_pages:
+        raise ValueError(f"The 'policy' parameter of {caller} has {policy.n_pages} pages but 'pages' has {n_pages}.")
     if policy.time != 0.0:
         raise ValueError(
             f"The 'policy' parameter of {caller} must be a new policy (time 0). Got time {policy.time!r} instead."
@@ -199,42 +165,42 @@ def _delays(signal_delay: Any, rng: np.random.Generator, n: int, caller: str) ->
 
 
 def simulate(
-    policy: Any,
+    policy: CrawlPolicy,
     pages: PageModel,
     horizon: float,
     *,
-    seed: Any = None,
+    rng: Any = None,
     burn_in: float = 0.2,
     signal_delay: float | Callable[[np.random.Generator, int], Any] | None = None,
-    rate_schedule: Any = None,
+    bandwidth_schedule: Any = None,
     n_blocks: int = 20,
 ) -> SimulationResult:
     """Run a crawl policy against simulated page changes, requests and signals.
 
     Parameters
     ----------
-    policy : object
-        A new policy following the protocol of :mod:`freshcore.simulator`
-        (e.g. :class:`freshcore.schedule.Scheduler`,
-        :class:`freshcore.policies.LowDiscrepancy`) over the same pages.
+    policy : CrawlPolicy
+        A new policy over the same pages (e.g. :class:`freshcore.schedule.Scheduler`,
+        :class:`freshcore.policies.LowDiscrepancy`; see :class:`freshcore.policies.CrawlPolicy`).
     pages : PageModel
         Change rates ``Delta_i``, request rates ``mu_i``, signal recall
         ``lambda_i`` and false-signal rates ``nu_i`` of the world (the policy
         may or may not know them).
     horizon : float
-        Simulated time ``T > 0``; ticks run while ``time + 1/rate <= T``.
-    seed : None, int or numpy.random.Generator
-        Source of the events; the same seed gives the same events whatever
-        the policy (so policies can be compared on the same events).
+        Simulated time ``T > 0``; ticks run while ``time + 1/bandwidth <= T``.
+    rng : None, int or numpy.random.Generator
+        Source of the events (a seed or a Generator); the same seed gives the
+        same events whatever the policy (so policies can be compared on the
+        same events).
     burn_in : float in [0, 1), default=0.2
         Requests before ``burn_in * T`` are not counted.
     signal_delay : None, float >= 0 or callable, default=None
         Delay between a change and its (true) signal: None or 0 for none, a
         float for exponential delays of that mean, or ``f(rng, n)`` returning
         ``n`` delays ``>= 0``.  False signals are Poisson whatever the delay.
-    rate_schedule : (times, rates), optional
+    bandwidth_schedule : (times, rates), optional
         Bandwidth changes (001 Appendix D): at each ``times[k]`` (increasing,
-        in ``[0, T]``) the policy's ``set_rate(rates[k])`` is called before
+        in ``[0, T]``) the policy's ``set_bandwidth(rates[k])`` is called before
         the first tick after ``times[k]``, which is then at the last tick at
         or before ``times[k]`` plus ``1/rates[k]``.
     n_blocks : int, default=20
@@ -247,14 +213,14 @@ def simulate(
     Raises
     ------
     TypeError
-        If ``policy`` does not follow the protocol or ``pages`` is not a PageModel.
+        If ``policy`` is not a :class:`~freshcore.policies.CrawlPolicy` or ``pages`` is not a PageModel.
     ValueError
         For a used policy, mismatched page counts, ``horizon <= 0``,
-        ``burn_in`` outside ``[0, 1)``, negative delays, a bad rate schedule.
+        ``burn_in`` outside ``[0, 1)``, negative delays, a bad bandwidth schedule.
 
     Notes
     -----
-    Events (vectorised, ``np.random.default_rng(seed)``): per page, Poisson
+    Events (vectorised, drawn from ``rng``): per page, Poisson
     changes of rate ``Delta_i`` and requests of rate ``mu_i`` on ``[0, T]``;
     each change is signalled with probability ``lambda_i`` (after its delay);
     false signals are Poisson of rate ``nu_i``.  Signals arriving after ``T``
@@ -280,10 +246,10 @@ def simulate(
     --------
     >>> from freshcore.value import PageModel
     >>> from freshcore.policies import RoundRobin
-    >>> from freshcore.simulator import simulate
+    >>> from freshcore.policy_simulation import simulate
     >>> from freshcore.rates import freshness
     >>> pages = PageModel([0.5, 1.0, 2.0, 0.2], [1.0, 1.0, 1.0, 1.0])
-    >>> res = simulate(RoundRobin(4, rate=4.0), pages, 2000.0, seed=1)
+    >>> res = simulate(RoundRobin(4, bandwidth=4.0), pages, 2000.0, rng=1)
     >>> len(res.crawl_pages), float(res.crawl_times[-1]), res.empirical_rates.round(2).tolist()
     (8000, 2000.0, [1.0, 1.0, 1.0, 1.0])
     >>> expected = freshness([1.0] * 4, pages.change_rate, pages.importance, model="periodic")
@@ -298,27 +264,26 @@ def simulate(
     H = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)
     burn = check_scalar(burn_in, "burn_in", caller, low=0.0, high=1.0, high_inclusive=False)
     nb = check_int(n_blocks, "n_blocks", caller, low=2)
-    if rate_schedule is None:
+    if bandwidth_schedule is None:
         rs_t, rs_r = np.empty(0), np.empty(0)
     else:
         try:
-            times_in, rates_in = rate_schedule
+            times_in, rates_in = bandwidth_schedule
         except (TypeError, ValueError):
             raise TypeError(
-                f"The 'rate_schedule' parameter of {caller} must be a pair (times, rates). Got {rate_schedule!r}."
+                f"The 'bandwidth_schedule' parameter of {caller} must be a pair (times, rates). Got {bandwidth_schedule!r}."
             ) from None
-        rs_t = check_array(times_in, "rate_schedule times", caller, low=0.0, high=H)
-        rs_r = check_array(rates_in, "rate_schedule rates", caller, low=0.0, low_inclusive=False)
-        check_same_length(caller, rate_schedule_times=rs_t, rate_schedule_rates=rs_r)
+        rs_t = check_array(times_in, "bandwidth_schedule times", caller, low=0.0, high=H)
+        rs_r = check_array(rates_in, "bandwidth_schedule rates", caller, low=0.0, low_inclusive=False)
+        check_same_length(caller, bandwidth_schedule_times=rs_t, bandwidth_schedule_rates=rs_r)
         bad = np.flatnonzero(np.diff(rs_t) <= 0)
         if bad.size:
             i = int(bad[0]) + 1
             raise ValueError(
-                f"The 'rate_schedule times' parameter of {caller} must be strictly increasing; "
+                f"The 'bandwidth_schedule times' parameter of {caller} must be strictly increasing; "
                 f"times[{i}] = {rs_t[i]!r} <= times[{i - 1}] = {rs_t[i - 1]!r}."
             )
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(
-        None if seed is None else check_int(seed, "seed", caller, low=0))
+    rng = check_rng(rng, caller)
 
     dl, mu, lam, nu = pages.change_rate, pages.importance, pages.recall, pages.false_rate
     kc, pc, tc, change_counts = _page_major(rng, dl, H)
@@ -374,7 +339,7 @@ def simulate(
 
 
 def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
-    """Deliver signals and rate changes, collect the decisions (pages, times) and the counted signals."""
+    """Deliver signals and bandwidth changes, collect the decisions (pages, times) and the counted signals."""
     observe = getattr(policy, "observe", None)
     observe = observe if callable(observe) else None
     many = getattr(policy, "signal_many", None)
@@ -390,12 +355,12 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     counted = 0
     while True:
         t_now = policy.time
-        r = policy.rate
+        r = policy.bandwidth
         t_next = t_now + 1.0 / r if ticks is None else float(ticks(1)[0])
         while ri < n_rs and rs_t[ri] < t_next:
-            policy.set_rate(float(rs_r[ri]))
+            policy.set_bandwidth(float(rs_r[ri]))
             ri += 1
-            r = policy.rate
+            r = policy.bandwidth
             t_next = t_now + 1.0 / r if ticks is None else float(ticks(1)[0])
         if t_next > H:
             break

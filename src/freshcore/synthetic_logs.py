@@ -4,24 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_array, check_choice, check_int, check_same_length, check_scalar
+from ._validation import check_array, check_choice, check_int, check_rng, check_same_length, check_scalar
 
 __all__ = ["simulate_crawls", "SCHEDULES"]
 
 SCHEDULES = ("poisson", "periodic", "jittered")
-
-
-def _as_generator(rng, caller: str) -> np.random.Generator:
-    if rng is None or isinstance(rng, np.random.Generator):
-        return rng if rng is not None else np.random.default_rng()
-    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)):
-        raise TypeError(
-            f"The 'rng' parameter of {caller} must be None, an int seed or a numpy.random.Generator. "
-            f"Got {rng!r} of type {type(rng).__name__} instead."
-        )
-    if rng < 0:
-        raise ValueError(f"The 'rng' parameter of {caller} must be a non-negative seed. Got {rng!r} instead.")
-    return np.random.default_rng(int(rng))
 
 
 def simulate_crawls(change_rates, crawl_rates, n_crawls, *, schedule="poisson", jitter=0.5, rng=None):
@@ -61,7 +48,7 @@ def simulate_crawls(change_rates, crawl_rates, n_crawls, *, schedule="poisson", 
 
     Examples
     --------
-    >>> from freshcore.simulation import simulate_crawls
+    >>> from freshcore.synthetic_logs import simulate_crawls
     >>> changed, intervals = simulate_crawls([5.0, 0.0], 3.0, 4, schedule="periodic", rng=0)
     >>> changed.shape, intervals.dtype, changed[1].tolist()
     ((2, 4), dtype('float64'), [0, 0, 0, 0])
@@ -77,7 +64,7 @@ def simulate_crawls(change_rates, crawl_rates, n_crawls, *, schedule="poisson", 
     k = check_int(n_crawls, "n_crawls", caller, low=1)
     check_choice(schedule, "schedule", caller, SCHEDULES)
     j = check_scalar(jitter, "jitter", caller, low=0.0, high=1.0, high_inclusive=False)
-    gen = _as_generator(rng, caller)
+    gen = check_rng(rng, caller)
 
     mean = (1.0 / p)[:, None]
     if schedule == "poisson":

@@ -1,4 +1,4 @@
-"""Benchmarks of freshcore.simulator: one simulated run, vectorised versus an event-by-event loop.
+"""Benchmarks of freshcore.policy_simulation: one simulated run, vectorised versus an event-by-event loop.
 
 Group ``simulate m=...`` (R = 100, horizon 100, so 10^4 crawls; Delta, mu ~
 U[0, 1], no signals; round robin, so the policy costs next to nothing):
@@ -49,7 +49,7 @@ except ImportError:  # run as a script
 
 from freshcore.policies import RoundRobin
 from freshcore.schedule import Scheduler
-from freshcore.simulator import simulate
+from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel
 
 R = 100.0
@@ -64,7 +64,7 @@ def instance(m: int, signals: bool = False) -> PageModel:
     return PageModel(dl, mu)
 
 
-def event_loop(pages: PageModel, rate: float, horizon: float, seed: int, burn_in: float = 0.2) -> float:
+def event_loop(pages: PageModel, bandwidth: float, horizon: float, seed: int, burn_in: float = 0.2) -> float:
     """Pure-Python discrete-event simulation of round robin (the baseline)."""
     rng = np.random.default_rng(seed)
     m = len(pages)
@@ -74,15 +74,15 @@ def event_loop(pages: PageModel, rate: float, horizon: float, seed: int, burn_in
         ids.append(np.repeat(np.arange(m), counts))
         times.append(horizon * rng.random(counts.sum()))
         kinds.append(np.full(counts.sum(), kind))
-    n_ticks = int(np.floor(horizon * rate + 1e-9))
-    times.append(np.arange(1, n_ticks + 1) / rate)
+    n_ticks = int(np.floor(horizon * bandwidth + 1e-9))
+    times.append(np.arange(1, n_ticks + 1) / bandwidth)
     kinds.append(np.zeros(n_ticks, dtype=np.int64))
     ids.append(np.zeros(n_ticks, dtype=np.int64))
     t, k, p = (np.concatenate(a) for a in (times, kinds, ids))
     order = np.lexsort((k, t))
     fresh = [True] * m
     hits = total = 0
-    policy = RoundRobin(m, rate)
+    policy = RoundRobin(m, bandwidth)
     start = burn_in * horizon
     for tt, kk, pp in zip(t[order].tolist(), k[order].tolist(), p[order].tolist()):
         if kk == 0:
@@ -112,7 +112,7 @@ if sizes is not None:
 
         def run():
             pol = RoundRobin(m, R) if policy == "round robin" else Scheduler(pages, R, value="greedy")
-            return simulate(pol, pages, HORIZON, seed=0)
+            return simulate(pol, pages, HORIZON, rng=0)
 
         res = run()
         role(benchmark, "freshcore", m=m, crawls=len(res.crawl_pages),
@@ -129,7 +129,7 @@ def main() -> None:
     ):
         pages = instance(m, signals)
         t0 = time.perf_counter()
-        res = simulate(make(pages), pages, horizon, seed=0)
+        res = simulate(make(pages), pages, horizon, rng=0)
         dt = time.perf_counter() - t0
         events = int(res.change_counts.sum() + res.request_counts.sum()) + res.n_signals
         print(f"m = {m}, {len(res.crawl_pages)} crawls, {events} events, {name}: {dt:.2f} s "
