@@ -175,7 +175,7 @@ def test_consistent_under_varying_crawl_rate(cls):
     rng = np.random.default_rng(13)
     p = np.repeat([0.5, 4.0, 1.0, 6.0], k // 4)
     flags = simulate(rng, delta, p, 1, k)[0]
-    est = cls().update_many(flags, crawl_rates=p)
+    est = cls().update_many(flags, crawl_rate=p)
     assert abs(est.rate - delta) < 0.15
 
 
@@ -183,8 +183,8 @@ def test_eq1_lln_inconsistent_when_rate_varies():
     delta, k = 2.0, 40000
     p = np.repeat([0.5, 6.0], k // 2)
     flags = simulate(np.random.default_rng(14), delta, p, 1, k)[0]
-    eq1 = LLNEstimator(consistent=False).update_many(flags, crawl_rates=p)
-    cons = LLNEstimator().update_many(flags, crawl_rates=p)
+    eq1 = LLNEstimator(consistent=False).update_many(flags, crawl_rate=p)
+    cons = LLNEstimator().update_many(flags, crawl_rate=p)
     assert abs(cons.rate - delta) < 0.15
     assert abs(eq1.rate - delta) > 1.0
 
@@ -214,7 +214,7 @@ def test_update_many_equals_loop(cls, data):
     a, b = _make(cls, crawl_rate=1.0), _make(cls, crawl_rate=1.0)
     a.update(1)
     b.update(1)
-    a.update_many(flags, intervals=intervals, crawl_rates=rates)
+    a.update_many(flags, intervals=intervals, crawl_rate=rates)
     for f, r, t in zip(flags, rates, intervals):
         assert b.update(f, interval=t, crawl_rate=r) is b
     assert a.to_dict() == b.to_dict()
@@ -233,7 +233,7 @@ def test_interval_accumulates_elapsed_and_leaves_estimate_alone(cls):
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_update_many_scalar_interval_and_rate(cls):
-    a = _make(cls).update_many([1, 0, 1], intervals=0.5, crawl_rates=2.0)
+    a = _make(cls).update_many([1, 0, 1], intervals=0.5, crawl_rate=2.0)
     b = _make(cls).update(1, 0.5, 2.0).update(0, 0.5, 2.0).update(1, 0.5, 2.0)
     assert a.to_dict() == b.to_dict() and a.elapsed == 1.5
 
@@ -270,7 +270,7 @@ def test_round_trips_continue_bit_identically(cls, how):
     flags = rng.integers(0, 2, 60)
     rates = rng.uniform(0.5, 3.0, 60)
     est = _make(cls, crawl_rate=1.25)
-    est.update_many(flags[:30], crawl_rates=rates[:30], intervals=rates[:30])
+    est.update_many(flags[:30], crawl_rate=rates[:30], intervals=rates[:30])
     if how == "pickle":
         twin = pickle.loads(pickle.dumps(est))
     elif how == "deepcopy":

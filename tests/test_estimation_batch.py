@@ -87,7 +87,7 @@ def test_batch_equals_streaming_at_every_prefix(method, data):
         else:
             rates = None
             per_obs = [None] * m
-        batch.update(flags, pages=None if full else pages, crawl_rates=rates)
+        batch.update(flags, pages=None if full else pages, crawl_rate=rates)
         for f, i, p in zip(flags, pages, per_obs):
             streams[i].update(f, crawl_rate=p)
         assert batch.rates.tolist() == [s.rate for s in streams]
@@ -124,7 +124,7 @@ def test_estimate_rates_one_page_drops_page_axis():
     assert np.shape(r) == () and path.shape == (5,)
     assert float(r) == path[-1] == SAEstimator(crawl_rate=2.0).update_many(log).rate
     per_obs = estimate_rates(log, crawl_rate=[1.0, 2.0, 3.0, 4.0, 5.0], method="lln")
-    assert float(per_obs) == LLNEstimator().update_many(log, crawl_rates=[1.0, 2.0, 3.0, 4.0, 5.0]).rate
+    assert float(per_obs) == LLNEstimator().update_many(log, crawl_rate=[1.0, 2.0, 3.0, 4.0, 5.0]).rate
 
 
 def test_estimate_rates_hand_values():
@@ -174,7 +174,7 @@ def test_batch_round_trips(method, how):
     rng = np.random.default_rng(5)
     b = batch_cls(7, crawl_rate=rng.uniform(0.5, 2.0, 7))
     for _ in range(3):
-        b.update(rng.integers(0, 2, 7), crawl_rates=rng.uniform(0.5, 2.0, 7))
+        b.update(rng.integers(0, 2, 7), crawl_rate=rng.uniform(0.5, 2.0, 7))
     twin = {"pickle": lambda: pickle.loads(pickle.dumps(b)), "deepcopy": lambda: copy.deepcopy(b),
             "dict": lambda: batch_cls.from_dict(b.to_dict())}[how]()
     for _ in range(4):
@@ -197,8 +197,8 @@ def test_batch_accepts_read_only_and_bool_inputs():
     flags.flags.writeable = False
     p = np.array([1.0, 2.0, 3.0])
     p.flags.writeable = False
-    a = LLNBatch(3).update(flags, crawl_rates=p)
-    b = LLNBatch(3).update([1, 0, 1], crawl_rates=[1.0, 2.0, 3.0])
+    a = LLNBatch(3).update(flags, crawl_rate=p)
+    b = LLNBatch(3).update([1, 0, 1], crawl_rate=[1.0, 2.0, 3.0])
     assert a.rates.tolist() == b.rates.tolist()
 
 

@@ -129,7 +129,7 @@ def test_update_without_any_crawl_rate(cls):
     est = cls()
     with pytest.raises(ValueError, match="crawl_rate"):
         est.update(1)
-    with pytest.raises(ValueError, match="crawl_rates"):
+    with pytest.raises(ValueError, match="crawl_rate"):
         est.update_many([1, 0])
     assert est.n_updates == 0
 
@@ -157,9 +157,9 @@ def test_lln_callable_alpha_bad_value_keeps_state():
         ({"changed": [1, 0], "intervals": [1.0, -1.0]}, ValueError, r"intervals\[1\]"),
         ({"changed": [1, 0], "intervals": [1.0, NAN]}, ValueError, r"intervals\[1\]"),
         ({"changed": [1, 0], "intervals": 0.0}, ValueError, "intervals"),
-        ({"changed": [1, 0], "crawl_rates": [1.0, 0.0]}, ValueError, r"crawl_rates\[1\]"),
-        ({"changed": [1, 0], "crawl_rates": [1.0]}, ValueError, "crawl_rates"),
-        ({"changed": [1, 0], "crawl_rates": -1.0}, ValueError, "crawl_rates"),
+        ({"changed": [1, 0], "crawl_rate": [1.0, 0.0]}, ValueError, r"crawl_rate\[1\]"),
+        ({"changed": [1, 0], "crawl_rate": [1.0]}, ValueError, "crawl_rate"),
+        ({"changed": [1, 0], "crawl_rate": -1.0}, ValueError, "crawl_rate"),
     ],
 )
 def test_update_many_validates_everything_first(cls, kwargs, exc, match):
@@ -199,9 +199,9 @@ def test_from_dict_rejects_bad_state(cls):
         ({"changed": [1, 0], "pages": [0, -1]}, ValueError, r"pages\[1\]"),
         ({"changed": [1, 0], "pages": [0.0, 1.0]}, TypeError, "pages"),
         ({"changed": [1, 0], "pages": [0]}, ValueError, "pages"),
-        ({"changed": [1, 0, 1], "crawl_rates": [1.0, 1.0]}, ValueError, "crawl_rates"),
-        ({"changed": [1, 0, 1], "crawl_rates": [1.0, NAN, 1.0]}, ValueError, r"crawl_rates\[1\]"),
-        ({"changed": [1, 0, 1], "crawl_rates": 0.0}, ValueError, "crawl_rates"),
+        ({"changed": [1, 0, 1], "crawl_rate": [1.0, 1.0]}, ValueError, "crawl_rate"),
+        ({"changed": [1, 0, 1], "crawl_rate": [1.0, NAN, 1.0]}, ValueError, r"crawl_rate\[1\]"),
+        ({"changed": [1, 0, 1], "crawl_rate": 0.0}, ValueError, "crawl_rate"),
         ({"changed": [1, 0, 1], "intervals": [1.0, 0.0, 1.0]}, ValueError, r"intervals\[1\]"),
         ({"changed": [1, 0, 1], "intervals": -1.0}, ValueError, "intervals"),
         ({"changed": [1, 0, 1], "intervals": [1.0]}, ValueError, "intervals"),
@@ -222,7 +222,7 @@ def test_batch_update_rejects_bad_input_and_keeps_state(cls, kwargs, exc, match)
 @pytest.mark.parametrize("cls", BATCHES)
 def test_batch_missing_crawl_rate(cls):
     b = cls(2)
-    with pytest.raises(ValueError, match="crawl_rates"):
+    with pytest.raises(ValueError, match="crawl_rate"):
         b.update([1, 0])
     assert b.n_updates.tolist() == [0, 0]
 

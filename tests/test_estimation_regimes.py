@@ -97,7 +97,7 @@ def test_regime_switch_equals_streaming_at_every_step(method, data):
             rates = data.draw(RATES)
             per_obs = [rates] * m
         was_common = _common(batch)
-        batch.update(flags, pages=None if full else pages, crawl_rates=rates)
+        batch.update(flags, pages=None if full else pages, crawl_rate=rates)
         for f, i, p in zip(flags, pages, per_obs):
             streams[i].update(f, crawl_rate=p)
         if m:  # one rate for the whole update (a scalar, or an array of length 1) keeps the fast regime
@@ -128,7 +128,7 @@ def test_switch_materialises_the_implicit_segment_state(method):
              ([0, 1, 1, 1], None, 5.0), ([1, 1, 1, 1], None, None)]
     regimes = []
     for flags, pages, rate in steps:
-        batch.update(flags, pages=pages, crawl_rates=rate)
+        batch.update(flags, pages=pages, crawl_rate=rate)
         for f, i in zip(flags, range(4) if pages is None else pages):
             streams[i].update(f, crawl_rate=rate)
         regimes.append(_common(batch))
@@ -141,7 +141,7 @@ def test_switch_materialises_the_implicit_segment_state(method):
 def test_from_dict_chooses_the_regime_from_the_state(method):
     batch_cls, _ = PAIRS[method]
     common = batch_cls(3, crawl_rate=2.0).update([1, 0, 1], pages=[0, 1, 0])
-    general = batch_cls(3, crawl_rate=2.0).update([1, 0, 1]).update([1, 1, 0], crawl_rates=3.0)
+    general = batch_cls(3, crawl_rate=2.0).update([1, 0, 1]).update([1, 1, 0], crawl_rate=3.0)
     fresh = batch_cls(3, crawl_rate=2.0)
     assert _common(batch_cls.from_dict(common.to_dict()))
     assert _common(batch_cls.from_dict(fresh.to_dict()))

@@ -77,7 +77,7 @@ def _adaptive(make, epochs, rng, use_mle=False):
             d_hat = mle_rates(np.hstack(log_c), np.hstack(log_t))
         else:
             for i, e in enumerate(ests):
-                e.update_many(changed[i], intervals[i], crawl_rates=np.full(50, p[i]))
+                e.update_many(changed[i], intervals[i], crawl_rate=np.full(50, p[i]))
             d_hat = np.array([e.rate for e in ests])
         p = optimal_rates(d_hat, w, B, model="poisson", min_rate=1e-3)
     return p

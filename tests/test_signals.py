@@ -319,23 +319,23 @@ def test_bad_fit_option_types():
         fit_signal_model(*GOOD, change_rate="fast")
 
 
-SIM = {"change_rates": [0.1, 0.2], "recall": 0.5, "false_rate": 0.1, "crawl_rates": 1.0, "n_crawls": 5}
+SIM = {"change_rate": [0.1, 0.2], "recall": 0.5, "false_rate": 0.1, "crawl_rate": 1.0, "n_crawls": 5}
 
 
 @pytest.mark.parametrize(
     "key, value, exc, match",
     [
-        ("change_rates", [0.1, -0.2], ValueError, r"change_rates\[1\] = -0.2"),
-        ("change_rates", [0.1, np.inf], ValueError, r"change_rates\[1\] = inf"),
-        ("change_rates", [], ValueError, "'change_rates'.*empty"),
-        ("change_rates", [[0.1, 0.2]], ValueError, "'change_rates'.*1-D"),
+        ("change_rate", [0.1, -0.2], ValueError, r"change_rate\[1\] = -0.2"),
+        ("change_rate", [0.1, np.inf], ValueError, r"change_rate\[1\] = inf"),
+        ("change_rate", [], ValueError, "'change_rate'.*empty"),
+        ("change_rate", [[0.1, 0.2]], ValueError, "'change_rate'.*1-D"),
         ("recall", 1.5, ValueError, "'recall'.*<= 1.0"),
         ("recall", [0.5, -0.1], ValueError, r"recall\[1\] = -0.1"),
         ("recall", [0.5, 0.5, 0.5], ValueError, "'recall'.*one entry per page"),
         ("false_rate", -1.0, ValueError, "'false_rate'"),
         ("false_rate", [0.1, np.nan], ValueError, r"false_rate\[1\]"),
-        ("crawl_rates", 0.0, ValueError, "'crawl_rates'.*> 0"),
-        ("crawl_rates", [1.0, 0.0], ValueError, r"crawl_rates\[1\] = 0.0"),
+        ("crawl_rate", 0.0, ValueError, "'crawl_rate'.*> 0"),
+        ("crawl_rate", [1.0, 0.0], ValueError, r"crawl_rate\[1\] = 0.0"),
         ("n_crawls", 0, ValueError, "'n_crawls'"),
         ("n_crawls", 2.0, TypeError, "'n_crawls'"),
     ],

@@ -83,15 +83,15 @@ def test_zero_change_rate_never_changes():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(change_rates=[1.0, -1.0]), ValueError, r"change_rates\[1\]"),
-        (dict(change_rates=[np.nan]), ValueError, r"change_rates\[0\]"),
-        (dict(change_rates=[]), ValueError, "change_rates"),
-        (dict(change_rates=[[1.0]]), ValueError, "change_rates"),
-        (dict(change_rates=["a"]), TypeError, "change_rates"),
-        (dict(crawl_rates=0.0), ValueError, "crawl_rates"),
-        (dict(crawl_rates=[1.0, 0.0]), ValueError, r"crawl_rates\[1\]"),
-        (dict(crawl_rates=[1.0, 2.0, 3.0]), ValueError, "same length"),
-        (dict(crawl_rates=np.inf), ValueError, "crawl_rates"),
+        (dict(change_rate=[1.0, -1.0]), ValueError, r"change_rate\[1\]"),
+        (dict(change_rate=[np.nan]), ValueError, r"change_rate\[0\]"),
+        (dict(change_rate=[]), ValueError, "change_rate"),
+        (dict(change_rate=[[1.0]]), ValueError, "change_rate"),
+        (dict(change_rate=["a"]), TypeError, "change_rate"),
+        (dict(crawl_rate=0.0), ValueError, "crawl_rate"),
+        (dict(crawl_rate=[1.0, 0.0]), ValueError, r"crawl_rate\[1\]"),
+        (dict(crawl_rate=[1.0, 2.0, 3.0]), ValueError, "same length"),
+        (dict(crawl_rate=np.inf), ValueError, "crawl_rate"),
         (dict(n_crawls=0), ValueError, "n_crawls"),
         (dict(n_crawls=2.5), TypeError, "n_crawls"),
         (dict(schedule="weekly"), ValueError, "schedule"),
@@ -102,10 +102,10 @@ def test_zero_change_rate_never_changes():
     ],
 )
 def test_bad_input(kwargs, exc, match):
-    args = dict(change_rates=[1.0, 2.0], crawl_rates=1.0, n_crawls=5, schedule="jittered", rng=0)
+    args = dict(change_rate=[1.0, 2.0], crawl_rate=1.0, n_crawls=5, schedule="jittered", rng=0)
     args.update(kwargs)
-    change_rates = args.pop("change_rates")
-    crawl_rates = args.pop("crawl_rates")
+    change_rate = args.pop("change_rate")
+    crawl_rate = args.pop("crawl_rate")
     n_crawls = args.pop("n_crawls")
     with pytest.raises(exc, match=match):
-        simulate_crawls(change_rates, crawl_rates, n_crawls, **args)
+        simulate_crawls(change_rate, crawl_rate, n_crawls, **args)

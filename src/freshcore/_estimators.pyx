@@ -573,7 +573,7 @@ def _check_params_rate(crawl_rate, caller):
     return check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)
 
 
-def _check_many(owner, changed, intervals, crawl_rates, double default_rate):
+def _check_many(owner, changed, intervals, crawl_rate, double default_rate):
     """Validate the arguments of ``update_many``; return (flags, intervals or None, rates)."""
     caller = type(owner).__name__ + ".update_many"
     c = check_binary(changed, "changed", caller, ndim=1, allow_empty=True)
@@ -586,20 +586,20 @@ def _check_many(owner, changed, intervals, crawl_rates, double default_rate):
             dt = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False,
                              allow_empty=True)
             check_same_length(caller, changed=c, intervals=dt)
-    if crawl_rates is None:
+    if crawl_rate is None:
         if default_rate != default_rate:
             if m == 0:
                 return c, dt, np.ones(1)
             raise ValueError(
-                f"{caller} needs crawl rates: pass 'crawl_rates' or give 'crawl_rate' to the constructor "
+                f"{caller} needs crawl rates: pass 'crawl_rate' here or to the constructor "
                 f"of {type(owner).__name__}."
             )
         p = np.array([default_rate])
-    elif np.ndim(crawl_rates) == 0:
-        p = np.array([check_scalar(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False)])
+    elif np.ndim(crawl_rate) == 0:
+        p = np.array([check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)])
     else:
-        p = check_array(crawl_rates, "crawl_rates", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
-        check_same_length(caller, changed=c, crawl_rates=p)
+        p = check_array(crawl_rate, "crawl_rate", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
+        check_same_length(caller, changed=c, crawl_rate=p)
         if m == 0:
             p = np.ones(1)
     return c, dt, p
@@ -651,8 +651,8 @@ cdef class _OnlineEstimator:
         self._step(c, p)
         return self
 
-    def update_many(self, changed, intervals=None, crawl_rates=None):
-        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
+    def update_many(self, changed, intervals=None, crawl_rate=None):
+        c, dt, p = _check_many(self, changed, intervals, crawl_rate, self._crawl_rate)
         cdef const unsigned char[::1] cv = c
         cdef const double[::1] pv = p
         cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1
@@ -805,8 +805,8 @@ cdef class _LLNEstimator(_CountEstimator):
         self._step_alpha(c, p, a)
         return self
 
-    def update_many(self, changed, intervals=None, crawl_rates=None):
-        c, dt, p = _check_many(self, changed, intervals, crawl_rates, self._crawl_rate)
+    def update_many(self, changed, intervals=None, crawl_rate=None):
+        c, dt, p = _check_many(self, changed, intervals, crawl_rate, self._crawl_rate)
         cdef const unsigned char[::1] cv = c
         cdef const double[::1] pv = p
         cdef Py_ssize_t j, m = cv.shape[0], ps = 0 if pv.shape[0] == 1 else 1

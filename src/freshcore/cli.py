@@ -323,7 +323,7 @@ def _demo(args, out) -> int:
             if args.method == "mle":
                 est.update(changed[:, j], intervals=intervals[:, j])
             else:
-                est.update(changed[:, j], crawl_rates=rates, intervals=intervals[:, j])
+                est.update(changed[:, j], crawl_rate=rates, intervals=intervals[:, j])
         d_hat = np.maximum(est.rates, 0.0)  # SAM's momentum can dip below 0 (see SAMEstimator)
         rates = optimal_rates(d_hat, w, bandwidth, model="poisson", min_rate=floor)
         if epoch in shown:

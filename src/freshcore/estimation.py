@@ -65,9 +65,9 @@ _UPDATE_DOC = """
         validated and added to ``elapsed`` (when every update passes one,
         ``n_updates / elapsed`` is the empirical crawl rate, a check of the
         assumed p).
-    update_many(changed, intervals=None, crawl_rates=None)
+    update_many(changed, intervals=None, crawl_rate=None)
         The same as a loop of ``update`` (bit-identical); everything is
-        validated before any state changes.  ``intervals`` and ``crawl_rates``
+        validated before any state changes.  ``intervals`` and ``crawl_rate``
         may be scalars.
     to_dict() / from_dict(d)
         Exact round trip of parameters and state (also used by ``pickle`` and
@@ -363,7 +363,7 @@ class _Batch:
         return _ro(self._p_default)
 
     # -- update -----------------------------------------------------------------
-    def update(self, changed: Any, pages: Any = None, crawl_rates: Any = None, intervals: Any = None) -> "_Batch":
+    def update(self, changed: Any, pages: Any = None, crawl_rate: Any = None, intervals: Any = None) -> "_Batch":
         """Consume one crawl outcome for each of the given pages; return ``self``.
 
         Parameters
@@ -375,7 +375,7 @@ class _Batch:
             Page of each outcome.  A page may appear several times: its
             outcomes are applied in order, exactly like successive ``update``
             calls of the streaming estimator.
-        crawl_rates : float or array-like, shape (m,), optional
+        crawl_rate : float or array-like, shape (m,), optional
             Crawl rate p that generated each outcome; defaults to the
             constructor's ``crawl_rate`` (scalar or per page).
         intervals : float or array-like, shape (m,), optional
@@ -403,7 +403,7 @@ class _Batch:
         else:
             idx = check_indices(pages, "pages", caller, self._n)
             check_same_length(caller, changed=c, pages=idx)
-        p = self._rates_for(crawl_rates, idx, m, caller)
+        p = self._rates_for(crawl_rate, idx, m, caller)
         dt = None
         if intervals is not None:
             if np.ndim(intervals) == 0:
@@ -422,20 +422,20 @@ class _Batch:
         self._apply(c, idx, p, extra)
         return self
 
-    def _rates_for(self, crawl_rates: Any, idx: np.ndarray | None, m: int, caller: str) -> np.ndarray:
-        if crawl_rates is None:
+    def _rates_for(self, crawl_rate: Any, idx: np.ndarray | None, m: int, caller: str) -> np.ndarray:
+        if crawl_rate is None:
             if self._p_default is None:
                 raise ValueError(
-                    f"{caller} needs crawl rates: pass 'crawl_rates' or give 'crawl_rate' to the constructor of "
+                    f"{caller} needs crawl rates: pass 'crawl_rate' here or to the constructor of "
                     f"{type(self).__name__}."
                 )
             if self._p_default.shape[0] == 1:
                 return self._p_default
             return self._p_default if idx is None else np.ascontiguousarray(self._p_default[idx])
-        if np.ndim(crawl_rates) == 0:
-            return np.array([check_scalar(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False)])
-        p = check_array(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False, allow_empty=True)
-        check_same_length(caller, changed=np.empty(m), crawl_rates=p)
+        if np.ndim(crawl_rate) == 0:
+            return np.array([check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)])
+        p = check_array(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False, allow_empty=True)
+        check_same_length(caller, changed=np.empty(m), crawl_rate=p)
         return p
 
     def _prepare(self, idx: np.ndarray | None, m: int) -> Any:
@@ -526,7 +526,7 @@ class NaiveBatch(_Batch):
     bit-identical results page by page.
 
     While every update has used one scalar crawl rate p (the constructor's or
-    the same ``crawl_rates`` scalar each time), the segmented rate sum of the
+    the same ``crawl_rate`` scalar each time), the segmented rate sum of the
     streaming estimator is implicitly ``0.0 + p * Î_k`` and only k, Î_k and
     the rates are stored and updated.  The first update with another rate,
     per-page or per-observation rates stores the segment state explicitly

@@ -106,19 +106,19 @@ def _rate(x: Any, name: str, caller: str, n: int, *, high: float | None = None, 
     return arr
 
 
-def simulate_signal_log(change_rates, recall, false_rate, crawl_rates, n_crawls, *, schedule="poisson",
+def simulate_signal_log(change_rate, recall, false_rate, crawl_rate, n_crawls, *, schedule="poisson",
                         horizon=None, rng=None) -> SignalLog:
     """Simulate crawl logs with change-indicating signals, exactly, vectorised over pages.
 
     Parameters
     ----------
-    change_rates : array-like of float >= 0, shape (n_pages,)
+    change_rate : array-like of float >= 0, shape (n_pages,)
         Change rate Delta of each page.
     recall : float or array-like of float in [0, 1], shape (n_pages,)
         Probability lambda that a change emits a (true) signal.
     false_rate : float or array-like of float >= 0, shape (n_pages,)
         Rate nu of the false signals.
-    crawl_rates : float or array-like of float > 0, shape (n_pages,)
+    crawl_rate : float or array-like of float > 0, shape (n_pages,)
         Crawl rate p of each page.
     n_crawls : int >= 1
         Number of crawl intervals per page (the maximum if ``horizon`` is given).
@@ -153,11 +153,11 @@ def simulate_signal_log(change_rates, recall, false_rate, crawl_rates, n_crawls,
     ((2, 5), dtype('int64'), [0, 0, 0, 0, 0])
     """
     caller = "simulate_signal_log"
-    delta = check_array(change_rates, "change_rates", caller, ndim=1, low=0.0)
+    delta = check_array(change_rate, "change_rate", caller, ndim=1, low=0.0)
     n = delta.shape[0]
     lam = _rate(recall, "recall", caller, n, high=1.0)
     nu = _rate(false_rate, "false_rate", caller, n)
-    p = _rate(crawl_rates, "crawl_rates", caller, n, positive=True)
+    p = _rate(crawl_rate, "crawl_rate", caller, n, positive=True)
     k = check_int(n_crawls, "n_crawls", caller, low=1)
     check_choice(schedule, "schedule", caller, SCHEDULES)
     h = None if horizon is None else check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)

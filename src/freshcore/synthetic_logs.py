@@ -11,14 +11,14 @@ __all__ = ["simulate_crawls", "SCHEDULES"]
 SCHEDULES = ("poisson", "periodic", "jittered")
 
 
-def simulate_crawls(change_rates, crawl_rates, n_crawls, *, schedule="poisson", jitter=0.5, rng=None):
+def simulate_crawls(change_rate, crawl_rate, n_crawls, *, schedule="poisson", jitter=0.5, rng=None):
     """Simulate the crawl log of pages whose changes form Poisson processes.
 
     Parameters
     ----------
-    change_rates : array-like of float >= 0, shape (n_pages,)
+    change_rate : array-like of float >= 0, shape (n_pages,)
         The change rate Delta_i of each page.
-    crawl_rates : float > 0 or array-like of float > 0, shape (n_pages,)
+    crawl_rate : float > 0 or array-like of float > 0, shape (n_pages,)
         The crawl rate p_i of each page (mean number of crawls per unit time).
     n_crawls : int >= 1
         Number of crawls (observations) per page, k.
@@ -54,13 +54,13 @@ def simulate_crawls(change_rates, crawl_rates, n_crawls, *, schedule="poisson", 
     ((2, 4), dtype('float64'), [0, 0, 0, 0])
     """
     caller = "simulate_crawls"
-    delta = check_array(change_rates, "change_rates", caller, ndim=1, low=0.0)
+    delta = check_array(change_rate, "change_rate", caller, ndim=1, low=0.0)
     n = delta.shape[0]
-    if np.ndim(crawl_rates) == 0:
-        p = np.full(n, check_scalar(crawl_rates, "crawl_rates", caller, low=0.0, low_inclusive=False))
+    if np.ndim(crawl_rate) == 0:
+        p = np.full(n, check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False))
     else:
-        p = check_array(crawl_rates, "crawl_rates", caller, ndim=1, low=0.0, low_inclusive=False)
-        check_same_length(caller, change_rates=delta, crawl_rates=p)
+        p = check_array(crawl_rate, "crawl_rate", caller, ndim=1, low=0.0, low_inclusive=False)
+        check_same_length(caller, change_rate=delta, crawl_rate=p)
     k = check_int(n_crawls, "n_crawls", caller, low=1)
     check_choice(schedule, "schedule", caller, SCHEDULES)
     j = check_scalar(jitter, "jitter", caller, low=0.0, high=1.0, high_inclusive=False)
