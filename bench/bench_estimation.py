@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import role, sizes
+from benchutil import role, sizes
 
 from freshcore import get_num_threads, set_num_threads
 from freshcore.estimation import LLNBatch, LLNEstimator, NaiveEstimator, SABatch, SAEstimator, SAMBatch, SAMEstimator

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import SMOKE, role, sizes
+from benchutil import SMOKE, role, sizes
 from scipy.optimize import brentq
 
 from freshcore.mle import mle_rates

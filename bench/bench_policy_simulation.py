@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 try:
-    from conftest import SMOKE, role, sizes
+    from benchutil import SMOKE, role, sizes
 except ImportError:  # run as a script
     SMOKE, role, sizes = False, None, None
 

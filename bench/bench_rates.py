@@ -29,7 +29,7 @@ import numpy as np
 import scipy.special as sc
 from scipy.optimize import brentq
 
-from conftest import SMOKE, role, sizes
+from benchutil import SMOKE, role, sizes
 
 import pytest
 

@@ -40,7 +40,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from conftest import SMOKE, role, sizes
+from benchutil import SMOKE, role, sizes
 
 from freshcore.schedule import Scheduler
 from freshcore.value import PageModel, crawl_value

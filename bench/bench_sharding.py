@@ -38,7 +38,7 @@ import numpy as np
 import pytest
 
 from bench_schedule import pages_instance
-from conftest import SMOKE, role, sizes
+from benchutil import SMOKE, role, sizes
 
 import freshcore
 from freshcore import sharding

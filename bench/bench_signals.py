@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import role, sizes
+from benchutil import role, sizes
 from scipy.optimize import minimize
 
 from freshcore.signals import fit_signal_model, simulate_signal_log

@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 import scipy.special as sc
 
-from conftest import role, sizes
+from benchutil import role, sizes
 
 from freshcore._core import residual_exp_kernel
 from freshcore.rates import optimal_rates

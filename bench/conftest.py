@@ -1,36 +1,9 @@
-"""Shared pieces of the freshcore benchmarks.
+"""pytest hooks of the freshcore benchmarks: the ratio of each benchmark to its group's baseline.
 
-Conventions
------------
-* Every file is ``bench/bench_<area>.py`` and uses pytest-benchmark groups.
-  Each group holds the plain numpy / pure-Python baseline beside the compiled
-  path; the baseline's ``extra_info["role"]`` is ``"baseline"``, the others
-  ``"freshcore"`` (use the ``role`` helper below).
-* After a timed run, the terminal summary prints, per group, each
-  benchmark's median over the baseline's median: the ratio is what we quote
-  (machines are shared and noisy; absolute times are not comparable).
-* ``FRESHCORE_BENCH_SMOKE=1`` (set by CI together with ``--benchmark-disable``)
-  shrinks every size so the whole directory runs once in seconds: the
-  benchmarks cannot rot, but CI measures nothing.
+The helpers the benchmark files share are in ``benchutil.py``.
 """
 
 from __future__ import annotations
-
-import os
-
-
-SMOKE = os.environ.get("FRESHCORE_BENCH_SMOKE", "") not in ("", "0")
-
-
-def sizes(*full: int, smoke: int = 1000) -> list[int]:
-    """Problem sizes to parametrize over: ``full`` normally, ``[smoke]`` in smoke mode."""
-    return [smoke] if SMOKE else list(full)
-
-
-def role(benchmark, name: str, **info) -> None:
-    """Tag a benchmark as ``"baseline"`` or ``"freshcore"`` and record sizes in extra_info."""
-    benchmark.extra_info["role"] = name
-    benchmark.extra_info.update(info)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -27,12 +27,14 @@ INF = float("inf")
 # constructors
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cls", STREAMS + [lambda **kw: b(3, **kw) for b in BATCHES])
+@pytest.mark.parametrize("cls", STREAMS + BATCHES, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("bad, exc", [(0.0, ValueError), (-1.0, ValueError), (NAN, ValueError), (INF, ValueError),
                                       ("2", TypeError), (True, TypeError)])
 def test_constructor_crawl_rate(cls, bad, exc):
-    with pytest.raises(exc, match="crawl_rate"):
-        cls(crawl_rate=bad)
+    """Every constructor (each batch one over 3 pages) refuses a bad crawl_rate, naming itself and the argument."""
+    args = (3,) if cls in BATCHES else ()
+    with pytest.raises(exc, match=f"'crawl_rate' parameter of {cls.__name__}"):
+        cls(*args, crawl_rate=bad)
 
 
 @pytest.mark.parametrize(
@@ -292,3 +294,30 @@ def test_lln_sequence_alpha_past_its_end_keeps_state():
     with pytest.raises(ValueError, match="alpha"):
         b.update([1], pages=[0])
     assert b.n_updates.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(
+    "method, params, message",
+    [
+        ("lln", {"eta": 1.0}, "'eta' parameter of estimate_rates is not taken by method='lln' (it takes 'alpha', "
+                              "'consistent')"),
+        ("naive", {"alpha": "log"}, "'alpha' parameter of estimate_rates is not taken by method='naive' (it takes "
+                                    "no parameter)"),
+        ("sa", {"beta": 0.5}, "(it takes 'eta', 'initial')"),
+        ("mle", {"eta": 1.0}, "not taken by method='mle' (it takes 'upper', 'return_clipped', 'out')"),
+    ],
+)
+def test_estimate_rates_names_parameters_the_method_does_not_take(method, params, message):
+    """A parameter of another method is a TypeError naming it and the method's own, never an internal class."""
+    changed, intervals = np.zeros((2, 3)), np.ones((2, 3))
+    with pytest.raises(TypeError) as info:
+        estimate_rates(changed, intervals, crawl_rate=1.0, method=method, **params)
+    assert message in str(info.value)
+    assert "Batch" not in str(info.value) and "__init__" not in str(info.value)
+
+
+def test_estimate_rates_without_a_crawl_rate_points_at_the_methods_that_need_none():
+    with pytest.raises(ValueError, match="required by method='lln'.*method='mle', 'mm' or 'cgm' estimate from the "
+                                         "'intervals' alone"):
+        estimate_rates(np.zeros((2, 3)), np.ones((2, 3)))
+    assert estimate_rates(np.zeros((2, 3)), np.ones((2, 3)), method="mle").shape == (2,)

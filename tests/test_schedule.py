@@ -9,78 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from _reference import KINDS, Reference, kind_args, random_pages
 from freshcore.schedule import Scheduler
 from freshcore.value import PageModel, crawl_value
-
-KINDS = ("exact", "approx", "greedy", "cis")
-
-
-def signal_time(pages, value):
-    """Time-equivalent of one signal in tau_eff for each page under the value kind (SPEC section 4)."""
-    if value == "greedy":
-        return np.zeros(len(pages))
-    if value == "cis":
-        return np.where(pages.recall * pages.change_rate > 0, np.inf, 0.0)
-    return pages.beta.copy()
-
-
-class Reference:
-    """Brute force: evaluate crawl_value for every page at every tick, argmax (lowest index on ties)."""
-
-    def __init__(self, pages, rate, value="exact", signal_delay=0.0, terms=None):
-        self.pages, self.value, self.terms, self.delay = pages, value, terms, signal_delay
-        m = len(pages)
-        self.beff = signal_time(pages, value)
-        self.last = np.zeros(m)
-        self.n = np.zeros(m, dtype=np.int64)
-        self.origin, self.k, self.bandwidth, self.time = 0.0, 0, float(rate), 0.0
-
-    def values(self, t):
-        with np.errstate(invalid="ignore"):
-            tau = (t - self.last) + np.where(self.n > 0, self.beff * self.n, 0.0)
-        return crawl_value(tau, self.pages, self.value, self.terms)
-
-    def next(self):
-        self.k += 1
-        t = self.origin + self.k / self.bandwidth
-        self.time = t
-        best = int(np.argmax(self.values(t)))
-        self.last[best] = t
-        self.n[best] = 0
-        return best
-
-    def signal(self, page, t):
-        if t - self.last[page] < self.delay:
-            return False
-        self.n[page] += 1
-        return True
-
-    def set_bandwidth(self, rate):
-        self.origin, self.k, self.bandwidth = self.time, 0, float(rate)
-
-
-def random_pages(rng, m, degenerate=True, duplicates=True):
-    dl = rng.uniform(0.0, 1.0, m)
-    mu = rng.uniform(0.0, 1.0, m)
-    lam = rng.beta(0.25, 0.25, m)
-    nu = rng.uniform(0.1, 0.6, m)
-    if degenerate and m >= 8:
-        idx = rng.choice(m, size=5, replace=False)
-        dl[idx[0]] = 0.0  # never changes: value 0
-        mu[idx[1]] = 0.0  # never requested: value 0
-        lam[idx[2]] = 0.0  # uninformative signals: Greedy value
-        lam[idx[3]] = 1.0  # every change signalled: V = 0 until a signal
-        nu[idx[4]] = 0.0  # a signal proves a change: beta = inf
-    if duplicates and m >= 4:
-        src = rng.choice(m, size=m // 4)
-        dst = rng.choice(m, size=m // 4)
-        for a in (dl, mu, lam, nu):
-            a[dst] = a[src]  # identical pages: exact ties
-    return PageModel(dl, mu, lam, nu)
-
-
-def kind_args(kind):
-    return {"value": kind, "terms": 2 if kind == "approx" else None}
 
 
 # ---------------------------------------------------------------------------

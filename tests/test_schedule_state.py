@@ -7,7 +7,6 @@ sequence is identical to an uninterrupted run.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import io
 import math
 import os
@@ -25,31 +24,19 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import freshcore.schedule as schedule_mod
-from freshcore import _schedule, _statefile
-from freshcore.schedule import FORMAT_VERSION, Scheduler
+from _reference import KINDS, DynamicReference, Reference, kind_args, random_pages
+from _state_files import (
+    bit_flips_never_give_another_state,
+    failed_save_leaves_previous_file,
+    rewrite,
+    state_equal,
+    truncated_files_raise,
+)
+from freshcore import _schedule
+from freshcore.schedule import Scheduler
 from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel, crawl_value
 
-# the brute-force reference and page generator of test_schedule.py (tests run with --import-mode=importlib)
-_spec = importlib.util.spec_from_file_location("_schedule_reference", Path(__file__).with_name("test_schedule.py"))
-_ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_ref)
-KINDS, Reference, kind_args, random_pages = _ref.KINDS, _ref.Reference, _ref.kind_args, _ref.random_pages
-signal_time = _ref.signal_time
-
-
-def state_equal(a: Scheduler, b: Scheduler) -> bool:
-    da, db = a.to_dict(), b.to_dict()
-    if da.keys() != db.keys():
-        return False
-    for k in da:
-        x, y = da[k], db[k]
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f"):
-                return False
-        elif x != y:
-            return False
-    return True
 
 
 def script(seed, m, n_ops):
@@ -186,7 +173,7 @@ def test_to_dict_contents():
     s = Scheduler(pages, 2.0, value="approx", terms=2, signal_delay=0.1)
     s.run(3)
     d = s.to_dict()
-    assert d["format_version"] == FORMAT_VERSION
+    assert d["format_version"] == Scheduler.FORMAT_VERSION
     assert (d["value"], d["terms"], d["signal_delay"], d["rate"], d["time"]) == ("approx", 2, 0.1, 2.0, 1.5)
     np.testing.assert_array_equal(d["importance"], [1.0, 3.0])
     d["last"][:] = 99.0  # a copy
@@ -202,6 +189,7 @@ def test_from_dict_rejects_inconsistent_state():
     s = Scheduler(random_pages(rng, 100), 10.0)
     s.run(150)
     good = s.to_dict()
+    fresh = Scheduler(random_pages(rng, 100), 10.0).to_dict()
     assert (good["bucket"] != 65535).all()
 
     def with_(**kw):
@@ -218,27 +206,28 @@ def test_from_dict_rejects_inconsistent_state():
     alive[7] = False
     cases = [
         ({k: v for k, v in good.items() if k != "key"}, "lacks the entries"),
-        (with_(format_version=FORMAT_VERSION + 1), "format version"),
-        (with_(bucket=at("bucket", 5, 65536)), r"integers in \[0, 65535\]"),
-        (with_(bucket=at("bucket", 5, -1)), r"integers in \[0, 65535\]"),
+        (with_(format_version=Scheduler.FORMAT_VERSION + 1), "format version"),
+        (with_(bucket=at("bucket", 5, 65536)), r"'bucket' entry.*integers >= 0 and <= 65535; bucket\[5\]"),
+        (with_(bucket=at("bucket", 5, -1)), r"'bucket' entry.*integers >= 0 and <= 65535; bucket\[5\]"),
         (with_(bucket=at("bucket", 5, 5000)), "slope buckets"),
         (with_(bucket=good["bucket"].astype(float)), "integer array"),
         (with_(bucket=at("bucket", 5, 65535)), "every live page and no removed one"),
         (with_(alive=alive), "every live page and no removed one"),
-        (with_(built=False), "no page before the first tick"),
+        (with_(built=False), "'built' entry.*must be True once a tick has passed"),
+        ({**fresh, "bucket": np.where(np.arange(100) == 4, 3, fresh["bucket"])}, "no page before the first tick"),
         (with_(key=at("key", 3, math.nan)), "must not hold NaN"),
         (with_(key=good["key"][:-1]), "must have shape"),
         (with_(last=good["last"][:-1]), "must have shape"),
         (with_(last=np.where(np.arange(100) == 3, np.nan, good["last"])), "must be finite"),
         (with_(ncis=good["ncis"] + 0.5), "integer array"),
-        (with_(ncis=at("ncis", 2, -1)), r"integers in \[0, 4294967295\]"),
-        (with_(ncis=at("ncis", 2, 2**32)), r"integers in \[0, 4294967295\]"),
+        (with_(ncis=at("ncis", 2, -1)), r"'ncis' entry.*integers >= 0 and <= 4294967295; ncis\[2\]"),
+        (with_(ncis=at("ncis", 2, 2**32)), r"'ncis' entry.*integers >= 0 and <= 4294967295; ncis\[2\]"),
         (with_(k=-1), "integer >= 0"),
         (with_(time=math.nan), "finite number"),
         (with_(built=1), "must be a bool"),
-        (with_(value="ncis"), "'value' parameter"),
-        (with_(rate=0.0), "'bandwidth' parameter"),
-        (with_(change_rate=-good["change_rate"] - 1), "'change_rate' parameter"),
+        (with_(value="ncis"), "'value' entry.*must be one of 'exact', 'approx', 'greedy', 'cis', got 'ncis'"),
+        (with_(rate=0.0), "'rate' entry.*must be > 0.0, got 0.0"),
+        (with_(change_rate=-good["change_rate"] - 1), r"'change_rate' entry.*must hold numbers >= 0.0; change_rate\[0\]"),
         (with_(park_level=-1.0), "park_level"),
         (with_(park_margin=0.0), "park_margin"),
         (with_(park_margin=1.5), "park_margin"),
@@ -270,62 +259,14 @@ def test_save_is_an_npz_without_pickles(tmp_path):
     assert os.listdir(tmp_path) == ["sched.npz"]  # no temporary file left behind
     with np.load(path, allow_pickle=False) as z:
         assert str(z["magic"]) == "freshcore.Scheduler"
-        assert int(z["format_version"]) == FORMAT_VERSION
+        assert int(z["format_version"]) == Scheduler.FORMAT_VERSION
         assert len(str(z["sha256"])) == 64
     s.save(str(path))  # overwrite, str path
     assert state_equal(Scheduler.load(str(path)), s)
 
 
-def truncated_files_raise(s, path, what="scheduler"):
-    """Every prefix of the file ``s`` saved at ``path`` fails to load with a ValueError (shared with the sharded tests)."""
-    blob = path.read_bytes()
-    for n in (0, 10, len(blob) // 3, len(blob) // 2, len(blob) - 30, len(blob) - 1):
-        path.write_bytes(blob[:n])
-        with pytest.raises(ValueError, match=f"truncated or corrupted|not a freshcore {what} file"):
-            type(s).load(path)
-
-
 def test_load_truncated_file(tmp_path):
     truncated_files_raise(*saved(tmp_path))
-
-
-def member_data_bytes(blob: bytes) -> np.ndarray:
-    """Mask of the bytes of a zip archive that hold its members' data (not headers or directory)."""
-    mask = np.zeros(len(blob), dtype=bool)
-    with zipfile.ZipFile(io.BytesIO(blob)) as z:
-        for info in z.infolist():
-            off = info.header_offset
-            n_name, n_extra = struct.unpack("<HH", blob[off + 26: off + 30])
-            start = off + 30 + n_name + n_extra
-            mask[start: start + info.compress_size] = True
-    return mask
-
-
-def bit_flips_never_give_another_state(s, path, equal, n_flips=300):
-    """Flipped bits in the file ``s`` saved at ``path`` raise ValueError or load ``s`` (shared with the sharded tests).
-
-    A flip in any member's data is caught (zip CRC-32, then the SHA-256 of the payload); a flip
-    elsewhere is caught or hits a byte that carries no state (e.g. a zip timestamp), and then the
-    loaded state is the saved one.
-    """
-    blob = path.read_bytes()
-    data = member_data_bytes(blob)
-    assert data.sum() > len(blob) / 2
-    rng = np.random.default_rng(0)
-    positions = np.concatenate([rng.choice(len(blob), size=n_flips, replace=False), [0, len(blob) - 1]])
-    caught = 0
-    for pos in positions:
-        flipped = bytearray(blob)
-        flipped[pos] ^= 1 << int(rng.integers(8))
-        path.write_bytes(bytes(flipped))
-        try:
-            other = type(s).load(path)
-        except ValueError:
-            caught += 1
-            continue
-        assert not data[pos], f"bit flip in member data at byte {pos} was not caught"
-        assert equal(other, s), f"bit flip at byte {pos} loaded another state"
-    assert caught >= data[positions].sum()
 
 
 def test_load_bit_flips_never_give_another_state(tmp_path):
@@ -344,23 +285,14 @@ def test_load_detects_payload_change_with_valid_archive(tmp_path):
         Scheduler.load(path)
 
 
-def rewrite(path, **changes):
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in z.files}
-    data.update({k: np.asarray(v) for k, v in changes.items()})
-    data["sha256"] = np.asarray(_statefile.digest(data))
-    with open(path, "wb") as f:
-        np.savez(f, **data)
-
-
 def test_load_wrong_magic_and_other_version(tmp_path):
     s, path = saved(tmp_path)
     rewrite(path, magic="freshcore.Other")
     with pytest.raises(ValueError, match="not a freshcore scheduler file"):
         Scheduler.load(path)
     s.save(path)
-    rewrite(path, format_version=FORMAT_VERSION + 1)
-    with pytest.raises(ValueError, match=f"format version {FORMAT_VERSION + 1}"):
+    rewrite(path, format_version=Scheduler.FORMAT_VERSION + 1)
+    with pytest.raises(ValueError, match=f"format version {Scheduler.FORMAT_VERSION + 1}"):
         Scheduler.load(path)
     np.save(tmp_path / "plain.npy", np.zeros(3))
     with pytest.raises(ValueError, match="not a freshcore scheduler file"):
@@ -370,28 +302,6 @@ def test_load_wrong_magic_and_other_version(tmp_path):
         Scheduler.load(tmp_path / "text")
     with pytest.raises(FileNotFoundError):
         Scheduler.load(tmp_path / "missing")
-
-
-def failed_save_leaves_previous_file(s, path, monkeypatch, where):
-    """A save of ``s`` failing at ``where`` leaves the file it saved at ``path`` as it was, and no other file
-    (shared with the sharded tests)."""
-    before = path.read_bytes()
-    s.run(50)
-
-    def boom(*a, **k):
-        if where == "savez":  # fail after part of the archive is written
-            f = a[0]
-            f.write(b"PK\x03\x04 partial")
-        raise OSError("disk full")
-
-    target = {"savez": (np, "savez"), "fsync": (os, "fsync"), "replace": (os, "replace")}[where]
-    monkeypatch.setattr(*target, boom)
-    with pytest.raises(OSError, match="disk full"):
-        s.save(path)
-    monkeypatch.undo()
-    assert path.read_bytes() == before
-    assert os.listdir(path.parent) == [path.name]
-    assert type(s).load(path).time < s.time
 
 
 @pytest.mark.parametrize("where", ["savez", "fsync", "replace"])
@@ -522,55 +432,6 @@ def test_simulator_uses_signal_many_with_identical_results():
 
 # ---------------------------------------------------------------------------
 # dynamic pages: added, removed, re-parameterised without a rebuild
-
-
-class DynamicReference(Reference):
-    """Brute force over the live pages: crawl_value of each at every tick, argmax (lowest id on ties)."""
-
-    def __init__(self, pages, rate, value, signal_delay, terms, last=None):
-        super().__init__(pages, rate, value, signal_delay, terms)
-        m = len(pages)
-        self.params = [np.array(a, copy=True) for a in
-                       (pages.change_rate, pages.importance, pages.recall, pages.false_rate)]
-        self.alive = np.ones(m, dtype=bool)
-        if last is not None:
-            self.last = np.array(last, dtype=float)
-
-    @property
-    def ids(self):
-        return np.flatnonzero(self.alive)
-
-    def live_pages(self):
-        return PageModel(*(a[self.alive] for a in self.params))
-
-    def next(self):
-        self.k += 1
-        t = self.origin + self.k / self.bandwidth
-        self.time = t
-        pages, live = self.live_pages(), self.alive
-        beff = signal_time(pages, self.value)
-        with np.errstate(invalid="ignore"):
-            tau = (t - self.last[live]) + np.where(self.n[live] > 0, beff * self.n[live], 0.0)
-        best = int(self.ids[np.argmax(crawl_value(tau, pages, self.value, self.terms))])
-        self.last[best] = t
-        self.n[best] = 0
-        return best
-
-    def add(self, pages, last):
-        first = len(self.alive)
-        self.params = [np.concatenate([a, b]) for a, b in zip(
-            self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate))]
-        self.alive = np.concatenate([self.alive, np.ones(len(pages), dtype=bool)])
-        self.last = np.concatenate([self.last, last])
-        self.n = np.concatenate([self.n, np.zeros(len(pages), dtype=np.int64)])
-        return list(range(first, first + len(pages)))
-
-    def remove(self, ids):
-        self.alive[ids] = False
-
-    def update(self, ids, pages):
-        for a, b in zip(self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate)):
-            a[ids] = b
 
 
 class DynamicSchedulerMachine(RuleBasedStateMachine):
@@ -886,7 +747,7 @@ def test_state_memory_per_page():
 
 def test_page_id_limit(monkeypatch):
     # heap indices are 32-bit: at most 2**31 - 3 ids over a scheduler's life (checked with a small limit)
-    monkeypatch.setattr(schedule_mod, "_MAX_SLOTS", 5)
+    monkeypatch.setattr(schedule_mod, "MAX_PAGE_IDS", 5)
     pages = PageModel([1.0, 2.0, 3.0], [1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="must hold at most 5 pages"):
         Scheduler(PageModel(np.ones(6), np.ones(6)), 1.0)
@@ -1018,3 +879,50 @@ def test_bucket_families_grow_apart():
             most[0] = max(most[0], int((sizes[1:ns + 1] > 0).sum()))
             most[1] = max(most[1], int((sizes[ns + 1:2 * ns + 1] > 0).sum()))
     assert most[0] > 100 and most[1] > 5
+
+
+# ---------------------------------------------------------------------------
+# states that pass their checksum but not their invariants; errors that name what the user gave
+
+
+def test_load_refuses_a_checksummed_state_that_breaks_its_invariants(tmp_path):
+    """A file with a valid SHA-256 is still refused when its state could not have come from a run."""
+    rng = np.random.default_rng(8)
+    s = Scheduler(random_pages(rng, 30), 3.0)
+    s.run(40)
+    path = tmp_path / "s.state"
+    d = s.to_dict()
+    late = d["last"].copy()
+    late[4] = d["time"] + 1.0  # page 4 crawled after the scheduler's time
+    cases = [
+        ({"last": late}, r"'last' entry.*must not be after 'time' \(.*\) for a live page; page 4"),
+        ({"time": -1e9}, r"'time' entry.*>= 0.0, got -1000000000.0"),
+        ({"origin": -1e9 - d["k"] / d["rate"]}, r"'origin' entry.*>= 0.0"),
+        ({"time": d["time"] + 1.0}, r"'time' entry.*must be 'origin' \+ 'k' / 'rate'"),
+        ({"k": d["nticks"] + 1, "time": d["origin"] + (d["nticks"] + 1) / d["rate"]}, r"'nticks' entry"),
+    ]
+    for changes, msg in cases:
+        s.save(path)
+        rewrite(path, **changes)  # a consistent archive with a matching digest
+        with pytest.raises(ValueError, match=msg):
+            Scheduler.load(path)
+        with pytest.raises(ValueError, match=msg):
+            Scheduler.from_dict({**d, **changes})
+    s.save(path)
+    assert state_equal(Scheduler.load(path), s)
+
+
+def test_load_and_save_errors_name_the_users_file(tmp_path):
+    """Loading a text file does not pass on numpy's advice to unpickle it; saving into a missing folder names it."""
+    text = tmp_path / "notes.txt"
+    text.write_text("hello, world\n")
+    with pytest.raises(ValueError) as info:
+        Scheduler.load(text)
+    assert "notes.txt" in str(info.value) and "truncated or corrupted" in str(info.value)
+    assert "pickle" not in str(info.value)
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 1.0]), 1.0)
+    target = tmp_path / "missing" / "crawl.sched"
+    with pytest.raises(FileNotFoundError) as info:
+        s.save(target)
+    assert str(target) in str(info.value) and ".tmp" not in str(info.value)
+    assert not (tmp_path / "missing").exists()

@@ -9,69 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import freshcore
+from _reference import KINDS, SHARDED_OP, MergedReference, kind_args, plain_pages
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel
 
-KINDS = ("exact", "approx", "greedy", "cis")
-
-
-def random_pages(rng, m):
-    return PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m))
-
-
-def kind_args(kind):
-    return {"value": kind, "terms": 2 if kind == "approx" else None}
-
-
-class MergedReference:
-    """Independent schedulers over each shard's pages at R/k, merged by (next tick time, shard number).
-
-    Each reference shard keeps its own clock ``origin + j/rate`` (the compiled
-    scheduler's formula).  A rate change applies at once to the shards that
-    are not due at the current time and, to the shards still due at it, right
-    after their tick there (the documented rule, stated here in terms of
-    times rather than of the merge position).
-    """
-
-    def __init__(self, pages, rate, k, assign, **kw):
-        self.ids = [np.flatnonzero(assign == s) for s in range(k)]
-        self.scheds = [Scheduler(pages[ids], rate / k, **kw) for ids in self.ids]
-        self.clock = [[0.0, 0, rate / k] for _ in range(k)]  # origin, ticks since, rate
-        self.pending: list = [None] * k
-        self.time = 0.0
-
-    def due(self, s):
-        o, j, r = self.clock[s]
-        return o + (j + 1) / r
-
-    def next(self):
-        s = min(range(len(self.scheds)), key=lambda s: (self.due(s), s))
-        t = self.due(s)
-        page = int(self.ids[s][self.scheds[s].next()])
-        assert self.scheds[s].time == t
-        self.clock[s][1] += 1
-        self.time = t
-        if self.pending[s] is not None:
-            self.scheds[s].set_bandwidth(self.pending[s])
-            self.clock[s] = [t, 0, self.pending[s]]
-            self.pending[s] = None
-        return page
-
-    def set_bandwidth(self, rate):
-        k = len(self.scheds)
-        for s in range(k):
-            if self.due(s) <= self.time:
-                self.pending[s] = rate / k
-            else:
-                self.scheds[s].set_bandwidth(rate / k)
-                self.clock[s] = [self.scheds[s].time, 0, rate / k]
-
-    def signal(self, page, t):
-        s = next(s for s in range(len(self.ids)) if page in self.ids[s])
-        return self.scheds[s].signal(int(np.searchsorted(self.ids[s], page)), t)
 
 
 def snapshot(s):
@@ -84,7 +28,7 @@ def snapshot(s):
 @pytest.mark.parametrize("kind", KINDS)
 def test_one_shard_is_the_scheduler(kind):
     rng = np.random.default_rng(1)
-    pages = random_pages(rng, 40)
+    pages = plain_pages(rng, 40)
     a = Scheduler(pages, 6.0, signal_delay=0.05, **kind_args(kind))
     b = ShardedScheduler(pages, 6.0, 1, signal_delay=0.05, **kind_args(kind))
     for step in range(40):
@@ -108,7 +52,7 @@ def test_one_shard_is_the_scheduler(kind):
 def test_each_shard_is_an_independent_scheduler(kind, k):
     rng = np.random.default_rng(k)
     m = 60
-    pages = random_pages(rng, m)
+    pages = plain_pages(rng, m)
     s = ShardedScheduler(pages, 9.0, k, **kind_args(kind))
     out = s.run(40 * k)
     for sh in range(k):
@@ -153,27 +97,18 @@ def test_merged_order_times_and_clock():
     assert s.last_crawl[seen[-3:]].tolist() == [3.0, 3.0, 3.0]
 
 
-#: One operation of the merged stream (also drawn by test_sharding_state.py).
-OP = st.one_of(
-    st.tuples(st.just("run"), st.integers(0, 13)),
-    st.tuples(st.just("next"), st.just(0)),
-    st.tuples(st.just("rate"), st.integers(1, 30)),
-    st.tuples(st.just("signal"), st.integers(0, 10**6)),
-)
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     k=st.integers(1, 5),
     kind=st.sampled_from(KINDS),
-    ops=st.lists(OP, max_size=30),
+    ops=st.lists(SHARDED_OP, max_size=30),
 )
 def test_against_the_merged_reference(seed, k, kind, ops):
     """Any interleaving of run/next/set_bandwidth (also mid-round)/signals equals the (time, shard) merge."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(k, 3 * k + 8))
-    pages = random_pages(rng, m)
+    pages = plain_pages(rng, m)
     assign = rng.permutation(np.arange(m) % k)
     s = ShardedScheduler(pages, 5.0, k, assign=assign, signal_delay=0.02, **kind_args(kind))
     ref = MergedReference(pages, 5.0, k, assign, signal_delay=0.02, **kind_args(kind))
@@ -211,7 +146,7 @@ def test_against_the_merged_reference(seed, k, kind, ops):
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_threaded_run_equals_sequential(monkeypatch, k):
     rng = np.random.default_rng(7)
-    pages = random_pages(rng, 300)
+    pages = plain_pages(rng, 300)
     old = freshcore.set_num_threads(2)
     try:
         monkeypatch.setattr(sharding, "MIN_PARALLEL_TICKS", 4)
@@ -324,7 +259,7 @@ def test_bad_construction(kwargs, exc, match):
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda s: s.signal(6, 5.0), ValueError, r"'page' parameter of ShardedScheduler.signal.*<= 5. Got 6"),
+        (lambda s: s.signal(6, 5.0), ValueError, r"'page' parameter of ShardedScheduler.signal must be a live page id. Got 6 \(ids so far are 0 .. 5\)"),
         (lambda s: s.signal(-1, 5.0), ValueError, "'page'"),
         (lambda s: s.signal(1.0, 5.0), TypeError, "'page'"),
         (lambda s: s.signal(3, math.nan), ValueError, "'t' parameter of ShardedScheduler.signal"),
@@ -361,7 +296,7 @@ def test_bad_calls_leave_the_state_unchanged(call, exc, match):
 
 def test_simulate_uses_the_shards_tick_times():
     rng = np.random.default_rng(3)
-    pages = random_pages(rng, 30)
+    pages = plain_pages(rng, 30)
     res = simulate(ShardedScheduler(pages, 12.0, 3, value="exact"), pages, 20.0, rng=5)
     assert len(res.crawl_pages) == 240
     np.testing.assert_allclose(res.crawl_times, np.repeat(np.arange(1, 81) / 4.0, 3), rtol=0, atol=1e-12)
@@ -388,7 +323,7 @@ def test_simulate_bandwidth_schedule_with_shards():
 def test_simulate_sharded_accuracy_close_to_one_scheduler():
     """Measured (m = 200, R = 100, horizon 100, NCIS exact, seed 1): k = 1/2/4/8 -> 0.778/0.775/0.772/0.762."""
     rng = np.random.default_rng(0)
-    pages = random_pages(rng, 200)
+    pages = plain_pages(rng, 200)
     acc = {k: simulate(ShardedScheduler(pages, 100.0, k), pages, 100.0, rng=1).accuracy for k in (1, 2, 4)}
     assert acc[1] == simulate(Scheduler(pages, 100.0), pages, 100.0, rng=1).accuracy
     assert acc[1] - 0.008 <= acc[2] <= acc[1] + 0.002
@@ -440,7 +375,7 @@ def test_simulate_delivers_signals_between_rounds():
 def test_signal_many_equals_a_loop_of_signal(k):
     rng = np.random.default_rng(21)
     m = 40
-    pages = random_pages(rng, m)
+    pages = plain_pages(rng, m)
     a = ShardedScheduler(pages, 8.0, k, signal_delay=0.1)
     b = ShardedScheduler(pages, 8.0, k, signal_delay=0.1)
     for step in range(25):

@@ -6,81 +6,25 @@ stream stays the (tick time, shard) merge of the shards' own exact schedulers.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from freshcore import sharding
+from _reference import KINDS, SHARDED_OP, DynamicMergedReference, kind_args, plain_pages
+from _state_files import HOWS, restore, state_equal
+from freshcore import _schedule, sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 from freshcore.value import PageModel
 
-# the merged reference, page generator and kinds of test_sharding.py, the restore routes of test_sharding_state.py
-_spec = importlib.util.spec_from_file_location("_sharding_tests", Path(__file__).with_name("test_sharding.py"))
-_sh = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_sh)
-_spec = importlib.util.spec_from_file_location("_sharding_state_tests",
-                                               Path(__file__).with_name("test_sharding_state.py"))
-_ss = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_ss)
-KINDS, kind_args, random_pages = _sh.KINDS, _sh.kind_args, _sh.random_pages
-
-
-class DynamicReference(_sh.MergedReference):
-    """test_sharding's merged reference, plus pages added one by one (plain loops) and removed/updated by id."""
-
-    def __init__(self, pages, rate, k, assign, **kw):
-        super().__init__(pages, rate, k, assign, **kw)
-        self.ids = [ids.tolist() for ids in self.ids]  # shard s's page ids, by local id (removed ones kept)
-        self.n = len(assign)
-
-    def where(self, g):
-        s = next(s for s in range(len(self.ids)) if g in self.ids[s])
-        return s, self.ids[s].index(g)
-
-    def signal(self, page, t):
-        s, j = self.where(page)
-        return self.scheds[s].signal(j, t)
-
-    def add(self, pages, last=None):
-        new = []
-        for i in range(len(pages)):
-            s = min(range(len(self.scheds)), key=lambda s: (self.scheds[s].n_pages, s))
-            t = self.scheds[s].time if last is None else float(last[i])
-            assert int(self.scheds[s].add_pages(pages[[i]], last_crawl=t)[0]) == len(self.ids[s])
-            self.ids[s].append(self.n)
-            new.append(self.n)
-            self.n += 1
-        return new
-
-    def remove(self, g):
-        s, j = self.where(g)
-        self.scheds[s].remove_pages([j])
-
-    def update(self, g, page):
-        s, j = self.where(g)
-        self.scheds[s].update_pages([j], page)
-
-    def live(self):
-        return sorted(self.ids[s][j] for s in range(len(self.ids)) for j in self.scheds[s].page_ids.tolist())
-
-    def per_page(self, attr):
-        out = {}
-        for s, sched in enumerate(self.scheds):
-            for j, v in zip(sched.page_ids.tolist(), getattr(sched, attr).tolist()):
-                out[self.ids[s][j]] = v
-        return [out[g] for g in self.live()]
-
-
 OP = st.one_of(
-    _sh.OP,
+    SHARDED_OP,
     st.tuples(st.just("add"), st.integers(1, 4), st.integers(0, 2**32 - 1), st.booleans()),
     st.tuples(st.just("remove"), st.integers(0, 10**6)),
     st.tuples(st.just("update"), st.integers(0, 10**6), st.integers(0, 2**32 - 1)),
-    st.tuples(st.just("restore"), st.sampled_from(_ss.HOWS)),
+    st.tuples(st.just("restore"), st.sampled_from(HOWS)),
 )
 
 
@@ -91,11 +35,11 @@ def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
     """Any interleaving of run/next/set_bandwidth/signals/additions/removals/updates/restores equals the reference."""
     rng = np.random.default_rng(seed)
     m = int(rng.integers(k, 2 * k + 5))
-    pages = random_pages(rng, m)
+    pages = plain_pages(rng, m)
     assign = rng.permutation(np.arange(m) % k)
     args = dict(kind_args(kind), signal_delay=0.02)
     s = ShardedScheduler(pages, 5.0, k, assign=assign, **args)
-    ref = DynamicReference(pages, 5.0, k, assign, **args)
+    ref = DynamicMergedReference(pages, 5.0, k, assign, **args)
     for op, arg, *more in ops:
         live = s.page_ids
         if op == "run":
@@ -111,7 +55,7 @@ def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
             assert s.signal(page, t) == ref.signal(page, t)
         elif op == "add":
             r = np.random.default_rng(more[0])
-            new = random_pages(r, arg)
+            new = plain_pages(r, arg)
             if more[1]:  # explicit last crawls, before the time of every shard (some may be a round behind)
                 last = min(x.time for x in s.schedulers) - 2.0 * r.random(arg)
                 assert s.add_pages(new, last_crawl=last).tolist() == ref.add(new, last)
@@ -127,11 +71,11 @@ def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
                 ref.remove(page)
         elif op == "update":
             page = int(live[arg % len(live)])
-            new = random_pages(np.random.default_rng(more[0]), 1)
+            new = plain_pages(np.random.default_rng(more[0]), 1)
             s.update_pages([page], new)
             ref.update(page, new)
         else:
-            s = _ss.restore(s, arg, tmp_path_factory.mktemp("s"))
+            s = restore(s, arg, tmp_path_factory.mktemp("s"))
         assert s.page_ids.tolist() == ref.live() and s.n_pages == len(ref.live())
         assert s.last_crawl.tolist() == ref.per_page("last_crawl")
         assert s.signal_counts.tolist() == ref.per_page("signal_counts")
@@ -149,19 +93,19 @@ def test_against_the_dynamic_reference(tmp_path_factory, seed, k, kind, ops):
 
 def test_one_shard_is_the_scheduler_with_dynamic_pages():
     rng = np.random.default_rng(4)
-    pages = random_pages(rng, 30)
+    pages = plain_pages(rng, 30)
     a = Scheduler(pages, 6.0, value="exact", signal_delay=0.05)
     b = ShardedScheduler(pages, 6.0, 1, value="exact", signal_delay=0.05)
     for step in range(30):
         np.testing.assert_array_equal(a.run(7), b.run(7))
-        new = random_pages(rng, 2)
+        new = plain_pages(rng, 2)
         assert a.add_pages(new).tolist() == b.add_pages(new).tolist()
         gone = [int(a.page_ids[step % a.n_pages])]
         a.remove_pages(gone)
         b.remove_pages(gone)
         upd = [int(a.page_ids[-1])]
-        a.update_pages(upd, random_pages(np.random.default_rng(step), 1))
-        b.update_pages(upd, random_pages(np.random.default_rng(step), 1))
+        a.update_pages(upd, plain_pages(np.random.default_rng(step), 1))
+        b.update_pages(upd, plain_pages(np.random.default_rng(step), 1))
         page = int(a.page_ids[0])
         assert a.signal(page, a.time) == b.signal(page, b.time)
         np.testing.assert_array_equal(a.page_ids, b.page_ids)
@@ -184,10 +128,10 @@ def test_fill_is_one_by_one_to_the_smallest_shard(seed):
 
 
 def test_added_pages_go_to_the_shard_with_fewest_live_pages():
-    s = ShardedScheduler(random_pages(np.random.default_rng(1), 12), 6.0, 3, value="greedy")
+    s = ShardedScheduler(plain_pages(np.random.default_rng(1), 12), 6.0, 3, value="greedy")
     s.remove_pages([1, 4])  # shard 1 keeps 2 pages
     assert [x.n_pages for x in s.schedulers] == [4, 2, 4]
-    new = s.add_pages(random_pages(np.random.default_rng(2), 4))
+    new = s.add_pages(plain_pages(np.random.default_rng(2), 4))
     assert new.tolist() == [12, 13, 14, 15]
     assert [s.shard_of(g) for g in new] == [1, 1, 0, 1]
     assert [s.local_index(g) for g in new] == [4, 5, 4, 6]  # never reused: shard 1's removed ids were 0 and 1
@@ -199,25 +143,25 @@ def test_added_pages_go_to_the_shard_with_fewest_live_pages():
 
 
 def test_added_pages_take_their_shards_time():
-    pages = random_pages(np.random.default_rng(5), 6)
+    pages = plain_pages(np.random.default_rng(5), 6)
     s = ShardedScheduler(pages, 3.0, 3, value="exact")
     s.run(4)  # round 2 at t = 2, shard 0 has ticked; shards 1, 2 are at t = 1
-    new = s.add_pages(random_pages(np.random.default_rng(6), 3))
+    new = s.add_pages(plain_pages(np.random.default_rng(6), 3))
     assert [s.shard_of(g) for g in new] == [0, 1, 2]
     assert s.last_crawl[-3:].tolist() == [2.0, 1.0, 1.0]
     with pytest.raises(ValueError, match=r"last_crawl\[1\] = 1.5 > 1.0, the time of shard 1"):
-        s.add_pages(random_pages(np.random.default_rng(7), 2), last_crawl=[1.5, 1.5])
+        s.add_pages(plain_pages(np.random.default_rng(7), 2), last_crawl=[1.5, 1.5])
     assert s.n_pages == 9
     with pytest.raises(ValueError, match="one entry per page"):
-        s.add_pages(random_pages(np.random.default_rng(7), 2), last_crawl=[0.5])
+        s.add_pages(plain_pages(np.random.default_rng(7), 2), last_crawl=[0.5])
     with pytest.raises(ValueError, match="'last_crawl'"):
-        s.add_pages(random_pages(np.random.default_rng(7), 2), last_crawl=np.nan)
-    assert s.add_pages(random_pages(np.random.default_rng(7), 2), last_crawl=0.5).tolist() == [9, 10]
+        s.add_pages(plain_pages(np.random.default_rng(7), 2), last_crawl=np.nan)
+    assert s.add_pages(plain_pages(np.random.default_rng(7), 2), last_crawl=0.5).tolist() == [9, 10]
     assert s.last_crawl[-2:].tolist() == [0.5, 0.5]
 
 
 def make():
-    s = ShardedScheduler(random_pages(np.random.default_rng(3), 9), 6.0, 3, value="exact", signal_delay=0.05)
+    s = ShardedScheduler(plain_pages(np.random.default_rng(3), 9), 6.0, 3, value="exact", signal_delay=0.05)
     s.run(7)
     s.remove_pages([4])
     return s
@@ -232,8 +176,8 @@ def make():
         (lambda s: s.remove_pages([0, 3, 0]), ValueError, r"distinct page ids; ids\[2\] = 0 is repeated"),
         (lambda s: s.remove_pages([1, 7]), ValueError, "would leave shard 1 without pages.*nothing is removed"),
         (lambda s: s.remove_pages([0.0]), TypeError, "'ids'"),
-        (lambda s: s.update_pages([4], random_pages(np.random.default_rng(0), 1)), ValueError, r"\(removed\)"),
-        (lambda s: s.update_pages([0, 1], random_pages(np.random.default_rng(0), 1)), ValueError,
+        (lambda s: s.update_pages([4], plain_pages(np.random.default_rng(0), 1)), ValueError, r"\(removed\)"),
+        (lambda s: s.update_pages([0, 1], plain_pages(np.random.default_rng(0), 1)), ValueError,
          r"one page per id \(2\)"),
         (lambda s: s.update_pages([0], [1.0, 1.0]), TypeError, "PageModel"),
         (lambda s: s.add_pages([1.0]), TypeError, "'pages' parameter of ShardedScheduler.add_pages"),
@@ -248,13 +192,13 @@ def test_bad_calls_leave_the_state_unchanged(call, exc, match):
     s, twin = make(), make()
     with pytest.raises(exc, match=match):
         call(s)
-    assert _ss.state_equal(s, twin)
+    assert state_equal(s, twin)
     np.testing.assert_array_equal(s.run(11), twin.run(11))
 
 
 def test_signal_count_limit_keeps_the_shards_message(monkeypatch):
     s = ShardedScheduler(PageModel([1.0, 0.5], [1.0, 1.0], recall=0.5), 2.0, 2)
-    monkeypatch.setattr(sharding._schedule_mod._schedule, "MAX_SIGNALS", 2)
+    monkeypatch.setattr(_schedule, "MAX_SIGNALS", 2)
     s.signal(1, 0.0)
     s.signal(1, 0.0)
     with pytest.raises(ValueError, match="already has 2 signals"):

@@ -8,7 +8,6 @@ in the middle of a round and of a rate change; a bad file or dict gives a clear 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import math
 import os
 import pickle
@@ -18,55 +17,24 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from _reference import KINDS, SHARDED_OP, kind_args, plain_pages
+from _state_files import (
+    HOWS,
+    bit_flips_never_give_another_state,
+    failed_save_leaves_previous_file,
+    restore,
+    rewrite,
+    state_equal,
+    truncated_files_raise,
+)
 from freshcore import _statefile, sharding
-from freshcore.schedule import FORMAT_VERSION as SCHEDULER_FORMAT_VERSION, Scheduler
-from freshcore.sharding import FORMAT_VERSION, ShardedScheduler
+from freshcore.schedule import Scheduler
+from freshcore.sharding import ShardedScheduler
 from freshcore.value import PageModel
 
-# page generator, kinds, operations and the file checks of the neighbouring test modules (tests run with --import-mode=importlib)
-_spec = importlib.util.spec_from_file_location("_sharding_tests", Path(__file__).with_name("test_sharding.py"))
-_sh = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_sh)
-KINDS, kind_args, random_pages = _sh.KINDS, _sh.kind_args, _sh.random_pages
-_spec = importlib.util.spec_from_file_location("_schedule_state_tests", Path(__file__).with_name("test_schedule_state.py"))
-_st = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_st)
-rewrite = _st.rewrite  # re-zip a file with changed entries and a matching digest
 
 
-def same(x, y) -> bool:
-    """Equality of to_dict values: nested dicts and lists, arrays bit for bit (NaN equal to NaN)."""
-    if isinstance(x, dict) or isinstance(y, dict):
-        return isinstance(x, dict) and isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
-    if isinstance(x, list) or isinstance(y, list):
-        return isinstance(x, list) and isinstance(y, list) and len(x) == len(y) and all(map(same, x, y))
-    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-        a, b = np.asarray(x), np.asarray(y)
-        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-    return type(x) is type(y) and x == y
-
-
-def state_equal(a: ShardedScheduler, b: ShardedScheduler) -> bool:
-    return same(a.to_dict(), b.to_dict()) and a.pages == b.pages
-
-
-def restore(s: ShardedScheduler, how: str, tmp_path: Path) -> ShardedScheduler:
-    if how == "save":
-        path = tmp_path / "sharded.state"
-        s.save(path)
-        return ShardedScheduler.load(path)
-    if how == "pickle":
-        return pickle.loads(pickle.dumps(s))
-    if how == "deepcopy":
-        return copy.deepcopy(s)
-    if how == "copy":
-        return copy.copy(s)
-    return ShardedScheduler.from_dict(s.to_dict())
-
-
-HOWS = ["save", "pickle", "deepcopy", "copy", "dict"]
-
-OPS = st.lists(_sh.OP, max_size=16)
+OPS = st.lists(SHARDED_OP, max_size=16)
 
 
 def apply(s: ShardedScheduler, op: str, arg: int, out: list) -> None:
@@ -98,7 +66,7 @@ def apply(s: ShardedScheduler, op: str, arg: int, out: list) -> None:
 def test_restore_continues_the_uninterrupted_run(tmp_path_factory, seed, k, kind, first, second, how):
     rng = np.random.default_rng(seed)
     m = int(rng.integers(k, 3 * k + 8))
-    pages = random_pages(rng, m)
+    pages = plain_pages(rng, m)
     args = dict(kind_args(kind), signal_delay=0.02, assign=rng.permutation(np.arange(m) % k))
     whole = ShardedScheduler(pages, 5.0, k, **args)
     want: list = []
@@ -121,7 +89,7 @@ def test_restore_continues_the_uninterrupted_run(tmp_path_factory, seed, k, kind
 @pytest.mark.parametrize("how", HOWS)
 def test_restore_mid_round_during_a_rate_change(tmp_path, how):
     rng = np.random.default_rng(11)
-    pages = random_pages(rng, 40)
+    pages = plain_pages(rng, 40)
     whole = ShardedScheduler(pages, 8.0, 4, value="exact", signal_delay=0.05)
     part = ShardedScheduler(pages, 8.0, 4, value="exact", signal_delay=0.05)
     for s in (whole, part):
@@ -159,12 +127,12 @@ def test_to_dict_contents():
     s = ShardedScheduler(pages, 2.0, 2, value="approx", terms=2, signal_delay=0.1, assign=[1, 0, 0, 1, 1])
     s.run(3)
     d = s.to_dict()
-    assert d["format_version"] == FORMAT_VERSION
+    assert d["format_version"] == ShardedScheduler.FORMAT_VERSION
     assert (d["shards"], d["rate"], d["position"], d["time"], d["ticks"]) == (2, 2.0, 1, 2.0, 2)
     assert (d["origin"], d["shard_rate"], d["pending_rate"]) == (0.0, 1.0, None)
     assert d["assign"].tolist() == [1, 0, 0, 1, 1]
-    assert [x["format_version"] for x in d["schedulers"]] == [SCHEDULER_FORMAT_VERSION] * 2
-    assert same(d["schedulers"][1], s.schedulers[1].to_dict())
+    assert [x["format_version"] for x in d["schedulers"]] == [Scheduler.FORMAT_VERSION] * 2
+    assert state_equal(s.schedulers[1], Scheduler.from_dict(d["schedulers"][1]))
     d["assign"][:] = 0  # copies
     d["schedulers"][0]["last"][:] = 99.0
     assert s.shard_of(0) == 1 and s.last_crawl.max() == 2.0
@@ -183,7 +151,7 @@ def test_to_dict_contents():
 
 
 def make(k=3, n=7):
-    s = ShardedScheduler(random_pages(np.random.default_rng(2), 12), 6.0, k, value="exact")
+    s = ShardedScheduler(plain_pages(np.random.default_rng(2), 12), 6.0, k, value="exact")
     s.run(n)  # n = 7, k = 3: mid-round, position 1
     return s
 
@@ -213,7 +181,7 @@ def test_from_dict_rejects_bad_entries():
     fresh = ShardedScheduler(s.pages, 6.0, 3).to_dict()
     cases = [
         ({k: v for k, v in good.items() if k != "ticks"}, r"lacks the entries \['ticks'\]"),
-        (with_(format_version=FORMAT_VERSION + 1), f"format version {FORMAT_VERSION + 1}"),
+        (with_(format_version=ShardedScheduler.FORMAT_VERSION + 1), f"format version {ShardedScheduler.FORMAT_VERSION + 1}"),
         (with_(shards=0), "'shards' entry.*integer >= 1"),
         (with_(shards=2.0), "'shards' entry.*integer >= 1"),
         (with_(shards=True), "'shards' entry.*integer >= 1"),
@@ -242,13 +210,17 @@ def test_from_dict_rejects_bad_entries():
         (with_(schedulers=tuple(good["schedulers"][:2])), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers={"0": good["schedulers"][0]}), "'schedulers' entry.*list of 3 dicts"),
         (with_(schedulers=[*good["schedulers"][:2], [1, 2]]), "bad dict for shard 2.*must be a dict"),
-        (shard(1, rate=0.0), "bad dict for shard 1.*'bandwidth'"),
-        (shard(0, format_version=SCHEDULER_FORMAT_VERSION + 1), "bad dict for shard 0.*format version"),
+        (shard(1, rate=0.0), "bad dict for shard 1.*'rate' entry.*> 0.0, got 0.0"),
+        (shard(0, format_version=Scheduler.FORMAT_VERSION + 1), "bad dict for shard 0.*format version"),
         (mixed, "share one value kind.*shard 2 differs"),
         (emptied, "shard 1 the 4 page ids of 'assign', at least one of them live"),
-        (shard(2, k=good["schedulers"][2]["k"] + 1), "shard 2's clock"),
-        (shard(0, rate=4.0), "shard 0's clock"),
-        (shard(1, time=good["time"]), "shard 1's clock"),  # shard 1 has not ticked in this round yet
+        (shard(2, k=good["schedulers"][2]["k"] + 1), r"bad dict for shard 2.*'time' entry.*'origin' \+ 'k' / 'rate'"),
+        (shard(2, origin=1.0, k=0, time=1.0), "shard 2's clock"),
+        (shard(0, rate=4.0), r"bad dict for shard 0.*'time' entry.*'origin' \+ 'k' / 'rate'"),
+        (shard(1, time=good["time"]), r"bad dict for shard 1.*'time' entry.*'origin' \+ 'k' / 'rate'"),
+        # shard 1 has not ticked in this round yet: a clock of its own that adds up, but not the merge's
+        (shard(1, time=good["time"], k=good["schedulers"][1]["k"] + 1, nticks=good["schedulers"][1]["nticks"] + 1),
+         "shard 1's clock"),
     ]
     for d, msg in cases:
         with pytest.raises(ValueError, match=msg):
@@ -284,26 +256,28 @@ def test_save_is_an_npz_without_pickles(tmp_path, pending):
     assert os.listdir(tmp_path) == ["sharded.npz"]  # no temporary file left behind
     data = entries(path)
     assert str(data["magic"]) == "freshcore.ShardedScheduler"
-    assert int(data["format_version"]) == FORMAT_VERSION
-    assert int(data["shard2.format_version"]) == SCHEDULER_FORMAT_VERSION
-    assert math.isnan(data["pending_rate"]) != pending
-    assert {k.partition(".")[0] for k in data if "." in k} == {"shard0", "shard1", "shard2"}
+    assert int(data["format_version"]) == ShardedScheduler.FORMAT_VERSION
+    assert int(data["schedulers/2/format_version"]) == Scheduler.FORMAT_VERSION
+    # None is listed, not stored: a pending rate only in the middle of a change of bandwidth
+    assert ("pending_rate" in data) == pending
+    assert ("pending_rate" in data.get("none", np.array([])).tolist()) != pending
+    assert {k.split("/")[1] for k in data if "/" in k} == {"0", "1", "2"}
     s.save(str(path))  # overwrite, str path
     assert state_equal(ShardedScheduler.load(str(path)), s)
 
 
 def test_load_truncated_file(tmp_path):
-    _st.truncated_files_raise(*saved(tmp_path), what="sharded scheduler")
+    truncated_files_raise(*saved(tmp_path), what="sharded scheduler")
 
 
 def test_load_bit_flips_never_give_another_state(tmp_path):
-    _st.bit_flips_never_give_another_state(*saved(tmp_path), state_equal, n_flips=150)
+    bit_flips_never_give_another_state(*saved(tmp_path), state_equal, n_flips=150)
 
 
 def test_load_detects_payload_change_with_valid_archive(tmp_path):
     s, path = saved(tmp_path)
     data = entries(path)
-    data["shard1.last"] = data["shard1.last"] - 1.0
+    data["schedulers/1/last"] = data["schedulers/1/last"] - 1.0
     np.savez(path, **data)
     with pytest.raises(ValueError, match="SHA-256"):
         ShardedScheduler.load(path)
@@ -322,11 +296,11 @@ def test_load_wrong_magic_other_version_and_bad_state(tmp_path):
     with pytest.raises(ValueError, match="not a freshcore sharded scheduler file"):
         ShardedScheduler.load(path)
     s.save(path)
-    rewrite(path, format_version=FORMAT_VERSION + 1)
-    with pytest.raises(ValueError, match=f"sharded scheduler file of format version {FORMAT_VERSION + 1}"):
+    rewrite(path, format_version=ShardedScheduler.FORMAT_VERSION + 1)
+    with pytest.raises(ValueError, match=f"sharded scheduler file of format version {ShardedScheduler.FORMAT_VERSION + 1}"):
         ShardedScheduler.load(path)
     s.save(path)
-    rewrite(path, **{"shard1.format_version": SCHEDULER_FORMAT_VERSION + 1})
+    rewrite(path, **{"schedulers/1/format_version": Scheduler.FORMAT_VERSION + 1})
     with pytest.raises(ValueError, match="bad dict for shard 1.*format version"):
         ShardedScheduler.load(path)
     s.save(path)
@@ -335,7 +309,7 @@ def test_load_wrong_magic_other_version_and_bad_state(tmp_path):
         ShardedScheduler.load(path)
     s.save(path)
     data = entries(path)
-    del data["shard2.key"]
+    del data["schedulers/2/key"]
     data["sha256"] = np.asarray(_statefile.digest(data))
     np.savez(path, **data)
     with pytest.raises(ValueError, match="bad dict for shard 2.*lacks the entries"):
@@ -349,10 +323,11 @@ def test_load_wrong_magic_other_version_and_bad_state(tmp_path):
 
 @pytest.mark.parametrize("where", ["savez", "fsync", "replace"])
 def test_failed_save_leaves_previous_file(tmp_path, monkeypatch, where):
-    _st.failed_save_leaves_previous_file(*saved(tmp_path), monkeypatch, where)
+    failed_save_leaves_previous_file(*saved(tmp_path), monkeypatch, where)
 
 
 def test_the_file_machinery_is_shared():
     # one implementation of the atomic, checked file (freshcore._statefile), two magic strings
-    assert sharding._MAGIC != "freshcore.Scheduler"
-    assert sharding._statefile is _statefile
+    assert ShardedScheduler._MAGIC != Scheduler._MAGIC
+    assert issubclass(ShardedScheduler, _statefile.StateFile) and issubclass(Scheduler, _statefile.StateFile)
+    assert ShardedScheduler.save is Scheduler.save

@@ -29,6 +29,10 @@ __all__ = [
     "check_indices",
     "check_out",
     "check_rng",
+    "check_page_id",
+    "check_page_ids",
+    "check_crawl_times",
+    "read_only_view",
 ]
 
 
@@ -283,3 +287,65 @@ def check_rng(rng: Any, caller: str, *, name: str = "rng") -> np.random.Generato
         raise ValueError(f"The {name!r} parameter of {caller} must be None, an int seed >= 0 or a "
                          f"numpy.random.Generator. Got {rng!r} instead.")
     return np.random.default_rng(int(rng))
+
+
+def check_page_ids(
+    ids: Any, name: str, caller: str, n_ids: int, alive: Any, *, distinct: bool = False
+) -> np.ndarray:
+    """Live page ids of a scheduler as an ``intp`` array.
+
+    ``n_ids``: the ids handed out so far (``0 .. n_ids - 1``); ``alive(p)``:
+    the live flags of the ids ``p`` (removed ids are refused).  With
+    ``distinct`` a repeated id is refused too.  Each error names the first bad
+    index.
+    """
+    p = check_indices(ids, name, caller, n_ids)
+    dead = np.flatnonzero(~np.asarray(alive(p), dtype=bool))
+    if dead.size:
+        i = int(dead[0])
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
+        )
+    if distinct and len(p) > 1:
+        order = np.argsort(p, kind="stable")
+        rep = np.flatnonzero(p[order][1:] == p[order][:-1])
+        if len(rep):
+            i = int(order[1:][rep].min())
+            raise ValueError(
+                f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
+                f"is repeated."
+            )
+    return p
+
+
+def check_page_id(page: Any, name: str, caller: str, n_ids: int, alive: Any) -> int:
+    """One live page id (see :func:`check_page_ids`)."""
+    j = check_int(page, name, caller, low=0)
+    if j >= n_ids or not bool(alive(np.array([j]))[0]):
+        why = "removed" if j < n_ids else f"ids so far are 0 .. {n_ids - 1}"
+        raise ValueError(f"The {name!r} parameter of {caller} must be a live page id. Got {j!r} ({why}).")
+    return j
+
+
+def check_crawl_times(last_crawl: Any, n: int, caller: str, *, latest: float | None = 0.0,
+                      scalar: bool = False) -> np.ndarray:
+    """Last-crawl times of ``n`` pages: finite and ``<= latest`` (None: no bound), a float64 copy of shape (n,).
+
+    With ``scalar`` a number is every page's time.  ``latest`` is the current
+    time of the scheduler; the error names the first bad page.
+    """
+    last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1) if scalar else 1, high=latest, copy=True)
+    if np.ndim(last_crawl) == 0:
+        return np.full(n, float(last.reshape(-1)[0]))
+    if len(last) != n:
+        raise ValueError(
+            f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). Got shape {last.shape} instead."
+        )
+    return last
+
+
+def read_only_view(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` (no copy): what properties hand out, so that callers cannot change the state."""
+    v = a.view()
+    v.flags.writeable = False
+    return v

@@ -24,6 +24,8 @@ validates, chooses defaults, allocates and delegates.
 
 from __future__ import annotations
 
+import inspect
+
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,6 +40,7 @@ from ._validation import (
     check_int,
     check_same_length,
     check_scalar,
+    read_only_view,
 )
 
 __all__ = [
@@ -308,12 +311,6 @@ def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.nda
 _K_SHARED_MAX = 2**52 - 2
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
 class _Batch:
     """Shared plumbing of the batched estimators (validation, bookkeeping, save/restore)."""
 
@@ -346,12 +343,12 @@ class _Batch:
     @property
     def n_updates(self) -> np.ndarray:
         """Observations consumed per page, shape (n_pages,) (read-only)."""
-        return _ro(self._k)
+        return read_only_view(self._k)
 
     @property
     def elapsed(self) -> np.ndarray:
         """Sum of the intervals passed to ``update`` per page, shape (n_pages,) (read-only)."""
-        return _ro(self._elapsed)
+        return read_only_view(self._elapsed)
 
     @property
     def crawl_rate(self) -> float | np.ndarray | None:
@@ -360,7 +357,7 @@ class _Batch:
             return None
         if self._p_default.shape[0] == 1 and self._n != 1:
             return float(self._p_default[0])
-        return _ro(self._p_default)
+        return read_only_view(self._p_default)
 
     # -- update -----------------------------------------------------------------
     def update(self, changed: Any, pages: Any = None, crawl_rate: Any = None, intervals: Any = None) -> "_Batch":
@@ -575,7 +572,7 @@ class NaiveBatch(_Batch):
     @property
     def n_updates(self) -> np.ndarray:
         """Observations consumed per page, shape (n_pages,) (read-only)."""
-        return _ro(self._k_snapshot()) if self._k_shared is not None else _ro(self._k_arr)
+        return read_only_view(self._k_snapshot()) if self._k_shared is not None else read_only_view(self._k_arr)
 
     def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The segment arrays the general path would hold in the common-rate regime (exact)."""
@@ -615,12 +612,12 @@ class NaiveBatch(_Batch):
     @property
     def rates(self) -> np.ndarray:
         """Current estimates, shape (n_pages,) (read-only view)."""
-        return _ro(self._rates)
+        return read_only_view(self._rates)
 
     @property
     def n_changes(self) -> np.ndarray:
         """Observed changes Î_k per page (read-only view)."""
-        return _ro(self._n_changes)
+        return read_only_view(self._n_changes)
 
     def _alpha_args(self, extra: Any) -> tuple:
         return 0, 1.0, None
@@ -757,7 +754,7 @@ class SABatch(_Batch):
     @property
     def rates(self) -> np.ndarray:
         """Current estimates y_k, shape (n_pages,) (read-only view)."""
-        return _ro(self._rates)
+        return read_only_view(self._rates)
 
     def _params(self) -> dict:
         d = super()._params()
@@ -817,12 +814,12 @@ class SAMBatch(_Batch):
     @property
     def rates(self) -> np.ndarray:
         """Current estimates z_k, shape (n_pages,) (read-only view)."""
-        return _ro(self._rates)
+        return read_only_view(self._rates)
 
     @property
     def previous(self) -> np.ndarray:
         """Previous iterates z_{k-1}, shape (n_pages,) (read-only view)."""
-        return _ro(self._previous)
+        return read_only_view(self._previous)
 
     def _params(self) -> dict:
         d = super()._params()
@@ -845,6 +842,28 @@ class SAMBatch(_Batch):
 
 _ONLINE: dict[str, type] = {"naive": NaiveBatch, "lln": LLNBatch, "sa": SABatch, "sam": SAMBatch}
 _METHODS = ("naive", "lln", "sa", "sam", "mle", "mm", "cgm")
+
+
+def _method_params(method: str) -> tuple[str, ...]:
+    """The keyword parameters ``estimate_rates`` passes on to ``method``'s estimator."""
+    if method in _ONLINE:
+        fn: Any = _ONLINE[method].__init__
+        skip = {"self", "n_pages", "crawl_rate"}
+    else:
+        from .mle import cgm_rates, mle_rates, moment_rates
+
+        fn = {"mle": mle_rates, "mm": moment_rates, "cgm": cgm_rates}[method]
+        skip = {"changed", "intervals", "crawl_rate"}
+    return tuple(name for name in inspect.signature(fn).parameters if name not in skip)
+
+
+def _check_method_params(params: dict[str, Any], method: str, caller: str) -> None:
+    """A TypeError naming the first keyword parameter that ``method`` does not take (and those it takes)."""
+    takes = _method_params(method)
+    for name in params:
+        if name not in takes:
+            options = "takes " + ", ".join(repr(t) for t in takes) if takes else "takes no parameter"
+            raise TypeError(f"The {name!r} parameter of {caller} is not taken by method={method!r} (it {options}).")
 
 
 def estimate_rates(
@@ -899,6 +918,7 @@ def estimate_rates(
     """
     caller = "estimate_rates"
     method = check_choice(method, "method", caller, _METHODS)
+    _check_method_params(params, method, caller)
     if method in ("mle", "mm", "cgm"):
         if return_path:
             raise ValueError(f"The 'return_path' parameter of {caller} is only supported by the online methods "
@@ -919,7 +939,11 @@ def estimate_rates(
             raise ValueError(f"The 'intervals' parameter of {caller} must have the shape of 'changed' "
                              f"{np.shape(changed)}. Got shape {dt.shape} instead.")
     if crawl_rate is None:
-        raise ValueError(f"The 'crawl_rate' parameter of {caller} is required by method={method!r}.")
+        raise ValueError(
+            f"The 'crawl_rate' parameter of {caller} is required by method={method!r} (the online methods "
+            f"assume Poisson crawling at a known rate); method='mle', 'mm' or 'cgm' estimate from the "
+            f"'intervals' alone."
+        )
     if np.ndim(crawl_rate) == 0:
         p_all = np.array([check_scalar(crawl_rate, "crawl_rate", caller, low=0.0, low_inclusive=False)])
         p_cols = None

@@ -1,56 +1,57 @@
-"""Discrete crawl scheduling at a constant rate (001 Algorithm 1, SPEC section 4).
+"""Discrete crawl scheduling at a given bandwidth: the exact argmax of the crawl value at every tick.
 
-:class:`Scheduler` crawls, at each tick of a crawl rate ``R``, the page with
-the highest crawl value ``V_i(tau_eff,i)`` (:func:`freshcore.value.crawl_value`),
-exactly as a brute-force argmax over all pages would (ties to the lowest page
-index), without evaluating every page at every tick.  The compiled state
+:class:`Scheduler` crawls, at each tick of a bandwidth ``R`` (crawls per unit
+time), the page with the highest crawl value ``V_i(tau_eff,i)``
+(:func:`freshcore.value.crawl_value`), exactly as a brute-force argmax over
+all pages would (ties to the lowest page id), without evaluating every page at
+every tick: Algorithm 1 of Busa-Fekete et al. (2025).  The compiled state
 (``freshcore._schedule``) documents the invariant that makes this exact.
 
 Pages have stable integer ids and can be added, removed and re-parameterised
 (e.g. with fresh change-rate estimates) between ticks without a rebuild.
 The full state survives :meth:`Scheduler.save`/:meth:`Scheduler.load`,
 ``pickle``, ``copy`` and :meth:`Scheduler.to_dict`/:meth:`Scheduler.from_dict`:
-the continued decision sequence is identical to an uninterrupted run (SPEC
-section 4, "its state can be saved and restored").
+the continued decision sequence is identical to an uninterrupted run.
+
+References
+----------
+R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
+utilizing noisy change-indicating signals", 2025: Algorithm 1, Appendices C
+(delayed signals) and D (bandwidth changes).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
 from freshcore import _schedule, _statefile
-from freshcore._statefile import item as _item
-from freshcore._validation import check_array, check_choice, check_indices, check_int, check_same_length, check_scalar
+from freshcore._statefile import Entry
+from freshcore._validation import (
+    check_array,
+    check_choice,
+    check_crawl_times,
+    check_int,
+    check_page_id,
+    check_page_ids,
+    check_same_length,
+    check_scalar,
+)
 from freshcore.value import PageModel
+from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
 
-__all__ = ["Scheduler", "FORMAT_VERSION"]
+__all__ = ["MAX_PAGE_IDS", "Scheduler"]
 
-_KINDS = ("exact", "approx", "greedy", "cis")
+VALUES = ("exact", "approx", "greedy", "cis")
 
-#: Version of the :meth:`Scheduler.save` file format; :meth:`Scheduler.load` rejects any other.
-FORMAT_VERSION = 4
-_MAGIC = "freshcore.Scheduler"
-_MAX_SLOTS = 2**31 - 3  # page ids handed out over a scheduler's life (32-bit heap indices)
+#: Page ids a scheduler hands out over its life (its heaps index pages with 32-bit integers).
+MAX_PAGE_IDS = 2**31 - 3
+
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
-_FLOAT_KEYS = ("last", "key")
-_FLOAT_SCALARS = ("origin", "rate", "time", "signal_delay", "last_best", "park_level", "park_margin")
-_INT_SCALARS = ("k", "nticks", "n_evaluations", "n_unparks", "park_fall")
 
 
-def _check_last_crawl(last_crawl: Any, m: int, caller: str) -> np.ndarray:
-    """Initial last-crawl times of m pages (finite, <= 0), a float64 copy; a ValueError naming ``caller`` otherwise."""
-    last = check_array(last_crawl, "last_crawl", caller, high=0.0, copy=True)
-    if len(last) != m:
-        raise ValueError(
-            f"The 'last_crawl' parameter of {caller} must have one entry per page ({m}). Got shape {last.shape} instead."
-        )
-    return last
-
-
-class Scheduler(_statefile.DictState):
+class Scheduler(_statefile.StateFile):
     """Greedy crawl scheduler: crawl ``argmax_i V_i(tau_eff,i(t_j))`` at every tick.
 
     Parameters
@@ -59,16 +60,17 @@ class Scheduler(_statefile.DictState):
         The initial pages, with ids ``0 .. len(pages) - 1``.  Pages are
         added, removed and re-parameterised with :meth:`add_pages`,
         :meth:`remove_pages` and :meth:`update_pages`.
-    rate : float
-        Crawl rate ``R > 0``: tick ``j`` after the last rate change at time
-        ``t_0`` is at ``t_0 + j/R``.  Changed by :meth:`set_bandwidth`.
+    bandwidth : float
+        Crawls per unit time ``R > 0``: tick ``j`` after the last change of
+        bandwidth at time ``t_0`` is at ``t_0 + j/R``.  Changed by
+        :meth:`set_bandwidth`.
     value : {"exact", "approx", "greedy", "cis"}, default="exact"
-        The crawl value, as ``kind`` of :func:`freshcore.value.crawl_value`:
+        The crawl value, as ``value`` of :func:`freshcore.value.crawl_value`:
         Greedy-NCIS exact, the approx-``terms`` truncation, Greedy (signals
         ignored) or Greedy-CIS (signals taken as proof of a change).
     signal_delay : float, default=0.0
         Signals timed less than ``signal_delay`` after their page's last
-        crawl are discarded (001 Appendix C).
+        crawl are discarded (Appendix C of Busa-Fekete et al., 2025).
     terms : int, optional
         Number of terms ``j >= 1`` for ``value="approx"`` (required there,
         not allowed otherwise).
@@ -92,7 +94,8 @@ class Scheduler(_statefile.DictState):
 
     Pages are named by stable integer ids: the initial pages are
     ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the
-    id of a removed page is never reused.  Decisions, :meth:`signal` and the
+    id of a removed page is never reused (at most :data:`MAX_PAGE_IDS` ids over
+    a scheduler's life).  Decisions, :meth:`signal` and the
     other methods use these ids; ties go to the lowest id.  The per-page
     properties (:attr:`last_crawl`, :attr:`signal_counts`, :attr:`pages`)
     list the live pages in increasing id order, i.e. entry ``i`` is page
@@ -104,6 +107,11 @@ class Scheduler(_statefile.DictState):
     work each: every page's value is bounded by a line from its last
     evaluation, with a slope from a bound on ``dV/dtau`` (the slope invariant
     in ``freshcore._schedule``).
+
+    References
+    ----------
+    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
+    algorithm utilizing noisy change-indicating signals", 2025: Algorithm 1.
 
     Examples
     --------
@@ -125,6 +133,10 @@ class Scheduler(_statefile.DictState):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
+    FORMAT_VERSION = 5
+    _MAGIC = "freshcore.Scheduler"
+    _WHAT = "scheduler"
+
     def __init__(
         self,
         pages: PageModel,
@@ -136,30 +148,21 @@ class Scheduler(_statefile.DictState):
         last_crawl: Any = None,
     ) -> None:
         caller = "Scheduler"
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
-        if len(pages) > _MAX_SLOTS:
-            raise ValueError(f"The 'pages' parameter of {caller} must hold at most {_MAX_SLOTS} pages. Got {len(pages)}.")
-        check_choice(value, "value", caller, _KINDS)
+        if len(pages) > MAX_PAGE_IDS:
+            raise ValueError(
+                f"The 'pages' parameter of {caller} must hold at most {MAX_PAGE_IDS} pages. Got {len(pages)}."
+            )
+        check_choice(value, "value", caller, VALUES)
         delay = check_scalar(signal_delay, "signal_delay", caller, low=0.0)
-        if value == "approx":
-            if terms is None:
-                raise ValueError(f"The 'terms' parameter of {caller} is required with value='approx'.")
-            j = check_int(terms, "terms", caller, low=1)
-        else:
-            if terms is not None:
-                raise ValueError(f"The 'terms' parameter of {caller} is only used with value='approx'. Got {terms!r}.")
-            j = -1
-        last = None if last_crawl is None else _check_last_crawl(last_crawl, len(pages), caller)
-        arrays = _page_arrays(pages, value)
+        j = _check_terms(terms, value, caller)
+        last = None if last_crawl is None else check_crawl_times(last_crawl, len(pages), caller)
         self._pages: PageModel | None = pages
         self._value = value
         self._terms = terms
         self._delay = delay
-        self._state = _schedule.SchedulerState(*arrays, _KINDS.index(value), j, r, delay, last)
+        self._state = _schedule.SchedulerState(*_page_arrays(pages), VALUES.index(value), j, r, delay, last)
 
     @property
     def time(self) -> float:
@@ -168,7 +171,7 @@ class Scheduler(_statefile.DictState):
 
     @property
     def bandwidth(self) -> float:
-        """Current crawl rate ``R``."""
+        """Current bandwidth ``R``: crawls per unit time, one per tick."""
         return self._state.rate
 
     @property
@@ -291,9 +294,7 @@ class Scheduler(_statefile.DictState):
             If ``page`` is not an integer or ``t`` not a real number.
         """
         caller = "Scheduler.signal"
-        j = check_int(page, "page", caller, low=0)
-        if j >= self._state.n_slots or not self._state.alive_of(j):
-            raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} ({self._why(j)}).")
+        j = check_page_id(page, "page", caller, self._state.n_slots, self._state.alive_of)
         tt = check_scalar(t, "t", caller)
         last = self._state.last_crawl_of(j)
         if tt < last:
@@ -362,14 +363,14 @@ class Scheduler(_statefile.DictState):
         return out.view(np.bool_)
 
     def set_bandwidth(self, bandwidth: float) -> Scheduler:
-        """Change the crawl rate from now on (001 Appendix D); returns ``self``.
+        """Change the bandwidth from now on (Appendix D of Busa-Fekete et al., 2025); returns ``self``.
 
-        The next tick is at ``time + 1/rate``.
+        The next tick is at ``time + 1/bandwidth``.
 
         Raises
         ------
         ValueError
-            If ``rate`` is not a finite number > 0 (the rate is then unchanged).
+            If ``bandwidth`` is not a finite number > 0 (it is then unchanged).
         """
         r = check_scalar(bandwidth, "bandwidth", "Scheduler.set_bandwidth", low=0.0, low_inclusive=False)
         self._state.set_rate(r)
@@ -397,28 +398,18 @@ class Scheduler(_statefile.DictState):
         to the heap of its slope bucket (O(log m) each; ``freshcore._schedule``).
         """
         caller = "Scheduler.add_pages"
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         n = len(pages)
-        if self._state.n_slots + n > _MAX_SLOTS:
+        if self._state.n_slots + n > MAX_PAGE_IDS:
             raise ValueError(
-                f"The 'pages' parameter of {caller} would take the page ids handed out past {_MAX_SLOTS} "
+                f"The 'pages' parameter of {caller} would take the page ids handed out past {MAX_PAGE_IDS} "
                 f"({self._state.n_slots} so far, {n} more)."
             )
         if last_crawl is None:
             last = np.full(n, self.time)
         else:
-            last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1), high=self.time)
-            if np.ndim(last_crawl) == 0:
-                last = np.full(n, float(last.reshape(-1)[0]))
-            elif len(last) != n:
-                raise ValueError(
-                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
-                    f"Got shape {last.shape} instead."
-                )
-        first = self._state.add(*_page_arrays(pages, self._value), np.ascontiguousarray(last, dtype=np.float64))
+            last = check_crawl_times(last_crawl, n, caller, latest=self.time, scalar=True)
+        first = self._state.add(*_page_arrays(pages), last)
         self._pages = None
         return np.arange(first, first + n, dtype=np.int64)
 
@@ -462,59 +453,37 @@ class Scheduler(_statefile.DictState):
         """
         caller = "Scheduler.update_pages"
         p = self._check_ids(ids, "ids", caller, distinct=True)
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         if len(pages) != len(p):
             raise ValueError(
                 f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
             )
-        self._state.update(p, *_page_arrays(pages, self._value))
+        self._state.update(p, *_page_arrays(pages))
         self._pages = None
         return self
 
-    def _why(self, j: int) -> str:
-        return "removed" if j < self._state.n_slots else f"ids so far are 0 .. {self._state.n_slots - 1}"
-
     def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
         """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
-        p = check_indices(ids, name, caller, self._state.n_slots)
-        dead = ~self._state.alive_of(p)
-        if dead.any():
-            i = int(np.flatnonzero(dead)[0])
-            raise ValueError(
-                f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
-            )
-        if distinct and len(p) > 1:
-            order = np.argsort(p, kind="stable")
-            rep = np.flatnonzero(p[order][1:] == p[order][:-1])
-            if len(rep):
-                i = int(order[1:][rep].min())
-                raise ValueError(
-                    f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
-                    f"is repeated."
-                )
-        return p
+        return check_page_ids(ids, name, caller, self._state.n_slots, self._state.alive_of, distinct=distinct)
 
     def _need_pages(self, caller: str) -> None:
         if self._state.n_pages == 0:
             raise ValueError(f"{caller}: no page to crawl (every page was removed).")
 
-    # -- state: dict, pickle, copy, file -----------------------------------------
+    # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:
         """The full state as a dict of numpy arrays and Python scalars (copies).
 
         Holds the parameters of every page id handed out (``alive`` flags
         the live ones), the value kind, ``terms``, the signal
-        delay and the compiled state (rate, origin and tick count of the
-        current rate, time, last crawls, signal counts, and each page's
+        delay and the compiled state (bandwidth ``rate``, origin and tick count of the
+        current bandwidth, time, last crawls, signal counts, and each page's
         bound: its key and slope bucket, from which the heaps are rebuilt).
         :meth:`from_dict` restores it exactly: the continued decisions (and
         even the value evaluations) are those of an uninterrupted run.
         """
         d: dict[str, Any] = {
-            "format_version": FORMAT_VERSION,
+            "format_version": self.FORMAT_VERSION,
             "value": self._value,
             "terms": self._terms,
         }
@@ -525,158 +494,133 @@ class Scheduler(_statefile.DictState):
     def from_dict(cls, d: dict[str, Any]) -> Scheduler:
         """Rebuild a scheduler from :meth:`to_dict` output.
 
+        Every entry is checked (type, shape, range), and so are the
+        invariants that tie them together: the clock (``time = origin +
+        k/rate``, never before 0), no live page crawled after ``time``, every
+        live page in one heap once the first tick has passed, parked pages only
+        for Greedy; a state that fails them is refused rather than run.
+
         Raises
         ------
         ValueError
-            If an entry is missing, of the wrong shape or inconsistent (an
-            index out of range, a page both hot and cold, a broken heap, ...).
+            If an entry is missing, of the wrong shape or type, out of range,
+            or inconsistent with the others; the message names the entry.
         TypeError
             If ``d`` is not a mapping.
         """
         caller = "Scheduler.from_dict"
-        if not hasattr(d, "keys"):
-            raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
-        need = ("format_version", "value", "terms", *_PAGE_KEYS, "alive", *_FLOAT_KEYS, "ncis", "bucket",
-                *_FLOAT_SCALARS, *_INT_SCALARS, "built")
-        missing = [k for k in need if k not in d]
-        if missing:
-            raise ValueError(f"The 'd' parameter of {caller} lacks the entries {missing}.")
-        version = _item(d["format_version"])
-        if version != FORMAT_VERSION:
+        version = _statefile.check_entries(d, (Entry("format_version", "int"),), caller)["format_version"]
+        if version != cls.FORMAT_VERSION:
             raise ValueError(
                 f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
-                f"version {FORMAT_VERSION}."
+                f"version {cls.FORMAT_VERSION}."
             )
-        value = _item(d["value"])
-        terms = _item(d["terms"])
-        pages = PageModel(*(d[k] for k in _PAGE_KEYS))
-        self = cls(pages, _item(d["rate"]), value=value, signal_delay=_item(d["signal_delay"]), terms=terms)
-        state = _check_state(d, len(pages), caller)
-        self._state.import_state(state)
+        m = len(np.atleast_1d(d.get("alive", ())))
+        state = _statefile.check_entries(d, _STATE, caller, m)
+        _check_invariants(state, caller)
+        value, terms = state["value"], state["terms"]
+        self = cls.__new__(cls)
         self._pages = None
+        self._value = value
+        self._terms = terms
+        self._delay = state["signal_delay"]
+        arrays = [np.ascontiguousarray(state[k]) for k in ("change_rate", "importance", "false_rate", "recall")]
+        self._state = _schedule.SchedulerState(
+            *arrays, VALUES.index(value), -1 if terms is None else terms, state["rate"], self._delay)
+        self._state.import_state(state)
         return self
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the full state to ``path`` atomically.
-
-        The file is an ``.npz`` archive (read with ``allow_pickle=False``)
-        holding :meth:`to_dict`, a magic string, :data:`FORMAT_VERSION` and
-        the SHA-256 of the payload.  It is written to a temporary file in the
-        same directory, flushed to disk (``fsync``) and renamed over ``path``
-        (``os.replace``), so a crash or an error mid-save leaves any previous
-        file at ``path`` intact and never a partial one.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Destination (no suffix is added).
-        """
-        _statefile.write(path, _to_arrays(self.to_dict()), _MAGIC)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> Scheduler:
-        """Read a scheduler written by :meth:`save`.
-
-        Raises
-        ------
-        ValueError
-            If the file is truncated or corrupted (unreadable archive, or a
-            payload whose SHA-256 does not match), is not a scheduler file
-            (wrong magic string) or is of another format version.
-        FileNotFoundError
-            If ``path`` does not exist.
-        """
-        return cls.from_dict(_from_arrays(_statefile.read(path, _MAGIC, FORMAT_VERSION, "scheduler")))
-
     def __repr__(self) -> str:
-        return f"Scheduler(n_pages={self.n_pages}, rate={self.bandwidth!r}, value={self._value!r}, time={self.time!r})"
+        return (f"Scheduler(n_pages={self.n_pages}, bandwidth={self.bandwidth!r}, value={self._value!r}, "
+                f"time={self.time!r})")
 
 
-def _page_arrays(pages: PageModel, value: str) -> list[np.ndarray]:
+def _check_terms(terms: Any, value: str, caller: str) -> int:
+    """``terms`` of ``value="approx"`` (required there, refused otherwise); -1 for the other kinds."""
+    if value == "approx":
+        if terms is None:
+            raise ValueError(f"The 'terms' parameter of {caller} is required with value='approx'.")
+        return check_int(terms, "terms", caller, low=1)
+    if terms is not None:
+        raise ValueError(f"The 'terms' parameter of {caller} is only used with value='approx'. Got {terms!r}.")
+    return -1
+
+
+def _page_arrays(pages: PageModel) -> list[np.ndarray]:
     """The per-page arrays of the compiled state: Delta, mu, nu and lambda.
 
-    (``alpha``, ``gamma``, ``beta`` and the signal term of ``tau`` for
-    ``value`` are recomputed by the compiled state with PageModel's
+    (``alpha``, ``gamma``, ``beta`` and the signal term of ``tau`` for the
+    value kind are recomputed by the compiled state with PageModel's
     operations; ``beta`` by the same compiled function.)
     """
     return [np.ascontiguousarray(a, dtype=np.float64) for a in (
         pages.change_rate, pages.importance, pages.false_rate, pages.recall)]
 
 
-def _to_arrays(d: dict[str, Any]) -> dict[str, np.ndarray]:
-    out = dict(d)
-    if out["terms"] is None:
-        out["terms"] = -1
-    return {k: np.asarray(v) for k, v in out.items()}
+#: The entries of :meth:`Scheduler.to_dict` (the page arrays have one entry per page id handed out).
+_STATE = (
+    Entry("format_version", "int"),
+    Entry("value", "str", choices=VALUES),
+    Entry("terms", "int", low=1, optional=True),
+    Entry("change_rate", "floats", low=0.0),
+    Entry("importance", "floats", low=0.0),
+    Entry("recall", "floats", low=0.0, high=1.0),
+    Entry("false_rate", "floats", low=0.0),
+    Entry("alive", "flags"),
+    Entry("last", "floats"),
+    Entry("ncis", "ints", low=0, high=_schedule.MAX_SIGNALS),
+    Entry("key", "floats", finite=False),
+    Entry("bucket", "ints", low=0, high=_schedule.NOT_PLACED_CODE),
+    Entry("origin", "float", low=0.0),
+    Entry("rate", "float", low=0.0, open_low=True),
+    Entry("time", "float", low=0.0),
+    Entry("signal_delay", "float", low=0.0),
+    Entry("last_best", "float", low=0.0),
+    Entry("park_level", "float", low=0.0),
+    Entry("park_margin", "float", low=0.0, high=1.0, open_low=True, open_high=True),
+    Entry("park_fall", "int", low=0),
+    Entry("n_unparks", "int", low=0),
+    Entry("k", "int", low=0),
+    Entry("nticks", "int", low=0),
+    Entry("n_evaluations", "int", low=0),
+    Entry("built", "bool"),
+)
 
 
-def _from_arrays(data: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Undo :func:`_to_arrays` (``terms`` -1 is None) on the entries of a file."""
-    if "terms" in data and _item(data["terms"]) == -1:
-        data["terms"] = None
-    return data
-
-
-def _check_state(d: dict[str, Any], m: int, caller: str) -> dict[str, Any]:
-    """Validate the compiled-state entries of a :meth:`Scheduler.to_dict` dict (so import cannot go out of bounds)."""
+def _check_invariants(state: dict[str, Any], caller: str) -> None:
+    """What ties the checked entries of a :meth:`Scheduler.to_dict` dict together (a ValueError naming one)."""
 
     def bad(key: str, why: str) -> ValueError:
         return ValueError(f"The {key!r} entry of the dict given to {caller} {why}.")
 
-    out: dict[str, Any] = {}
-    for key in _FLOAT_KEYS:
-        a = np.ascontiguousarray(d[key], dtype=np.float64)
-        if a.shape != (m,):
-            raise bad(key, f"must have shape ({m},), got {a.shape}")
-        out[key] = a
-    if not np.isfinite(out["last"]).all():
-        raise bad("last", "must be finite")
-    if np.isnan(out["key"]).any():
-        raise bad("key", "must not hold NaN")
-    for key, high in (("ncis", _schedule.MAX_SIGNALS), ("bucket", _schedule.NOT_PLACED_CODE)):
-        a = np.asarray(d[key])
-        if a.shape != (m,) or (a.size and a.dtype.kind not in "iu"):
-            raise bad(key, f"must be an integer array of shape ({m},)")
-        a = a.astype(np.int64)
-        if a.size and (a.min() < 0 or a.max() > high):
-            raise bad(key, f"must hold integers in [0, {high}]")
-        out[key] = a
-    alive = np.asarray(d["alive"])
-    if alive.shape != (m,) or alive.dtype.kind not in "biu" or not np.isin(alive, (0, 1)).all():
-        raise bad("alive", f"must hold {m} flags")
-    out["alive"] = alive.astype(bool)
-    for key in _FLOAT_SCALARS:
-        v = _item(d[key])
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v):
-            raise bad(key, f"must be a finite number, got {v!r}")
-        out[key] = float(v)
-    if out["rate"] <= 0 or out["signal_delay"] < 0 or out["last_best"] < 0:
-        raise bad("rate", "'signal_delay' and 'last_best' must be in range")
-    if out["park_level"] < 0:
-        raise bad("park_level", f"must be >= 0, got {out['park_level']!r}")
-    if not 0 < out["park_margin"] < 1:
-        raise bad("park_margin", f"must be in (0, 1), got {out['park_margin']!r}")
-    for key in _INT_SCALARS:
-        v = _item(d[key])
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise bad(key, f"must be an integer >= 0, got {v!r}")
-        out[key] = v
-    built = _item(d["built"])
-    if not isinstance(built, bool):
-        raise bad("built", f"must be a bool, got {built!r}")
-    out["built"] = built
+    value, terms = state["value"], state["terms"]
+    if (value == "approx") != (terms is not None):
+        raise bad("terms", f"must be an integer >= 1 with value 'approx' and None otherwise, got {terms!r}")
+    # the clock: ticks at origin + j/rate since the last change of bandwidth (at time origin), from time 0 on
+    origin, k, rate, time = state["origin"], state["k"], state["rate"], state["time"]
+    if time != origin + k / rate:
+        raise bad("time", f"must be 'origin' + 'k' / 'rate' ({origin!r} + {k} / {rate!r}), got {time!r}")
+    if k > state["nticks"] or state["park_fall"] > state["nticks"] or state["n_unparks"] > state["nticks"]:
+        raise bad("nticks", "must count every tick: at least 'k', 'park_fall' and 'n_unparks'")
+    built, alive, bucket = state["built"], state["alive"], state["bucket"]
+    if not built and (state["nticks"] or time != 0.0):
+        raise bad("built", "must be True once a tick has passed")
+    late = np.flatnonzero(alive & (state["last"] > time))
+    if late.size:
+        j = int(late[0])
+        raise bad("last", f"must not be after 'time' ({time!r}) for a live page; page {j} was crawled at "
+                  f"{state['last'][j]!r}")
     n_buckets = _schedule.N_BUCKETS
-    wrong = (out["bucket"] >= n_buckets) & (out["bucket"] != _schedule.NOT_PLACED_CODE)
+    wrong = (bucket >= n_buckets) & (bucket != _schedule.NOT_PLACED_CODE)
     if wrong.any():
         raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_schedule.NOT_PLACED_CODE} (page "
                   f"{int(np.flatnonzero(wrong)[0])})")
-    parked = np.isin(out["bucket"], (_schedule.PARK_CODE, _schedule.FAR_CODE))
-    if parked.any() and _item(d["value"]) != "greedy":
+    parked = np.isin(bucket, (_schedule.PARK_CODE, _schedule.FAR_CODE))
+    if parked.any() and value != "greedy":
         raise bad("bucket", f"must park only Greedy pages (page {int(np.flatnonzero(parked)[0])})")
-    placed = out["bucket"] != _schedule.NOT_PLACED_CODE
-    if built and (placed != out["alive"]).any():
-        j = int(np.flatnonzero(placed != out["alive"])[0])
+    placed = bucket != _schedule.NOT_PLACED_CODE
+    if built and (placed != alive).any():
+        j = int(np.flatnonzero(placed != alive)[0])
         raise bad("bucket", f"must place every live page and no removed one (page {j})")
     if not built and placed.any():
         raise bad("bucket", "must place no page before the first tick")
-    return out

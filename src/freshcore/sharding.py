@@ -39,22 +39,36 @@ from typing import Any
 
 import numpy as np
 
-from freshcore import _parallel, _statefile
-from freshcore._statefile import item as _item
-from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
-from freshcore import schedule as _schedule_mod
-from freshcore.schedule import Scheduler, _from_arrays as _schedule_from_arrays, _to_arrays as _schedule_to_arrays
+from freshcore import _parallel, _statefile, schedule
+from freshcore._statefile import Entry
+from freshcore._validation import (
+    check_array,
+    check_crawl_times,
+    check_int,
+    check_page_id,
+    check_page_ids,
+    check_same_length,
+    check_scalar,
+    read_only_view,
+)
+from freshcore.schedule import Scheduler
 from freshcore.value import PageModel
+from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
 
-__all__ = ["ShardedScheduler", "FORMAT_VERSION"]
+__all__ = ["ShardedScheduler"]
 
-#: Version of the :meth:`ShardedScheduler.save` file format (and of :meth:`ShardedScheduler.to_dict`);
-#: :meth:`ShardedScheduler.load` rejects any other.  The shards' entries carry the
-#: :data:`freshcore.schedule.FORMAT_VERSION` of their own.
-FORMAT_VERSION = 1
-_MAGIC = "freshcore.ShardedScheduler"
-_STATE_KEYS = ("format_version", "shards", "assign", "rate", "position", "time", "origin", "ticks", "shard_rate",
-               "pending_rate", "schedulers")
+#: The entries of :meth:`ShardedScheduler.to_dict` but ``schedulers`` (``assign`` has one per page id).
+_STATE = (
+    Entry("shards", "int", low=1),
+    Entry("assign", "ints", low=0),
+    Entry("rate", "float", low=0.0, open_low=True),
+    Entry("position", "int", low=0),
+    Entry("time", "float", low=0.0),
+    Entry("origin", "float", low=0.0),
+    Entry("ticks", "int", low=0),
+    Entry("shard_rate", "float", low=0.0, open_low=True),
+    Entry("pending_rate", "float", low=0.0, open_low=True, optional=True),
+)
 
 #: Decisions per shard below which :meth:`ShardedScheduler.run` stays on the
 #: calling thread.  Measured with ``threshold`` of bench/bench_sharding.py on
@@ -72,8 +86,8 @@ MIN_PARALLEL_TICKS = 4096
 _MANY = 32
 
 
-class ShardedScheduler(_statefile.DictState):
-    """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at rate ``R/shards``, merged.
+class ShardedScheduler(_statefile.StateFile):
+    """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at bandwidth ``R/shards``, merged.
 
     Parameters
     ----------
@@ -81,8 +95,8 @@ class ShardedScheduler(_statefile.DictState):
         The initial pages, with ids ``0 .. len(pages) - 1``.  Pages are
         added, removed and re-parameterised with :meth:`add_pages`,
         :meth:`remove_pages` and :meth:`update_pages`.
-    rate : float
-        Total crawl rate ``R > 0``; each shard crawls at ``R/shards``.
+    bandwidth : float
+        Total crawls per unit time ``R > 0``; each shard crawls at ``R/shards``.
     shards : int
         Number of shards ``k``, ``1 <= k <= n_pages``.
     value : {"exact", "approx", "greedy", "cis"}, default="exact"
@@ -160,6 +174,10 @@ class ShardedScheduler(_statefile.DictState):
     ([2, 4], [1, 2, 3, 4])
     """
 
+    FORMAT_VERSION = 2
+    _MAGIC = "freshcore.ShardedScheduler"
+    _WHAT = "sharded scheduler"
+
     def __init__(
         self,
         pages: PageModel,
@@ -173,7 +191,7 @@ class ShardedScheduler(_statefile.DictState):
         last_crawl: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         m = len(pages)
         r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
@@ -181,7 +199,7 @@ class ShardedScheduler(_statefile.DictState):
             owner = np.arange(m, dtype=np.int64) % k
         else:
             owner = _check_assign(assign, m, k, caller)
-        last = None if last_crawl is None else _schedule_mod._check_last_crawl(last_crawl, m, caller)
+        last = None if last_crawl is None else check_crawl_times(last_crawl, m, caller)
         members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
@@ -283,30 +301,15 @@ class ShardedScheduler(_statefile.DictState):
             out[ids[sched.page_ids]] = get(sched)
         return out
 
+    def _alive_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._alive[ids]
+
     def _check_page(self, page: Any, caller: str) -> int:
-        j = check_int(page, "page", caller, low=0, high=len(self._owner) - 1)
-        if not self._alive[j]:
-            raise ValueError(f"The 'page' parameter of {caller} must be a live page id. Got {j!r} (removed).")
-        return j
+        return check_page_id(page, "page", caller, len(self._owner), self._alive_of)
 
     def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
         """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
-        p = check_indices(ids, name, caller, len(self._owner))
-        dead = np.flatnonzero(~self._alive[p])
-        if dead.size:
-            i = int(dead[0])
-            raise ValueError(
-                f"The {name!r} parameter of {caller} must contain live page ids; {name}[{i}] = {int(p[i])} (removed)."
-            )
-        if distinct and len(p) > 1:
-            _, first = np.unique(p, return_index=True)
-            if len(first) < len(p):
-                i = int(np.flatnonzero(np.isin(np.arange(len(p)), first, invert=True))[0])
-                raise ValueError(
-                    f"The {name!r} parameter of {caller} must contain distinct page ids; {name}[{i}] = {int(p[i])} "
-                    f"is repeated."
-                )
-        return p
+        return check_page_ids(ids, name, caller, len(self._owner), self._alive_of, distinct=distinct)
 
     def shard_of(self, page: int) -> int:
         """Shard number of live page ``page``."""
@@ -326,9 +329,7 @@ class ShardedScheduler(_statefile.DictState):
         ids, sched = self._members[s], self._scheds[s]
         if sched.n_pages == len(ids):
             return ids
-        out = ids[sched.page_ids]
-        out.flags.writeable = False
-        return out
+        return read_only_view(ids[sched.page_ids])
 
     # -- the clock ------------------------------------------------------------
     def tick_times(self, n: int) -> np.ndarray:
@@ -599,28 +600,21 @@ class ShardedScheduler(_statefile.DictState):
             is added then.
         """
         caller = "ShardedScheduler.add_pages"
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         n = len(pages)
         shard = _fill(np.array([sched.n_pages for sched in self._scheds], dtype=np.int64), n)
         counts = np.bincount(shard, minlength=self._k)
         for s, sched in enumerate(self._scheds):
-            if len(self._members[s]) + counts[s] > _schedule_mod._MAX_SLOTS:
+            if len(self._members[s]) + counts[s] > schedule.MAX_PAGE_IDS:
                 raise ValueError(
                     f"The 'pages' parameter of {caller} would take shard {s}'s page ids past "
-                    f"{_schedule_mod._MAX_SLOTS}."
+                    f"{schedule.MAX_PAGE_IDS}."
                 )
         times = np.array([sched.time for sched in self._scheds])[shard]
         if last_crawl is None:
             last = times
         else:
-            last = check_array(last_crawl, "last_crawl", caller, ndim=(0, 1))
-            if np.ndim(last_crawl) == 0:
-                last = np.full(n, float(last.reshape(-1)[0]))
-            elif len(last) != n:
-                raise ValueError(
-                    f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
-                    f"Got shape {last.shape} instead."
-                )
+            last = check_crawl_times(last_crawl, n, caller, latest=None, scalar=True)
             late = np.flatnonzero(last > times)
             if late.size:
                 i = int(late[0])
@@ -635,9 +629,9 @@ class ShardedScheduler(_statefile.DictState):
         for s in np.flatnonzero(counts).tolist():
             sel = np.flatnonzero(shard == s)
             local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel])
-            members[s] = _frozen(np.concatenate([members[s], new[sel]]))
-        self._owner = _frozen(np.concatenate([self._owner, shard]))
-        self._local = _frozen(np.concatenate([self._local, local]))
+            members[s] = read_only_view(np.concatenate([members[s], new[sel]]))
+        self._owner = read_only_view(np.concatenate([self._owner, shard]))
+        self._local = read_only_view(np.concatenate([self._local, local]))
         self._members = tuple(members)
         self._alive = np.concatenate([self._alive, np.ones(n, dtype=bool)])
         self._pages = None
@@ -696,7 +690,7 @@ class ShardedScheduler(_statefile.DictState):
         """
         caller = "ShardedScheduler.update_pages"
         p = self._check_ids(ids, "ids", caller, distinct=True)
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         if len(pages) != len(p):
             raise ValueError(
                 f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
@@ -708,23 +702,23 @@ class ShardedScheduler(_statefile.DictState):
         self._pages = None
         return self
 
-    # -- state: dict, pickle, copy, file -----------------------------------------
+    # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:
         """The full state as a dict of numpy arrays, Python scalars and the shards' dicts (copies).
 
         Holds the number of shards, the shard of every page id handed out
-        (``assign``, removed pages included), the
-        total rate, the merge position (``position``: shards
-        ``0..position-1`` ticked at ``time`` in the current round), the shards'
-        common clock (``origin + ticks/shard_rate``), the rate the rest of a
-        round's shards take after their tick (``pending_rate``, None outside a
-        rate change in mid-round), and ``schedulers``: each shard's
+        (``assign``, removed pages included), the total bandwidth ``rate``,
+        the merge position (``position``: shards ``0..position-1`` ticked at
+        ``time`` in the current round), the shards' common clock (``origin +
+        ticks/shard_rate``), the bandwidth the rest of a round's shards take
+        after their tick (``pending_rate``, None outside a change of bandwidth
+        in mid-round), and ``schedulers``: each shard's
         :meth:`Scheduler.to_dict <freshcore.schedule.Scheduler.to_dict>`.
         :meth:`from_dict` restores it exactly: the continued decisions are
         those of an uninterrupted run.
         """
         return {
-            "format_version": FORMAT_VERSION,
+            "format_version": self.FORMAT_VERSION,
             "shards": self._k,
             "assign": np.array(self._owner, dtype=np.int64, copy=True),
             "rate": self._bandwidth,
@@ -756,47 +750,26 @@ class ShardedScheduler(_statefile.DictState):
             If ``d`` is not a mapping.
         """
         caller = "ShardedScheduler.from_dict"
-        if not hasattr(d, "keys"):
-            raise TypeError(f"The 'd' parameter of {caller} must be a dict. Got {type(d).__name__} instead.")
-        missing = [key for key in _STATE_KEYS if key not in d]
-        if missing:
-            raise ValueError(f"The 'd' parameter of {caller} lacks the entries {missing}.")
+        version = _statefile.check_entries(d, (Entry("format_version", "int"),), caller)["format_version"]
+        if version != cls.FORMAT_VERSION:
+            raise ValueError(
+                f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
+                f"version {cls.FORMAT_VERSION}."
+            )
+        if "schedulers" not in d:
+            raise ValueError(f"The 'd' parameter of {caller} lacks the entries ['schedulers'].")
 
         def bad(key: str, why: str) -> ValueError:
             return ValueError(f"The {key!r} entry of the dict given to {caller} {why}.")
 
-        def scalar(key: str) -> Any:
-            try:
-                return _item(d[key])
-            except ValueError as exc:
-                raise bad(key, f"must be a scalar ({exc})") from None
+        assign = np.asarray(d.get("assign", ()))
+        if assign.ndim != 1 or (assign.size and assign.dtype.kind not in "iu"):
+            raise bad("assign", "must be a 1-d integer array")
+        st = _statefile.check_entries(d, _STATE, caller, len(assign))
 
-        version = scalar("format_version")
-        if version != FORMAT_VERSION:
-            raise ValueError(
-                f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
-                f"version {FORMAT_VERSION}."
-            )
-        ints = {}
-        for key, low in (("shards", 1), ("position", 0), ("ticks", 0)):
-            v = scalar(key)
-            if not isinstance(v, int) or isinstance(v, bool) or v < low:
-                raise bad(key, f"must be an integer >= {low}, got {v!r}")
-            ints[key] = v
-        k, pos, j = ints["shards"], ints["position"], ints["ticks"]
-        floats = {}
-        for key in ("rate", "time", "origin", "shard_rate", "pending_rate"):
-            v = scalar(key)
-            if key == "pending_rate" and v is None:
-                floats[key] = None
-                continue
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-                raise bad(key, f"must be a finite number, got {v!r}")
-            if key in ("rate", "shard_rate", "pending_rate") and v <= 0:
-                raise bad(key, f"must be > 0, got {v!r}")
-            floats[key] = float(v)
-        rate, time, origin, srate, pending = (floats[key] for key in ("rate", "time", "origin", "shard_rate",
-                                                                      "pending_rate"))
+        k, pos, j = st["shards"], st["position"], st["ticks"]
+        rate, time, origin, srate, pending = (st[key] for key in ("rate", "time", "origin", "shard_rate",
+                                                                  "pending_rate"))
         if pos >= k:
             raise bad("position", f"must be below 'shards' ({k}), got {pos}")
         if pos and j == 0:
@@ -808,10 +781,7 @@ class ShardedScheduler(_statefile.DictState):
             raise bad("rate", f"divided by 'shards' must be the shards' new rate {which!r}")
         if time != origin + j / srate:
             raise bad("time", "must be 'origin' + 'ticks' / 'shard_rate'")
-        owner = np.asarray(d["assign"])
-        if owner.ndim != 1 or owner.dtype.kind not in "iu":
-            raise bad("assign", "must be a 1-d integer array")
-        owner = _check_assign(owner, len(owner), k, caller).astype(np.int64)
+        owner = _check_assign(st["assign"], len(st["assign"]), k, caller)
         members, local = _layout(owner, k)
         dicts = d["schedulers"]
         if not isinstance(dicts, (list, tuple)) or len(dicts) != k:
@@ -833,72 +803,18 @@ class ShardedScheduler(_statefile.DictState):
                 want = (time, 0, pending) if pending is not None else (origin, j, srate)
             else:
                 want = (origin, j - 1, srate)
-            got = (_item(ds["origin"]), _item(ds["k"]), _item(ds["rate"]))
-            if got != want or _item(ds["time"]) != want[0] + want[1] / want[2]:
+            got = tuple(_statefile.item(ds[key]) for key in ("origin", "k", "rate"))
+            if got != want or sched.time != want[0] + want[1] / want[2]:
                 raise bad("schedulers", f"must hold shard {s}'s clock as the merge position gives it: origin, ticks "
-                          f"and rate {want}, got {got} at time {_item(ds['time'])!r}")
+                          f"and rate {want}, got {got} at time {sched.time!r}")
             scheds.append(sched)
         self = cls.__new__(cls)
-        self._adopt(None, rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate,
-                    pending)
+        self._adopt(None, rate, owner, members, local, tuple(scheds), pos, time, origin, j, srate, pending)
         return self
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the full state to ``path`` atomically.
-
-        The same kind of file as :meth:`Scheduler.save
-        <freshcore.schedule.Scheduler.save>` (an ``.npz`` archive without
-        pickles, written to a temporary file, ``fsync``-ed and renamed over
-        ``path``), with its own magic string and :data:`FORMAT_VERSION`: the
-        entries of :meth:`to_dict`, shard ``s``'s under the prefix
-        ``"shard{s}."``, and ``pending_rate`` None stored as NaN.
-
-        Parameters
-        ----------
-        path : str or path-like
-            Destination (no suffix is added).
-        """
-        d = self.to_dict()
-        dicts = d.pop("schedulers")
-        if d["pending_rate"] is None:
-            d["pending_rate"] = math.nan
-        arrays = {key: np.asarray(v) for key, v in d.items()}
-        for s, ds in enumerate(dicts):
-            arrays.update((f"shard{s}.{key}", v) for key, v in _schedule_to_arrays(ds).items())
-        _statefile.write(path, arrays, _MAGIC)
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> ShardedScheduler:
-        """Read a sharded scheduler written by :meth:`save`.
-
-        Raises
-        ------
-        ValueError
-            If the file is truncated or corrupted (unreadable archive, or a
-            payload whose SHA-256 does not match), is not a sharded scheduler
-            file (e.g. one of :meth:`Scheduler.save
-            <freshcore.schedule.Scheduler.save>`), is of another format version
-            or holds an inconsistent state (:meth:`from_dict`).
-        FileNotFoundError
-            If ``path`` does not exist.
-        """
-        data = _statefile.read(path, _MAGIC, FORMAT_VERSION, "sharded scheduler")
-        d: dict[str, Any] = {key: v for key, v in data.items() if "." not in key}
-        pending = _item(d.get("pending_rate"))
-        if isinstance(pending, float) and math.isnan(pending):
-            d["pending_rate"] = None
-        k = _item(d.get("shards", 0))
-        dicts: list[dict[str, Any]] = [{} for _ in range(k if isinstance(k, int) and k > 0 else 0)]
-        for key, v in data.items():
-            head, dot, rest = key.partition(".")
-            if dot and head[:5] == "shard" and head[5:].isdigit() and int(head[5:]) < len(dicts):
-                dicts[int(head[5:])][rest] = v
-        d["schedulers"] = [_schedule_from_arrays(ds) for ds in dicts]
-        return cls.from_dict(d)
 
     def __repr__(self) -> str:
         return (
-            f"ShardedScheduler(n_pages={self.n_pages}, rate={self._bandwidth!r}, shards={self._k}, "
+            f"ShardedScheduler(n_pages={self.n_pages}, bandwidth={self._bandwidth!r}, shards={self._k}, "
             f"value={self.value!r}, time={self._time!r})"
         )
 
@@ -918,16 +834,6 @@ def _layout(owner: np.ndarray, k: int) -> tuple[tuple[np.ndarray, ...], np.ndarr
         ids.flags.writeable = False
         members.append(ids)
     return tuple(members), local
-
-
-def _check_page_model(pages: Any, caller: str) -> None:
-    if not isinstance(pages, PageModel):
-        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
 
 
 def _fill(live: np.ndarray, n: int) -> np.ndarray:
