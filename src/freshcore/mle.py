@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping, cast, overload
 
 import numpy as np
 
@@ -88,7 +88,9 @@ def _crawl_rates(crawl_rate: Any, c: np.ndarray, caller: str) -> np.ndarray:
     )
 
 
-def _observations(changed: Any, intervals: Any, crawl_rate: Any, caller: str):
+def _observations(
+    changed: Any, intervals: Any, crawl_rate: Any, caller: str
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, bool]:
     """Validate the log; return (changed 2-D uint8, intervals 2-D float64 or None, crawl_rate or None, scalar)."""
     c = check_binary(changed, "changed", caller, ndim=(1, 2))
     scalar = c.ndim == 1
@@ -108,13 +110,13 @@ def _observations(changed: Any, intervals: Any, crawl_rate: Any, caller: str):
     return c2, t2, p, scalar
 
 
-def _upper(upper: Any, caller: str, c2, t2, p) -> np.ndarray:
+def _upper(upper: Any, caller: str, c2: np.ndarray, t2: np.ndarray | None, p: np.ndarray | None) -> np.ndarray:
     n = c2.shape[0]
     if upper is not None:
         return _per_page(upper, "upper", caller, n, allow_inf=True)
     if p is not None:
         return 1000.0 * (p if p.ndim == 1 else p.mean(axis=1))
-    return 1000.0 / t2.mean(axis=1)
+    return 1000.0 / cast(np.ndarray, t2).mean(axis=1)  # (the log has intervals when it has no crawl rate)
 
 
 def _check_out(out: Any, n_pages: int, scalar: bool, caller: str) -> np.ndarray:
@@ -126,7 +128,7 @@ def _check_out(out: Any, n_pages: int, scalar: bool, caller: str) -> np.ndarray:
     return check_out(out, (n_pages,), caller)
 
 
-def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bool, caller: str):
+def _finish(est: np.ndarray, upper: np.ndarray, return_clipped: bool, scalar: bool, caller: str) -> Any:
     clipped = np.isinf(est) | (est > upper)
     np.copyto(est, upper, where=clipped)
     if not return_clipped and clipped.any():
@@ -164,7 +166,27 @@ def _poisson_crawl_estimate(c2: np.ndarray, p: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
+@overload
+def mle_rates(
+    changed: Any, intervals: Any = ..., *, crawl_rate: Any = ..., upper: Any = ...,
+    return_clipped: Literal[False] = ..., out: np.ndarray | None = ...,
+) -> Any: ...
+@overload
+def mle_rates(
+    changed: Any, intervals: Any = ..., *, crawl_rate: Any = ..., upper: Any = ...,
+    return_clipped: Literal[True], out: np.ndarray | None = ...,
+) -> tuple[Any, Any]: ...
+
+
+def mle_rates(
+    changed: Any,
+    intervals: Any = None,
+    *,
+    crawl_rate: Any = None,
+    upper: Any = None,
+    return_clipped: bool = False,
+    out: np.ndarray | None = None,
+) -> Any:
     """Maximum-likelihood change rate of each page from its crawl log.
 
     Parameters
@@ -230,13 +252,33 @@ def mle_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_cl
     up = _upper(upper, caller, c2, t2, p)
     est = _check_out(out, c2.shape[0], scalar, caller)
     if t2 is None:
-        est[...] = _poisson_crawl_estimate(c2, p)
+        est[...] = _poisson_crawl_estimate(c2, cast(np.ndarray, p))  # (no intervals: a crawl rate)
     else:
         mle_rows(c2, t2, est)
     return _finish(est, up, return_clipped, scalar, caller)
 
 
-def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return_clipped=False, out=None):
+@overload
+def moment_rates(
+    changed: Any, intervals: Any = ..., *, crawl_rate: Any = ..., upper: Any = ...,
+    return_clipped: Literal[False] = ..., out: np.ndarray | None = ...,
+) -> Any: ...
+@overload
+def moment_rates(
+    changed: Any, intervals: Any = ..., *, crawl_rate: Any = ..., upper: Any = ...,
+    return_clipped: Literal[True], out: np.ndarray | None = ...,
+) -> tuple[Any, Any]: ...
+
+
+def moment_rates(
+    changed: Any,
+    intervals: Any = None,
+    *,
+    crawl_rate: Any = None,
+    upper: Any = None,
+    return_clipped: bool = False,
+    out: np.ndarray | None = None,
+) -> Any:
     """Moment-matching change rate of each page from its crawl log.
 
     Parameters
@@ -278,13 +320,13 @@ def moment_rates(changed, intervals=None, *, crawl_rate=None, upper=None, return
     up = _upper(upper, caller, c2, t2, p)
     est = _check_out(out, c2.shape[0], scalar, caller)
     if t2 is None:
-        est[...] = _poisson_crawl_estimate(c2, p)
+        est[...] = _poisson_crawl_estimate(c2, cast(np.ndarray, p))  # (no intervals: a crawl rate)
     else:
         mm_rows(c2, t2, est)
     return _finish(est, up, return_clipped, scalar, caller)
 
 
-def cgm_rates(changed, intervals=None, *, crawl_rate=None, out=None):
+def cgm_rates(changed: Any, intervals: Any = None, *, crawl_rate: Any = None, out: np.ndarray | None = None) -> Any:
     """Cho–Garcia-Molina improved estimator of each page's change rate.
 
     Parameters
@@ -325,7 +367,8 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None, out=None):
     if t2 is not None:
         mean_tau = t2.mean(axis=1)
     else:
-        mean_tau = 1.0 / p if p.ndim == 1 else (1.0 / p).mean(axis=1)
+        rate = cast(np.ndarray, p)  # (no intervals: a crawl rate)
+        mean_tau = 1.0 / rate if rate.ndim == 1 else (1.0 / rate).mean(axis=1)
     est = _check_out(out, c2.shape[0], scalar, caller)
     np.divide(-np.log1p(-n1 / (k + 0.5)), mean_tau, out=est)
     return float(est[0]) if scalar else est
@@ -336,7 +379,7 @@ def cgm_rates(changed, intervals=None, *, crawl_rate=None, out=None):
 # ---------------------------------------------------------------------------
 
 
-def _grid_params(n_bins, tau_min, tau_max, caller):
+def _grid_params(n_bins: Any, tau_min: Any, tau_max: Any, caller: str) -> tuple[int, float, float]:
     nb = check_int(n_bins, "n_bins", caller, low=1)
     lo = check_scalar(tau_min, "tau_min", caller, low=0.0, low_inclusive=False)
     hi = check_scalar(tau_max, "tau_max", caller, low=0.0, low_inclusive=False)
@@ -347,7 +390,7 @@ def _grid_params(n_bins, tau_min, tau_max, caller):
     return nb, lo, hi
 
 
-def _check_flag(x, caller):
+def _check_flag(x: Any, caller: str) -> int:
     if isinstance(x, (bool, np.bool_)) or (isinstance(x, (int, np.integer)) and x in (0, 1)):
         return bool(x)
     if isinstance(x, (float, np.floating)) and x in (0.0, 1.0):
@@ -432,25 +475,25 @@ class IntervalMLEEstimator:
     __slots__ = ("_state", "_upper", "_cache")
     _caller = "IntervalMLEEstimator"
 
-    def __init__(self, *, n_bins=32, tau_min=1e-3, tau_max=1e3, upper=None):
+    def __init__(self, *, n_bins: int = 32, tau_min: float = 1e-3, tau_max: float = 1e3, upper: float | None = None) -> None:
         nb, lo, hi = _grid_params(n_bins, tau_min, tau_max, self._caller)
         self._upper = (
             None if upper is None
             else check_scalar(upper, "upper", self._caller, low=0.0, low_inclusive=False, allow_inf=True)
         )
         self._state = IntervalBinsState(nb, lo, hi)
-        self._cache = None
+        self._cache: tuple[float, bool] | None = None
 
     # -- updates ---------------------------------------------------------
-    def update(self, changed, interval):
+    def update(self, changed: Any, interval: float) -> IntervalMLEEstimator:
         """Add one crawl: ``changed`` (0/1) seen after an interval of length ``interval`` > 0. Returns self."""
         c = _check_flag(changed, "IntervalMLEEstimator.update")
         t = check_scalar(interval, "interval", "IntervalMLEEstimator.update", low=0.0, low_inclusive=False)
-        self._state.update(c, t)
+        self._state.update(bool(c), t)
         self._cache = None
         return self
 
-    def update_many(self, changed, intervals):
+    def update_many(self, changed: Any, intervals: Any) -> IntervalMLEEstimator:
         """Add a sequence of crawls in order; equal to a loop of :meth:`update`. Returns self."""
         caller = "IntervalMLEEstimator.update_many"
         c = check_binary(changed, "changed", caller, ndim=1, allow_empty=True)
@@ -461,7 +504,7 @@ class IntervalMLEEstimator:
         return self
 
     # -- estimate --------------------------------------------------------
-    def _solve(self):
+    def _solve(self) -> tuple[float, bool]:
         if self._cache is None:
             st = self._state
             root = st.root()
@@ -492,7 +535,7 @@ class IntervalMLEEstimator:
         return int(self._state.n0 + self._state.n1_total)
 
     # -- persistence -----------------------------------------------------
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain-Python state; :meth:`from_dict` restores it exactly."""
         st = self._state
         return {
@@ -502,18 +545,19 @@ class IntervalMLEEstimator:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "IntervalMLEEstimator":
+    def from_dict(cls, d: Mapping[str, Any]) -> IntervalMLEEstimator:
         obj = cls(n_bins=d["n_bins"], tau_min=d["tau_min"], tau_max=d["tau_max"], upper=d["upper"])
         arrs = [check_array(d[k], k, "IntervalMLEEstimator.from_dict", low=0.0) for k in ("n1", "s1", "q1")]
         if any(a.shape[0] != obj._state.n_bins for a in arrs):
             raise ValueError("IntervalMLEEstimator.from_dict: 'n1', 's1' and 'q1' must have 'n_bins' entries.")
-        obj._state.set_state(*arrs, d["n0"], d["s0"], d["n1_total"], d["s1_total"])
+        n1, s1, q1 = arrs
+        obj._state.set_state(n1, s1, q1, d["n0"], d["s0"], d["n1_total"], d["s1_total"])
         return obj
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return self.to_dict()
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         other = type(self).from_dict(d)
         self._state, self._upper, self._cache = other._state, other._upper, None
 
@@ -552,7 +596,9 @@ class IntervalMLEBatch:
 
     _caller = "IntervalMLEBatch"
 
-    def __init__(self, n_pages, *, n_bins=32, tau_min=1e-3, tau_max=1e3, upper=None):
+    def __init__(
+        self, n_pages: int, *, n_bins: int = 32, tau_min: float = 1e-3, tau_max: float = 1e3, upper: Any = None
+    ) -> None:
         n = check_int(n_pages, "n_pages", self._caller, low=1)
         self.n_bins, self.tau_min, self.tau_max = _grid_params(n_bins, tau_min, tau_max, self._caller)
         self.n_pages = n
@@ -561,9 +607,9 @@ class IntervalMLEBatch:
         self._s1 = np.zeros((n, self.n_bins))
         self._q1 = np.zeros((n, self.n_bins))
         self._totals = np.zeros((n, 4))
-        self._cache = None
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None
 
-    def update(self, changed, pages=None, intervals=None):
+    def update(self, changed: Any, pages: Any = None, intervals: Any = None) -> IntervalMLEBatch:
         """Consume one crawl outcome for each of the given pages; return ``self``.
 
         Parameters
@@ -609,7 +655,7 @@ class IntervalMLEBatch:
         self._cache = None
         return self
 
-    def _solve(self):
+    def _solve(self) -> tuple[np.ndarray, np.ndarray]:
         if self._cache is None:
             root = np.empty(self.n_pages)
             binned_roots(self._n1, self._s1, self._q1, self._totals, root)
@@ -639,7 +685,7 @@ class IntervalMLEBatch:
         """Observations consumed per page, shape (n_pages,)."""
         return (self._totals[:, 0] + self._totals[:, 2]).astype(np.int64)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain-Python state; :meth:`from_dict` restores it exactly."""
         return {
             "n_pages": self.n_pages, "n_bins": self.n_bins, "tau_min": self.tau_min, "tau_max": self.tau_max,
@@ -649,7 +695,7 @@ class IntervalMLEBatch:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "IntervalMLEBatch":
+    def from_dict(cls, d: Mapping[str, Any]) -> IntervalMLEBatch:
         obj = cls(d["n_pages"], n_bins=d["n_bins"], tau_min=d["tau_min"], tau_max=d["tau_max"], upper=d["upper"])
         caller = "IntervalMLEBatch.from_dict"
         for name, shape in (("n1", obj._n1.shape), ("s1", obj._s1.shape), ("q1", obj._q1.shape),
