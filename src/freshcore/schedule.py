@@ -27,17 +27,9 @@ from typing import Any
 import numpy as np
 
 from freshcore import _schedule, _statefile
+from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
-from freshcore._validation import (
-    check_array,
-    check_choice,
-    check_crawl_times,
-    check_int,
-    check_page_id,
-    check_page_ids,
-    check_same_length,
-    check_scalar,
-)
+from freshcore._validation import check_choice, check_crawl_times, check_int, check_scalar
 from freshcore.value import PageModel
 from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
 
@@ -51,7 +43,7 @@ MAX_PAGE_IDS = 2**31 - 3
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 
 
-class Scheduler(_statefile.StateFile):
+class Scheduler(SchedulerBase):
     """Greedy crawl scheduler: crawl ``argmax_i V_i(tau_eff,i(t_j))`` at every tick.
 
     Parameters
@@ -228,247 +220,60 @@ class Scheduler(_statefile.StateFile):
         """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
         return self._state.signal_counts()
 
-    def next(self) -> int:
-        """Advance one tick and return the page crawled at it.
+    # -- the moves of SchedulerBase's checked methods ------------------------------------------------------
+    @property
+    def _n_ids(self) -> int:
+        return self._state.n_slots
 
-        Returns
-        -------
-        page : int
-            Its id.
+    def _alive_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._state.alive_of(ids)
 
-        Raises
-        ------
-        ValueError
-            If every page was removed.
-        """
-        self._need_pages("Scheduler.next")
+    def _last_crawl_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._state.last_crawl_view()[ids]
+
+    def _signal_count_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._state.signal_count_view()[ids]
+
+    def _next(self) -> int:
         return int(self._state.step())
 
-    def run(self, n: int) -> np.ndarray:
-        """Advance ``n`` ticks; return the pages crawled, in order.
-
-        Parameters
-        ----------
-        n : int
-            Number of ticks, ``n >= 0``.
-
-        Returns
-        -------
-        pages : ndarray of int64 of shape (n,)
-            Their ids.
-
-        Raises
-        ------
-        ValueError
-            If ``n < 0``, or ``n > 0`` and every page was removed.
-        """
-        k = check_int(n, "n", "Scheduler.run", low=0)
-        if k:
-            self._need_pages("Scheduler.run")
-        out = np.empty(k, dtype=np.intp)
-        self._state.run(k, out)
+    def _crawl(self, n: int) -> np.ndarray:
+        out = np.empty(n, dtype=np.intp)
+        self._state.run(n, out)
         return out.astype(np.int64, copy=False)
 
-    def signal(self, page: int, t: float) -> bool:
-        """Record a change signal of ``page`` at time ``t``.
+    def _signal(self, page: int, t: float) -> bool:
+        return bool(self._state.signal(page, t))
 
-        Parameters
-        ----------
-        page : int
-            Id of a live page.
-        t : float
-            Time of the signal, finite and not before the page's last crawl.
-
-        Returns
-        -------
-        counted : bool
-            False when the signal is discarded because it falls less than
-            ``signal_delay`` after the page's last crawl (001 Appendix C).
-
-        Raises
-        ------
-        ValueError
-            If ``page`` is not a live page id, ``t`` is not finite or ``t`` precedes
-            the page's last crawl; the scheduler is then unchanged.
-        TypeError
-            If ``page`` is not an integer or ``t`` not a real number.
-        """
-        caller = "Scheduler.signal"
-        j = check_page_id(page, "page", caller, self._state.n_slots, self._state.alive_of)
-        tt = check_scalar(t, "t", caller)
-        last = self._state.last_crawl_of(j)
-        if tt < last:
-            raise ValueError(
-                f"The 't' parameter of {caller} must not precede the last crawl of page {j} "
-                f"(at {last!r}). Got {tt!r} instead."
-            )
-        if self._state.signal_count_view()[j] >= _schedule.MAX_SIGNALS:
-            raise ValueError(
-                f"{caller}: page {j} already has {_schedule.MAX_SIGNALS} signals since its last crawl, the most a "
-                f"scheduler counts (32-bit counters)."
-            )
-        return bool(self._state.signal(j, tt))
-
-    def signal_many(self, pages: Any, times: Any) -> np.ndarray:
-        """Record several change signals at once; equal to a loop of :meth:`signal`.
-
-        Parameters
-        ----------
-        pages : array_like of int of shape (n,)
-            Page id of each signal.
-        times : array_like of float of shape (n,)
-            Time of each signal, finite and not before its page's last crawl.
-
-        Returns
-        -------
-        counted : ndarray of bool of shape (n,)
-            ``counted[i]`` is what ``signal(pages[i], times[i])`` returns
-            when the signals are recorded in order.
-
-        Raises
-        ------
-        ValueError
-            If a page is not a live page id, a time is not finite or precedes its
-            page's last crawl, or the lengths differ; the message names the
-            first bad index and no signal is recorded.
-        TypeError
-            If ``pages`` is not an integer array or ``times`` not real.
-        """
-        caller = "Scheduler.signal_many"
-        p = self._check_ids(pages, "pages", caller)
-        tt = check_array(times, "times", caller, allow_empty=True)
-        check_same_length(caller, pages=p, times=tt)
-        last = self._state.last_crawl_view()[p]
-        bad = tt < last
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
-                f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
-            )
-        counts = self._state.signal_count_view()
-        if len(p) and int(counts[p].max()) + len(p) > _schedule.MAX_SIGNALS:  # rare: count exactly
-            per_page = np.bincount(p, minlength=len(counts))
-            over = counts.astype(np.int64) + per_page > _schedule.MAX_SIGNALS
-            if over.any():
-                j = int(np.flatnonzero(over)[0])
-                i = int(np.flatnonzero(p == j)[_schedule.MAX_SIGNALS - int(counts[j])])
-                raise ValueError(
-                    f"The 'pages' parameter of {caller} would give page {j} more than {_schedule.MAX_SIGNALS} "
-                    f"signals since its last crawl, the most a scheduler counts (32-bit counters), at "
-                    f"pages[{i}]; no signal is recorded."
-                )
-        out = np.empty(len(p), dtype=np.uint8)
-        self._state.signal_many(p, tt, out)
+    def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
+        out = np.empty(len(pages), dtype=np.uint8)
+        self._state.signal_many(pages, times, out)
         return out.view(np.bool_)
 
-    def set_bandwidth(self, bandwidth: float) -> Scheduler:
-        """Change the bandwidth from now on (Appendix D of Busa-Fekete et al., 2025); returns ``self``.
+    def _set_bandwidth(self, bandwidth: float) -> None:
+        self._state.set_rate(bandwidth)
 
-        The next tick is at ``time + 1/bandwidth``.
-
-        Raises
-        ------
-        ValueError
-            If ``bandwidth`` is not a finite number > 0 (it is then unchanged).
-        """
-        r = check_scalar(bandwidth, "bandwidth", "Scheduler.set_bandwidth", low=0.0, low_inclusive=False)
-        self._state.set_rate(r)
-        return self
-
-    # -- dynamic pages ----------------------------------------------------------
-    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
-        """Add pages; returns their new ids (the next unused ones, never reused).
-
-        Parameters
-        ----------
-        pages : PageModel
-            Parameters of the new pages.
-        last_crawl : float or array_like of shape (len(pages),), optional
-            Their last crawl, finite and ``<= time`` (default: ``time``, i.e.
-            just crawled).
-
-        Returns
-        -------
-        ids : ndarray of int64 of shape (len(pages),)
-
-        Notes
-        -----
-        No rebuild: each new page is evaluated at the current time and goes
-        to the heap of its slope bucket (O(log m) each; ``freshcore._schedule``).
-        """
-        caller = "Scheduler.add_pages"
-        check_pages(pages, caller)
-        n = len(pages)
+    def _check_room(self, n: int, caller: str) -> None:
         if self._state.n_slots + n > MAX_PAGE_IDS:
             raise ValueError(
                 f"The 'pages' parameter of {caller} would take the page ids handed out past {MAX_PAGE_IDS} "
                 f"({self._state.n_slots} so far, {n} more)."
             )
+
+    def _new_crawl_times(self, last_crawl: Any, n: int, caller: str) -> np.ndarray:
         if last_crawl is None:
-            last = np.full(n, self.time)
-        else:
-            last = check_crawl_times(last_crawl, n, caller, latest=self.time, scalar=True)
+            return np.full(n, self.time)
+        return check_crawl_times(last_crawl, n, caller, latest=self.time, scalar=True)
+
+    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:
         first = self._state.add(*_page_arrays(pages), last)
-        self._pages = None
-        return np.arange(first, first + n, dtype=np.int64)
+        return np.arange(first, first + len(pages), dtype=np.int64)
 
-    def remove_pages(self, ids: Any) -> Scheduler:
-        """Remove live pages (no rebuild); returns ``self``.
+    def _remove(self, ids: np.ndarray) -> None:
+        self._state.remove(ids)
 
-        Parameters
-        ----------
-        ids : array_like of int
-            Distinct live page ids.
-
-        Raises
-        ------
-        ValueError
-            If an id is unknown, already removed or repeated (the message
-            names the first bad index); nothing is removed then.
-        """
-        p = self._check_ids(ids, "ids", "Scheduler.remove_pages", distinct=True)
-        self._state.remove(p)
-        self._pages = None
-        return self
-
-    def update_pages(self, ids: Any, pages: PageModel) -> Scheduler:
-        """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
-
-        The pages keep their last crawl and counted signals; each is
-        re-placed in the heap of its slope bucket (no rebuild).
-
-        Parameters
-        ----------
-        ids : array_like of int of shape (n,)
-            Distinct live page ids.
-        pages : PageModel of n pages
-            Their new parameters, in the order of ``ids``.
-
-        Raises
-        ------
-        ValueError
-            If an id is unknown, removed or repeated, or the lengths differ;
-            the scheduler is then unchanged.
-        """
-        caller = "Scheduler.update_pages"
-        p = self._check_ids(ids, "ids", caller, distinct=True)
-        check_pages(pages, caller)
-        if len(pages) != len(p):
-            raise ValueError(
-                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
-            )
-        self._state.update(p, *_page_arrays(pages))
-        self._pages = None
-        return self
-
-    def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
-        """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
-        return check_page_ids(ids, name, caller, self._state.n_slots, self._state.alive_of, distinct=distinct)
-
-    def _need_pages(self, caller: str) -> None:
-        if self._state.n_pages == 0:
-            raise ValueError(f"{caller}: no page to crawl (every page was removed).")
+    def _update(self, ids: np.ndarray, pages: PageModel) -> None:
+        self._state.update(ids, *_page_arrays(pages))
 
     # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -40,17 +40,9 @@ from typing import Any
 import numpy as np
 
 from freshcore import _parallel, _statefile, schedule
+from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
-from freshcore._validation import (
-    check_array,
-    check_crawl_times,
-    check_int,
-    check_page_id,
-    check_page_ids,
-    check_same_length,
-    check_scalar,
-    read_only_view,
-)
+from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
 from freshcore.schedule import Scheduler
 from freshcore.value import PageModel
 from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
@@ -86,7 +78,7 @@ MIN_PARALLEL_TICKS = 4096
 _MANY = 32
 
 
-class ShardedScheduler(_statefile.StateFile):
+class ShardedScheduler(SchedulerBase):
     """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at bandwidth ``R/shards``, merged.
 
     Parameters
@@ -177,6 +169,7 @@ class ShardedScheduler(_statefile.StateFile):
     FORMAT_VERSION = 2
     _MAGIC = "freshcore.ShardedScheduler"
     _WHAT = "sharded scheduler"
+    _NAME = "ShardedScheduler"
 
     def __init__(
         self,
@@ -301,15 +294,8 @@ class ShardedScheduler(_statefile.StateFile):
             out[ids[sched.page_ids]] = get(sched)
         return out
 
-    def _alive_of(self, ids: np.ndarray) -> np.ndarray:
-        return self._alive[ids]
-
     def _check_page(self, page: Any, caller: str) -> int:
-        return check_page_id(page, "page", caller, len(self._owner), self._alive_of)
-
-    def _check_ids(self, ids: Any, name: str, caller: str, distinct: bool = False) -> np.ndarray:
-        """Live page ids as an intp array; ValueError naming the first unknown, removed or repeated one."""
-        return check_page_ids(ids, name, caller, len(self._owner), self._alive_of, distinct=distinct)
+        return check_page_id(page, "page", caller, self._n_ids, self._alive_of)
 
     def shard_of(self, page: int) -> int:
         """Shard number of live page ``page``."""
@@ -377,35 +363,33 @@ class ShardedScheduler(_statefile.StateFile):
             return self._time, 0, self._pending
         return self._origin, self._j, self._srate
 
-    # -- decisions -------------------------------------------------------------
-    def next(self) -> int:
-        """Advance one decision of the merged stream and return its page (id).
+    # -- the moves of SchedulerBase's checked methods ------------------------------------------------------
+    @property
+    def _n_ids(self) -> int:
+        return len(self._owner)
 
-        Returns
-        -------
-        page : int
-        """
-        return int(self.run(1)[0])
+    def _alive_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._alive[ids]
 
-    def run(self, n: int) -> np.ndarray:
-        """The next ``n`` decisions of the merged stream, as page ids.
+    def _per_shard(self, ids: np.ndarray, get: Any, dtype: Any) -> np.ndarray:
+        """``get(shard scheduler, local ids)`` of live global ids, shard by shard."""
+        out = np.empty(len(ids), dtype=dtype)
+        owner = self._owner[ids]
+        for s in np.unique(owner).tolist():
+            sel = np.flatnonzero(owner == s)
+            out[sel] = get(self._scheds[s], self._local[ids[sel]])
+        return out
 
-        Parameters
-        ----------
-        n : int
-            Number of decisions, ``n >= 0``.
+    def _last_crawl_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._per_shard(ids, lambda sched, local: sched._last_crawl_of(local), np.float64)
 
-        Returns
-        -------
-        pages : ndarray of int64 of shape (n,)
-            Equal to ``n`` calls of :meth:`next`, whether or not the shards
-            ran on threads.
-        """
-        n = check_int(n, "n", "ShardedScheduler.run", low=0)
+    def _signal_count_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._per_shard(ids, lambda sched, local: sched._signal_count_of(local), np.int64)
+
+    def _crawl(self, n: int) -> np.ndarray:
+        """The next ``n`` decisions of the merged stream (the shards on threads for long runs: the same result)."""
         k, p = self._k, self._pos
         out = np.empty(n, dtype=np.int64)
-        if n == 0:
-            return out
         # decision i of this call is shard (p + i) % k; shard s makes counts[s] of them, from offset[s] on
         offset = (np.arange(k) - p) % k
         counts = np.maximum(0, (n - offset + k - 1) // k)
@@ -416,7 +400,7 @@ class ShardedScheduler(_statefile.StateFile):
             if c == 0:
                 return
             sched = self._scheds[s]
-            if pending is not None and s >= p:  # its tick in the current round, then the new rate
+            if pending is not None and s >= p:  # its tick in the current round, then the new bandwidth
                 first = sched.run(1)
                 sched.set_bandwidth(pending)
                 local = np.concatenate([first, sched.run(c - 1)])
@@ -424,136 +408,48 @@ class ShardedScheduler(_statefile.StateFile):
                 local = sched.run(c)
             out[int(offset[s])::k] = self._members[s][local]
 
+        def work_on(group: list[int]) -> None:
+            for s in group:
+                work(s)
+
         threads = min(_parallel.get_num_threads(), k)
         if threads > 1 and n // k >= MIN_PARALLEL_TICKS:
             pool = _parallel._get_pool(threads - 1)
             groups = [list(range(g, k, threads)) for g in range(threads)]
-            futures = [pool.submit(lambda gs=gs: [work(s) for s in gs]) for gs in groups[1:]]
+            futures = [pool.submit(work_on, group) for group in groups[1:]]
             try:
-                for s in groups[0]:
-                    work(s)
+                work_on(groups[0])
             finally:
                 for f in futures:
                     f.result()
         else:
-            for s in range(k):
-                work(s)
+            work_on(list(range(k)))
         self._advance(n)
         return out
 
-    def signal(self, page: int, t: float) -> bool:
-        """Record a change signal of ``page`` at time ``t`` (routed to its shard).
+    def _signal(self, page: int, t: float) -> bool:
+        return self._scheds[int(self._owner[page])].signal(int(self._local[page]), t)
 
-        Parameters
-        ----------
-        page : int
-            Id of a live page.
-        t : float
-            Time of the signal, finite and not before the page's last crawl.
-
-        Returns
-        -------
-        counted : bool
-            False when the signal falls within ``signal_delay`` of the page's
-            last crawl (001 Appendix C).
-
-        Raises
-        ------
-        ValueError
-            If ``page`` is not a live page id, ``t`` is not finite or precedes
-            the page's last crawl; nothing changes then.
-        TypeError
-            If ``page`` is not an integer or ``t`` not a real number.
-        """
-        caller = "ShardedScheduler.signal"
-        g = self._check_page(page, caller)
-        tt = check_scalar(t, "t", caller)
-        s, j = int(self._owner[g]), int(self._local[g])
-        sched = self._scheds[s]
-        try:
-            return sched.signal(j, tt)
-        except ValueError:
-            last = float(sched.last_crawl[np.searchsorted(sched.page_ids, j)])
-            if tt >= last:  # another reason (the signal-count limit): the shard's message
-                raise
-            raise ValueError(
-                f"The 't' parameter of {caller} must not precede the last crawl of page {g} "
-                f"(at {last!r}). Got {tt!r} instead."
-            ) from None
-
-    def signal_many(self, pages: Any, times: Any) -> np.ndarray:
-        """Record several change signals at once; equal to a loop of :meth:`signal`.
-
-        Parameters
-        ----------
-        pages : array_like of int of shape (n,)
-            Page id of each signal.
-        times : array_like of float of shape (n,)
-            Time of each signal, finite and not before its page's last crawl.
-
-        Returns
-        -------
-        counted : ndarray of bool of shape (n,)
-            What ``signal(pages[i], times[i])`` returns, in order.
-
-        Raises
-        ------
-        ValueError
-            If a page is not a live page id, a time is not finite or precedes
-            its page's last crawl, or the lengths differ; the message names the
-            first bad index and no signal is recorded.
-        TypeError
-            If ``pages`` is not an integer array or ``times`` not real.
-
-        Notes
-        -----
-        Signals of different shards do not interact, so each shard receives
-        its own in their original order: batches of 32 or more through its
-        scheduler's ``signal_many`` when the scheduler has one, else one
-        ``signal`` call each.  :func:`freshcore.simulate` uses this method.
-        """
-        caller = "ShardedScheduler.signal_many"
-        p = self._check_ids(pages, "pages", caller)
-        tt = check_array(times, "times", caller, allow_empty=True)
-        check_same_length(caller, pages=p, times=tt)
-        out = np.zeros(len(p), dtype=bool)
-        if len(p) == 0:
-            return out
-        owner, local = self._owner[p], self._local[p]
-        if tt.min() < self._time:  # every last crawl is <= time: only then can a signal precede one
-            last = self._by_id(lambda sched: sched.last_crawl)[p]  # validate everything before recording anything
-            bad = np.flatnonzero(tt < last)
-            if bad.size:
-                i = int(bad[0])
-                raise ValueError(
-                    f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
-                    f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
-                )
-        if len(p) < _MANY or getattr(self._scheds[0], "signal_many", None) is None:
+    def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """Each shard receives its own signals in their original order (signals of different shards do not
+        interact): batches of 32 or more through its ``signal_many``, else one ``signal`` call each."""
+        out = np.zeros(len(pages), dtype=bool)
+        owner, local = self._owner[pages], self._local[pages]
+        if len(pages) < _MANY:
             # a few signals (the simulator's usual batch): grouping costs more than it saves
-            for i, (s, j, t) in enumerate(zip(owner.tolist(), local.tolist(), tt.tolist())):
+            for i, (s, j, t) in enumerate(zip(owner.tolist(), local.tolist(), times.tolist())):
                 out[i] = self._scheds[s].signal(j, t)
             return out
         order = np.argsort(owner, kind="stable")
         shards, starts = np.unique(owner[order], return_index=True)
         for s, sel in zip(shards.tolist(), np.split(order, starts[1:])):
-            out[sel] = self._scheds[s].signal_many(local[sel], tt[sel])
+            out[sel] = self._scheds[s].signal_many(local[sel], times[sel])
         return out
 
-    def set_bandwidth(self, bandwidth: float) -> ShardedScheduler:
-        """Change the total crawl rate to ``rate`` (each shard ``rate/shards``); returns ``self``.
-
-        The next round is at ``time + 1/(rate/shards)``.  In the middle of a
-        round, the shards still to tick in it do so at :attr:`time` first
-        (see the merge rule of :mod:`freshcore.sharding`).
-
-        Raises
-        ------
-        ValueError
-            If ``rate`` is not a finite number > 0 (nothing changes then).
-        """
-        r = check_scalar(bandwidth, "bandwidth", "ShardedScheduler.set_bandwidth", low=0.0, low_inclusive=False)
-        sr = r / self._k
+    def _set_bandwidth(self, bandwidth: float) -> None:
+        """Each shard ``bandwidth/shards``; in the middle of a round, the shards still to tick in it do so at
+        :attr:`time` first (the merge rule of :mod:`freshcore.sharding`)."""
+        sr = bandwidth / self._k
         p = self._pos
         for s in range(p if p else self._k):
             self._scheds[s].set_bandwidth(sr)
@@ -561,72 +457,49 @@ class ShardedScheduler(_statefile.StateFile):
             self._pending = sr
         else:
             self._origin, self._j, self._srate = self._time, 0, sr
-        self._bandwidth = r
-        return self
+        self._bandwidth = bandwidth
 
-    # -- dynamic pages ----------------------------------------------------------
-    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
-        """Add pages, each to the shard with the fewest live pages then; returns their new ids.
+    def _new_shards(self, n: int) -> np.ndarray:
+        """The shards of ``n`` new pages, given one by one to the shard with the fewest live pages."""
+        return _fill(np.array([sched.n_pages for sched in self._scheds], dtype=np.int64), n)
 
-        The new pages are given, one after the other, to the shard with the
-        fewest live pages (ties to the lowest shard number), and take the next
-        unused ids (never reused), so within a shard ties still go to the
-        lowest id.
-
-        Parameters
-        ----------
-        pages : PageModel
-            Parameters of the new pages.
-        last_crawl : float or array_like of shape (len(pages),), optional
-            Their last crawl, finite and not after the time of their shard's
-            last tick (default: that time, i.e. just crawled).  In the middle
-            of a round the shards still to tick in it are at the round before.
-
-        Returns
-        -------
-        ids : ndarray of int64 of shape (len(pages),)
-
-        Notes
-        -----
-        The shards add their pages without a rebuild (O(log m) each), but the
-        maps from ids to shards are copied: O(m) per call, so add pages in
-        batches rather than one call per page.
-
-        Raises
-        ------
-        ValueError
-            If a ``last_crawl`` is not finite or after its shard's time (the
-            message names the first bad index), or the lengths differ; nothing
-            is added then.
-        """
-        caller = "ShardedScheduler.add_pages"
-        check_pages(pages, caller)
-        n = len(pages)
-        shard = _fill(np.array([sched.n_pages for sched in self._scheds], dtype=np.int64), n)
-        counts = np.bincount(shard, minlength=self._k)
-        for s, sched in enumerate(self._scheds):
+    def _check_room(self, n: int, caller: str) -> None:
+        counts = np.bincount(self._new_shards(n), minlength=self._k)
+        for s in range(self._k):
             if len(self._members[s]) + counts[s] > schedule.MAX_PAGE_IDS:
                 raise ValueError(
                     f"The 'pages' parameter of {caller} would take shard {s}'s page ids past "
                     f"{schedule.MAX_PAGE_IDS}."
                 )
+
+    def _new_crawl_times(self, last_crawl: Any, n: int, caller: str) -> np.ndarray:
+        shard = self._new_shards(n)
         times = np.array([sched.time for sched in self._scheds])[shard]
         if last_crawl is None:
-            last = times
-        else:
-            last = check_crawl_times(last_crawl, n, caller, latest=None, scalar=True)
-            late = np.flatnonzero(last > times)
-            if late.size:
-                i = int(late[0])
-                raise ValueError(
-                    f"The 'last_crawl' parameter of {caller} must not be after the last tick of the page's shard; "
-                    f"last_crawl[{i}] = {last[i].item()!r} > {times[i].item()!r}, the time of shard {shard[i]}."
-                )
+            return times
+        last = check_crawl_times(last_crawl, n, caller, latest=None, scalar=True)
+        late = np.flatnonzero(last > times)
+        if late.size:
+            i = int(late[0])
+            raise ValueError(
+                f"The 'last_crawl' parameter of {caller} must not be after the last tick of the page's shard; "
+                f"last_crawl[{i}] = {last[i].item()!r} > {times[i].item()!r}, the time of shard {shard[i]}."
+            )
+        return last
+
+    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:
+        """Each new page to the shard with the fewest live pages then, with the next unused ids.
+
+        The maps from ids to shards are copied: O(m) per call, so add pages in
+        batches rather than one call per page.
+        """
+        n = len(pages)
+        shard = self._new_shards(n)
         first = len(self._owner)
         new = np.arange(first, first + n, dtype=np.int64)
         local = np.empty(n, dtype=np.int64)
         members = list(self._members)
-        for s in np.flatnonzero(counts).tolist():
+        for s in np.flatnonzero(np.bincount(shard, minlength=self._k)).tolist():
             sel = np.flatnonzero(shard == s)
             local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel])
             members[s] = read_only_view(np.concatenate([members[s], new[sel]]))
@@ -634,73 +507,28 @@ class ShardedScheduler(_statefile.StateFile):
         self._local = read_only_view(np.concatenate([self._local, local]))
         self._members = tuple(members)
         self._alive = np.concatenate([self._alive, np.ones(n, dtype=bool)])
-        self._pages = None
         return new
 
-    def remove_pages(self, ids: Any) -> ShardedScheduler:
-        """Remove live pages from their shards (no rebuild); returns ``self``.
-
-        Parameters
-        ----------
-        ids : array_like of int
-            Distinct live page ids; their ids are never handed out again.
-
-        Raises
-        ------
-        ValueError
-            If an id is not a live page id or is repeated (the message names
-            the first bad index), or a shard would be left without pages;
-            nothing is removed then.
-        """
-        caller = "ShardedScheduler.remove_pages"
-        p = self._check_ids(ids, "ids", caller, distinct=True)
-        owner = self._owner[p]
-        gone = np.bincount(owner, minlength=self._k)
+    def _check_removal(self, ids: np.ndarray, caller: str) -> None:
+        gone = np.bincount(self._owner[ids], minlength=self._k)
         for s, sched in enumerate(self._scheds):
             if gone[s] and gone[s] == sched.n_pages:
                 raise ValueError(
                     f"The 'ids' parameter of {caller} would leave shard {s} without pages (a shard crawls one of "
                     f"its pages at every round); nothing is removed."
                 )
-        for s in np.flatnonzero(gone).tolist():
-            self._scheds[s].remove_pages(self._local[p[owner == s]])
-        self._alive[p] = False
-        self._pages = None
-        return self
 
-    def update_pages(self, ids: Any, pages: PageModel) -> ShardedScheduler:
-        """Re-parameterise live pages (e.g. with fresh change-rate estimates) in their shards; returns ``self``.
+    def _remove(self, ids: np.ndarray) -> None:
+        owner = self._owner[ids]
+        for s in np.unique(owner).tolist():
+            self._scheds[s].remove_pages(self._local[ids[owner == s]])
+        self._alive[ids] = False
 
-        Each page keeps its shard, last crawl and counted signals; its shard's
-        scheduler re-places it without a rebuild
-        (:meth:`Scheduler.update_pages <freshcore.schedule.Scheduler.update_pages>`).
-
-        Parameters
-        ----------
-        ids : array_like of int of shape (n,)
-            Distinct live page ids.
-        pages : PageModel of n pages
-            ``pages[i]`` is the new model of page ``ids[i]``.
-
-        Raises
-        ------
-        ValueError
-            If an id is not a live page id or is repeated, or ``pages`` does
-            not hold one page per id; nothing changes then.
-        """
-        caller = "ShardedScheduler.update_pages"
-        p = self._check_ids(ids, "ids", caller, distinct=True)
-        check_pages(pages, caller)
-        if len(pages) != len(p):
-            raise ValueError(
-                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
-            )
-        owner = self._owner[p]
+    def _update(self, ids: np.ndarray, pages: PageModel) -> None:
+        owner = self._owner[ids]
         for s in np.unique(owner).tolist():
             sel = np.flatnonzero(owner == s)
-            self._scheds[s].update_pages(self._local[p[sel]], pages[sel])
-        self._pages = None
-        return self
+            self._scheds[s].update_pages(self._local[ids[sel]], pages[sel])
 
     # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:

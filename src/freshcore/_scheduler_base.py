@@ -1,0 +1,355 @@
+"""What :class:`~freshcore.schedule.Scheduler` and :class:`~freshcore.sharding.ShardedScheduler` share.
+
+Both crawl one page per tick and take signals, bandwidth changes and page
+changes by stable page id; :class:`SchedulerBase` holds those public methods
+once, with their argument checks and documentation, over a few moves that each
+class makes its own way (``_crawl``, ``_signal``, ``_add``, ...).  Every check
+runs before any move, so a refused call leaves the scheduler unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from freshcore import _schedule, _statefile
+from freshcore._validation import (
+    check_array,
+    check_int,
+    check_page_id,
+    check_page_ids,
+    check_same_length,
+    check_scalar,
+)
+from freshcore.value import PageModel
+from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
+
+
+class SchedulerBase(_statefile.StateFile):
+    """The public methods of a scheduler of pages with stable ids (see the subclasses)."""
+
+    #: The class's name in messages.
+    _NAME = "Scheduler"
+    _pages: PageModel | None
+
+    # -- what a subclass provides --------------------------------------------------------------------------
+    @property
+    def time(self) -> float:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def n_pages(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def _n_ids(self) -> int:  # pragma: no cover - every subclass defines it
+        """Page ids handed out so far (live or removed): the next new id."""
+        raise NotImplementedError
+
+    def _alive_of(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Live flags of ids in ``0 .. _n_ids - 1``."""
+        raise NotImplementedError
+
+    def _last_crawl_of(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Last crawl times of live ids."""
+        raise NotImplementedError
+
+    def _signal_count_of(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Counted signals of live ids since their last crawl."""
+        raise NotImplementedError
+
+    def _crawl(self, n: int) -> np.ndarray:  # pragma: no cover
+        """The pages crawled at the next ``n >= 1`` ticks (some page is live), int64."""
+        raise NotImplementedError
+
+    def _next(self) -> int:
+        """The page crawled at the next tick (some page is live)."""
+        return int(self._crawl(1)[0])
+
+    def _signal(self, page: int, t: float) -> bool:  # pragma: no cover
+        """Record a checked signal."""
+        raise NotImplementedError
+
+    def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Record checked signals in order; the counted flags (bool)."""
+        raise NotImplementedError
+
+    def _set_bandwidth(self, bandwidth: float) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _new_crawl_times(self, last_crawl: Any, n: int, caller: str) -> np.ndarray:  # pragma: no cover
+        """The checked last crawls of ``n`` new pages (``None``: just crawled, at the time their ticks have reached)."""
+        raise NotImplementedError
+
+    def _check_room(self, n: int, caller: str) -> None:  # pragma: no cover
+        """Refuse ``n`` new pages when they would take the page ids past their limit."""
+        raise NotImplementedError
+
+    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Add checked pages; their new ids (int64)."""
+        raise NotImplementedError
+
+    def _check_removal(self, ids: np.ndarray, caller: str) -> None:
+        """Refuse a removal the scheduler cannot make (checked ids)."""
+
+    def _remove(self, ids: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _update(self, ids: np.ndarray, pages: PageModel) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- decisions ------------------------------------------------------------------------------------------
+    def next(self) -> int:
+        """Advance one tick and return the page crawled at it.
+
+        Returns
+        -------
+        page : int
+            Its id.
+
+        Raises
+        ------
+        ValueError
+            If every page was removed.
+        """
+        self._need_pages(f"{self._NAME}.next")
+        return self._next()
+
+    def run(self, n: int) -> np.ndarray:
+        """Advance ``n`` ticks; return the pages crawled, in order (equal to ``n`` calls of :meth:`next`).
+
+        Parameters
+        ----------
+        n : int
+            Number of ticks, ``n >= 0``.
+
+        Returns
+        -------
+        pages : ndarray of int64 of shape (n,)
+            Their ids.
+
+        Raises
+        ------
+        ValueError
+            If ``n < 0``, or ``n > 0`` and every page was removed.
+        """
+        k = check_int(n, "n", f"{self._NAME}.run", low=0)
+        if k == 0:
+            return np.empty(0, dtype=np.int64)
+        self._need_pages(f"{self._NAME}.run")
+        return self._crawl(k)
+
+    def _need_pages(self, caller: str) -> None:
+        if self.n_pages == 0:
+            raise ValueError(f"{caller}: no page to crawl (every page was removed).")
+
+    # -- signals ----------------------------------------------------------------------------------------------
+    def signal(self, page: int, t: float) -> bool:
+        """Record a change signal of ``page`` at time ``t``.
+
+        Parameters
+        ----------
+        page : int
+            Id of a live page.
+        t : float
+            Time of the signal, finite and not before the page's last crawl.
+
+        Returns
+        -------
+        counted : bool
+            False when the signal is discarded because it falls less than
+            ``signal_delay`` after the page's last crawl (Appendix C of
+            Busa-Fekete et al., 2025).
+
+        Raises
+        ------
+        ValueError
+            If ``page`` is not a live page id, ``t`` is not finite or precedes
+            the page's last crawl, or the page already has the most signals a
+            scheduler counts; the scheduler is then unchanged.
+        TypeError
+            If ``page`` is not an integer or ``t`` not a real number.
+        """
+        caller = f"{self._NAME}.signal"
+        j = check_page_id(page, "page", caller, self._n_ids, self._alive_of)
+        tt = check_scalar(t, "t", caller)
+        ids = np.array([j], dtype=np.intp)
+        last = float(self._last_crawl_of(ids)[0])
+        if tt < last:
+            raise ValueError(
+                f"The 't' parameter of {caller} must not precede the last crawl of page {j} "
+                f"(at {last!r}). Got {tt!r} instead."
+            )
+        if int(self._signal_count_of(ids)[0]) >= _schedule.MAX_SIGNALS:
+            raise ValueError(
+                f"{caller}: page {j} already has {_schedule.MAX_SIGNALS} signals since its last crawl, the most a "
+                f"scheduler counts (32-bit counters)."
+            )
+        return bool(self._signal(j, tt))
+
+    def signal_many(self, pages: Any, times: Any) -> np.ndarray:
+        """Record several change signals at once; equal to a loop of :meth:`signal`.
+
+        Parameters
+        ----------
+        pages : array_like of int of shape (n,)
+            Page id of each signal.
+        times : array_like of float of shape (n,)
+            Time of each signal, finite and not before its page's last crawl.
+
+        Returns
+        -------
+        counted : ndarray of bool of shape (n,)
+            ``counted[i]`` is what ``signal(pages[i], times[i])`` returns
+            when the signals are recorded in order.
+
+        Raises
+        ------
+        ValueError
+            If a page is not a live page id, a time is not finite or precedes its
+            page's last crawl, a page would get more signals than a scheduler
+            counts, or the lengths differ; the message names the first bad
+            index and no signal is recorded.
+        TypeError
+            If ``pages`` is not an integer array or ``times`` not real.
+        """
+        caller = f"{self._NAME}.signal_many"
+        p = check_page_ids(pages, "pages", caller, self._n_ids, self._alive_of)
+        tt = check_array(times, "times", caller, allow_empty=True)
+        check_same_length(caller, pages=p, times=tt)
+        if len(p) == 0:
+            return np.zeros(0, dtype=bool)
+        if tt.min() < self.time:  # every last crawl is at or before the time: only then can a signal precede one
+            last = self._last_crawl_of(p)
+            bad = np.flatnonzero(tt < last)
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(
+                    f"The 'times' parameter of {caller} must not precede the last crawl of each page; "
+                    f"times[{i}] = {tt[i].item()!r} < {last[i].item()!r}, the last crawl of page {p[i].item()}."
+                )
+        limit = _schedule.MAX_SIGNALS
+        counts = self._signal_count_of(p).astype(np.int64)
+        if int(counts.max()) + len(p) > limit:  # rare: count exactly
+            order = np.argsort(p, kind="stable")
+            sp = p[order]
+            first = np.r_[True, sp[1:] != sp[:-1]]
+            rank = np.arange(len(sp)) - np.maximum.accumulate(np.where(first, np.arange(len(sp)), 0))
+            over = np.flatnonzero(counts[order] + rank + 1 > limit)
+            if over.size:
+                i = int(order[over].min())
+                raise ValueError(
+                    f"The 'pages' parameter of {caller} would give page {int(p[i])} more than {limit} signals since "
+                    f"its last crawl, the most a scheduler counts (32-bit counters), at pages[{i}]; no signal is "
+                    f"recorded."
+                )
+        return self._signal_many(p, tt)
+
+    # -- bandwidth --------------------------------------------------------------------------------------------
+    def set_bandwidth(self, bandwidth: float) -> Any:
+        """Change the bandwidth from now on (Appendix D of Busa-Fekete et al., 2025); returns ``self``.
+
+        The next tick is at ``time + 1/bandwidth``.
+
+        Raises
+        ------
+        ValueError
+            If ``bandwidth`` is not a finite number > 0 (it is then unchanged).
+        """
+        r = check_scalar(bandwidth, "bandwidth", f"{self._NAME}.set_bandwidth", low=0.0, low_inclusive=False)
+        self._set_bandwidth(r)
+        return self
+
+    # -- pages ------------------------------------------------------------------------------------------------
+    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
+        """Add pages; returns their new ids (the next unused ones, never reused).
+
+        Parameters
+        ----------
+        pages : PageModel
+            Parameters of the new pages.
+        last_crawl : float or array_like of shape (len(pages),), optional
+            Their last crawl, finite and not after the time the scheduler's
+            ticks have reached (default: that time, i.e. just crawled).
+
+        Returns
+        -------
+        ids : ndarray of int64 of shape (len(pages),)
+
+        Raises
+        ------
+        ValueError
+            If a ``last_crawl`` is not finite or too late (the message names the
+            first bad index), the lengths differ, or the page ids handed out
+            would pass their limit; nothing is added then.
+        TypeError
+            If ``pages`` is not a PageModel.
+
+        Notes
+        -----
+        No rebuild: each new page is evaluated at the current time and goes
+        to the heap of its slope bucket (O(log m) each; ``freshcore._schedule``).
+        """
+        caller = f"{self._NAME}.add_pages"
+        check_pages(pages, caller)
+        n = len(pages)
+        self._check_room(n, caller)
+        last = self._new_crawl_times(last_crawl, n, caller)
+        ids = self._add(pages, last)
+        self._pages = None
+        return ids
+
+    def remove_pages(self, ids: Any) -> Any:
+        """Remove live pages (no rebuild); returns ``self``.
+
+        Parameters
+        ----------
+        ids : array_like of int
+            Distinct live page ids; their ids are never handed out again.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, already removed or repeated (the message
+            names the first bad index), or the scheduler cannot do without the
+            pages; nothing is removed then.
+        """
+        caller = f"{self._NAME}.remove_pages"
+        p = check_page_ids(ids, "ids", caller, self._n_ids, self._alive_of, distinct=True)
+        self._check_removal(p, caller)
+        self._remove(p)
+        self._pages = None
+        return self
+
+    def update_pages(self, ids: Any, pages: PageModel) -> Any:
+        """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
+
+        The pages keep their last crawl and counted signals; each is
+        re-placed in the heap of its slope bucket (no rebuild).
+
+        Parameters
+        ----------
+        ids : array_like of int of shape (n,)
+            Distinct live page ids.
+        pages : PageModel of n pages
+            Their new parameters, in the order of ``ids``.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, removed or repeated, or the lengths differ;
+            the scheduler is then unchanged.
+        TypeError
+            If ``pages`` is not a PageModel.
+        """
+        caller = f"{self._NAME}.update_pages"
+        p = check_page_ids(ids, "ids", caller, self._n_ids, self._alive_of, distinct=True)
+        check_pages(pages, caller)
+        if len(pages) != len(p):
+            raise ValueError(
+                f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
+            )
+        self._update(p, pages)
+        self._pages = None
+        return self
