@@ -32,6 +32,55 @@ class SchedulerBase(_statefile.StateFile):
     #: The class's name in messages.
     _NAME = "Scheduler"
     _pages: PageModel | None
+    _value: str
+    _terms: int | None
+    _delay: float
+
+    # -- what both hold --------------------------------------------------------------------------------------
+    @property
+    def value(self) -> str:
+        """The value kind (``value`` of :func:`freshcore.value.crawl_value`)."""
+        return self._value
+
+    @property
+    def signal_delay(self) -> float:
+        """Signals less than this after their page's last crawl are discarded."""
+        return self._delay
+
+    @property
+    def terms(self) -> int | None:
+        """Number of terms of ``value="approx"`` (None otherwise)."""
+        return self._terms
+
+    @property
+    def pages(self) -> PageModel:
+        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``).
+
+        Raises
+        ------
+        ValueError
+            If every page was removed (a PageModel cannot be empty).
+        """
+        if self._pages is None:
+            if self.n_pages == 0:
+                raise ValueError(f"{self._NAME}.pages: every page was removed.")
+            self._pages = PageModel(*self._live_params())
+        return self._pages
+
+    @property
+    def last_crawl(self) -> np.ndarray:
+        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
+
+        0 (or the ``last_crawl`` given) for a page never crawled; for an added
+        page, the ``last_crawl`` given to :meth:`add_pages` (default: the time
+        its ticks had reached then).
+        """
+        return self._last_crawl_of(self.page_ids)
+
+    @property
+    def signal_counts(self) -> np.ndarray:
+        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
+        return self._signal_count_of(self.page_ids).astype(np.int64)
 
     # -- what a subclass provides --------------------------------------------------------------------------
     @property
@@ -40,6 +89,15 @@ class SchedulerBase(_statefile.StateFile):
 
     @property
     def n_pages(self) -> int:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def page_ids(self) -> np.ndarray:  # pragma: no cover - every subclass defines it
+        """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
+        raise NotImplementedError
+
+    def _live_params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+        """(change_rate, importance, recall, false_rate) of the live pages, in id order."""
         raise NotImplementedError
 
     @property

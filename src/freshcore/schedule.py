@@ -176,49 +176,8 @@ class Scheduler(SchedulerBase):
         """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
         return self._state.page_ids()
 
-    @property
-    def pages(self) -> PageModel:
-        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``).
-
-        Raises
-        ------
-        ValueError
-            If every page was removed (a PageModel cannot be empty).
-        """
-        if self._pages is None:
-            if self.n_pages == 0:
-                raise ValueError("Scheduler.pages: every page was removed.")
-            self._pages = PageModel(*self._state.params())
-        return self._pages
-
-    @property
-    def value(self) -> str:
-        """The value kind."""
-        return self._value
-
-    @property
-    def signal_delay(self) -> float:
-        """Signals less than this after their page's last crawl are discarded."""
-        return self._delay
-
-    @property
-    def terms(self) -> int | None:
-        """Number of terms of ``value="approx"`` (None otherwise)."""
-        return self._terms
-
-    @property
-    def last_crawl(self) -> np.ndarray:
-        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
-
-        0 (or the ``last_crawl`` given) for a page never crawled; the time of
-        its addition (or the ``last_crawl`` given) for an added page.
-        """
-        return self._state.last_crawl()
-
-    @property
-    def signal_counts(self) -> np.ndarray:
-        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
-        return self._state.signal_counts()
+    def _live_params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._state.params()
 
     # -- the moves of SchedulerBase's checked methods ------------------------------------------------------
     @property

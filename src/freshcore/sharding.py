@@ -218,6 +218,7 @@ class ShardedScheduler(SchedulerBase):
         self._local = local
         self._members = members
         self._scheds = scheds
+        self._value, self._terms, self._delay = scheds[0].value, scheds[0].terms, scheds[0].signal_delay
         # the merge position: shards 0.._pos-1 ticked at _time in the current round (0: round complete)
         self._pos = pos
         self._time = time
@@ -258,34 +259,12 @@ class ShardedScheduler(SchedulerBase):
         """Ids of the live pages, increasing (int64 array of shape (n_pages,))."""
         return np.flatnonzero(self._alive).astype(np.int64)
 
-    @property
-    def pages(self) -> PageModel:
-        """The live pages' current parameters, in id order (``pages[i]`` is page ``page_ids[i]``)."""
-        if self._pages is None:
-            self._pages = PageModel(*(
-                self._by_id(lambda sched: getattr(sched.pages, key))[self._alive]
-                for key in ("change_rate", "importance", "recall", "false_rate")
-            ))
-        return self._pages
-
-    @property
-    def value(self) -> str:
-        """The value kind."""
-        return self._scheds[0].value
-
-    @property
-    def last_crawl(self) -> np.ndarray:
-        """Time of each live page's last crawl, in id order (a copy of shape (n_pages,)).
-
-        0 for a page never crawled; for an added page, the ``last_crawl`` given
-        to :meth:`add_pages` (default: its shard's time then).
-        """
-        return self._by_id(lambda sched: sched.last_crawl)[self._alive]
-
-    @property
-    def signal_counts(self) -> np.ndarray:
-        """Counted signals of each live page since its last crawl, in id order (int64 copy of shape (n_pages,))."""
-        return self._by_id(lambda sched: sched.signal_counts, np.int64)[self._alive]
+    def _live_params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        live = self._alive
+        change_rate, importance, recall, false_rate = (
+            self._by_id(lambda sched: getattr(sched.pages, key))[live]
+            for key in ("change_rate", "importance", "recall", "false_rate"))
+        return change_rate, importance, recall, false_rate
 
     def _by_id(self, get: Any, dtype: Any = np.float64) -> np.ndarray:
         """An array over every page id handed out: ``get(shard scheduler)`` at its live pages, 0 at removed ones."""
