@@ -265,7 +265,7 @@ def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic:
         raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, **arrays)  # type: ignore[arg-type]  # (numpy's stub types the first keyword)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

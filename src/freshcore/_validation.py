@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-def _describe_bounds(low, high, low_inclusive, high_inclusive) -> str:
+def _describe_bounds(low: float | None, high: float | None, low_inclusive: bool, high_inclusive: bool) -> str:
     parts = []
     if low is not None:
         parts.append(f"{'>=' if low_inclusive else '>'} {low!r}")
@@ -45,7 +45,9 @@ def _describe_bounds(low, high, low_inclusive, high_inclusive) -> str:
     return " and ".join(parts)
 
 
-def _out_of_bounds(values: np.ndarray, low, high, low_inclusive, high_inclusive) -> np.ndarray:
+def _out_of_bounds(
+    values: np.ndarray, low: float | None, high: float | None, low_inclusive: bool, high_inclusive: bool
+) -> np.ndarray:
     """Boolean mask of entries outside the bounds (NaN counts as outside)."""
     bad = np.zeros(values.shape, dtype=bool)
     if low is not None:
@@ -221,7 +223,7 @@ def check_same_length(caller: str, **arrays: np.ndarray) -> int:
     return n0
 
 
-def check_choice(x: Any, name: str, caller: str, choices) -> str:
+def check_choice(x: Any, name: str, caller: str, choices: tuple[str, ...]) -> str:
     """Check that ``x`` is one of ``choices`` (strings)."""
     if not isinstance(x, str) or x not in choices:
         opts = ", ".join(repr(c) for c in choices)

@@ -56,7 +56,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Sequence, TextIO
 
 import numpy as np
 
@@ -208,16 +208,16 @@ _STREAMING = {
 class _Timed:
     """A policy seen through a stopwatch: every attribute is forwarded, calls are timed into ``seconds``."""
 
-    def __init__(self, policy) -> None:
+    def __init__(self, policy: Any) -> None:
         self._policy = policy
         self.seconds = 0.0
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         attr = getattr(self._policy, name)
         if not callable(attr):
             return attr
 
-        def timed(*args, **kwargs):
+        def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.perf_counter()
             try:
                 return attr(*args, **kwargs)
@@ -227,7 +227,9 @@ class _Timed:
         return timed
 
 
-def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
+def _scheduling(
+    args: argparse.Namespace, out: TextIO, delta: np.ndarray, d_hat: np.ndarray, w: np.ndarray, bandwidth: float
+) -> None:
     """Stage 4 of the demo: simulate the policies on the true web, print one table."""
     from tqdm import tqdm
 
@@ -275,7 +277,7 @@ def _scheduling(args, out, delta, d_hat, w, bandwidth) -> None:
     bar.close()
 
 
-def _demo(args, out) -> int:
+def _demo(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
     from . import estimation, mle
@@ -293,6 +295,7 @@ def _demo(args, out) -> int:
     f_uniform = freshness(uniform, delta, w)
     f_oracle = freshness(oracle, delta, w)
 
+    est: Any  # the interval-aware MLE or an online estimator of Avrachenkov et al. (2022)
     if args.method == "mle":
         est = mle.IntervalMLEBatch(n, tau_min=0.1 / uniform[0], tau_max=100.0 / floor)
     else:
@@ -385,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None, out=None) -> int:
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Entry point of the ``freshcore`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)

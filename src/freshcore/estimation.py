@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 import numpy as np
 
@@ -311,10 +311,14 @@ def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.nda
 _K_SHARED_MAX = 2**52 - 2
 
 
+_B = TypeVar("_B", bound="_Batch")
+
+
 class _Batch:
     """Shared plumbing of the batched estimators (validation, bookkeeping, save/restore)."""
 
     _state_names: tuple[str, ...] = ()
+    _rates: np.ndarray
     _int_state: frozenset[str] = frozenset()  # state arrays of dtype int64 (the others are float64)
 
     def __init__(self, n_pages: int, crawl_rate: Any = None) -> None:
@@ -351,6 +355,11 @@ class _Batch:
         return read_only_view(self._elapsed)
 
     @property
+    def rates(self) -> np.ndarray:
+        """Current estimates of the change rates, shape (n_pages,) (read-only view)."""
+        return read_only_view(self._rates)
+
+    @property
     def crawl_rate(self) -> float | np.ndarray | None:
         """Default crawl rate(s) of the constructor (None if every update passes its own)."""
         if self._p_default is None:
@@ -360,7 +369,7 @@ class _Batch:
         return read_only_view(self._p_default)
 
     # -- update -----------------------------------------------------------------
-    def update(self, changed: Any, pages: Any = None, crawl_rate: Any = None, intervals: Any = None) -> "_Batch":
+    def update(self: _B, changed: Any, pages: Any = None, crawl_rate: Any = None, intervals: Any = None) -> _B:
         """Consume one crawl outcome for each of the given pages; return ``self``.
 
         Parameters
@@ -466,7 +475,7 @@ class _Batch:
         """Hook run by ``from_dict`` once the state arrays are restored and checked."""
 
     @classmethod
-    def from_dict(cls, d: dict) -> "_Batch":
+    def from_dict(cls: type[_B], d: dict[str, Any]) -> _B:
         """Rebuild from ``to_dict()`` output; continuing gives bit-identical results."""
         obj = cls(d["n_pages"], **d["params"])
         caller = cls.__name__ + ".from_dict"
@@ -550,14 +559,14 @@ class NaiveBatch(_Batch):
         # covered all pages, every page has k = self._k_shared and no k array
         # is kept (self._k_arr is None); any other use of ``_k`` stores it.
         self._k_shared: int | None = 0
-        self._k_arr = None
+        self._k_arr: np.ndarray | None = None
 
     @property
-    def _k(self) -> np.ndarray:  # type: ignore[override]
+    def _k(self) -> np.ndarray:
         if self._k_shared is not None:
             self._k_arr = np.full(self._n, self._k_shared, dtype=np.int64)
             self._k_shared = None
-        return self._k_arr
+        return cast(np.ndarray, self._k_arr)  # (the k array is kept once k is not shared)
 
     @_k.setter
     def _k(self, value: np.ndarray) -> None:
@@ -567,12 +576,12 @@ class NaiveBatch(_Batch):
     def _k_snapshot(self) -> np.ndarray:
         if self._k_shared is not None:
             return np.full(self._n, self._k_shared, dtype=np.int64)
-        return self._k_arr.copy()
+        return self._k.copy()
 
     @property
     def n_updates(self) -> np.ndarray:
         """Observations consumed per page, shape (n_pages,) (read-only)."""
-        return read_only_view(self._k_snapshot()) if self._k_shared is not None else read_only_view(self._k_arr)
+        return read_only_view(self._k_snapshot()) if self._k_shared is not None else read_only_view(self._k)
 
     def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The segment arrays the general path would hold in the common-rate regime (exact)."""
@@ -610,19 +619,14 @@ class NaiveBatch(_Batch):
             self._k_shared, self._k_arr = int(k[0]), None
 
     @property
-    def rates(self) -> np.ndarray:
-        """Current estimates, shape (n_pages,) (read-only view)."""
-        return read_only_view(self._rates)
-
-    @property
     def n_changes(self) -> np.ndarray:
         """Observed changes Î_k per page (read-only view)."""
         return read_only_view(self._n_changes)
 
-    def _alpha_args(self, extra: Any) -> tuple:
+    def _alpha_args(self, extra: Any) -> tuple[int, float, np.ndarray | None]:
         return 0, 1.0, None
 
-    def _apply(self, c, idx, p, extra):
+    def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
         kind, a, values = self._alpha_args(extra)
         if self._past_sum is None:
             if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
@@ -637,8 +641,15 @@ class NaiveBatch(_Batch):
                                          self._mode, kind, a, values)
                 return
             self._materialise()
-        _est.count_batch_update(self._k, self._n_changes, self._segment_changes, self._segment_rate,
-                                self._past_sum, self._rates, c, idx, p, self._mode, kind, a, values)
+        n1_seg, p_seg, s_old = self._segments()
+        _est.count_batch_update(self._k, self._n_changes, n1_seg, p_seg, s_old, self._rates, c, idx, p, self._mode,
+                                kind, a, values)
+
+    def _segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored segment arrays (outside the common-rate regime)."""
+        if self._segment_changes is None or self._segment_rate is None or self._past_sum is None:
+            raise RuntimeError("the segment arrays are only stored outside the common-rate regime")
+        return self._segment_changes, self._segment_rate, self._past_sum
 
 
 def _occurrence_k(k: np.ndarray, idx: np.ndarray | None, m: int) -> np.ndarray:
@@ -701,18 +712,17 @@ class LLNBatch(NaiveBatch):
         d.update(alpha=self._alpha_spec, consistent=self._consistent)
         return d
 
-    def _prepare(self, idx, m):
-        if self._alpha_kind != 3:
+    def _prepare(self, idx: np.ndarray | None, m: int) -> np.ndarray | None:
+        if self._alpha_kind != 3 or self._alpha_fn is None:
             return None
         caller = type(self).__name__ + ".update"
         ks = _occurrence_k(self._k, idx, m)
         uniq, inv = np.unique(ks, return_inverse=True)
-        vals = np.array([
-            check_scalar(self._alpha_fn(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq
-        ])
+        fn = self._alpha_fn
+        vals = np.array([check_scalar(fn(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq])
         return np.ascontiguousarray(vals[inv.reshape(-1)])
 
-    def _alpha_args(self, extra):
+    def _alpha_args(self, extra: Any) -> tuple[int, float, np.ndarray | None]:
         return self._alpha_kind, self._alpha_const, extra
 
 
@@ -751,17 +761,12 @@ class SABatch(_Batch):
         self._initial = check_scalar(initial, "initial", caller, low=0.0)
         self._rates = np.full(self._n, self._initial)
 
-    @property
-    def rates(self) -> np.ndarray:
-        """Current estimates y_k, shape (n_pages,) (read-only view)."""
-        return read_only_view(self._rates)
-
     def _params(self) -> dict:
         d = super()._params()
         d.update(eta=self._eta, initial=self._initial)
         return d
 
-    def _apply(self, c, idx, p, extra):
+    def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
         if idx is not None:
             _est.sa_batch_update(self._k, self._rates, c, idx, p, self._eta)
             return
@@ -812,11 +817,6 @@ class SAMBatch(_Batch):
         self._previous = np.full(self._n, self._initial)
 
     @property
-    def rates(self) -> np.ndarray:
-        """Current estimates z_k, shape (n_pages,) (read-only view)."""
-        return read_only_view(self._rates)
-
-    @property
     def previous(self) -> np.ndarray:
         """Previous iterates z_{k-1}, shape (n_pages,) (read-only view)."""
         return read_only_view(self._previous)
@@ -826,7 +826,7 @@ class SAMBatch(_Batch):
         d.update(eta=self._eta, beta=self._beta, omega=self._omega, initial=self._initial)
         return d
 
-    def _apply(self, c, idx, p, extra):
+    def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
         args = (self._eta, self._beta, self._omega)
         if idx is not None:
             _est.sam_batch_update(self._k, self._rates, self._previous, c, idx, p, *args)
@@ -846,9 +846,10 @@ _METHODS = ("naive", "lln", "sa", "sam", "mle", "mm", "cgm")
 
 def _method_params(method: str) -> tuple[str, ...]:
     """The keyword parameters ``estimate_rates`` passes on to ``method``'s estimator."""
+    fn: Any
     if method in _ONLINE:
-        fn: Any = _ONLINE[method].__init__
-        skip = {"self", "n_pages", "crawl_rate"}
+        fn = _ONLINE[method]
+        skip = {"n_pages", "crawl_rate"}
     else:
         from .mle import cgm_rates, mle_rates, moment_rates
 
@@ -923,10 +924,10 @@ def estimate_rates(
         if return_path:
             raise ValueError(f"The 'return_path' parameter of {caller} is only supported by the online methods "
                              f"'naive', 'lln', 'sa' and 'sam'. Got method={method!r}.")
-        from .mle import cgm_rates, mle_rates, moment_rates  # type: ignore[import-not-found,unused-ignore]
+        from .mle import cgm_rates, mle_rates, moment_rates
 
-        fn = {"mle": mle_rates, "mm": moment_rates, "cgm": cgm_rates}[method]
-        return fn(changed, intervals, crawl_rate=crawl_rate, **params)
+        offline: Any = {"mle": mle_rates, "mm": moment_rates, "cgm": cgm_rates}[method]
+        return offline(changed, intervals, crawl_rate=crawl_rate, **params)
 
     c = check_binary(changed, "changed", caller, ndim=(1, 2))
     one_page = c.ndim == 1

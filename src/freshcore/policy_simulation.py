@@ -119,7 +119,9 @@ def _window_accuracy(times: np.ndarray, fresh: np.ndarray, a: float, b: float, n
     return acc, float(per.std(ddof=1) / math.sqrt(nb))
 
 
-def _page_major(rng: np.random.Generator, rates: np.ndarray, horizon: float):
+def _page_major(
+    rng: np.random.Generator, rates: np.ndarray, horizon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Poisson processes of the given rates on [0, horizon], grouped by page, sorted within a page.
 
     Returns ``(keys, pages, times, counts)``: ``keys = page + t/(2 horizon)``
@@ -338,7 +340,10 @@ def simulate(
     )
 
 
-def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
+def _run_loop(
+    policy: CrawlPolicy, H: float, sig_t: np.ndarray, sig_p: np.ndarray, rs_t: np.ndarray, rs_r: np.ndarray,
+    kc: np.ndarray, m: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Deliver signals and bandwidth changes, collect the decisions (pages, times) and the counted signals."""
     observe = getattr(policy, "observe", None)
     observe = observe if callable(observe) else None
@@ -406,7 +411,9 @@ def _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m):
     return np.empty(0, dtype=np.int64), np.empty(0), counted
 
 
-def _ticks_before(ticks, t_now, r, limit, t_sig):
+def _ticks_before(
+    ticks: Callable[[int], Any], t_now: float, r: float, limit: float, t_sig: float
+) -> tuple[int, np.ndarray]:
     """The decisions of a ``tick_times`` policy timed at or before ``limit`` and before ``t_sig`` (at least one).
 
     Returns their number and times; asks for ``tick_times`` of a first guess

@@ -154,7 +154,8 @@ class Scheduler(SchedulerBase):
         self._value = value
         self._terms = terms
         self._delay = delay
-        self._state = _schedule.SchedulerState(*_page_arrays(pages), VALUES.index(value), j, r, delay, last)
+        delta, mu, nu, recall = _page_arrays(pages)
+        self._state = _schedule.SchedulerState(delta, mu, nu, recall, VALUES.index(value), j, r, delay, last)
 
     @property
     def time(self) -> float:
@@ -288,9 +289,10 @@ class Scheduler(SchedulerBase):
         self._value = value
         self._terms = terms
         self._delay = state["signal_delay"]
-        arrays = [np.ascontiguousarray(state[k]) for k in ("change_rate", "importance", "false_rate", "recall")]
+        delta, mu, nu, recall = (np.ascontiguousarray(state[k]) for k in ("change_rate", "importance", "false_rate",
+                                                                           "recall"))
         self._state = _schedule.SchedulerState(
-            *arrays, VALUES.index(value), -1 if terms is None else terms, state["rate"], self._delay)
+            delta, mu, nu, recall, VALUES.index(value), -1 if terms is None else terms, state["rate"], self._delay)
         self._state.import_state(state)
         return self
 
@@ -310,15 +312,16 @@ def _check_terms(terms: Any, value: str, caller: str) -> int:
     return -1
 
 
-def _page_arrays(pages: PageModel) -> list[np.ndarray]:
+def _page_arrays(pages: PageModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The per-page arrays of the compiled state: Delta, mu, nu and lambda.
 
     (``alpha``, ``gamma``, ``beta`` and the signal term of ``tau`` for the
     value kind are recomputed by the compiled state with PageModel's
     operations; ``beta`` by the same compiled function.)
     """
-    return [np.ascontiguousarray(a, dtype=np.float64) for a in (
-        pages.change_rate, pages.importance, pages.false_rate, pages.recall)]
+    delta, mu, nu, recall = (np.ascontiguousarray(a, dtype=np.float64) for a in (
+        pages.change_rate, pages.importance, pages.false_rate, pages.recall))
+    return delta, mu, nu, recall
 
 
 #: The entries of :meth:`Scheduler.to_dict` (the page arrays have one entry per page id handed out).

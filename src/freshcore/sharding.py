@@ -593,7 +593,7 @@ class ShardedScheduler(SchedulerBase):
         dicts = d["schedulers"]
         if not isinstance(dicts, (list, tuple)) or len(dicts) != k:
             raise bad("schedulers", f"must be a list of {k} dicts (one per shard)")
-        scheds = []
+        scheds: list[Scheduler] = []
         for s, ds in enumerate(dicts):
             try:
                 sched = Scheduler.from_dict(ds)

@@ -106,8 +106,10 @@ def _rate(x: Any, name: str, caller: str, n: int, *, high: float | None = None, 
     return arr
 
 
-def simulate_signal_log(change_rate, recall, false_rate, crawl_rate, n_crawls, *, schedule="poisson",
-                        horizon=None, rng=None) -> SignalLog:
+def simulate_signal_log(
+    change_rate: Any, recall: Any, false_rate: Any, crawl_rate: Any, n_crawls: int, *, schedule: str = "poisson",
+    horizon: float | None = None, rng: Any = None,
+) -> SignalLog:
     """Simulate crawl logs with change-indicating signals, exactly, vectorised over pages.
 
     Parameters
@@ -190,7 +192,7 @@ def _counts(x: Any, name: str, caller: str) -> np.ndarray:
     return arr
 
 
-def _log_arrays(elapsed: Any, n_signals: Any, changed: Any, caller: str):
+def _log_arrays(elapsed: Any, n_signals: Any, changed: Any, caller: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     tau = check_array(elapsed, "elapsed", caller, ndim=2, low=0.0)
     cnt = _counts(n_signals, "n_signals", caller)
     z = check_binary(changed, "changed", caller, ndim=2)
@@ -202,8 +204,10 @@ def _log_arrays(elapsed: Any, n_signals: Any, changed: Any, caller: str):
     return tau, cnt, z
 
 
-def fit_signal_model(elapsed, n_signals, changed, *, change_rate=None, alpha_upper=None, alpha_beta_upper=40.0,
-                     max_iter=100) -> SignalModelFit:
+def fit_signal_model(
+    elapsed: Any, n_signals: Any, changed: Any, *, change_rate: Any = None, alpha_upper: Any = None,
+    alpha_beta_upper: Any = 40.0, max_iter: int = 100,
+) -> SignalModelFit:
     """Maximum-likelihood fit of (alpha, alpha beta) per page from a crawl log with signal counts.
 
     Parameters
@@ -311,7 +315,7 @@ def fit_signal_model(elapsed, n_signals, changed, *, change_rate=None, alpha_upp
     return SignalModelFit(alpha, alpha_beta, gamma, delta, precision, recall, false_rate, clipped, n_iter)
 
 
-def naive_signal_model(elapsed, n_signals, changed) -> NaiveSignalModel:
+def naive_signal_model(elapsed: Any, n_signals: Any, changed: Any) -> NaiveSignalModel:
     """The naive interval-counting estimate of precision and recall (the biased baseline of Appendix E of 001).
 
     Parameters

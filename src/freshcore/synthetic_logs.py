@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._validation import check_array, check_choice, check_int, check_rng, check_same_length, check_scalar
@@ -11,7 +13,10 @@ __all__ = ["simulate_crawls", "SCHEDULES"]
 SCHEDULES = ("poisson", "periodic", "jittered")
 
 
-def simulate_crawls(change_rate, crawl_rate, n_crawls, *, schedule="poisson", jitter=0.5, rng=None):
+def simulate_crawls(
+    change_rate: Any, crawl_rate: Any, n_crawls: int, *, schedule: str = "poisson", jitter: float = 0.5,
+    rng: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Simulate the crawl log of pages whose changes form Poisson processes.
 
     Parameters
