@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from benchutil import role, sizes
 
 from freshcore import get_num_threads, set_num_threads
 from freshcore.estimation import LLNBatch, LLNEstimator, NaiveEstimator, SABatch, SAEstimator, SAMBatch, SAMEstimator
+
+from benchutil import role, sizes
 
 # ---------------------------------------------------------------------------
 # streaming update
@@ -201,7 +202,7 @@ def _check_baseline_agrees(method):
 @pytest.mark.parametrize("versus", ["numpy", "copyto"])
 def test_batch_update(benchmark, method, n, versus):
     benchmark.group = f"estimation-batch-{method}-vs-{versus}-n{n}"
-    np_cls, make, _ = METHODS[method]
+    np_cls, _, _ = METHODS[method]
     changed = _flags(n)
     if versus == "numpy":
         _check_baseline_agrees(method)

@@ -16,11 +16,12 @@ import math
 
 import numpy as np
 import pytest
-from benchutil import SMOKE, role, sizes
 from scipy.optimize import brentq
 
 from freshcore.mle import mle_rates
 from freshcore.synthetic_logs import simulate_crawls
+
+from benchutil import SMOKE, role, sizes
 
 K = 100
 EPS = np.finfo(float).eps

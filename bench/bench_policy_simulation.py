@@ -48,8 +48,8 @@ except ImportError:  # run as a script
     SMOKE, role, sizes = False, None, None
 
 from freshcore.policies import RoundRobin
-from freshcore.schedule import Scheduler
 from freshcore.policy_simulation import simulate
+from freshcore.schedule import Scheduler
 from freshcore.value import PageModel
 
 R = 100.0

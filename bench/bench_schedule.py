@@ -12,7 +12,8 @@ decision:
 
 ``extra_info`` records m, the decisions per call and, for the scheduler, the
 mean number of value evaluations per decision in the timed calls, and the
-amortised decisions per second over the last m/5 decisions of the burn-in.  Pages: SPEC section 3's check distribution (Delta, mu ~ U[0, 1],
+amortised decisions per second over the last m/5 decisions of the burn-in.  Pages: SPEC section 3's check
+distribution (Delta, mu ~ U[0, 1],
 lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6), seed 0), rate R = m/10.  No
 signals (the decision cost is what is measured here).
 
@@ -40,10 +41,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from benchutil import SMOKE, role, sizes
-
 from freshcore.schedule import Scheduler
 from freshcore.value import PageModel, crawl_value
+
+from benchutil import SMOKE, role, sizes
 
 TICKS = 20
 

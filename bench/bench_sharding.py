@@ -36,15 +36,15 @@ import time
 
 import numpy as np
 import pytest
-
 from bench_schedule import pages_instance
-from benchutil import SMOKE, role, sizes
 
 import freshcore
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 from freshcore.value import PageModel
+
+from benchutil import SMOKE, role, sizes
 
 DECISIONS = 200 if SMOKE else 40_000
 

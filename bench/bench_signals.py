@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from benchutil import role, sizes
 from scipy.optimize import minimize
 
 from freshcore.signals import fit_signal_model, simulate_signal_log
+
+from benchutil import role, sizes
 
 K = 100
 

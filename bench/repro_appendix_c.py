@@ -45,10 +45,10 @@ import time
 
 import numpy as np
 
-from repro_common import N_INSTANCES, R, fmt, instance, print_table
-
-from freshcore.schedule import Scheduler
 from freshcore.policy_simulation import simulate
+from freshcore.schedule import Scheduler
+
+from repro_common import N_INSTANCES, R, fmt, instance, print_table
 
 
 def poisson_delay(rng, n):

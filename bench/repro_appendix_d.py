@@ -33,12 +33,12 @@ import time
 
 import numpy as np
 
-from repro_common import N_INSTANCES, fmt, instance, print_table
-
 from freshcore.policies import LowDiscrepancy
+from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.policy_simulation import simulate
+
+from repro_common import N_INSTANCES, fmt, instance, print_table
 
 M = 1000
 PHASES = ((0.0, 150.0, 100.0), (150.0, 300.0, 150.0), (300.0, 450.0, 100.0))

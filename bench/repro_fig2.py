@@ -39,12 +39,12 @@ import time
 
 import numpy as np
 
-from repro_common import N_INSTANCES, R, fmt, instance, print_table
-
 from freshcore.policies import LowDiscrepancy
+from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.policy_simulation import simulate
+
+from repro_common import N_INSTANCES, R, fmt, instance, print_table
 
 
 def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:

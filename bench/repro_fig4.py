@@ -35,12 +35,12 @@ import time
 
 import numpy as np
 
-from repro_common import N_INSTANCES, R, fmt, instance, print_table
-
+from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.policy_simulation import simulate
 from freshcore.value import optimal_thresholds
+
+from repro_common import N_INSTANCES, R, fmt, instance, print_table
 
 POLICIES = (("GREEDY", "greedy", None), ("G-CIS", "cis", None), ("G-NCIS", "exact", None),
             ("approx-1", "approx", 1), ("approx-2", "approx", 2))

@@ -26,13 +26,11 @@ import argparse
 import time
 
 import numpy as np
-
 from bench_schedule import pages_instance
 
 from freshcore.rates import optimal_rates
 from freshcore.schedule import Scheduler
 from freshcore.value import crawl_value
-
 
 
 def state_bytes(s: Scheduler) -> int:

@@ -75,7 +75,8 @@ def main() -> None:
     rng = np.random.default_rng(SEED)
     t0 = time.perf_counter()
     print(f"Appendix E design, horizon {HORIZON:.0e}, {PAGES} pages per row")
-    print(f"{'c draw':<10s} {'estimator':<10s} {'precision MAE':>14s}  {'bias ± se':<20s} {'recall MAE':>11s}  bias ± se")
+    print(f"{'c draw':<10s} {'estimator':<10s} {'precision MAE':>14s}  {'bias ± se':<20s} "
+          f"{'recall MAE':>11s}  bias ± se")
     for log_uniform in (False, True):
         mle, naive = errors(log_uniform, rng)
         label = "c ~ logU" if log_uniform else "c ~ U"

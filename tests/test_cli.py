@@ -30,7 +30,7 @@ def test_demo_learns_towards_the_optimum(method):
     assert main(["demo", "--pages", "2000", "--epochs", "10", "-q", "--no-schedule", "--method", method], out=buf) == 0
     rows = _table(buf.getvalue())
     assert len(rows) >= 4
-    epoch, uniform, adaptive, optimum, err = rows.T
+    _, uniform, adaptive, optimum, err = rows.T
     # the adaptive rates beat uniform crawling, never beat the optimum, and the estimation error falls
     assert np.all(adaptive > uniform)
     assert np.all(adaptive <= optimum + 1e-12)
@@ -49,7 +49,8 @@ def _schedule_table(text):
         if m is None:
             break
         label, acc, se, crawls, speed = m.groups()
-        rows[label] = (float(acc),) if se is None else (float(acc), float(se), int(crawls), float(speed.replace(",", "")))
+        full = (float(acc), float(se), int(crawls), float(speed.replace(",", ""))) if se is not None else None
+        rows[label] = (float(acc),) if full is None else full
     return rows
 
 
@@ -174,7 +175,8 @@ def test_synthetic_signals_documented_laws():
     [
         ({"n_pages": -1}, ValueError, "The 'n_pages' parameter of synthetic_signals must be an integer >= 0"),
         ({"n_pages": 2.5}, TypeError, "The 'n_pages' parameter of synthetic_signals"),
-        ({"n_pages": 3, "rng": -1}, ValueError, "The 'rng' parameter of synthetic_signals must be None, an int seed >= 0"),
+        ({"n_pages": 3, "rng": -1}, ValueError,
+         "The 'rng' parameter of synthetic_signals must be None, an int seed >= 0"),
         ({"n_pages": 3, "rng": "0"}, TypeError, "The 'rng' parameter of synthetic_signals"),
     ],
 )

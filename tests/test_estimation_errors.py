@@ -317,7 +317,7 @@ def test_estimate_rates_names_parameters_the_method_does_not_take(method, params
 
 
 def test_estimate_rates_without_a_crawl_rate_points_at_the_methods_that_need_none():
-    with pytest.raises(ValueError, match="required by method='lln'.*method='mle', 'mm' or 'cgm' estimate from the "
+    with pytest.raises(ValueError, match=r"required by method='lln'.*method='mle', 'mm' or 'cgm' estimate from the "
                                          "'intervals' alone"):
         estimate_rates(np.zeros((2, 3)), np.ones((2, 3)))
     assert estimate_rates(np.zeros((2, 3)), np.ones((2, 3)), method="mle").shape == (2,)

@@ -142,13 +142,14 @@ def test_extreme_scales_against_mpmath():
         with mp.workdps(60):
             t1 = [mp.mpf(t) for t, ci in zip(tau, c) if ci]
             s0 = mp.fsum(mp.mpf(t) for t, ci in zip(tau, c) if not ci)
-            ref = _mp_bisect(lambda d: mp.fsum(t / mp.expm1(d * t) for t in t1) - s0,
+            ref = _mp_bisect(lambda d, t1=t1, s0=s0: mp.fsum(t / mp.expm1(d * t) for t in t1) - s0,
                              n1 / (s0 + mp.fsum(t1) / 2), n1 / s0)
             assert abs(est - ref) <= 1e-13 * ref
         with mp.workdps(400):  # sum_j expm1(-D tau_j) + n1 = 0 needs all digits when D tau ~ 1e-300
             ts = [mp.mpf(t) for t in tau]
-            ref = _mp_bisect(lambda d: mp.fsum(mp.expm1(-d * t) for t in ts) + n1,
-                             mp.log(mp.mpf(k) / (k - n1)) / (mp.fsum(ts) / k), mp.log(mp.mpf(k) / (k - n1)) / min(ts), 250)
+            lo = mp.log(mp.mpf(k) / (k - n1)) / (mp.fsum(ts) / k)
+            hi = mp.log(mp.mpf(k) / (k - n1)) / min(ts)
+            ref = _mp_bisect(lambda d, ts=ts, n1=n1: mp.fsum(mp.expm1(-d * t) for t in ts) + n1, lo, hi, 250)
             assert abs(mm - ref) <= 1e-12 * ref, (c, tau, mm, ref)
         checked += 1
     assert checked >= 8
@@ -175,7 +176,9 @@ def test_poisson_crawl_likelihood_without_intervals():
     est = mle_rates(changed, crawl_rate=p)
     for c, pi, e in zip(changed, p, est):
         n1, n0 = c.sum(), len(c) - c.sum()
-        nll = lambda d: -(n1 * math.log(d / (d + pi)) + n0 * math.log(pi / (d + pi)))  # noqa: E731
+        def nll(d, n1=n1, n0=n0, pi=pi):
+            return -(n1 * math.log(d / (d + pi)) + n0 * math.log(pi / (d + pi)))
+
         best = minimize_scalar(nll, bounds=(1e-6, 1e3), method="bounded", options={"xatol": 1e-10}).x
         assert e == pytest.approx(best, rel=1e-6)
     np.testing.assert_array_equal(moment_rates(changed, crawl_rate=p), est)
@@ -212,7 +215,7 @@ def test_per_crawl_rates_against_mpmath():
             continue
         with mp.workdps(50):
             ps = [mp.mpf(x) for x in p]
-            ref = _mp_bisect(lambda d: mp.fsum(q / (q + d) for q in ps) - (k - n1),
+            ref = _mp_bisect(lambda d, ps=ps, n1=n1, k=k: mp.fsum(q / (q + d) for q in ps) - (k - n1),
                              min(ps) * n1 / (k - n1), max(ps) * n1 / (k - n1), 300)
         assert abs(est - ref) <= 1e-12 * ref, (c, p, est, ref)
 
@@ -430,7 +433,7 @@ def test_batch_bit_identical_to_streaming_at_every_call(data):
     n_pages, idx, changed, tau, cuts, n_bins = data
     batch = IntervalMLEBatch(n_pages, n_bins=n_bins, tau_min=0.01, tau_max=100.0)
     single = [IntervalMLEEstimator(n_bins=n_bins, tau_min=0.01, tau_max=100.0) for _ in range(n_pages)]
-    for lo, hi in zip([0] + cuts, cuts + [len(idx)]):
+    for lo, hi in zip([0, *cuts], [*cuts, len(idx)]):
         batch.update(changed[lo:hi], idx[lo:hi], intervals=tau[lo:hi])
         for j in range(lo, hi):
             single[idx[j]].update(int(changed[j]), float(tau[j]))
@@ -577,7 +580,8 @@ def test_streaming_bad_update_many(changed, intervals, match):
     "changed, pages, intervals, exc, match",
     [([1, 0], [0, 3], [1.0, 1.0], ValueError, r"pages\[1\] = 3"), ([1], [-1], [1.0], ValueError, "pages"),
      ([1], [0.0], [1.0], TypeError, "pages"), ([1, 3], [0, 1], [1.0, 1.0], ValueError, r"changed\[1\]"),
-     ([1, 0], [0, 1], [1.0, np.nan], ValueError, r"intervals\[1\]"), ([1], [0, 1], [1.0, 1.0], ValueError, "same length"),
+     ([1, 0], [0, 1], [1.0, np.nan], ValueError, r"intervals\[1\]"),
+     ([1], [0, 1], [1.0, 1.0], ValueError, "same length"),
      ([1, 0], [0, 1], [1.0], ValueError, "same length"), ([1, 0], [0, 1], None, ValueError, "needs 'intervals'"),
      ([1, 0], [0, 1], -2.0, ValueError, "intervals"), ([1, 0], None, 1.0, ValueError, "n_pages=3"),
      ([], None, 1.0, ValueError, "changed")],

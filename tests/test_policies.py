@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 
@@ -42,7 +43,7 @@ def test_ticks_and_rate_changes(make):
         p.signal_many([0], [math.inf])
     with pytest.raises(ValueError, match="same length"):
         p.signal_many([0, 1], [1.0])
-    with pytest.raises(ValueError, match="'bandwidth' parameter of .*set_bandwidth"):
+    with pytest.raises(ValueError, match=r"'bandwidth' parameter of .*set_bandwidth"):
         p.set_bandwidth(0.0)
     assert p.bandwidth == 4.0
     with pytest.raises(ValueError, match="'page'"):

@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
+from freshcore.policy_simulation import SimulationResult, simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.policy_simulation import SimulationResult, simulate
 from freshcore.value import PageModel
 
 
@@ -178,7 +179,7 @@ def test_signals_are_delivered_in_order_before_their_tick():
     sig = [e for e in pol.log if e[0] == "signal"]
     assert len(sig) == res.n_signals == res.n_signals_counted
     last_tick, prev = 0.0, -1.0
-    for kind, page, t in pol.log:
+    for kind, _, t in pol.log:
         if kind == "signal":
             assert t >= prev and t >= last_tick - 1e-12
             prev = t
@@ -266,7 +267,7 @@ def test_accuracy_between_and_standard_error_scale():
         r = simulate(RoundRobin(m, R), pages, 200.0, rng=100 + s)
         accs.append(r.accuracy)
         ses.append(r.accuracy_se)
-        a, se = r.accuracy_between(*r.window)
+        a, _ = r.accuracy_between(*r.window)
         assert a == r.accuracy
     ratio = np.std(accs, ddof=1) / np.mean(ses)
     assert 0.5 < ratio < 2.0
@@ -319,7 +320,7 @@ def test_bad_arguments(kwargs, exc, match):
 def test_bad_policy_and_pages():
     with pytest.raises(TypeError, match="'pages' parameter of simulate must be a PageModel"):
         simulate(RoundRobin(2, 1.0), [0.5, 0.5], 10.0)
-    with pytest.raises(TypeError, match="must be a crawl policy.*lacks bandwidth, time, n_pages, next, run, signal, "
+    with pytest.raises(TypeError, match=r"must be a crawl policy.*lacks bandwidth, time, n_pages, next, run, signal, "
                                         "set_bandwidth"):
         simulate(object(), PAGES, 10.0)
     with pytest.raises(ValueError, match="has 3 pages but 'pages' has 2"):

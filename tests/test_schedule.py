@@ -6,13 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from _reference import KINDS, Reference, kind_args, random_pages
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.value import PageModel
 
+from _reference import KINDS, Reference, kind_args, random_pages
 
 # ---------------------------------------------------------------------------
 # state machine against the brute-force reference
@@ -239,10 +240,10 @@ def test_method_errors_leave_state_unchanged():
         with pytest.raises(exc, match=msg):
             s.signal(*args)
     for bad in (0.0, -2.0, math.nan):
-        with pytest.raises(ValueError, match="'bandwidth' parameter of Scheduler.set_bandwidth"):
+        with pytest.raises(ValueError, match=r"'bandwidth' parameter of Scheduler.set_bandwidth"):
             s.set_bandwidth(bad)
     for bad in (-1, 1.5):
-        with pytest.raises((ValueError, TypeError), match="'n' parameter of Scheduler.run"):
+        with pytest.raises((ValueError, TypeError), match=r"'n' parameter of Scheduler.run"):
             s.run(bad)
     assert (s.time, s.bandwidth, s.last_crawl.tolist(), s.signal_counts.tolist()) == before
     ref_next = Scheduler(pages, 2.0)

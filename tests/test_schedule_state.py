@@ -7,23 +7,25 @@ sequence is identical to an uninterrupted run.
 from __future__ import annotations
 
 import copy
-import io
 import math
 import os
 import pickle
 import shutil
-import struct
-import tracemalloc
 import tempfile
-import zipfile
-from pathlib import Path
+import tracemalloc
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import freshcore.schedule as schedule_mod
+from freshcore import _schedule
+from freshcore.policy_simulation import simulate
+from freshcore.schedule import Scheduler
+from freshcore.value import PageModel
+
 from _reference import KINDS, DynamicReference, Reference, kind_args, random_pages
 from _state_files import (
     bit_flips_never_give_another_state,
@@ -32,11 +34,6 @@ from _state_files import (
     state_equal,
     truncated_files_raise,
 )
-from freshcore import _schedule
-from freshcore.schedule import Scheduler
-from freshcore.policy_simulation import simulate
-from freshcore.value import PageModel, crawl_value
-
 
 
 def script(seed, m, n_ops):
@@ -227,7 +224,8 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(built=1), "must be a bool"),
         (with_(value="ncis"), "'value' entry.*must be one of 'exact', 'approx', 'greedy', 'cis', got 'ncis'"),
         (with_(rate=0.0), "'rate' entry.*must be > 0.0, got 0.0"),
-        (with_(change_rate=-good["change_rate"] - 1), r"'change_rate' entry.*must hold numbers >= 0.0; change_rate\[0\]"),
+        (with_(change_rate=-good["change_rate"] - 1),
+         r"'change_rate' entry.*must hold numbers >= 0.0; change_rate\[0\]"),
         (with_(park_level=-1.0), "park_level"),
         (with_(park_margin=0.0), "park_margin"),
         (with_(park_margin=1.5), "park_margin"),
@@ -275,7 +273,7 @@ def test_load_bit_flips_never_give_another_state(tmp_path):
 
 def test_load_detects_payload_change_with_valid_archive(tmp_path):
     # a change that keeps the archive valid (re-zipped) is caught by the SHA-256
-    s, path = saved(tmp_path)
+    _, path = saved(tmp_path)
     with np.load(path, allow_pickle=False) as z:
         data = {k: z[k] for k in z.files}
     data["last"] = data["last"].copy()
@@ -345,7 +343,8 @@ def test_staggered_start_is_cheaper():
     stag = Scheduler(pages, m / 10.0, value="greedy", last_crawl=-rng.uniform(0.0, 10.0, m))
     equal.run(m // 2)
     stag.run(m // 2)
-    assert stag._state.n_evaluations < equal._state.n_evaluations / 2  # measured: 37492 vs 107696 (417363 vs 1427336 unparked)
+    # measured: 37492 vs 107696 (417363 vs 1427336 unparked)
+    assert stag._state.n_evaluations < equal._state.n_evaluations / 2
 
 
 def test_last_crawl_errors():
@@ -659,7 +658,8 @@ def test_ids_are_stable_and_never_reused():
     assert set(s.run(8).tolist()) <= {1, 2, 4, 5}
     s.update_pages([5], PageModel([3.0], [2.0]))
     assert s.pages.change_rate.tolist()[-1] == 3.0
-    with pytest.raises(ValueError, match=r"'page' parameter of Scheduler.signal must be a live page id. Got 0 \(removed\)"):
+    with pytest.raises(ValueError, match=r"'page' parameter of Scheduler.signal must be a live page id. "
+                                         r"Got 0 \(removed\)"):
         s.signal(0, s.time)
     with pytest.raises(ValueError, match=r"Got 6 \(ids so far are 0 .. 5\)"):
         s.signal(6, s.time)

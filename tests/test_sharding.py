@@ -6,16 +6,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import freshcore
-from _reference import KINDS, SHARDED_OP, MergedReference, kind_args, plain_pages
 from freshcore import sharding
+from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.policy_simulation import simulate
 from freshcore.value import PageModel
 
+from _reference import KINDS, SHARDED_OP, MergedReference, kind_args, plain_pages
 
 
 def snapshot(s):
@@ -259,7 +260,8 @@ def test_bad_construction(kwargs, exc, match):
 @pytest.mark.parametrize(
     "call, exc, match",
     [
-        (lambda s: s.signal(6, 5.0), ValueError, r"'page' parameter of ShardedScheduler.signal must be a live page id. Got 6 \(ids so far are 0 .. 5\)"),
+        (lambda s: s.signal(6, 5.0), ValueError,
+         r"'page' parameter of ShardedScheduler.signal must be a live page id. Got 6 \(ids so far are 0 .. 5\)"),
         (lambda s: s.signal(-1, 5.0), ValueError, "'page'"),
         (lambda s: s.signal(1.0, 5.0), TypeError, "'page'"),
         (lambda s: s.signal(3, math.nan), ValueError, "'t' parameter of ShardedScheduler.signal"),
@@ -342,7 +344,8 @@ class LoggingShards(ShardedScheduler):
         return super().signal(page, t)
 
     def signal_many(self, pages, times):
-        self.log.extend(("signal", p, t, self.time) for p, t in zip(np.asarray(pages).tolist(), np.asarray(times).tolist()))
+        pairs = zip(np.asarray(pages).tolist(), np.asarray(times).tolist())
+        self.log.extend(("signal", p, t, self.time) for p, t in pairs)
         return super().signal_many(pages, times)
 
     def run(self, n):
@@ -361,10 +364,10 @@ def test_simulate_delivers_signals_between_rounds():
     res = simulate(pol, pages, 30.0, rng=4)
     assert res.n_signals > 50 and len(res.crawl_pages) == 180
     ticks = 0
-    for i, (kind, page, t, now) in enumerate(pol.log):
+    for i, (kind, _, t, now) in enumerate(pol.log):
         if kind == "signal":
             assert ticks % 3 == 0 and t >= now  # between rounds, not before the last tick
-            nxt = next(e for e in pol.log[i:] + [("tick", -1, math.inf, math.inf)] if e[0] == "tick")
+            nxt = next(e for e in [*pol.log[i:], ("tick", -1, math.inf, math.inf)] if e[0] == "tick")
             assert t <= nxt[2]  # not held past a round timed at or after its arrival
         else:
             ticks += 1

@@ -6,18 +6,18 @@ stream stays the (tick time, shard) merge of the shards' own exact schedulers.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from _reference import KINDS, SHARDED_OP, DynamicMergedReference, kind_args, plain_pages
-from _state_files import HOWS, restore, state_equal
 from freshcore import _schedule, sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 from freshcore.value import PageModel
+
+from _reference import KINDS, SHARDED_OP, DynamicMergedReference, kind_args, plain_pages
+from _state_files import HOWS, restore, state_equal
 
 OP = st.one_of(
     SHARDED_OP,

@@ -11,11 +11,16 @@ import copy
 import math
 import os
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from freshcore import _statefile
+from freshcore.schedule import Scheduler
+from freshcore.sharding import ShardedScheduler
+from freshcore.value import PageModel
 
 from _reference import KINDS, SHARDED_OP, kind_args, plain_pages
 from _state_files import (
@@ -27,12 +32,6 @@ from _state_files import (
     state_equal,
     truncated_files_raise,
 )
-from freshcore import _statefile, sharding
-from freshcore.schedule import Scheduler
-from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
-
-
 
 OPS = st.lists(SHARDED_OP, max_size=16)
 
@@ -181,7 +180,8 @@ def test_from_dict_rejects_bad_entries():
     fresh = ShardedScheduler(s.pages, 6.0, 3).to_dict()
     cases = [
         ({k: v for k, v in good.items() if k != "ticks"}, r"lacks the entries \['ticks'\]"),
-        (with_(format_version=ShardedScheduler.FORMAT_VERSION + 1), f"format version {ShardedScheduler.FORMAT_VERSION + 1}"),
+        (with_(format_version=ShardedScheduler.FORMAT_VERSION + 1),
+         f"format version {ShardedScheduler.FORMAT_VERSION + 1}"),
         (with_(shards=0), "'shards' entry.*integer >= 1"),
         (with_(shards=2.0), "'shards' entry.*integer >= 1"),
         (with_(shards=True), "'shards' entry.*integer >= 1"),
@@ -226,7 +226,7 @@ def test_from_dict_rejects_bad_entries():
         with pytest.raises(ValueError, match=msg):
             ShardedScheduler.from_dict(d)
     for bad in ([1, 2], None, "d"):
-        with pytest.raises(TypeError, match="'d' parameter of ShardedScheduler.from_dict must be a dict"):
+        with pytest.raises(TypeError, match=r"'d' parameter of ShardedScheduler.from_dict must be a dict"):
             ShardedScheduler.from_dict(bad)
     assert state_equal(ShardedScheduler.from_dict(good), s)
 
@@ -275,7 +275,7 @@ def test_load_bit_flips_never_give_another_state(tmp_path):
 
 
 def test_load_detects_payload_change_with_valid_archive(tmp_path):
-    s, path = saved(tmp_path)
+    _, path = saved(tmp_path)
     data = entries(path)
     data["schedulers/1/last"] = data["schedulers/1/last"] - 1.0
     np.savez(path, **data)
@@ -287,21 +287,22 @@ def test_load_wrong_magic_other_version_and_bad_state(tmp_path):
     s, path = saved(tmp_path)
     one = tmp_path / "one.npz"
     s.schedulers[0].save(one)
-    with pytest.raises(ValueError, match="not a freshcore sharded scheduler file: its magic string is "
+    with pytest.raises(ValueError, match=r"not a freshcore sharded scheduler file: its magic string is "
                        "'freshcore.Scheduler'.*with Scheduler.load"):
         ShardedScheduler.load(one)
-    with pytest.raises(ValueError, match="not a freshcore scheduler file.*ShardedScheduler.load"):
+    with pytest.raises(ValueError, match=r"not a freshcore scheduler file.*ShardedScheduler.load"):
         Scheduler.load(path)
     rewrite(path, magic="something else")
     with pytest.raises(ValueError, match="not a freshcore sharded scheduler file"):
         ShardedScheduler.load(path)
     s.save(path)
     rewrite(path, format_version=ShardedScheduler.FORMAT_VERSION + 1)
-    with pytest.raises(ValueError, match=f"sharded scheduler file of format version {ShardedScheduler.FORMAT_VERSION + 1}"):
+    version = ShardedScheduler.FORMAT_VERSION + 1
+    with pytest.raises(ValueError, match=f"sharded scheduler file of format version {version}"):
         ShardedScheduler.load(path)
     s.save(path)
     rewrite(path, **{"schedulers/1/format_version": Scheduler.FORMAT_VERSION + 1})
-    with pytest.raises(ValueError, match="bad dict for shard 1.*format version"):
+    with pytest.raises(ValueError, match=r"bad dict for shard 1.*format version"):
         ShardedScheduler.load(path)
     s.save(path)
     rewrite(path, position=0)  # a consistent file whose state is not: the shards' clocks disagree
@@ -312,7 +313,7 @@ def test_load_wrong_magic_other_version_and_bad_state(tmp_path):
     del data["schedulers/2/key"]
     data["sha256"] = np.asarray(_statefile.digest(data))
     np.savez(path, **data)
-    with pytest.raises(ValueError, match="bad dict for shard 2.*lacks the entries"):
+    with pytest.raises(ValueError, match=r"bad dict for shard 2.*lacks the entries"):
         ShardedScheduler.load(path)
     np.save(tmp_path / "plain.npy", np.zeros(3))
     with pytest.raises(ValueError, match="not a freshcore sharded scheduler file"):

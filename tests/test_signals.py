@@ -10,7 +10,6 @@ from scipy.optimize import minimize
 
 from freshcore.signals import fit_signal_model, naive_signal_model, simulate_signal_log
 
-
 # ---------------------------------------------------------------------------- reference pieces
 
 def _neg_loglik(x, tau, n, z):
@@ -131,7 +130,8 @@ def test_fit_equals_scipy_minimize():
 
 
 @settings(max_examples=100, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-100, 1e100), schedule=st.sampled_from(["poisson", "periodic"]))
+@given(seed=st.integers(0, 2**32 - 1), scale=st.floats(1e-100, 1e100),
+       schedule=st.sampled_from(["poisson", "periodic"]))
 def test_fit_kkt_and_time_scaling(seed, scale, schedule):
     """At the fit the projected gradient vanishes (KKT of the box), and rescaling time by c rescales
     alpha by 1/c and leaves alpha beta, precision and recall unchanged."""

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 
@@ -53,7 +55,7 @@ def test_conditional_change_probability_given_interval():
     # under Poisson crawling P(I = 1 | tau) = 1 - e^{-delta tau}: check in interval bins
     changed, tau = simulate_crawls([2.0], [2.0], 200_000, rng=11)
     edges = np.quantile(tau[0], [0.0, 0.25, 0.5, 0.75, 1.0])
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in itertools.pairwise(edges):
         sel = (tau[0] >= lo) & (tau[0] < hi)
         expect = np.mean(-np.expm1(-2.0 * tau[0][sel]))
         got = changed[0][sel].mean()

@@ -16,7 +16,8 @@ def test_scalar_ok_and_messages():
     assert check_scalar(2, "bandwidth", "f", low=0, low_inclusive=False) == 2.0
     assert check_scalar(np.float32(1.5), "x", "f") == 1.5
     assert check_scalar(np.array(3.0), "x", "f") == 3.0
-    with pytest.raises(ValueError, match=r"The 'bandwidth' parameter of optimal_rates must be a finite number > 0. Got -1.0 instead."):
+    with pytest.raises(ValueError, match=r"The 'bandwidth' parameter of optimal_rates must be a finite number > 0. "
+                                         r"Got -1.0 instead."):
         check_scalar(-1.0, "bandwidth", "optimal_rates", low=0, low_inclusive=False)
     with pytest.raises(ValueError, match="finite"):
         check_scalar(float("nan"), "x", "f")

@@ -22,8 +22,8 @@ Scheduling (001 Algorithm 1)
     :class:`Scheduler` (exact argmax at a constant crawl rate);
     :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, 001 Section 5.2).
 Baselines and the simulator that judges policies
-    :class:`CrawlPolicy` (what every policy offers), :class:`LowDiscrepancy`, :class:`RoundRobin`, :class:`UniformRandom`,
-    :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
+    :class:`CrawlPolicy` (what every policy offers), :class:`LowDiscrepancy`, :class:`RoundRobin`,
+    :class:`UniformRandom`, :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
@@ -35,6 +35,7 @@ Threads
 
 __version__ = "0.1.0.dev0"
 
+from ._parallel import get_num_threads, set_num_threads
 from .estimation import (
     LLNBatch,
     LLNEstimator,
@@ -46,7 +47,6 @@ from .estimation import (
     SAMEstimator,
     estimate_rates,
 )
-from ._parallel import get_num_threads, set_num_threads
 from .mle import (
     ClippedEstimateWarning,
     IntervalMLEBatch,
@@ -56,12 +56,13 @@ from .mle import (
     moment_rates,
 )
 from .policies import CrawlPolicy, LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
+from .policy_simulation import SimulationResult, simulate
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
+from .special import lambertw
 from .synthetic_logs import simulate_crawls
-from .policy_simulation import SimulationResult, simulate
 from .value import (
     PageModel,
     ThresholdsResult,
@@ -72,51 +73,50 @@ from .value import (
     optimal_thresholds,
     residual_exp,
 )
-from .special import lambertw
 
 __all__ = [
-    "__version__",
-    "NaiveEstimator",
-    "LLNEstimator",
-    "SAEstimator",
-    "SAMEstimator",
-    "NaiveBatch",
-    "LLNBatch",
-    "SABatch",
-    "SAMBatch",
-    "estimate_rates",
-    "mle_rates",
-    "moment_rates",
-    "cgm_rates",
-    "IntervalMLEEstimator",
-    "IntervalMLEBatch",
     "ClippedEstimateWarning",
-    "optimal_rates",
-    "freshness",
-    "RatesResult",
-    "lambertw",
-    "simulate_crawls",
-    "fit_signal_model",
-    "naive_signal_model",
-    "simulate_signal_log",
-    "SignalModelFit",
-    "get_num_threads",
-    "set_num_threads",
+    "CrawlPolicy",
+    "IntervalMLEBatch",
+    "IntervalMLEEstimator",
+    "LLNBatch",
+    "LLNEstimator",
+    "LowDiscrepancy",
+    "NaiveBatch",
+    "NaiveEstimator",
+    "NutchAdaptive",
     "PageModel",
-    "residual_exp",
-    "crawl_value",
-    "crawl_frequency",
-    "crawl_interval",
-    "fresh_time",
-    "optimal_thresholds",
-    "ThresholdsResult",
+    "RatesResult",
+    "RoundRobin",
+    "SABatch",
+    "SAEstimator",
+    "SAMBatch",
+    "SAMEstimator",
     "Scheduler",
     "ShardedScheduler",
-    "CrawlPolicy",
-    "LowDiscrepancy",
-    "RoundRobin",
-    "UniformRandom",
-    "NutchAdaptive",
-    "simulate",
+    "SignalModelFit",
     "SimulationResult",
+    "ThresholdsResult",
+    "UniformRandom",
+    "__version__",
+    "cgm_rates",
+    "crawl_frequency",
+    "crawl_interval",
+    "crawl_value",
+    "estimate_rates",
+    "fit_signal_model",
+    "fresh_time",
+    "freshness",
+    "get_num_threads",
+    "lambertw",
+    "mle_rates",
+    "moment_rates",
+    "naive_signal_model",
+    "optimal_rates",
+    "optimal_thresholds",
+    "residual_exp",
+    "set_num_threads",
+    "simulate",
+    "simulate_crawls",
+    "simulate_signal_log",
 ]

@@ -1,11 +1,11 @@
 """Typed stub of the compiled online estimators (freshcore._estimators)."""
 
-from typing import Any, Callable, TypeVar
-
-from typing_extensions import disjoint_base
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 _T = TypeVar("_T", bound=_OnlineEstimator)
 

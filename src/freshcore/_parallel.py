@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 from ._validation import check_int
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_chunks"]
+__all__ = ["get_num_threads", "parallel_chunks", "set_num_threads"]
 
 #: Pages per thread below which a batch update stays on the calling thread
 #: (thread hand-off costs tens of microseconds; a page costs about a nanosecond).

@@ -20,18 +20,18 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "check_scalar",
-    "check_int",
     "check_array",
     "check_binary",
-    "check_same_length",
     "check_choice",
+    "check_crawl_times",
     "check_indices",
+    "check_int",
     "check_out",
-    "check_rng",
     "check_page_id",
     "check_page_ids",
-    "check_crawl_times",
+    "check_rng",
+    "check_same_length",
+    "check_scalar",
     "read_only_view",
 ]
 
@@ -184,7 +184,9 @@ def check_array(
     return arr
 
 
-def check_binary(x: Any, name: str, caller: str, *, ndim: int | tuple[int, ...] | None = 1, allow_empty: bool = False) -> np.ndarray:
+def check_binary(
+    x: Any, name: str, caller: str, *, ndim: int | tuple[int, ...] | None = 1, allow_empty: bool = False
+) -> np.ndarray:
     """Return a C-contiguous ``uint8`` array of 0/1 flags.
 
     Booleans, integers and floats are accepted as long as every entry is
@@ -216,7 +218,7 @@ def check_same_length(caller: str, **arrays: np.ndarray) -> int:
     if not items:
         return 0
     n0 = len(items[0][1])
-    for k, v in items[1:]:
+    for _, v in items[1:]:
         if len(v) != n0:
             desc = ", ".join(f"{kk!r} has {len(vv)}" for kk, vv in items)
             raise ValueError(f"The array parameters of {caller} must have the same length: {desc}.")
@@ -241,7 +243,8 @@ def check_indices(x: Any, name: str, caller: str, n: int, *, allow_empty: bool =
             arr = arr.astype(np.intp)
         else:
             raise TypeError(
-                f"The {name!r} parameter of {caller} must be an array of integer indices. Got dtype {arr.dtype} instead."
+                f"The {name!r} parameter of {caller} must be an array of integer indices. "
+                f"Got dtype {arr.dtype} instead."
             )
     if arr.ndim != 1:
         raise ValueError(f"The {name!r} parameter of {caller} must be a 1-D array. Got shape {arr.shape} instead.")
@@ -259,11 +262,15 @@ def check_indices(x: Any, name: str, caller: str, n: int, *, allow_empty: bool =
 def check_out(out: Any, shape: tuple, caller: str, *, name: str = "out") -> np.ndarray:
     """Check a caller-supplied output array: float64, C-contiguous, writeable, of ``shape``."""
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"The {name!r} parameter of {caller} must be a numpy array or None. Got {type(out).__name__} instead.")
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be a numpy array or None. Got {type(out).__name__} instead."
+        )
     if out.dtype != np.float64:
         raise TypeError(f"The {name!r} parameter of {caller} must have dtype float64. Got dtype {out.dtype} instead.")
     if out.shape != tuple(shape):
-        raise ValueError(f"The {name!r} parameter of {caller} must have shape {tuple(shape)}. Got shape {out.shape} instead.")
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must have shape {tuple(shape)}. Got shape {out.shape} instead."
+        )
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"The {name!r} parameter of {caller} must be a writeable C-contiguous array.")
     return out
@@ -341,7 +348,8 @@ def check_crawl_times(last_crawl: Any, n: int, caller: str, *, latest: float | N
         return np.full(n, float(last.reshape(-1)[0]))
     if len(last) != n:
         raise ValueError(
-            f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). Got shape {last.shape} instead."
+            f"The 'last_crawl' parameter of {caller} must have one entry per page ({n}). "
+            f"Got shape {last.shape} instead."
         )
     return last
 

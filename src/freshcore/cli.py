@@ -56,7 +56,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -234,9 +235,9 @@ def _scheduling(
     from tqdm import tqdm
 
     from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin
+    from .policy_simulation import simulate
     from .rates import freshness, optimal_rates
     from .schedule import Scheduler
-    from .policy_simulation import simulate
     from .value import PageModel, optimal_thresholds
 
     n = len(delta)
@@ -362,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    demo.add_argument("--seed", type=int, default=0, help="seed of the synthetic web, its signals, the crawls and the simulation (default 0)")
+    demo.add_argument("--seed", type=int, default=0,
+                      help="seed of the synthetic web, its signals, the crawls and the simulation (default 0)")
     demo.add_argument("--pages", type=_positive_int, default=10_000, help="number of pages (default 10000)")
     demo.add_argument(
         "--bandwidth", type=_positive_float, default=None, help="crawls per day for all pages (default pages/5)"

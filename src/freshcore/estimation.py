@@ -25,8 +25,8 @@ validates, chooses defaults, allocates and delegates.
 from __future__ import annotations
 
 import inspect
-
-from typing import Any, Callable, Sequence, TypeVar, cast
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -44,14 +44,14 @@ from ._validation import (
 )
 
 __all__ = [
-    "NaiveEstimator",
-    "LLNEstimator",
-    "SAEstimator",
-    "SAMEstimator",
-    "NaiveBatch",
     "LLNBatch",
+    "LLNEstimator",
+    "NaiveBatch",
+    "NaiveEstimator",
     "SABatch",
+    "SAEstimator",
     "SAMBatch",
+    "SAMEstimator",
     "estimate_rates",
 ]
 
@@ -128,8 +128,13 @@ class NaiveEstimator(_est._NaiveEstimator):
 class LLNEstimator(_est._LLNEstimator):
     __slots__ = ()
 
-    def __init__(self, *, crawl_rate: float | None = None, alpha: str | float | Callable[[int], float] | Sequence[float] | np.ndarray = "one",
-                 consistent: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        crawl_rate: float | None = None,
+        alpha: str | float | Callable[[int], float] | Sequence[float] | np.ndarray = "one",
+        consistent: bool | None = None,
+    ) -> None:
         super().__init__(crawl_rate=crawl_rate, alpha=alpha, consistent=consistent)
 
     __doc__ = """Law-of-large-numbers change-rate estimator (eq. (1) of 000).
@@ -602,7 +607,8 @@ class NaiveBatch(_Batch):
     def _restored(self) -> None:
         # Go back to the common-rate regime when the restored segment arrays are
         # exactly its implicit ones (then both continue with the same bits).
-        k, n1, n1_seg, p_seg, s_old = self._k, self._n_changes, self._segment_changes, self._segment_rate, self._past_sum
+        k, n1 = self._k, self._n_changes
+        n1_seg, p_seg, s_old = self._segment_changes, self._segment_rate, self._past_sum
         if n1_seg is None or p_seg is None or s_old is None or (n1 < 0).any() or (n1 > k).any():
             return
         if (s_old != 0.0).any() or np.signbit(s_old).any() or not np.array_equal(n1_seg, n1):
@@ -695,7 +701,9 @@ class LLNBatch(NaiveBatch):
 """ + _BATCH_EXAMPLE.format(cls="LLNBatch", stream="LLNEstimator")
 
 
-    def __init__(self, n_pages: int, *, crawl_rate: Any = None, alpha: Any = "one", consistent: bool | None = None) -> None:
+    def __init__(
+        self, n_pages: int, *, crawl_rate: Any = None, alpha: Any = "one", consistent: bool | None = None
+    ) -> None:
         super().__init__(n_pages, crawl_rate=crawl_rate)
         caller = type(self).__name__
         if consistent is not None and not isinstance(consistent, (bool, np.bool_)):

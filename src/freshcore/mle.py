@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Literal, Mapping, cast, overload
+from collections.abc import Mapping
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 
@@ -41,11 +42,11 @@ from ._validation import check_array, check_binary, check_indices, check_int, ch
 
 __all__ = [
     "ClippedEstimateWarning",
+    "IntervalMLEBatch",
+    "IntervalMLEEstimator",
+    "cgm_rates",
     "mle_rates",
     "moment_rates",
-    "cgm_rates",
-    "IntervalMLEEstimator",
-    "IntervalMLEBatch",
 ]
 
 
@@ -472,10 +473,12 @@ class IntervalMLEEstimator:
     1.386294
     """
 
-    __slots__ = ("_state", "_upper", "_cache")
+    __slots__ = ("_cache", "_state", "_upper")
     _caller = "IntervalMLEEstimator"
 
-    def __init__(self, *, n_bins: int = 32, tau_min: float = 1e-3, tau_max: float = 1e3, upper: float | None = None) -> None:
+    def __init__(
+        self, *, n_bins: int = 32, tau_min: float = 1e-3, tau_max: float = 1e3, upper: float | None = None
+    ) -> None:
         nb, lo, hi = _grid_params(n_bins, tau_min, tau_max, self._caller)
         self._upper = (
             None if upper is None

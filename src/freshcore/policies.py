@@ -28,7 +28,7 @@ import numpy as np
 
 from freshcore._validation import check_array, check_indices, check_int, check_rng, check_same_length, check_scalar
 
-__all__ = ["CrawlPolicy", "LowDiscrepancy", "RoundRobin", "UniformRandom", "NutchAdaptive"]
+__all__ = ["CrawlPolicy", "LowDiscrepancy", "NutchAdaptive", "RoundRobin", "UniformRandom"]
 
 _DAY = 86400.0
 

@@ -18,8 +18,9 @@ counts as crawled, hence fresh, at time 0.  Its optional members
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from freshcore._validation import check_array, check_int, check_rng, check_same_
 from freshcore.policies import CrawlPolicy
 from freshcore.value import PageModel
 
-__all__ = ["simulate", "SimulationResult"]
+__all__ = ["SimulationResult", "simulate"]
 
 
 
@@ -273,7 +274,8 @@ def simulate(
             times_in, rates_in = bandwidth_schedule
         except (TypeError, ValueError):
             raise TypeError(
-                f"The 'bandwidth_schedule' parameter of {caller} must be a pair (times, rates). Got {bandwidth_schedule!r}."
+                f"The 'bandwidth_schedule' parameter of {caller} must be a pair (times, rates). "
+                f"Got {bandwidth_schedule!r}."
             ) from None
         rs_t = check_array(times_in, "bandwidth_schedule times", caller, low=0.0, high=H)
         rs_r = check_array(rates_in, "bandwidth_schedule rates", caller, low=0.0, low_inclusive=False)
@@ -289,7 +291,7 @@ def simulate(
 
     dl, mu, lam, nu = pages.change_rate, pages.importance, pages.recall, pages.false_rate
     kc, pc, tc, change_counts = _page_major(rng, dl, H)
-    kr, pr, tr, request_counts = _page_major(rng, mu, H)
+    kr, _, tr, request_counts = _page_major(rng, mu, H)
     # signals: true ones thin the changes (then delay), false ones are Poisson
     if lam.any():
         true = rng.random(len(pc)) < lam[pc]
@@ -397,9 +399,9 @@ def _run_loop(
             out_p.append(np.asarray(policy.run(k), dtype=np.int64))
             out_t.append(ts)
             continue
-        k = int(math.floor((limit - t_now) * r))
+        k = math.floor((limit - t_now) * r)
         if si < n_sig:
-            k = min(k, int(math.ceil((float(sig_t[si]) - t_now) * r)) - 1)
+            k = min(k, math.ceil((float(sig_t[si]) - t_now) * r) - 1)
         k = max(1, k)
         ps = np.asarray(policy.run(k), dtype=np.int64)
         ts = t_now + np.arange(1, k + 1) / r
@@ -419,7 +421,7 @@ def _ticks_before(
     Returns their number and times; asks for ``tick_times`` of a first guess
     (``1/r`` spacing) and doubles it until a time falls beyond the bounds.
     """
-    want = max(1, int(math.floor((limit - t_now) * r)) + 1)
+    want = max(1, math.floor((limit - t_now) * r) + 1)
     while True:
         ts = np.asarray(ticks(want), dtype=np.float64)
         k = min(int(np.searchsorted(ts, limit, side="right")), int(np.searchsorted(ts, t_sig, side="left")))

@@ -33,8 +33,6 @@ pages; :func:`freshcore.simulate` measures it.
 
 from __future__ import annotations
 
-import math
-import os
 from typing import Any
 
 import numpy as np
@@ -261,9 +259,10 @@ class ShardedScheduler(SchedulerBase):
 
     def _live_params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         live = self._alive
-        change_rate, importance, recall, false_rate = (
-            self._by_id(lambda sched: getattr(sched.pages, key))[live]
-            for key in ("change_rate", "importance", "recall", "false_rate"))
+        change_rate = self._by_id(lambda sched: sched.pages.change_rate)[live]
+        importance = self._by_id(lambda sched: sched.pages.importance)[live]
+        recall = self._by_id(lambda sched: sched.pages.recall)[live]
+        false_rate = self._by_id(lambda sched: sched.pages.false_rate)[live]
         return change_rate, importance, recall, false_rate
 
     def _by_id(self, get: Any, dtype: Any = np.float64) -> np.ndarray:
@@ -672,7 +671,8 @@ def _check_assign(assign: Any, m: int, k: int, caller: str) -> np.ndarray:
     a = np.asarray(assign)
     if a.dtype.kind not in "iu":
         raise TypeError(
-            f"The 'assign' parameter of {caller} must be an array of integer shard numbers. Got dtype {a.dtype} instead."
+            f"The 'assign' parameter of {caller} must be an array of integer shard numbers. "
+            f"Got dtype {a.dtype} instead."
         )
     if a.shape != (m,):
         raise ValueError(f"The 'assign' parameter of {caller} must have shape ({m},). Got shape {a.shape} instead.")

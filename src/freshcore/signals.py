@@ -37,8 +37,14 @@ import numpy as np
 from . import _signals
 from ._validation import _index_str, check_array, check_binary, check_choice, check_int, check_rng, check_scalar
 
-__all__ = ["SignalLog", "SignalModelFit", "NaiveSignalModel", "simulate_signal_log", "fit_signal_model",
-           "naive_signal_model"]
+__all__ = [
+    "NaiveSignalModel",
+    "SignalLog",
+    "SignalModelFit",
+    "fit_signal_model",
+    "naive_signal_model",
+    "simulate_signal_log",
+]
 
 SCHEDULES = ("poisson", "periodic")
 
@@ -348,7 +354,7 @@ def naive_signal_model(elapsed: Any, n_signals: Any, changed: Any) -> NaiveSigna
     ([0.5], [0.5])
     """
     caller = "naive_signal_model"
-    tau, cnt, z = _log_arrays(elapsed, n_signals, changed, caller)
+    _, cnt, z = _log_arrays(elapsed, n_signals, changed, caller)
     signalled = cnt > 0.0
     both = np.count_nonzero(signalled & (z == 1), axis=1).astype(float)
     n_sig = np.count_nonzero(signalled, axis=1)

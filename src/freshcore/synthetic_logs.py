@@ -8,7 +8,7 @@ import numpy as np
 
 from ._validation import check_array, check_choice, check_int, check_rng, check_same_length, check_scalar
 
-__all__ = ["simulate_crawls", "SCHEDULES"]
+__all__ = ["SCHEDULES", "simulate_crawls"]
 
 SCHEDULES = ("poisson", "periodic", "jittered")
 
