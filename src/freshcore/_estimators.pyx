@@ -479,7 +479,7 @@ def count_common_update(long long[::1] k, long long[::1] n1, double[::1] rate,
     and only ``k``, ``n1`` and ``rate`` are touched; the numbers are those of
     ``count_batch_update`` bit for bit (see ``_common_rate``).
     """
-    cdef Py_ssize_t m = changed.shape[0], s, e, i
+    cdef Py_ssize_t m = changed.shape[0], s, e
     if m == 0:
         return
     cdef const Py_ssize_t* pg = NULL

@@ -132,7 +132,7 @@ cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssi
     """
     cdef double n1 = 0.0, s1 = 0.0, lo, hi, d, dn, f, d1, d2, g, p1, p2, den
     cdef Py_ssize_t j
-    cdef int it
+    cdef int _it
     for j in range(m):
         if w[j] != 0:
             n1 += w[j]
@@ -151,7 +151,7 @@ cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssi
         d = lo
     elif d >= hi:
         d = hi
-    for it in range(_MAX_ITER):
+    for _it in range(_MAX_ITER):
         f = 0.0
         d1 = 0.0
         d2 = 0.0
@@ -208,7 +208,7 @@ cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noe
     cdef double n0 = 0.0, ssum = 0.0, tmin = INFINITY, lo, hi, d, dn, e, x, lr, nb, c
     cdef double sa, da, sb, db, A, B
     cdef Py_ssize_t j
-    cdef int it
+    cdef int _it
     for j in range(m):
         ssum += tau[j]
         if tau[j] < tmin:
@@ -225,7 +225,7 @@ cdef double mm_root(const double* tau, const uint8_t* changed, Py_ssize_t m) noe
     lo = lr / (ssum / m)
     hi = lr / tmin
     d = lo
-    for it in range(_MAX_ITER):
+    for _it in range(_MAX_ITER):
         sa = 0.0
         da = 0.0
         sb = 0.0
@@ -275,7 +275,7 @@ cdef double poisson_root(const double* p, const uint8_t* changed, Py_ssize_t m) 
     """
     cdef double n0 = 0.0, pmin = INFINITY, pmax = 0.0, lo, hi, d, dn, c, nb, e, sa, da, sb, db, A, B
     cdef Py_ssize_t j
-    cdef int it
+    cdef int _it
     for j in range(m):
         if p[j] < pmin:
             pmin = p[j]
@@ -292,7 +292,7 @@ cdef double poisson_root(const double* p, const uint8_t* changed, Py_ssize_t m) 
     if not (hi > lo):
         return lo
     d = lo
-    for it in range(_MAX_ITER):
+    for _it in range(_MAX_ITER):
         sa = 0.0
         da = 0.0
         sb = 0.0

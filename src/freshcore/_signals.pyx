@@ -124,7 +124,7 @@ cdef int fit_page(const double* tau, const double* cnt, Py_ssize_t m, double t0,
     elif n0 == 0.0:
         b = b_hi  # dL/db = sum r_j n_j >= 0 for every a: the upper bound is optimal
     L = _evaluate(tau, cnt, m, t0, n0, a, b, g)
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # no-cython-lint (the count of iterations is returned)
         free_a = not ((a <= 0.0 and g[0] <= 0.0) or (a >= a_hi and g[0] >= 0.0))
         free_b = n1sum > 0.0 and not ((b <= 0.0 and g[1] <= 0.0) or (b >= b_hi and g[1] >= 0.0))
         da = 0.0
