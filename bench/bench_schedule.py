@@ -43,7 +43,8 @@ import pytest
 from conftest import SMOKE, role, sizes
 
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 TICKS = 20
 

@@ -44,7 +44,7 @@ import freshcore
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 DECISIONS = 200 if SMOKE else 40_000
 

@@ -40,7 +40,7 @@ from repro_common import N_INSTANCES, R, fmt, instance, print_table
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
 from freshcore.simulator import simulate
-from freshcore.value import optimal_thresholds
+from freshcore.thresholds import optimal_thresholds
 
 POLICIES = (("GREEDY", "greedy", None), ("G-CIS", "cis", None), ("G-NCIS", "exact", None),
             ("approx-1", "approx", 1), ("approx-2", "approx", 2))

@@ -1,4 +1,4 @@
-"""freshcore.value.residual_exp = R^i(x) = P(Poisson(x) > i) against mpmath (tails, x ~ i) and scipy."""
+"""freshcore.special.residual_exp = R^i(x) = P(Poisson(x) > i) against mpmath (tails, x ~ i) and scipy."""
 
 import mpmath as mp
 import numpy as np
@@ -7,7 +7,7 @@ import scipy.special as sc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from freshcore.value import residual_exp
+from freshcore.special import residual_exp
 
 mp.mp.dps = 40
 # Below this the reference is subnormal or underflows in double precision: nothing to compare.
@@ -141,10 +141,11 @@ def test_bad_types():
 def test_greedy_value_residual1_against_mpmath():
     # The scheduler's Greedy value mu R^1(Delta tau)/Delta uses its own R^1 (direct form for x >= 1, an
     # 18-term Taylor sum below): as accurate as the general residual, including both sides of the switch.
-    from freshcore.value import PageModel, crawl_value
+    from freshcore.pages import PageModel
+    from freshcore.value import crawl_value
 
     xs = np.sort(np.concatenate([np.logspace(-150, 4, 400), np.linspace(0.9, 1.1, 201), np.nextafter(1.0, [0.0, 2.0])]))
-    got = crawl_value(xs, PageModel(np.ones(xs.size), np.ones(xs.size)), kind="greedy")
+    got = crawl_value(xs, PageModel(np.ones(xs.size), np.ones(xs.size)), value="greedy")
     with mp.workdps(400):  # 1 - e^{-x}(1 + x) cancels ~2 log10(1/x) digits in the reference itself
         worst = max(abs(g - float(1 - mp.exp(-mp.mpf(x)) * (1 + mp.mpf(x)))) / float(1 - mp.exp(-mp.mpf(x)) * (1 + mp.mpf(x)))
                     for x, g in zip(xs, got))

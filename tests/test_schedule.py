@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 KINDS = ("exact", "approx", "greedy", "cis")
 

@@ -28,7 +28,8 @@ import freshcore.schedule as schedule_mod
 from freshcore import _schedule, _statefile
 from freshcore.schedule import FORMAT_VERSION, Scheduler
 from freshcore.simulator import simulate
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 # the brute-force reference and page generator of test_schedule.py (tests run with --import-mode=importlib)
 _spec = importlib.util.spec_from_file_location("_schedule_reference", Path(__file__).with_name("test_schedule.py"))

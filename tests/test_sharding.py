@@ -13,7 +13,7 @@ from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 from freshcore.simulator import simulate
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 KINDS = ("exact", "approx", "greedy", "cis")
 

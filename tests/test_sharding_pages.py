@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 # the merged reference, page generator and kinds of test_sharding.py, the restore routes of test_sharding_state.py
 _spec = importlib.util.spec_from_file_location("_sharding_tests", Path(__file__).with_name("test_sharding.py"))

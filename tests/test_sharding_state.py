@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from freshcore import _statefile, sharding
 from freshcore.schedule import FORMAT_VERSION as SCHEDULER_FORMAT_VERSION, Scheduler
 from freshcore.sharding import FORMAT_VERSION, ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 # page generator, kinds, operations and the file checks of the neighbouring test modules (tests run with --import-mode=importlib)
 _spec = importlib.util.spec_from_file_location("_sharding_tests", Path(__file__).with_name("test_sharding.py"))

@@ -12,7 +12,7 @@ from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, Unifor
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
 from freshcore.simulator import SimulationResult, simulate
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 
 class Recorder(RoundRobin):

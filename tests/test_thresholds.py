@@ -4,14 +4,9 @@ import numpy as np
 import pytest
 
 from freshcore.rates import freshness, optimal_rates
-from freshcore.value import (
-    PageModel,
-    crawl_frequency,
-    crawl_interval,
-    crawl_value,
-    fresh_time,
-    optimal_thresholds,
-)
+from freshcore.pages import PageModel
+from freshcore.thresholds import optimal_thresholds
+from freshcore.value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 
 def signal_instance(m, seed):
@@ -178,7 +173,7 @@ def kernel_solver(seed, extra=()):
     """SPEC section 3's pages (2000, ``seed``) and ``solve(L, start, lo, hi, base)``: the threshold kernel at
     multiplier L (cold by default), returning u, the thresholds, frequencies and slopes (and the ``extra``
     outputs, e.g. "c2", "c3")."""
-    from freshcore import _value
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(2000, seed)
     pages = PageModel(dl, mu, lam, nu)
@@ -188,7 +183,7 @@ def kernel_solver(seed, extra=()):
 
     def solve(L, start=nan, lo=zero, hi=inf, base=nan):
         out = {"it": np.empty(n), "fs": np.empty(n), "d": np.empty(n), **{k: np.empty(n) for k in extra}}
-        _value.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
+        _thresholds.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
         return {"u": L ** -0.5, **out}
 
     return pages, solve
@@ -198,7 +193,7 @@ def kernel_solver(seed, extra=()):
 def test_warm_started_thresholds_equal_cold_solves(gap):
     # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
     # solutions, both taken as exact when the step is small) against a cold Newton solve
-    from freshcore.value import _threshold_hints
+    from freshcore.thresholds import _threshold_hints
 
     pages, solve = kernel_solver(12)
     L_b, L_a = 0.9, 0.9 * (1 + gap)
@@ -224,7 +219,7 @@ def test_warm_started_thresholds_equal_cold_solves(gap):
 @pytest.mark.parametrize("bracket", ["narrow", "reversed", "open", "above", "below"])
 def test_interval_inverse_from_any_bracket(bracket):
     # the time-sharing step's inverse of psi (regula falsi from the two solutions' thresholds)
-    from freshcore import _value
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(400, 17)
     pages = PageModel(dl, mu, lam, nu)
@@ -240,7 +235,7 @@ def test_interval_inverse_from_any_bracket(bracket):
     }[bracket]
     got = np.empty_like(true)
     args = [np.ascontiguousarray(x) for x in (target, pages.change_rate, pages.gamma, pages.false_rate, pages.beta)]
-    _value.interval_inverse_kernel(*args, np.ascontiguousarray(lo), np.ascontiguousarray(hi), got)
+    _thresholds.interval_inverse_kernel(*args, np.ascontiguousarray(lo), np.ascontiguousarray(hi), got)
     np.testing.assert_allclose(crawl_interval(got, pages), target, rtol=1e-14)
     # where psi is not flat (elasticity psi' iota / psi > 1e-3) the root itself is determined to ~1e-13
     h = 1e-6 * true
@@ -254,7 +249,7 @@ def test_interval_inverse_from_any_bracket(bracket):
 def test_curvature_used_by_the_halley_solve(seed):
     # V''/V' = psi'/psi - alpha with psi' = sum_n p_n(gamma s_n) (the kernel's optional output), against
     # central differences of log V' = log(mu alpha psi) - alpha iota at the solved thresholds
-    from freshcore import _value
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(400, seed)
     lam = np.clip(lam, 0.05, 0.95)
@@ -263,7 +258,7 @@ def test_curvature_used_by_the_halley_solve(seed):
     par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
     it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     nan = np.full(n, np.nan)
-    _value.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+    _thresholds.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
     crawled = np.isfinite(it)
     assert crawled.sum() >= 200
     io = it[crawled]
@@ -280,8 +275,8 @@ def test_curvature_used_by_the_halley_solve(seed):
 def test_interpolated_interval_between_close_solutions(gap):
     # where the Hermite threshold is exact, optimal_thresholds takes psi there from the cubic Hermite
     # interpolant through both solutions' psi and psi' (no series): against the series at that threshold
-    from freshcore import _value
-    from freshcore.value import _threshold_hints
+    from freshcore import _thresholds
+    from freshcore.thresholds import _threshold_hints
 
     dl, mu, lam, nu = signal_instance(2000, 13)
     pages = PageModel(dl, mu, lam, nu)
@@ -291,7 +286,7 @@ def test_interpolated_interval_between_close_solutions(gap):
 
     def solve(L):
         it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        _value.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+        _thresholds.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
         return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2}
 
     L_b, L_a = 0.9, 0.9 * (1 + gap)
@@ -313,7 +308,7 @@ def test_interpolated_interval_between_close_solutions(gap):
 def test_third_order_predictions_equal_cold_solves(gap):
     # with V'''/V' from the kernel, a one-sided prediction is taken as exact within kappa |h| <= 5e-5 (no
     # multiple of beta in between): those thresholds against cold solves
-    from freshcore.value import _threshold_hints
+    from freshcore.thresholds import _threshold_hints
 
     pages, solve = kernel_solver(14, ("c2", "c3"))
     near = solve(0.9)

@@ -10,14 +10,9 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 
 from freshcore import _value
-from freshcore.value import (
-    PageModel,
-    crawl_frequency,
-    crawl_interval,
-    crawl_value,
-    fresh_time,
-    residual_exp,
-)
+from freshcore.pages import PageModel
+from freshcore.special import residual_exp
+from freshcore.value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 # ---------------------------------------------------------------------------
 # Independent 50-digit reference, written from the paper's formulas (no shared code)
@@ -161,8 +156,8 @@ def test_approx_is_a_lower_bound(p, iota, j):
     dl, lam, nu = p
     pages = PageModel(dl, 1.0, lam, nu)
     exact = crawl_value(iota, pages)[0]
-    approx = crawl_value(iota, pages, kind="approx", terms=j)[0]
-    approx_next = crawl_value(iota, pages, kind="approx", terms=j + 1)[0]
+    approx = crawl_value(iota, pages, value="approx", terms=j)[0]
+    approx_next = crawl_value(iota, pages, value="approx", terms=j + 1)[0]
     assert approx <= approx_next <= exact * (1 + 1e-13)
 
 
@@ -173,9 +168,9 @@ def test_approx_with_tiny_signal_rates(lam, nu):
     # at iota = 3 instead of the Greedy value R^1 = 0.8009); V is then the Greedy value to rounding
     pages = PageModel(1.0, 1.0, lam, nu)
     for iota in (0.5, 3.0, 40.0):
-        greedy = crawl_value(iota, pages, kind="greedy")[0]
+        greedy = crawl_value(iota, pages, value="greedy")[0]
         for j in (1, 2, 3):
-            approx = crawl_value(iota, pages, kind="approx", terms=j)[0]
+            approx = crawl_value(iota, pages, value="approx", terms=j)[0]
             assert abs(approx - greedy) <= 1e-15 * greedy, (iota, j)
         assert abs(crawl_value(iota, pages)[0] - greedy) <= 1e-15 * greedy
 
@@ -186,8 +181,8 @@ def test_approx_levels_off_at_one_minus_rho_to_the_j():
     rho = nu / (dl + nu)
     for j in (1, 2, 3):
         limit = mu * (1 - rho**j) / dl
-        np.testing.assert_allclose(crawl_value(np.inf, pages, kind="approx", terms=j), limit, rtol=1e-14)
-        np.testing.assert_allclose(crawl_value(1e4, pages, kind="approx", terms=j), limit, rtol=1e-12)
+        np.testing.assert_allclose(crawl_value(np.inf, pages, value="approx", terms=j), limit, rtol=1e-14)
+        np.testing.assert_allclose(crawl_value(1e4, pages, value="approx", terms=j), limit, rtol=1e-12)
         assert np.all(limit < mu / dl)
 
 
@@ -195,7 +190,7 @@ def test_value_at_infinity():
     pages = PageModel([1.0, 0.25, 3.0, 2.0], [1.0, 2.0, 0.5, 1.0], [0.0, 0.5, 1.0, 0.3], [0.0, 0.2, 0.4, 0.0])
     mu_dl = pages.importance / pages.change_rate
     for kind in ("exact", "greedy", "cis"):
-        np.testing.assert_allclose(crawl_value(np.inf, pages, kind=kind), mu_dl, rtol=1e-15)
+        np.testing.assert_allclose(crawl_value(np.inf, pages, value=kind), mu_dl, rtol=1e-15)
     # approaching infinity (lambda = 1 is the exception: V = 0 until a signal)
     v = crawl_value(1e4, pages)
     np.testing.assert_allclose(v[[0, 1, 3]], mu_dl[[0, 1, 3]], rtol=1e-12)
@@ -207,8 +202,8 @@ def test_greedy_and_cis_formulas():
     iota = np.array([1e-6, 0.3, 2.0, 40.0])
     dl, lam, nu, mu = 0.7, 0.6, 0.25, 1.3
     pages = PageModel(np.full(4, dl), mu, lam, nu)
-    np.testing.assert_allclose(crawl_value(iota, pages, kind="greedy"), mu * residual_exp(1, dl * iota) / dl, rtol=1e-15)
-    for x, got in zip(iota, crawl_value(iota, pages, kind="cis")):
+    np.testing.assert_allclose(crawl_value(iota, pages, value="greedy"), mu * residual_exp(1, dl * iota) / dl, rtol=1e-15)
+    for x, got in zip(iota, crawl_value(iota, pages, value="cis")):
         with mp.workdps(50):
             x, a, g = mp.mpf(float(x)), mp.mpf((1 - lam) * dl), mp.mpf(lam * dl)
             r = mu * (mp.gammainc(1, 0, dl * x, regularized=True) / dl
@@ -223,7 +218,7 @@ IOTA = np.array([1e-5, 0.3, 2.0, 20.0])
 
 
 def value(dl, lam, nu, kind="exact"):
-    return crawl_value(IOTA, PageModel(np.full(len(IOTA), dl), 1.0, lam, nu), kind=kind)
+    return crawl_value(IOTA, PageModel(np.full(len(IOTA), dl), 1.0, lam, nu), value=kind)
 
 
 def rel(a, b):
@@ -285,7 +280,7 @@ def test_no_nan_on_a_grid_with_every_degenerate_value():
     tau = rng.choice([0.0, 1e-300, 1e-9, 0.7, 30.0, np.inf], 4000)
     pages = PageModel(dl, 1.0, lam, nu)
     for kind, terms in [("exact", None), ("approx", 2), ("greedy", None), ("cis", None)]:
-        v = crawl_value(tau, pages, kind=kind, terms=terms)
+        v = crawl_value(tau, pages, value=kind, terms=terms)
         assert not np.isnan(v).any() and np.all(v >= 0)
     for fn in (crawl_interval, fresh_time, crawl_frequency):
         r = fn(tau, pages)
@@ -384,17 +379,17 @@ def test_bad_times_and_pages(fn):
         fn(1.0, pages, out=np.empty(3))
 
 
-def test_bad_kind_and_terms():
+def test_bad_value_and_terms():
     pages = PageModel(1.0, 1.0, 0.5, 0.2)
-    with pytest.raises(ValueError, match="'kind'"):
-        crawl_value(1.0, pages, kind="fast")
+    with pytest.raises(ValueError, match="'value' parameter of crawl_value"):
+        crawl_value(1.0, pages, value="fast")
     with pytest.raises(ValueError, match="'terms'.*required"):
-        crawl_value(1.0, pages, kind="approx")
+        crawl_value(1.0, pages, value="approx")
     with pytest.raises(ValueError, match="'terms'"):
-        crawl_value(1.0, pages, kind="approx", terms=0)
+        crawl_value(1.0, pages, value="approx", terms=0)
     with pytest.raises(TypeError, match="'terms'"):
-        crawl_value(1.0, pages, kind="approx", terms=1.5)
-    with pytest.raises(ValueError, match="only used with kind='approx'"):
+        crawl_value(1.0, pages, value="approx", terms=1.5)
+    with pytest.raises(ValueError, match="only used with value='approx'"):
         crawl_value(1.0, pages, terms=2)
 
 

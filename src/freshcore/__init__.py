@@ -62,17 +62,10 @@ from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
 from .simulation import simulate_crawls
 from .simulator import SimulationResult, simulate
-from .value import (
-    PageModel,
-    ThresholdsResult,
-    crawl_frequency,
-    crawl_interval,
-    crawl_value,
-    fresh_time,
-    optimal_thresholds,
-    residual_exp,
-)
-from .special import lambertw
+from .pages import PageModel
+from .special import lambertw, residual_exp
+from .thresholds import ThresholdsResult, optimal_thresholds
+from .value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 __all__ = [
     "__version__",

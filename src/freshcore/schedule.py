@@ -24,7 +24,7 @@ import numpy as np
 from freshcore import _schedule, _statefile
 from freshcore._statefile import item as _item
 from freshcore._validation import check_array, check_choice, check_indices, check_int, check_same_length, check_scalar
-from freshcore.value import PageModel
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["Scheduler", "FORMAT_VERSION"]
 
@@ -107,7 +107,7 @@ class Scheduler(_statefile.DictState):
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.schedule import Scheduler
     >>> pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
     >>> s = Scheduler(pages, rate=1.0, value="exact")
@@ -136,10 +136,7 @@ class Scheduler(_statefile.DictState):
         last_crawl: Any = None,
     ) -> None:
         caller = "Scheduler"
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
         if len(pages) > _MAX_SLOTS:
             raise ValueError(f"The 'pages' parameter of {caller} must hold at most {_MAX_SLOTS} pages. Got {len(pages)}.")
@@ -397,10 +394,7 @@ class Scheduler(_statefile.DictState):
         to the heap of its slope bucket (O(log m) each; ``freshcore._schedule``).
         """
         caller = "Scheduler.add_pages"
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         n = len(pages)
         if self._state.n_slots + n > _MAX_SLOTS:
             raise ValueError(
@@ -462,10 +456,7 @@ class Scheduler(_statefile.DictState):
         """
         caller = "Scheduler.update_pages"
         p = self._check_ids(ids, "ids", caller, distinct=True)
-        if not isinstance(pages, PageModel):
-            raise TypeError(
-                f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead."
-            )
+        check_pages(pages, caller)
         if len(pages) != len(p):
             raise ValueError(
                 f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."

@@ -44,7 +44,7 @@ from freshcore._statefile import item as _item
 from freshcore._validation import check_array, check_indices, check_int, check_same_length, check_scalar
 from freshcore import schedule as _schedule_mod
 from freshcore.schedule import Scheduler, _from_arrays as _schedule_from_arrays, _to_arrays as _schedule_to_arrays
-from freshcore.value import PageModel
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["ShardedScheduler", "FORMAT_VERSION"]
 
@@ -139,7 +139,7 @@ class ShardedScheduler(_statefile.DictState):
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.sharding import ShardedScheduler
     >>> pages = PageModel([1.0, 0.5, 0.25, 2.0], [1.0, 1.0, 1.0, 1.0])
     >>> s = ShardedScheduler(pages, rate=2.0, shards=2, value="greedy")
@@ -173,7 +173,7 @@ class ShardedScheduler(_statefile.DictState):
         last_crawl: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         m = len(pages)
         r = check_scalar(rate, "rate", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
@@ -599,7 +599,7 @@ class ShardedScheduler(_statefile.DictState):
             is added then.
         """
         caller = "ShardedScheduler.add_pages"
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         n = len(pages)
         shard = _fill(np.array([sched.n_pages for sched in self._scheds], dtype=np.int64), n)
         counts = np.bincount(shard, minlength=self._k)
@@ -696,7 +696,7 @@ class ShardedScheduler(_statefile.DictState):
         """
         caller = "ShardedScheduler.update_pages"
         p = self._check_ids(ids, "ids", caller, distinct=True)
-        _check_page_model(pages, caller)
+        check_pages(pages, caller)
         if len(pages) != len(p):
             raise ValueError(
                 f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
@@ -918,11 +918,6 @@ def _layout(owner: np.ndarray, k: int) -> tuple[tuple[np.ndarray, ...], np.ndarr
         ids.flags.writeable = False
         members.append(ids)
     return tuple(members), local
-
-
-def _check_page_model(pages: Any, caller: str) -> None:
-    if not isinstance(pages, PageModel):
-        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

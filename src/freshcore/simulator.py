@@ -57,7 +57,7 @@ from typing import Any, Callable
 import numpy as np
 
 from freshcore._validation import check_array, check_int, check_same_length, check_scalar
-from freshcore.value import PageModel
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["simulate", "SimulationResult"]
 
@@ -278,7 +278,7 @@ def simulate(
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.policies import RoundRobin
     >>> from freshcore.simulator import simulate
     >>> from freshcore.rates import freshness
@@ -291,8 +291,7 @@ def simulate(
     True
     """
     caller = "simulate"
-    if not isinstance(pages, PageModel):
-        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
+    check_pages(pages, caller)
     m = len(pages)
     _check_policy(policy, m, caller)
     H = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)

@@ -1,8 +1,12 @@
-"""Special functions of freshcore: the real Lambert W function.
+"""Special functions of freshcore: the real Lambert W function and the exponential residual.
 
-The computation lives in the compiled core (``freshcore._core``), where the
-rate solvers call it page by page without leaving compiled code; this module
-validates, allocates and delegates.
+* :func:`lambertw` -- real branches 0 and -1 of ``W`` (``W e^W = z``), behind the periodic optimal
+  rates and thresholds;
+* :func:`residual_exp` -- ``R^i(x) = P(Poisson(x) > i)``, the building block of the crawl value.
+
+The computations live in the compiled core (``freshcore._core``), where the rate, value and scheduler
+kernels call them page by page without leaving compiled code; this module validates, allocates and
+delegates.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from freshcore._core import lambertw_kernel
+from freshcore._core import lambertw_kernel, residual_exp_kernel
 from freshcore._validation import check_array, check_int, check_out, check_scalar
 
-__all__ = ["lambertw"]
+__all__ = ["lambertw", "residual_exp"]
 
 #: The double nearest -1/e (it lies 1.2e-17 below the exact -1/e); accepted as the branch point.
 BRANCH_POINT = -0.36787944117144233
@@ -111,3 +115,75 @@ def lambertw(z: Any, branch: int = 0, *, out: np.ndarray | None = None) -> Any:
         check_out(out, arr.shape, caller)
     lambertw_kernel(arr.reshape(-1), b, out.reshape(-1))
     return out
+
+
+def residual_exp(i: Any, x: Any) -> Any:
+    """Exponential residual ``R^i(x) = 1 - e^{-x} sum_{j<=i} x^j/j!``.
+
+    ``R^i(x) = P(Poisson(x) > i) = scipy.special.gammainc(i + 1, x)``: the
+    normalised residual of the i-th Taylor polynomial of ``e^x`` (eq. (8)
+    of 001, SPEC section 3).
+
+    Parameters
+    ----------
+    i : int or array_like of int
+        Order(s), ``i >= 0``.  Integral floats are accepted.
+    x : float or array_like of float
+        Arguments, ``0 <= x <= inf``.  ``i`` and ``x`` broadcast together.
+
+    Returns
+    -------
+    r : float or ndarray of float64
+        A Python float when both inputs are scalars, otherwise an array of
+        the broadcast shape.
+
+    Raises
+    ------
+    ValueError
+        If an order is negative or not an integer, or an argument is
+        negative or NaN (the message names the first bad index).
+
+    Notes
+    -----
+    Computed without the cancellation of the literal formula (which has
+    relative error 1.2 at ``i = 1, x = 1e-8``): the series
+    ``e^{-x} sum_{j>i} x^j/j!`` for ``x < i + 1`` and the complement
+    otherwise, with the Poisson probability formed by Loader's saddle-point
+    method.  Relative error against mpmath over ``x`` in ``[1e-300, 1e4]``
+    (tests/test_residual.py): below 1e-13 for ``i <= 30`` and 2e-12 for
+    ``i <= 1000`` (measured: under 2e-15 on the test grids).
+
+    Examples
+    --------
+    >>> from freshcore.special import residual_exp
+    >>> round(residual_exp(0, 1.0), 12)  # 1 - e^{-1}
+    0.632120558829
+    >>> residual_exp(1, 1e-8)  # x^2/2 - x^3/3 + ...; the literal formula is off by 120%
+    4.9999999666666676e-17
+    """
+    caller = "residual_exp"
+    scalar = np.ndim(i) == 0 and np.ndim(x) == 0
+    ia = check_array(i, "i", caller, ndim=None, low=0, allow_empty=True, dtype=np.float64)
+    frac = ia != np.floor(ia)
+    if frac.any():
+        k = int(np.flatnonzero(frac.ravel())[0])
+        bad = float(ia.ravel()[k])
+        if np.ndim(i) == 0:
+            raise ValueError(f"The 'i' parameter of {caller} must be an integer >= 0. Got {bad!r} instead.")
+        pos = k if np.ndim(i) == 1 else ", ".join(str(int(v)) for v in np.unravel_index(k, np.shape(i)))
+        raise ValueError(f"The 'i' parameter of {caller} must contain integers >= 0; i[{pos}] = {bad!r}.")
+    xa = check_array(x, "x", caller, ndim=None, low=0.0, allow_inf=True, allow_empty=True)
+    try:
+        ib, xb = np.broadcast_arrays(ia.astype(np.int_), xa)
+    except ValueError:
+        raise ValueError(
+            f"The 'i' and 'x' parameters of {caller} must broadcast together. "
+            f"Got shapes {ia.shape} and {xa.shape}."
+        ) from None
+    ib = np.ascontiguousarray(ib).ravel()
+    xb = np.ascontiguousarray(xb).ravel()
+    out = np.empty(xb.shape, dtype=np.float64)
+    residual_exp_kernel(ib, xb, out)
+    if scalar:
+        return float(out[0])
+    return out.reshape(np.broadcast_shapes(ia.shape, xa.shape))
