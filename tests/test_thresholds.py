@@ -169,10 +169,18 @@ def test_thresholds_do_not_depend_on_the_thread_split():
     assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
 
 
+def solution(L, it, fs, d, c2=None, c3=None):
+    """The solver's record of a solution at multiplier L from the threshold kernel's outputs (signal pages only)."""
+    from freshcore.thresholds import _Solution
+
+    empty = np.zeros(0)
+    return _Solution(L ** -0.5, float(fs.sum()), 0.0, empty, it, fs, d, c2, c3, np.zeros(0, dtype=np.int_), empty)
+
+
 def kernel_solver(seed, extra=()):
     """SPEC section 3's pages (2000, ``seed``) and ``solve(L, start, lo, hi, base)``: the threshold kernel at
-    multiplier L (cold by default), returning u, the thresholds, frequencies and slopes (and the ``extra``
-    outputs, e.g. "c2", "c3")."""
+    multiplier L (cold by default), returning the solution record: u, the thresholds, frequencies and slopes
+    (and the ``extra`` outputs, "c2" and/or "c3")."""
     from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(2000, seed)
@@ -184,7 +192,7 @@ def kernel_solver(seed, extra=()):
     def solve(L, start=nan, lo=zero, hi=inf, base=nan):
         out = {"it": np.empty(n), "fs": np.empty(n), "d": np.empty(n), **{k: np.empty(n) for k in extra}}
         _thresholds.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
-        return {"u": L ** -0.5, **out}
+        return solution(L, **out)
 
     return pages, solve
 
@@ -200,20 +208,20 @@ def test_warm_started_thresholds_equal_cold_solves(gap):
     below, above = solve(L_b), solve(L_a)
     for L in (L_b + 0.3 * (L_a - L_b), L_a * (1 + 0.5 * gap)):
         known = [below, above] if L < L_a else [above]
-        start, lo, hi, base = _threshold_hints(L, known, pages.alpha + pages.gamma)
+        start, lo, hi, base, _ = _threshold_hints(L, known, pages.alpha + pages.gamma)
         warm, cold = solve(L, start, lo, hi, base), solve(L)
-        crawled = np.isfinite(cold["it"])
-        np.testing.assert_array_equal(np.isfinite(warm["it"]), crawled)
+        crawled = np.isfinite(cold.threshold)
+        np.testing.assert_array_equal(np.isfinite(warm.threshold), crawled)
         assert crawled.sum() > 500
-        v = crawl_value(warm["it"], pages)[crawled]
+        v = crawl_value(warm.threshold, pages)[crawled]
         np.testing.assert_allclose(v, L, rtol=4e-15)
         # where V is not flat (condition number Lambda / (iota V') below 1e3), the thresholds agree
         with np.errstate(invalid="ignore"):
-            cond = L / (cold["it"] * cold["d"])
+            cond = L / (cold.threshold * cold.slope)
         ok = crawled & (cond < 1e3)
         assert ok.sum() > 500
-        np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
-        np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)
+        np.testing.assert_allclose(warm.threshold[ok], cold.threshold[ok], rtol=1e-12)
+        np.testing.assert_allclose(warm.signal_freq[ok], cold.signal_freq[ok], rtol=1e-12)
 
 
 @pytest.mark.parametrize("bracket", ["narrow", "reversed", "open", "above", "below"])
@@ -287,21 +295,21 @@ def test_interpolated_interval_between_close_solutions(gap):
     def solve(L):
         it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         _thresholds.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
-        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2}
+        return solution(L, it, f, d, c2)
 
     L_b, L_a = 0.9, 0.9 * (1 + gap)
     below, above = solve(L_b), solve(L_a)
     L = L_b + 0.37 * (L_a - L_b)
-    interp = {"alpha": pages.alpha, "beta": pages.beta}
-    start, _, _, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
-    idx = interp["idx"]
+    start, _, _, base, interp = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, pages.alpha,
+                                                 pages.beta)
+    idx = interp.idx
     assert len(idx) > 300
     np.testing.assert_array_equal(base[idx], start[idx])
     sub = pages[idx]
-    np.testing.assert_allclose(interp["psi"], crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
+    np.testing.assert_allclose(interp.psi, crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
     np.testing.assert_allclose(crawl_value(start[idx], sub), L, rtol=4e-15)
     cold = solve(L)
-    np.testing.assert_allclose(interp["c2"] * start[idx], cold["c2"][idx] * start[idx], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(interp.curv2 * start[idx], cold.curv2[idx] * start[idx], rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("gap", [1e-5, 1e-6, 1e-8])
@@ -313,15 +321,14 @@ def test_third_order_predictions_equal_cold_solves(gap):
     pages, solve = kernel_solver(14, ("c2", "c3"))
     near = solve(0.9)
     L = 0.9 * (1 + gap)
-    interp = {"alpha": pages.alpha, "beta": pages.beta}
-    start, lo, hi, base = _threshold_hints(L, [near], pages.alpha + pages.gamma, interp)
+    start, lo, hi, base, _ = _threshold_hints(L, [near], pages.alpha + pages.gamma, pages.alpha, pages.beta)
     taken = np.isfinite(start) & (base == start)
     assert taken.sum() > (500 if gap <= 1e-6 else 50)
     warm, cold = solve(L, start, lo, hi, base), solve(L)
-    crawled = np.isfinite(cold["it"])
-    np.testing.assert_allclose(crawl_value(warm["it"][taken], pages[np.flatnonzero(taken)]), L, rtol=4e-15)
+    crawled = np.isfinite(cold.threshold)
+    np.testing.assert_allclose(crawl_value(warm.threshold[taken], pages[np.flatnonzero(taken)]), L, rtol=4e-15)
     with np.errstate(invalid="ignore"):
-        cond = L / (cold["it"] * cold["d"])
+        cond = L / (cold.threshold * cold.slope)
     ok = crawled & taken & (cond < 1e3)
-    np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
-    np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)
+    np.testing.assert_allclose(warm.threshold[ok], cold.threshold[ok], rtol=1e-12)
+    np.testing.assert_allclose(warm.signal_freq[ok], cold.signal_freq[ok], rtol=1e-12)

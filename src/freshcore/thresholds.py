@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -160,229 +161,403 @@ def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
     return _solve(pages, R)[0]
 
 
-def _solve(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[float, float]]]:
-    """:func:`optimal_thresholds` on validated input; also the outer iteration's ``(u, S(u))`` pairs."""
-    n = len(pages)
-    dl, mu, beta = pages.change_rate, pages.importance, pages.beta
-    active = (dl > 0) & (mu > 0)
-    gi = np.flatnonzero(active & (beta == 0))
-    step = active & (pages.alpha == 0) & (beta > 0)
-    si = np.flatnonzero(active & (beta > 0) & ~step)
-    ki = np.flatnonzero(step)
-    k_par = [np.ascontiguousarray(a[ki]) for a in (mu, dl, pages.false_rate)]
-    g_b = np.sqrt(dl[gi] / mu[gi])
-    g_dl = np.ascontiguousarray(dl[gi])
-    g_lo, g_hi = np.zeros(len(gi)), np.full(len(gi), np.inf)
-    s_par = [np.ascontiguousarray(a[si]) for a in (dl, pages.alpha, pages.gamma, pages.false_rate, beta, mu)]
-    g_ent, s_ent = mu[gi] / dl[gi], s_par[5] / s_par[0]  # multipliers at which the pages enter
-    s_kappa = s_par[1] + s_par[2]  # alpha + gamma; + 1/iota below (a bound on |V''/V'|, see _threshold_hints)
-    s_gb, s_glo, s_ghi = np.sqrt(s_par[0] / s_par[5]), np.zeros(len(si)), np.full(len(si), np.inf)
+# ---------------------------------------------------------------------------
+# The solver: page groups, the solution at one multiplier, the outer iteration
 
-    thresholds = np.full(n, np.inf)
-    frequencies = np.zeros(n)
-    counts = np.zeros(n, dtype=np.int_)
-    if len(gi) + len(si) + len(ki) == 0:
-        acc = _accuracy(pages, thresholds, frequencies, counts)
-        return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts), []
 
-    def evaluate(u):
+class _BlindPages(NamedTuple):
+    """Pages whose signals carry no information (``beta = 0``): the periodic closed form, ``f = Delta/x``."""
+
+    idx: np.ndarray  # their positions in the model
+    b: np.ndarray  # sqrt(Delta/mu): u = b is where the page enters the crawl
+    delta: np.ndarray
+    lo: np.ndarray  # the periodic kernel's bracket (open: 0, inf)
+    hi: np.ndarray
+    entry: np.ndarray  # mu/Delta, the multiplier below which the page is crawled
+
+    @classmethod
+    def of(cls, pages: PageModel, idx: np.ndarray) -> _BlindPages:
+        dl, mu = pages.change_rate[idx], pages.importance[idx]
+        return cls(idx, np.sqrt(dl / mu), np.ascontiguousarray(dl), np.zeros(len(idx)), np.full(len(idx), np.inf),
+                   mu / dl)
+
+
+class _SignalPages(NamedTuple):
+    """Pages with informative signals (``beta > 0``, ``alpha > 0``): ``V(iota) = Lambda`` solved per page."""
+
+    idx: np.ndarray
+    delta: np.ndarray  # delta .. mu: the threshold kernel's parameters, in its order
+    alpha: np.ndarray
+    gamma: np.ndarray
+    nu: np.ndarray
+    beta: np.ndarray
+    mu: np.ndarray
+    entry: np.ndarray  # mu/Delta = V(inf): the page is crawled at multipliers below it
+    kappa: np.ndarray  # alpha + gamma (+ 1/iota: a bound on |V''/V'|, see _threshold_hints)
+    blind_b: np.ndarray  # sqrt(Delta/mu), for the signal-blind start of a cold solve
+
+    @classmethod
+    def of(cls, pages: PageModel, idx: np.ndarray) -> _SignalPages:
+        par = [np.ascontiguousarray(a[idx]) for a in (pages.change_rate, pages.alpha, pages.gamma,
+                                                       pages.false_rate, pages.beta, pages.importance)]
+        dl, alpha, gamma, _, _, mu = par
+        return cls(idx, *par, mu / dl, alpha + gamma, np.sqrt(dl / mu))
+
+    def reordered(self, order: np.ndarray) -> _SignalPages:
+        return _SignalPages(*(np.ascontiguousarray(x[order]) for x in self))
+
+    def kernel_args(self, m: int) -> list[np.ndarray]:
+        """The threshold kernel's page parameters (delta, alpha, gamma, nu, beta, mu) of the first m pages."""
+        return [x[:m] for x in (self.delta, self.alpha, self.gamma, self.nu, self.beta, self.mu)]
+
+
+class _CountPages(NamedTuple):
+    """Pages with ``recall = 1`` (``alpha = 0``): crawled at the K-th signal."""
+
+    idx: np.ndarray
+    mu: np.ndarray
+    delta: np.ndarray
+    nu: np.ndarray
+
+    @classmethod
+    def of(cls, pages: PageModel, idx: np.ndarray) -> _CountPages:
+        return cls(idx, *(np.ascontiguousarray(a[idx]) for a in (pages.importance, pages.change_rate,
+                                                                   pages.false_rate)))
+
+
+@dataclass
+class _Solution:
+    """Every page's solution at one multiplier ``Lambda = 1/u^2``: thresholds, frequencies and the total.
+
+    ``threshold`` .. ``curv3`` are per signal page (``curv2``/``curv3``, ``V''/V'`` and ``V'''/V'`` at the
+    threshold, may be None: then the hints built on this solution are of lower order).
+    """
+
+    u: float
+    total: float  # S(u), the sum of the frequencies
+    dtotal_du: float  # dS/du, exact (for Newton steps close to the root)
+    blind_freq: np.ndarray
+    threshold: np.ndarray
+    signal_freq: np.ndarray
+    slope: np.ndarray  # V'(threshold)
+    curv2: np.ndarray | None
+    curv3: np.ndarray | None
+    counts: np.ndarray  # K of the recall-1 pages (0: not crawled)
+    count_freq: np.ndarray
+
+    @property
+    def multiplier(self) -> float:
+        return 1.0 / self.u ** 2
+
+    def head(self, m: int) -> _Solution:
+        """The solution restricted to the first m signal pages (the others untouched)."""
+        cut = [None if x is None else x[:m] for x in (self.threshold, self.signal_freq, self.slope, self.curv2,
+                                                       self.curv3)]
+        return _Solution(self.u, self.total, self.dtotal_du, self.blind_freq, cut[0], cut[1], cut[2], cut[3],
+                         cut[4], self.counts, self.count_freq)
+
+
+class _Interpolated(NamedTuple):
+    """Signal pages whose threshold is the (exact) Hermite interpolant between two solutions: psi there."""
+
+    idx: np.ndarray
+    psi: np.ndarray
+    curv2: np.ndarray
+    curv3: np.ndarray
+
+
+class _Hints(NamedTuple):
+    """Per signal page: the kernel's first iterate, its bracket and ``base`` (see :func:`_threshold_hints`)."""
+
+    start: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    base: np.ndarray
+    interpolated: _Interpolated | None = None
+
+
+class _Problem:
+    """The pages of :func:`optimal_thresholds` in their groups, and the solution at any multiplier.
+
+    The signal pages are ordered (:meth:`order_by_entry`) so that none past ``n_live`` enters the crawl
+    above ``lam_cut``: at multipliers above it only the first ``n_live`` are solved.
+    """
+
+    def __init__(self, pages: PageModel) -> None:
+        dl, mu, beta = pages.change_rate, pages.importance, pages.beta
+        self.active = (dl > 0) & (mu > 0)
+        step = self.active & (pages.alpha == 0) & (beta > 0)
+        self.blind = _BlindPages.of(pages, np.flatnonzero(self.active & (beta == 0)))
+        self.signal = _SignalPages.of(pages, np.flatnonzero(self.active & (beta > 0) & ~step))
+        self.count = _CountPages.of(pages, np.flatnonzero(step))
+        self.n_live, self.lam_cut = len(self.signal.idx), math.inf
+        # Lambda = max mu/Delta (u0 = min sqrt(Delta/mu)): nothing is crawled
+        self.u0 = float(np.min(np.sqrt(dl[self.active] / mu[self.active]))) if self.active.any() else math.nan
+
+    @property
+    def empty(self) -> bool:
+        return len(self.blind.idx) + len(self.signal.idx) + len(self.count.idx) == 0
+
+    def order_by_entry(self, lam_cut: float) -> None:
+        """Put the signal pages entering the crawl above ``lam_cut`` first (each part in its own order:
+        threads get even shares); at a multiplier above ``lam_cut`` only they can be crawled, and the
+        solves, hints and sums skip the rest (half of SPEC's check pages at ``0.9`` of the final multiplier)."""
+        first = self.signal.entry > lam_cut
+        order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
+        self.lam_cut = lam_cut
+        self.n_live = int(first.sum())
+        self.signal = self.signal.reordered(order)
+
+    def nothing_crawled(self) -> _Solution:
+        """The solution at ``u0`` (``Lambda = max mu/Delta``): no page is crawled."""
+        ns, nk = len(self.signal.idx), len(self.count.idx)
+        return _Solution(self.u0, 0.0, 0.0, np.zeros(len(self.blind.idx)), np.full(ns, np.inf), np.zeros(ns),
+                         np.zeros(ns), np.zeros(ns), np.zeros(ns), np.zeros(nk, dtype=np.int_), np.zeros(nk))
+
+    def evaluate(self, u: float, bracket: list[_Solution]) -> _Solution:
+        """Every page's solution at ``Lambda = 1/u^2``, the signal pages' solves hinted by ``bracket``."""
         lam = 1.0 / (u * u)
-        fg = np.empty(len(gi))
-        total, dsdu = _rates.periodic_eval(g_b, g_dl, g_lo, g_hi, u, fg) if len(gi) else (0.0, 0.0)
-        it, fs, slope = np.full(len(si), np.inf), np.zeros(len(si)), np.zeros(len(si))
-        curv, curv3 = np.zeros(len(si)), np.zeros(len(si))
-        # pages ordered so that none past n_live enters above lam_cut (see below): only [:m] can be crawled
-        m = n_live if lam >= lam_cut else len(si)
+        blind, sig, cnt = self.blind, self.signal, self.count
+        fg = np.empty(len(blind.idx))
+        total, dsdu = (_rates.periodic_eval(blind.b, blind.delta, blind.lo, blind.hi, u, fg) if len(blind.idx)
+                       else (0.0, 0.0))
+        ns = len(sig.idx)
+        it, fs, slope = np.full(ns, np.inf), np.zeros(ns), np.zeros(ns)
+        curv, curv3 = np.zeros(ns), np.zeros(ns)
+        m = self.n_live if lam >= self.lam_cut else ns
         if m:
-            P = [x[:m] for x in s_par]
-            known = [{k: (v[:m] if k in ("it", "d", "fs", "c2", "c3") else v) for k, v in x.items()}
-                     for x in (a, b) if x is not None]
-            interp = {"alpha": P[1], "beta": P[4]}
-            start, lo, hi, base = _threshold_hints(lam, known, s_kappa[:m], interp)
+            par = sig.kernel_args(m)
+            hints = _threshold_hints(lam, [x.head(m) for x in bracket], sig.kappa[:m], sig.alpha[:m], sig.beta[:m])
+            start, lo, hi, base, exact = hints
             cold = ~np.isfinite(start)
             if cold.any():
-                # no solution nearby: start from the signal-blind (periodic) threshold at this multiplier, or
-                # from (K - 1/2) beta where that is larger, K the signal count at which the page would be
-                # crawled were every change signalled (recall 1): with a large beta (recall near 1) the
-                # threshold lies near K beta, far above the periodic one (4.0 -> 3.1 V evaluations a page)
-                ci = np.flatnonzero(cold)
-                fgs, kc, fk = np.empty(len(ci)), np.empty(len(ci), dtype=np.int_), np.empty(len(ci))
-                _rates.periodic_eval(*(np.ascontiguousarray(x[ci]) for x in (s_gb, s_par[0], s_glo, s_ghi)), u, fgs)
-                _thresholds.signal_count_kernel(lam, *(np.ascontiguousarray(x[ci]) for x in (s_par[5], s_par[0], s_par[3])),
-                                           kc, fk)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    by_count = np.where((kc > 0) & np.isfinite(s_par[4][ci]), (kc - 0.5) * s_par[4][ci], 0.0)
-                    start[ci] = np.maximum(1.0 / fgs, by_count)
-            ex = interp.get("idx")
-            if ex is not None and len(ex):
+                start[cold] = self._cold_starts(np.flatnonzero(cold), u, lam)
+            if exact is not None and len(exact.idx):
                 # thresholds interpolated exactly between the bracket's solutions: psi there too (no series);
                 # the kernel skips those pages (mu = 0 there: it returns at once) and the rest is solved
-                P[5] = P[5].copy()
-                P[5][ex] = 0.0
+                par[5] = par[5].copy()
+                par[5][exact.idx] = 0.0
             im, fm, sm, cm, c3m = it[:m], fs[:m], slope[:m], curv[:m], curv3[:m]
             parallel_chunks(m, lambda p, q: _thresholds.threshold_kernel(
-                lam, *(x[p:q] for x in P), start[p:q], lo[p:q], hi[p:q], base[p:q], im[p:q], fm[p:q],
+                lam, *(x[p:q] for x in par), start[p:q], lo[p:q], hi[p:q], base[p:q], im[p:q], fm[p:q],
                 sm[p:q], cm[p:q], c3m[p:q]),
                 heavy=True)
-            if ex is not None and len(ex):
-                x = start[ex]
-                it[ex], fs[ex], curv[ex], curv3[ex] = x, 1.0 / interp["psi"], interp["c2"], interp["c3"]
-                slope[ex] = s_par[5][ex] * s_par[1][ex] * np.exp(-s_par[1][ex] * x) * interp["psi"]
+            if exact is not None and len(exact.idx):
+                ex, x = exact.idx, start[exact.idx]
+                it[ex], fs[ex], curv[ex], curv3[ex] = x, 1.0 / exact.psi, exact.curv2, exact.curv3
+                slope[ex] = sig.mu[ex] * sig.alpha[ex] * np.exp(-sig.alpha[ex] * x) * exact.psi
             total += float(fm.sum())
             # dS/du of these pages: df/dLambda = -(psi'/psi) f / V', psi'/psi = V''/V' + alpha, dLambda/du = -2/u^3
             on = (fm > 0) & (sm > 0)
-            dsdu += 2.0 / u ** 3 * float(np.sum(fm[on] * (cm[on] + s_par[1][:m][on]) / sm[on]))
-        kc = np.empty(len(ki), dtype=np.int_)
-        fk = np.empty(len(ki))
-        if len(ki):
-            total += _thresholds.signal_count_kernel(lam, *k_par, kc, fk)
-        return {"u": u, "S": total, "dSdu": dsdu, "fg": fg, "it": it, "fs": fs, "d": slope, "c2": curv, "c3": curv3,
-                "kc": kc, "fk": fk}
+            dsdu += 2.0 / u ** 3 * float(np.sum(fm[on] * (cm[on] + sig.alpha[:m][on]) / sm[on]))
+        kc = np.empty(len(cnt.idx), dtype=np.int_)
+        fk = np.empty(len(cnt.idx))
+        if len(cnt.idx):
+            total += _thresholds.signal_count_kernel(lam, cnt.mu, cnt.delta, cnt.nu, kc, fk)
+        return _Solution(u, total, dsdu, fg, it, fs, slope, curv, curv3, kc, fk)
 
-    n_live, lam_cut = len(si), math.inf  # see the ordering below
-    u0 = float(np.min(np.sqrt(dl[active] / mu[active])))  # Lambda = max mu/Delta: nothing is crawled
-    infs = np.full(len(si), np.inf)
-    a = {"u": u0, "S": 0.0, "dSdu": 0.0, "fg": np.zeros(len(gi)), "it": infs.copy(), "fs": np.zeros(len(si)),
-         "d": np.zeros(len(si)), "c2": np.zeros(len(si)), "c3": np.zeros(len(si)),
-         "kc": np.zeros(len(ki), dtype=np.int_),
-         "fk": np.zeros(len(ki))}
-    b = None
-    final = None
-    hist = []
-    factor = 2.0
-    if n >= 10 * _SUBSAMPLE:
-        # start from the multiplier of an evenly strided subsample (budget scaled to it)
-        sub = slice(None, None, n // _SUBSAMPLE)
-        part = pages[sub]
-        r_sub = R * len(part) / n
-        res_sub, trace_sub = _solve(part, r_sub)
-        guess = res_sub.multiplier
-        first_step = 1.001  # the subsample's multiplier is within ~0.2% of the full one (10^6 check pages)
-        # d log S / d log u of the subsample near its solution, which the full set shares (S_full ~ S_sub n/m)
-        elasticity = _elasticity(trace_sub, guess ** -0.5, r_sub)
-    else:
-        # start from the signal-blind periodic optimum (a closed form per page, compiled)
-        guess = _rates_multiplier(dl[active], mu[active], R)
-        first_step = 1.02
-        elasticity = math.nan
-    if guess > 0 and len(si):
-        # Order the signal pages so that those entering the crawl above lam_cut = 0.9 guess come first (in their
-        # own order: threads get even shares): at a multiplier above lam_cut only they can be crawled, and the
-        # solves, hints and sums skip the rest (half of SPEC's check pages)
-        lam_cut = 0.9 * guess
-        first = s_ent > lam_cut
-        order = np.concatenate([np.flatnonzero(first), np.flatnonzero(~first)])
-        n_live = int(first.sum())
-        si = si[order]
-        s_par = [np.ascontiguousarray(x[order]) for x in s_par]
-        s_ent, s_kappa, s_gb = s_ent[order], s_kappa[order], s_gb[order]
-    if guess > 0 and 1.0 / math.sqrt(guess) > u0:
-        trial = evaluate(1.0 / math.sqrt(guess))
-        hist.append(trial)
-        if abs(trial["S"] - R) <= 1e-14 * R:
-            final = trial
-        elif trial["S"] > R:
-            b = trial
-            factor = first_step
-            while True:  # step down to a solution under the budget
-                u = _past(b, R, _slope(hist, elasticity))
-                if not u0 < u < b["u"]:
-                    u = b["u"] / factor
-                    factor *= factor
-                if u <= u0:
-                    break
-                trial = evaluate(u)
-                hist.append(trial)
-                if trial["S"] > R:
-                    b = trial
-                else:
-                    a = trial
-                    break
-        else:
-            a = trial
-            factor = first_step
-    while b is None and final is None:
-        u = _past(a, R, _slope(hist, elasticity)) if a["S"] > 0 else math.nan
-        if not a["u"] < u < 2.0 * a["u"]:
-            u = a["u"] * factor
-            factor = factor * factor if factor < 2.0 else 2.0
-        trial = evaluate(u)
-        hist.append(trial)
-        if trial["S"] > R:
-            b = trial
-        else:
-            a = trial
-    widths = []
-    extra = 0
-    for step in range(400):
-        if final is not None:
-            break
-        lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
-        if (lam_a - lam_b) * (b["S"] - a["S"]) <= 1e-15 * lam_a * R:
-            # time-share, unless no page's frequency jumps in the bracket (the same pages crawled, the same
-            # signal counts): S is continuous there, and a step or two more usually meets |S - R| <= 1e-14 R,
-            # which gives every page V(iota) = Lambda (a shared page's threshold is only near it), for about
-            # the cost of the time-sharing (psi^{-1} of the mixed pages and a second accuracy)
-            if extra >= 2 or _jumps(a, b):
+    def _cold_starts(self, ci: np.ndarray, u: float, lam: float) -> np.ndarray:
+        """First iterates where no solution is nearby: the signal-blind (periodic) threshold at this multiplier,
+        or (K - 1/2) beta where that is larger, K the signal count at which the page would be crawled were
+        every change signalled (recall 1): with a large beta (recall near 1) the threshold lies near K beta,
+        far above the periodic one (4.0 -> 3.1 V evaluations a page)."""
+        sig = self.signal
+        fgs, kc, fk = np.empty(len(ci)), np.empty(len(ci), dtype=np.int_), np.empty(len(ci))
+        _rates.periodic_eval(*(np.ascontiguousarray(x[ci]) for x in (sig.blind_b, sig.delta)),
+                             np.zeros(len(ci)), np.full(len(ci), np.inf), u, fgs)
+        _thresholds.signal_count_kernel(lam, *(np.ascontiguousarray(x[ci]) for x in (sig.mu, sig.delta, sig.nu)),
+                                        kc, fk)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            by_count = np.where((kc > 0) & np.isfinite(sig.beta[ci]), (kc - 0.5) * sig.beta[ci], 0.0)
+            return np.maximum(1.0 / fgs, by_count)
+
+    def per_page(self, sol: _Solution, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Frequencies, thresholds and signal counts of all n pages of the model at a solution."""
+        gi, si, ki = self.blind.idx, self.signal.idx, self.count.idx
+        f, io, kc = np.zeros(n), np.full(n, np.inf), np.zeros(n, dtype=np.int_)
+        f[gi], f[si], f[ki] = sol.blind_freq, sol.signal_freq, sol.count_freq
+        with np.errstate(divide="ignore"):
+            io[gi] = 1.0 / sol.blind_freq
+        io[si] = sol.threshold
+        kc[ki] = sol.counts
+        return f, io, kc
+
+
+class _Bracket:
+    """The outer iteration's state: solutions ``a`` (``S <= R``) and ``b`` (``S > R``, None until found),
+    a solution meeting the budget (``final``, else None) and every solution evaluated (``hist``)."""
+
+    def __init__(self, problem: _Problem, R: float, elasticity: float) -> None:
+        self.problem, self.R, self.elasticity = problem, R, elasticity
+        self.a: _Solution = problem.nothing_crawled()
+        self.b: _Solution | None = None
+        self.final: _Solution | None = None
+        self.hist: list[_Solution] = []
+
+    def trial(self, u: float) -> _Solution:
+        sol = self.problem.evaluate(u, [x for x in (self.a, self.b) if x is not None])
+        self.hist.append(sol)
+        return sol
+
+    def search(self, guess: float, first_step: float) -> None:
+        """Find a bracket ``S_a <= R < S_b`` from the multiplier ``guess`` (or a solution with ``S = R``)."""
+        R, u0 = self.R, self.problem.u0
+        factor = 2.0
+        if guess > 0 and 1.0 / math.sqrt(guess) > u0:
+            trial = self.trial(1.0 / math.sqrt(guess))
+            if abs(trial.total - R) <= 1e-14 * R:
+                self.final = trial
+            elif trial.total > R:
+                self.b = trial
+                factor = first_step
+                while True:  # step down to a solution under the budget
+                    u = _past(self.b, R, _slope(self.hist, self.elasticity))
+                    if not u0 < u < self.b.u:
+                        u = self.b.u / factor
+                        factor *= factor
+                    if u <= u0:
+                        break
+                    trial = self.trial(u)
+                    if trial.total > R:
+                        self.b = trial
+                    else:
+                        self.a = trial
+                        break
+            else:
+                self.a = trial
+                factor = first_step
+        while self.b is None and self.final is None:  # step up to a solution over the budget
+            a = self.a
+            u = _past(a, R, _slope(self.hist, self.elasticity)) if a.total > 0 else math.nan
+            if not a.u < u < 2.0 * a.u:
+                u = a.u * factor
+                factor = factor * factor if factor < 2.0 else 2.0
+            trial = self.trial(u)
+            if trial.total > R:
+                self.b = trial
+            else:
+                self.a = trial
+
+    def narrow(self) -> None:
+        """Narrow the bracket until ``|S - R| <= 1e-14 R`` (``final``) or it is down to a jump of ``S``.
+
+        Inverse quadratic or secant steps on ``log S`` against ``log u``, Newton steps with the exact slope
+        within 1e-6 of ``u``, safeguarded by bisection (in ``log(mu/Delta - Lambda)`` beside the entry point
+        of a page entering the crawl in the bracket, where ``S`` is steep).
+        """
+        R, hist = self.R, self.hist
+        widths: list[float] = []
+        extra = 0
+        for _ in range(400):
+            if self.final is not None:
                 break
-            extra += 1
-        widths.append(b["u"] - a["u"])
-        # inverse quadratic interpolation of log u against log S through the last three solutions, else the
-        # secant through the last two
+            a, b = self.a, self.b
+            assert b is not None
+            lam_a, lam_b = 1.0 / a.u ** 2, 1.0 / b.u ** 2
+            if (lam_a - lam_b) * (b.total - a.total) <= 1e-15 * lam_a * R:
+                # time-share, unless no page's frequency jumps in the bracket (the same pages crawled, the same
+                # signal counts): S is continuous there, and a step or two more usually meets |S - R| <= 1e-14 R,
+                # which gives every page V(iota) = Lambda (a shared page's threshold is only near it), for about
+                # the cost of the time-sharing (psi^{-1} of the mixed pages and a second accuracy)
+                if extra >= 2 or _jumps(a, b):
+                    break
+                extra += 1
+            widths.append(b.u - a.u)
+            u = self._next_u(a, b)
+            if not a.u < u < b.u or (len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]):
+                # stalled: S is steep at a page's entry (frequency ~ 1/log(1/(1 - Lambda Delta/mu)), a jump
+                # in floating point); try just beside the entry point of a page entering in the bracket
+                u = _entry_split(a, b, u if a.u < u < b.u else math.sqrt(a.u * b.u), self.problem.blind.entry,
+                                 self.problem.signal.entry)
+                if not a.u < u < b.u:
+                    u = math.sqrt(a.u * b.u)
+                if not a.u < u < b.u:
+                    u = 0.5 * (a.u + b.u)
+                    if not a.u < u < b.u:
+                        break
+                widths.clear()
+            trial = self.trial(u)
+            if abs(trial.total - R) <= 1e-14 * R:
+                self.final = trial
+            elif trial.total > R:
+                self.b = trial
+            else:
+                self.a = trial
+
+    def _next_u(self, a: _Solution, b: _Solution) -> float:
+        """The next trial: inverse quadratic interpolation of log u against log S through the last three
+        solutions, a Newton step with the exact dS/du close to the root, else the secant through the last two
+        (possibly outside the bracket: the caller then bisects)."""
+        R, hist = self.R, self.hist
         u = _inverse_quadratic(hist[-3:], R)
         # close to the root, a Newton step with the exact slope dS/du (a sum over the pages' df/du; only
         # within ~1e-6 of u is S smooth enough for it, farther out pages entering the crawl dominate)
         last = hist[-1]
-        if last["dSdu"] > 0:
-            un = last["u"] + (R - last["S"]) / last["dSdu"]
-            if a["u"] < un < b["u"] and abs(un - last["u"]) <= 1e-6 * last["u"]:
+        if last.dtotal_du > 0:
+            un = last.u + (R - last.total) / last.dtotal_du
+            if a.u < un < b.u and abs(un - last.u) <= 1e-6 * last.u:
                 u = un
-        pts = [h for h in hist[-2:] if h["S"] > 0.0]
-        if not a["u"] < u < b["u"] and len(pts) == 2 and pts[0]["S"] != pts[1]["S"] and pts[0]["u"] != pts[1]["u"]:
+        pts = [h for h in hist[-2:] if h.total > 0.0]
+        if not a.u < u < b.u and len(pts) == 2 and pts[0].total != pts[1].total and pts[0].u != pts[1].u:
             p0, p1 = pts
-            t = (math.log(R) - math.log(p1["S"])) / (math.log(p1["S"]) - math.log(p0["S"]))
-            u = math.exp(math.log(p1["u"]) + t * (math.log(p1["u"]) - math.log(p0["u"])))
-        if not a["u"] < u < b["u"] or (len(widths) >= 4 and widths[-1] > 0.5 * widths[-4]):
-            # stalled: S is steep at a page's entry (frequency ~ 1/log(1/(1 - Lambda Delta/mu)), a jump
-            # in floating point); try just beside the entry point of a page entering in the bracket
-            u = _entry_split(a, b, u if a["u"] < u < b["u"] else math.sqrt(a["u"] * b["u"]), g_ent, s_ent)
-            if not a["u"] < u < b["u"]:
-                u = math.sqrt(a["u"] * b["u"])
-            if not a["u"] < u < b["u"]:
-                u = 0.5 * (a["u"] + b["u"])
-                if not a["u"] < u < b["u"]:
-                    break
-            widths.clear()
-        trial = evaluate(u)
-        hist.append(trial)
-        if abs(trial["S"] - R) <= 1e-14 * R:
-            final = trial
-        elif trial["S"] > R:
-            b = trial
-        else:
-            a = trial
+            t = (math.log(R) - math.log(p1.total)) / (math.log(p1.total) - math.log(p0.total))
+            u = math.exp(math.log(p1.u) + t * (math.log(p1.u) - math.log(p0.u)))
+        return u
 
-    trace = [(h["u"], h["S"]) for h in hist]
 
-    def unpack(sol):
-        f, io, kc = np.zeros(n), np.full(n, np.inf), np.zeros(n, dtype=np.int_)
-        f[gi], f[si], f[ki] = sol["fg"], sol["fs"], sol["fk"]
-        with np.errstate(divide="ignore"):
-            io[gi] = 1.0 / sol["fg"]
-        io[si] = sol["it"]
-        kc[ki] = sol["kc"]
-        return f, io, kc
-
-    if final is not None:
-        frequencies, thresholds, counts = unpack(final)
-        multiplier = 1.0 / final["u"] ** 2
+def _solve(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[float, float]]]:
+    """:func:`optimal_thresholds` on validated input; also the outer iteration's ``(u, S(u))`` pairs."""
+    n = len(pages)
+    problem = _Problem(pages)
+    if problem.empty:
+        thresholds, frequencies, counts = np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int_)
         acc = _accuracy(pages, thresholds, frequencies, counts)
-        return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts), trace
+        return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts), []
+    guess, first_step, elasticity = _first_guess(pages, problem, R)
+    if guess > 0 and len(problem.signal.idx):
+        problem.order_by_entry(0.9 * guess)
+    bracket = _Bracket(problem, R, elasticity)
+    bracket.search(guess, first_step)
+    bracket.narrow()
+    trace = [(h.u, h.total) for h in bracket.hist]
+    if bracket.final is not None:
+        frequencies, thresholds, counts = problem.per_page(bracket.final, n)
+        acc = _accuracy(pages, thresholds, frequencies, counts)
+        return ThresholdsResult(thresholds, frequencies, 1.0 / bracket.final.u ** 2, acc, counts), trace
+    assert bracket.b is not None
+    return _time_share(pages, problem, bracket.a, bracket.b, R), trace
 
-    # time-share between the bracketing solutions a (S_a <= R) and b (S_b > R)
-    theta = (R - a["S"]) / (b["S"] - a["S"])
-    fa, ia, ka = unpack(a)
-    fb, ib, kb = unpack(b)
+
+def _first_guess(pages: PageModel, problem: _Problem, R: float) -> tuple[float, float, float]:
+    """The outer iteration's first multiplier, its first step factor and ``d log S / d log u`` (or NaN).
+
+    From 10 ``_SUBSAMPLE`` pages on, the multiplier of an evenly strided subsample (budget scaled to it), whose
+    multiplier is within ~0.2% of the full one on SPEC's check pages (10^6), and its elasticity, which the
+    full set shares (``S_full ~ S_sub n/m``); otherwise the signal-blind periodic optimum.
+    """
+    n = len(pages)
+    if n >= 10 * _SUBSAMPLE:
+        part = pages[slice(None, None, n // _SUBSAMPLE)]
+        r_sub = R * len(part) / n
+        res_sub, trace_sub = _solve(part, r_sub)
+        guess = res_sub.multiplier
+        return guess, 1.001, _elasticity(trace_sub, guess ** -0.5, r_sub)
+    active = problem.active
+    return _rates_multiplier(pages.change_rate[active], pages.importance[active], R), 1.02, math.nan
+
+
+def _time_share(pages: PageModel, problem: _Problem, a: _Solution, b: _Solution, R: float) -> ThresholdsResult:
+    """The policy mixing the bracketing solutions a (``S_a <= R``) and b (``S_b > R``) to spend exactly ``R``.
+
+    ``f = f_a + theta (f_b - f_a)``; a page whose frequency is mixed gets the threshold with that frequency
+    (``psi(iota) = 1/f``), and the accuracy is that of the time-shared policy.
+    """
+    n = len(pages)
+    gi = problem.blind.idx
+    si = problem.signal.idx
+    theta = (R - a.total) / (b.total - a.total)
+    fa, ia, ka = problem.per_page(a, n)
+    fb, ib, kb = problem.per_page(b, n)
     frequencies = fa + theta * (fb - fa)
     thresholds = ia.copy()
     mixed = fa != fb
@@ -405,7 +580,8 @@ def _solve(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[flo
     if len(ms):
         inv = np.empty(len(ms))
         # psi^{-1}(1/f) lies between the two solutions' thresholds (psi increasing, f between fa and fb)
-        par = (1.0 / frequencies[ms], *(np.ascontiguousarray(x[ms]) for x in (dl, pages.gamma, pages.false_rate, beta)),
+        par = (1.0 / frequencies[ms],
+               *(np.ascontiguousarray(x[ms]) for x in (pages.change_rate, pages.gamma, pages.false_rate, pages.beta)),
                np.minimum(ia[ms], ib[ms]), np.maximum(ia[ms], ib[ms]))
         parallel_chunks(len(ms), lambda p, q: _thresholds.interval_inverse_kernel(*(x[p:q] for x in par), inv[p:q]),
                         heavy=True)
@@ -413,13 +589,14 @@ def _solve(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[flo
     counts = np.where(theta < 0.5, ka, kb)
     acc = (1.0 - theta) * _accuracy(pages, ia, fa, ka) + theta * _accuracy(pages, ib, fb, kb)
     # the frequencies of pages that do not jump are (to second order in the bracket) those at u_theta
-    multiplier = 1.0 / (a["u"] + theta * (b["u"] - a["u"])) ** 2
-    return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts), trace
+    multiplier = 1.0 / (a.u + theta * (b.u - a.u)) ** 2
+    return ThresholdsResult(thresholds, frequencies, multiplier, acc, counts)
 
 
 def _threshold_hints(
-    lam: float, known: list, kappa: np.ndarray, interp: dict | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    lam: float, known: list[_Solution], kappa: np.ndarray, alpha: np.ndarray | None = None,
+    beta: np.ndarray | None = None,
+) -> _Hints:
     """Newton start, safeguarding bracket and the start's base solution per page, from other multipliers.
 
     ``iota(Lambda)`` is non-decreasing (``V`` is), so a solution at a larger
@@ -429,8 +606,8 @@ def _threshold_hints(
     multiplier (NaN, i.e. the kernel's default, where that page was not
     crawled), and ``base`` that solution (second order: the kernel takes the
     start as exact when ``kappa |h| <= 1e-6``; without the solution's
-    curvature ``"c2"`` the prediction is first order and ``base`` is NaN).
-    With ``V^(3)/V'`` (``"c3"``) and ``interp`` (holding ``"beta"``) the
+    curvature ``curv2`` the prediction is first order and ``base`` is NaN).
+    With ``V^(3)/V'`` (``curv3``) and the pages' ``alpha`` and ``beta`` the
     prediction is third order, and exact (``base = start``) where ``kappa
     |h| <= 5e-5`` and no multiple of ``beta`` (a kink of ``psi''`` or a
     higher derivative) lies between the two thresholds.
@@ -440,70 +617,72 @@ def _threshold_hints(
     ``iota(Lambda)`` errs by at most ``~(kappa |iota_a - iota_b|)^3 |iota_a -
     iota_b| / 384`` (``kappa = 1/iota + alpha + gamma`` bounds ``|V''/V'|``
     and the higher derivatives' scale); where ``kappa |iota_a - iota_b| <=
-    1e-4`` (and, with ``interp``, no multiple of ``beta`` lies between them)
+    1e-4`` (and, given ``beta``, no multiple of ``beta`` lies between them)
     that is below 1e-18 of ``iota``, the interpolant is the solution, and
     ``base = start`` tells the kernel so; elsewhere it is the Newton start,
     unless the third-order prediction is exact there.
 
-    ``interp`` (a dict holding the pages' ``"alpha"`` and ``"beta"``), if given, receives
-    for those pages (``"idx"``) ``psi`` at the interpolated threshold, by
-    the cubic Hermite interpolant in ``iota`` through both solutions' ``psi``
-    and ``psi' = (V''/V' + alpha) psi`` (error ``~(kappa |iota_a -
-    iota_b|)^4 psi / 384 <= 3e-19 psi``, no series evaluated), and ``V''/V'``
-    there (``"c2"``, and ``V^(3)/V'`` as ``"c3"``, linear in ``iota``: off by
-    ``~1e-4`` of themselves at most, as the kernel's predictions allow).
+    Given ``alpha`` and ``beta``, ``interpolated`` holds for those pages
+    (``idx``) ``psi`` at the interpolated threshold, by the cubic Hermite
+    interpolant in ``iota`` through both solutions' ``psi`` and ``psi' =
+    (V''/V' + alpha) psi`` (error ``~(kappa |iota_a - iota_b|)^4 psi / 384 <=
+    3e-19 psi``, no series evaluated), and ``V''/V'`` there (``curv2``, and
+    ``V^(3)/V'`` as ``curv3``, linear in ``iota``: off by ``~1e-4`` of
+    themselves at most, as the kernel's predictions allow).
     """
+    interp = alpha is not None and beta is not None
+    interpolated = None
     n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
     nearest = above = below = None
     for sol in known:
-        lam_s = 1.0 / sol["u"] ** 2
+        lam_s = 1.0 / sol.u ** 2
         if lam_s >= lam:
-            hi = np.minimum(hi, sol["it"])
+            hi = np.minimum(hi, sol.threshold)
             above = sol
         else:
-            lo = np.maximum(lo, sol["it"])
+            lo = np.maximum(lo, sol.threshold)
             below = sol
-        if nearest is None or abs(math.log(lam_s / lam)) < abs(math.log(1.0 / (nearest["u"] ** 2 * lam))):
+        if nearest is None or abs(math.log(lam_s / lam)) < abs(math.log(1.0 / (nearest.u ** 2 * lam))):
             nearest = sol
     if nearest is None:
-        return start, lo, hi, base
+        return _Hints(start, lo, hi, base)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        h = (lam - 1.0 / nearest["u"] ** 2) / nearest["d"]
-        if nearest.get("c3") is not None and interp is not None:
+        h = (lam - 1.0 / nearest.u ** 2) / nearest.slope
+        if nearest.curv3 is not None and nearest.curv2 is not None and interp:
             # third order (the third derivative of iota(Lambda) is (3 V''^2 - V' V^(3))/V'^5): its error,
             # ~2 (kappa h)^3 h, is below 2e-17 of iota where kappa |h| <= 5e-5 and no multiple of beta (a kink
             # of psi'' or a higher derivative) lies in between: there start is the solution (base = start);
             # elsewhere the kernel's second-order test applies
-            c2, c3 = nearest["c2"], nearest["c3"]
-            start = nearest["it"] + h * (1.0 - 0.5 * c2 * h + (3.0 * c2 * c2 - c3) * h * h / 6.0)
-            base = nearest["it"].copy()
-            third = ((kappa + 1.0 / nearest["it"]) * np.abs(h) <= 5e-5) \
-                & (np.floor(nearest["it"] / interp["beta"]) == np.floor(start / interp["beta"]))
+            c2, c3 = nearest.curv2, nearest.curv3
+            start = nearest.threshold + h * (1.0 - 0.5 * c2 * h + (3.0 * c2 * c2 - c3) * h * h / 6.0)
+            base = nearest.threshold.copy()
+            third = ((kappa + 1.0 / nearest.threshold) * np.abs(h) <= 5e-5) \
+                & (np.floor(nearest.threshold / beta) == np.floor(start / beta))
             base[third] = start[third]
-        elif nearest.get("c2") is not None:
+        elif nearest.curv2 is not None:
             # second order (iota'' = -V''/V'^3): exact when kappa |h| <= 1e-6 (the kernel's HALLEY_EXACT)
-            start = nearest["it"] + h * (1.0 - 0.5 * nearest["c2"] * h)
-            base = nearest["it"].copy()
+            start = nearest.threshold + h * (1.0 - 0.5 * nearest.curv2 * h)
+            base = nearest.threshold.copy()
             third = np.zeros(n, dtype=bool)
         else:
-            start = nearest["it"] + h  # first order only: never taken as exact
+            start = nearest.threshold + h  # first order only: never taken as exact
             base = np.full(n, np.nan)
             third = np.zeros(n, dtype=bool)
         if above is not None and below is not None:
-            lam_a, lam_b = 1.0 / above["u"] ** 2, 1.0 / below["u"] ** 2
-            ya, yb = above["it"], below["it"]
-            both = (above["d"] > 0) & (below["d"] > 0) & np.isfinite(ya)
+            lam_a, lam_b = 1.0 / above.u ** 2, 1.0 / below.u ** 2
+            ya, yb = above.threshold, below.threshold
+            both = (above.slope > 0) & (below.slope > 0) & np.isfinite(ya)
             if both.any():
                 width, t = lam_a - lam_b, (lam - lam_b) / (lam_a - lam_b)
                 ya, yb = ya[both], yb[both]
-                ma, mb = width / above["d"][both], width / below["d"][both]
+                ma, mb = width / above.slope[both], width / below.slope[both]
                 herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
                     + (t - 1) * t * t * ma
                 exact = (kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4
-                if interp is not None:
+                if interp:
                     # no kink of psi'' (a multiple of beta) between the two: the error bound needs 4 derivatives
-                    bb = interp.get("beta", np.full(n, np.inf))[both]
+                    bb = beta[both]
                     exact &= np.floor(ya / bb) == np.floor(yb / bb)
                 # an exact interpolant first (no series for psi then), else an exact third-order prediction, else
                 # the interpolant as the start (better than either one-sided prediction)
@@ -511,23 +690,23 @@ def _threshold_hints(
                 upd = exact | ~third[bidx]
                 start[bidx[upd]] = herm[upd]
                 base[bidx[upd]] = np.where(exact[upd], herm[upd], np.nan)
-                if interp is not None:
+                if interp and above.curv2 is not None and below.curv2 is not None:
                     idx = np.flatnonzero(both)[exact]
                     ya, yb, x = ya[exact], yb[exact], herm[exact]
-                    al = interp["alpha"][idx]
-                    pa, pb = 1.0 / above["fs"][idx], 1.0 / below["fs"][idx]
-                    ca, cb = above["c2"][idx], below["c2"][idx]
+                    al = alpha[idx]
+                    pa, pb = 1.0 / above.signal_freq[idx], 1.0 / below.signal_freq[idx]
+                    ca, cb = above.curv2[idx], below.curv2[idx]
                     w = ya - yb
                     s = np.where(w > 0, (x - yb) / np.where(w > 0, w, 1.0), 0.0)
                     psi = (((1 + 2 * s) * (1 - s) ** 2) * pb + (s * (1 - s) ** 2 * w) * ((cb + al) * pb)
                            + (s * s * (3 - 2 * s)) * pa + (s * s * (s - 1) * w) * ((ca + al) * pa))
-                    c3a = above["c3"][idx] if above.get("c3") is not None else np.zeros(len(idx))
-                    c3b = below["c3"][idx] if below.get("c3") is not None else np.zeros(len(idx))
-                    interp.update(idx=idx, psi=psi, c2=(1 - s) * cb + s * ca, c3=(1 - s) * c3b + s * c3a)
-    return start, lo, hi, base
+                    c3a = above.curv3[idx] if above.curv3 is not None else np.zeros(len(idx))
+                    c3b = below.curv3[idx] if below.curv3 is not None else np.zeros(len(idx))
+                    interpolated = _Interpolated(idx, psi, (1 - s) * cb + s * ca, (1 - s) * c3b + s * c3a)
+    return _Hints(start, lo, hi, base, interpolated)
 
 
-def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarray) -> float:
+def _entry_split(a: _Solution, b: _Solution, u: float, g_ent: np.ndarray, s_ent: np.ndarray) -> float:
     """Bisection in ``log(c - Lambda)`` around the entry multiplier ``c = mu/Delta`` of a page.
 
     A page's frequency falls to 0 like ``1/log(1/(1 - Lambda/c))`` as ``Lambda``
@@ -538,8 +717,9 @@ def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarra
     ``c`` (the one at a floored at ``1e-15 c``) is returned as a ``u``; NaN
     when there is no such page.
     """
-    lam_a, lam_b = 1.0 / a["u"] ** 2, 1.0 / b["u"] ** 2
-    ent = np.concatenate([g_ent[(a["fg"] == 0) & (b["fg"] > 0)], s_ent[(a["fs"] == 0) & (b["fs"] > 0)]])
+    lam_a, lam_b = 1.0 / a.u ** 2, 1.0 / b.u ** 2
+    ent = np.concatenate([g_ent[(a.blind_freq == 0) & (b.blind_freq > 0)],
+                          s_ent[(a.signal_freq == 0) & (b.signal_freq > 0)]])
     ent = ent[(ent > lam_b) & (ent < lam_a)]
     if not 1 <= len(ent) <= 16:
         return math.nan
@@ -550,17 +730,17 @@ def _entry_split(a: dict, b: dict, u: float, g_ent: np.ndarray, s_ent: np.ndarra
     return 1.0 / math.sqrt(c - math.sqrt(eps_a * eps_b))
 
 
-def _jumps(a: dict, b: dict) -> bool:
+def _jumps(a: _Solution, b: _Solution) -> bool:
     """Whether some page's frequency jumps between two solutions (crawled at one only, or another signal count)."""
-    return bool(np.any((a["fs"] > 0) != (b["fs"] > 0)) or np.any((a["fg"] > 0) != (b["fg"] > 0))
-                or np.any(a["kc"] != b["kc"]))
+    return bool(np.any((a.signal_freq > 0) != (b.signal_freq > 0)) or np.any((a.blind_freq > 0) != (b.blind_freq > 0))
+                or np.any(a.counts != b.counts))
 
 
-def _inverse_quadratic(pts: list, R: float) -> float:
+def _inverse_quadratic(pts: list[_Solution], R: float) -> float:
     """``u`` where the quadratic through ``(log S, log u)`` of three solutions takes ``log R`` (NaN if degenerate)."""
-    if len(pts) < 3 or not all(p["S"] > 0 for p in pts):
+    if len(pts) < 3 or not all(p.total > 0 for p in pts):
         return math.nan
-    (x0, y0), (x1, y1), (x2, y2) = ((math.log(p["S"]), math.log(p["u"])) for p in pts)
+    (x0, y0), (x1, y1), (x2, y2) = ((math.log(p.total), math.log(p.u)) for p in pts)
     if x0 == x1 or x1 == x2 or x0 == x2:
         return math.nan
     x = math.log(R)
@@ -569,23 +749,23 @@ def _inverse_quadratic(pts: list, R: float) -> float:
     return math.exp(y)
 
 
-def _slope(hist: list, elasticity: float) -> float:
+def _slope(hist: list[_Solution], elasticity: float) -> float:
     """``d log S / d log u`` for the next bracketing step: the secant through the last two solutions, else
     the subsample's elasticity (NaN if neither)."""
-    pts = [h for h in hist[-2:] if h["S"] > 0]
-    if len(pts) == 2 and pts[0]["u"] != pts[1]["u"] and pts[0]["S"] != pts[1]["S"]:
-        e = (math.log(pts[1]["S"]) - math.log(pts[0]["S"])) / (math.log(pts[1]["u"]) - math.log(pts[0]["u"]))
+    pts = [h for h in hist[-2:] if h.total > 0]
+    if len(pts) == 2 and pts[0].u != pts[1].u and pts[0].total != pts[1].total:
+        e = (math.log(pts[1].total) - math.log(pts[0].total)) / (math.log(pts[1].u) - math.log(pts[0].u))
         if e > 0:
             return e
     return elasticity
 
 
-def _past(sol: dict, R: float, e: float) -> float:
+def _past(sol: _Solution, R: float, e: float) -> float:
     """The ``u`` where ``log S`` with slope ``e`` against ``log u`` passes ``R`` by 5% of the way (to bracket
     ``R`` in one step when ``e`` is a few percent off); NaN without a usable slope."""
-    if not (e > 0 and sol["S"] > 0):
+    if not (e > 0 and sol.total > 0):
         return math.nan
-    return sol["u"] * math.exp(1.05 * (math.log(R) - math.log(sol["S"])) / e)
+    return sol.u * math.exp(1.05 * (math.log(R) - math.log(sol.total)) / e)
 
 
 def _elasticity(trace: list[tuple[float, float]], u_star: float, R: float) -> float:
