@@ -8,7 +8,8 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
                        double beta, double mu, long terms) noexcept nogil
 cdef double cis_value(double iota, double delta, double recall, double alpha, double mu) noexcept nogil
 cdef double crawl_interval(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
-cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil
+cdef double fresh_time(double iota, double delta, double alpha, double gamma, double nu,
+                       double beta) noexcept nogil
 cdef double signal_beta(double delta, double recall, double nu) noexcept nogil
 # psi(iota) with psi' and psi'' (dpsi_out may be NULL), and the exact V with psi in one pass
 cdef double interval_and_slope(double iota, double delta, double gamma, double nu, double beta,

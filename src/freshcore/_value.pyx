@@ -601,6 +601,116 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
     return True
 
 
+# Residue forms of psi and w where their series are long (see ``_residue_interval``).  They replace the series
+# only where it would run past LONG_SERIES terms: at most iota/beta terms, and about gamma iota (psi) or
+# (Delta + nu) iota (w) before R^n(x s_n) falls off (n > x s_n), so every page with a shorter series keeps
+# its series' bits.  MAX_TERMS caps every series (NaN past it: the Python functions then raise ValueError).
+cdef double LONG_SERIES = 4096.0
+cdef long MAX_TERMS = 4194304
+cdef double PSI_MIN_K = 16.0
+# T2(y) = e^{-y} - 1 + y = y^2 sum_{k>=0} (-y)^k/(k+2)! for y < 1: 20 terms (the first omitted one is below 1e-20)
+cdef double T2_COEF[20]
+for _k in range(20):
+    T2_COEF[_k] = float(_Fraction((-1) ** _k, _factorial(_k + 2)))
+
+
+cdef inline double _t2(double y) noexcept nogil:
+    """T2(y) = e^{-y} - 1 + y >= 0 without cancellation."""
+    if y >= 1.0:
+        return (y - 1.0) + exp(-y)  # e^{-y} <= 1/e beside y - 1 >= 0 and the sum >= 1/e: under one bit lost
+    return (y * y) * _horner(T2_COEF, 19, -y)
+
+
+@cython.cdivision(True)
+cdef bint _residue_interval(double iota, double gamma, double beta, double* psi_out,
+                            double* dpsi_out) noexcept nogil:
+    """psi(iota) (and psi', psi'' in dpsi_out when not NULL) from the residues of its Laplace transform, where the
+    series is long; False when that form is not used.
+
+    Transforming the series term by term (R^n(gamma t)/gamma has the transform (gamma/(s + gamma))^{n+1}/(gamma s),
+    shifted by n beta) gives 1/(s G(s)), G(s) = s + gamma - gamma e^{-s beta}.  Its poles: the double pole at
+    s = 0 (G(0) = 0, G'(0) = 1 + u, G''(0) = -gamma beta^2, u = gamma beta), whose residue is
+
+        (iota + kappa)/(1 + u),  kappa = gamma beta^2/(2 (1 + u))
+
+    (the renewal-theory asymptote: the drift 1 + gamma beta of tau_eff, and kappa/(1 + u) the mean overshoot of
+    the level iota), and the non-real roots s_k = sigma + i omega of G.  With w = beta (s + gamma) these solve
+    w e^w = u e^u; |s + gamma| = gamma e^{-sigma beta} and sin(omega beta) < 0 give |omega| > (2k - 1) pi/beta
+    for the k-th root of each sign, so with M_k = max(R, (2k - 1) pi) (R = pi, or from iota >= 16 beta on the
+    wider ``_root_radius`` bound on |w|) e^{sigma iota} = (gamma/|s + gamma|)^{iota/beta} <= (u/M_k)^{iota/beta},
+    |s| >= |omega| and |G'(s)| = |1 + beta (s + gamma)| >= beta |omega|.  Summing over the roots (r = u/R,
+    K = iota/beta >= 16):
+
+        |psi - (iota + kappa)/(1 + u)| <= 2 beta r^K sum_k ((2k - 1) pi)^-2 = beta r^K / 4,
+        |psi' - 1/(1 + u)|             <= (2/pi) (3 + log(1 + R/pi)) r^K,
+        |psi''|                        <= (4 R/(pi beta)) (3 + log(1 + R/pi)) r^K,
+
+    (psi' and psi'' from the residues times s and s^2, |s| <= |s + gamma| + gamma <= 2 M_k/beta).  The form is
+    used when the series would take more than LONG_SERIES terms and these bounds are below 1e-16 of psi, of
+    psi' and of psi'/beta; tests check it against 30-digit sums of the series on both sides of the switch.
+    """
+    cdef double k, u, r, rad = PI, rk, lg
+    if not (beta > 0.0 and beta < INFINITY and gamma > 0.0 and iota < INFINITY):
+        return False
+    k = iota / beta
+    if not (k >= PSI_MIN_K and k > LONG_SERIES and gamma * iota > LONG_SERIES):
+        return False
+    u = gamma * beta
+    if not (u < PI):
+        rad = _root_radius(log(u) + u)
+    r = u / rad
+    if not (r < 1.0):
+        return False
+    rk = exp(k * log(r)) if r > 0.0 else 0.0
+    lg = (2.0 / PI) * (3.0 + log1p(rad / PI)) * rk
+    psi_out[0] = (iota + u * beta / (2.0 * (1.0 + u))) / (1.0 + u)
+    if not (0.25 * beta * rk <= SUM_TOL * psi_out[0] and lg * (1.0 + u) <= SUM_TOL
+            and 2.0 * rad * lg * (1.0 + u) <= SUM_TOL):
+        return False
+    if dpsi_out != NULL:
+        dpsi_out[0] = 1.0 / (1.0 + u)
+        dpsi_out[1] = 0.0
+    return True
+
+
+@cython.cdivision(True)
+cdef bint _residue_fresh(double iota, double delta, double alpha, double gamma, double nu, double beta,
+                         double* w_out) noexcept nogil:
+    """w(iota) from the residues of its Laplace transform 1/(s F(s)), F(s) = s + Delta + nu - nu e^{-s beta},
+    where the series is long; False when that form is not used.
+
+    The real poles are s = 0 (residue 1/Delta) and s = -alpha (F(-alpha) = 0, F'(-alpha) = 1 + u), which give
+
+        w = 1/Delta - e^{-alpha iota}/(alpha (1 + u)) = gamma T2(y)/(Delta alpha (1 + u)) + (1 - e^{-alpha iota})/(alpha (1 + u))
+
+    with y = alpha beta = log(gamma/nu) and T2(y) = e^{-y} - 1 + y (alpha (1 + u) - Delta = gamma T2(y)): two
+    non-negative terms.  The non-real roots of F are those of G (``_residue_interval``) shifted by -alpha, at the
+    same |s + Delta + nu| = nu e^{-sigma beta}, so e^{sigma iota} <= (nu beta/M_k)^{iota/beta}, |s| >= |omega|,
+    |F'(s)| >= beta |omega| and |w - (that)| <= beta (nu beta/R)^K / 4; used past LONG_SERIES terms when this is
+    below 1e-16 of w.
+    """
+    cdef double k, u, y, r, rad = PI, rk, em, ea, v
+    if not (beta > 0.0 and beta < INFINITY and alpha > 0.0 and nu > 0.0 and iota < INFINITY):
+        return False
+    k = iota / beta
+    if not (k >= PSI_MIN_K and k > LONG_SERIES and (delta + nu) * iota > LONG_SERIES):
+        return False
+    u = gamma * beta
+    if not (u < PI):
+        rad = _root_radius(log(u) + u)
+    r = nu * beta / rad
+    if not (r < 1.0):
+        return False
+    rk = exp(k * log(r)) if r > 0.0 else 0.0
+    y = alpha * beta
+    em = _one_minus_exp(alpha * iota, &ea)
+    v = gamma * _t2(y) / (delta * alpha * (1.0 + u)) + em / (alpha * (1.0 + u))
+    if not (0.25 * beta * rk <= SUM_TOL * v):
+        return False
+    w_out[0] = v
+    return True
+
+
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
                        double beta, double mu, long terms) noexcept nogil:
     """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
@@ -632,6 +742,8 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     rho_n = 1.0
     n = 0
     while True:
+        if n > MAX_TERMS:
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         if n == 0 and not isnan(d0):
             d = d0
@@ -704,7 +816,14 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
         if slopes:
             dpsi_out[0] = 1.0
         return iota
+    if _residue_interval(iota, gamma, beta, &total, dpsi_out):
+        return total
     while True:
+        if n > MAX_TERMS:
+            if slopes:
+                dpsi_out[0] = NAN
+                dpsi_out[1] = NAN
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         x = gamma * s
         if x < <double>(n + 1):
@@ -735,8 +854,9 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
     return interval_and_slope(iota, delta, gamma, nu, beta, NULL)
 
 
-cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
-    """w(iota): expected time the copy stays fresh per crawl interval."""
+cdef double fresh_time(double iota, double delta, double alpha, double gamma, double nu,
+                       double beta) noexcept nogil:
+    """w(iota): expected time the copy stays fresh per crawl interval (NaN past MAX_TERMS terms)."""
     cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
     cdef long n = 0
     if isnan(iota):
@@ -748,8 +868,12 @@ cdef double fresh_time(double iota, double delta, double gamma, double nu, doubl
         if delta == 0.0:
             return iota
         return residual_exp(0, delta * iota) / delta
+    if _residue_fresh(iota, delta, alpha, gamma, nu, beta, &total):
+        return total
     rho = nu / c
     while True:
+        if n > MAX_TERMS:
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         t = rho_n * residual_exp(n, c * s) / c
         total += t
@@ -790,7 +914,17 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
         v_on = False
     else:
         e_ai = exp(-alpha * iota)
+    if _residue_interval(iota, gamma, beta, &p_total, dpsi_out):
+        # psi in closed form (as interval_and_slope does)
+        p_on = False
+        dp_total = dpsi_out[0]
+        d2p_total = dpsi_out[1] / gamma
     while v_on or p_on:
+        if n > MAX_TERMS:
+            psi_out[0] = NAN
+            dpsi_out[0] = NAN
+            dpsi_out[1] = NAN
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         qb = NAN
         if p_on:
@@ -888,10 +1022,10 @@ def interval_kernel(const double[::1] tau, const double[::1] delta, const double
             out[k] = crawl_interval(tau[k], delta[k], gamma[k], nu[k], beta[k])
 
 
-def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha, const double[::1] nu,
                  const double[::1] gamma, const double[::1] beta, double[::1] out):
     """out[k] = w(tau[k]) of page k."""
     cdef Py_ssize_t k, n = out.shape[0]
     with nogil:
         for k in range(n):
-            out[k] = fresh_time(tau[k], delta[k], gamma[k], nu[k], beta[k])
+            out[k] = fresh_time(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k])

@@ -259,7 +259,7 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     n = len(pages)
     tau = _times(threshold, "threshold", n, caller)
     res = _output(out, n, caller)
-    par = (tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta)
+    par = (tau, pages.change_rate, pages.alpha, pages.false_rate, pages.gamma, pages.beta)
     # on threads like crawl_value (optimal_thresholds' accuracy takes it over every page)
     parallel_chunks(n, lambda p, q: _value.fresh_kernel(*(x[p:q] for x in par), res[p:q]), heavy=True)
     return res
