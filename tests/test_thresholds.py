@@ -332,3 +332,22 @@ def test_third_order_predictions_equal_cold_solves(gap):
     ok = crawled & taken & (cond < 1e3)
     np.testing.assert_allclose(warm.threshold[ok], cold.threshold[ok], rtol=1e-12)
     np.testing.assert_allclose(warm.signal_freq[ok], cold.signal_freq[ok], rtol=1e-12)
+
+
+def test_the_long_threshold_of_the_issue_in_bounded_time():
+    # 13 s for two pages before: at bandwidth 1e-6 the recall-1e-12 page's threshold is ~1e6, where psi's series
+    # ran over ~1e6 signals per evaluation; its closed form makes it a few evaluations of O(1) work
+    import threading
+
+    pages = PageModel([1.0, 2.0], [1.0, 1.0], recall=[1e-12, 0.5], false_rate=1.0)
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("res", optimal_thresholds(pages, 1e-6)), daemon=True)
+    th.start()
+    th.join(1.3)
+    assert not th.is_alive(), "optimal_thresholds took more than 1.3 s"
+    res = box["res"]
+    assert res.frequencies.sum() == pytest.approx(1e-6, rel=1e-13)
+    # psi(iota) = (iota + kappa)/(1 + u) = 1/f exactly (the form's error is below 1e-16 of psi here)
+    u = pages.gamma[0] * pages.beta[0]
+    kappa = u * pages.beta[0] / (2 * (1 + u))
+    assert res.thresholds[0] == pytest.approx(1e6 * (1 + u) - kappa, rel=1e-15)

@@ -55,7 +55,7 @@ change with n.
 """
 
 cimport cython
-from libc.float cimport DBL_MIN
+from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
 
 cdef extern from "_float_bits.h":
@@ -453,6 +453,8 @@ cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) no
     if x == INFINITY:
         return mu / delta
     ex[0] = exp(-x)
+    if x < 1e-150:
+        return mu * (iota * (0.5 * x))  # R^1(x)/delta = iota x/2 (1 - 2x/3 + ...): x^2 would underflow
     return mu * _residual1_e(x, ex[0]) / delta
 
 
@@ -584,11 +586,29 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
             return False
     u = gamma * beta
     ai = alpha * iota
+    if ai == INFINITY:
+        ai = DBL_MAX  # R^1 and 1 - e^{-x} are 1 there, as at inf (where x e^{-x} would be NaN)
     em = _one_minus_exp(ai, &ea)
-    p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
-    cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
-    cneg = cpos * _t3(y)
-    cpos = cpos * (nu * beta) * _bq(y)
+    if ai >= 1e-150 and delta * alpha >= 1e-280:
+        p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
+        cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
+        cneg = cpos * _t3(y)
+        cpos = cpos * (nu * beta) * _bq(y)
+    else:
+        # tiny rates (alpha iota or Delta alpha near underflow): R^1(ai)/alpha = iota R^1(ai)/ai (R^1(x)/x =
+        # x/2 (1 - 2x/3 + ...) for x < 1e-150) and, with 1/alpha = beta/y, C = u (nu beta Bq(y) - T3(y))/(y Delta
+        # (1 + u)^2), the y^3 of Bq and T3 divided out below y = 2: the same quantities without over- or underflow
+        p = (iota * (_residual1_e(ai, ea) / ai if ai >= 1e-150 else 0.5 * ai) +
+             (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
+        cpos = u / (delta * (1.0 + u) * (1.0 + u))
+        if y < 2.0:
+            cpos = cpos * (y * y)
+            cneg = cpos * (_t3(y) / (y * y * y) if y >= 1e-100 else 1.0 / 6.0)
+            cpos = cpos * (nu * beta) * (_bq(y) / (y * y * y) if y >= 1e-100 else BQ_COEF[0])
+        else:
+            cpos = cpos / y
+            cneg = cpos * _t3(y)
+            cpos = cpos * (nu * beta) * _bq(y)
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
@@ -606,7 +626,7 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
 # (Delta + nu) iota (w) before R^n(x s_n) falls off (n > x s_n), so every page with a shorter series keeps
 # its series' bits.  MAX_TERMS caps every series (NaN past it: the Python functions then raise ValueError).
 cdef double LONG_SERIES = 4096.0
-cdef long MAX_TERMS = 4194304
+cdef long MAX_TERMS = 1048576
 cdef double PSI_MIN_K = 16.0
 # T2(y) = e^{-y} - 1 + y = y^2 sum_{k>=0} (-y)^k/(k+2)! for y < 1: 20 terms (the first omitted one is below 1e-20)
 cdef double T2_COEF[20]
@@ -618,7 +638,7 @@ cdef inline double _t2(double y) noexcept nogil:
     """T2(y) = e^{-y} - 1 + y >= 0 without cancellation."""
     if y >= 1.0:
         return (y - 1.0) + exp(-y)  # e^{-y} <= 1/e beside y - 1 >= 0 and the sum >= 1/e: under one bit lost
-    return (y * y) * _horner(T2_COEF, 19, -y)
+    return (y * y) * _horner(T2_COEF, 19, y)
 
 
 @cython.cdivision(True)

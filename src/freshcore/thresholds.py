@@ -24,7 +24,7 @@ from freshcore import _rates, _thresholds
 from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_scalar
 from freshcore.pages import PageModel, check_pages
-from freshcore.value import fresh_time
+from freshcore.value import MAX_TERMS, fresh_time
 
 __all__ = ["ThresholdsResult", "optimal_thresholds"]
 
@@ -354,7 +354,20 @@ class _Problem:
         fk = np.empty(len(cnt.idx))
         if len(cnt.idx):
             total += _thresholds.signal_count_kernel(lam, cnt.mu, cnt.delta, cnt.nu, kc, fk)
+        if math.isnan(total):
+            self._unbounded(np.isnan(fs) | np.isnan(it), lam)
         return _Solution(u, total, dsdu, fg, it, fs, slope, curv, curv3, kc, fk)
+
+    def _unbounded(self, bad: np.ndarray, lam: float) -> None:
+        """ValueError naming the first signal page whose series ran past its work bound (NaN) at ``lam``."""
+        sig = self.signal
+        k = int(np.flatnonzero(bad)[0]) if bad.any() else 0
+        page = int(sig.idx[k])
+        raise ValueError(
+            f"optimal_thresholds cannot solve page {page} (change_rate={float(sig.delta[k])!r}, "
+            f"recall={float(1.0 - sig.alpha[k] / sig.delta[k])!r}, false_rate={float(sig.nu[k])!r}) at the multiplier {lam!r} in "
+            f"bounded time: its crawl value's series would run past {MAX_TERMS} terms and no closed form applies."
+        )
 
     def _cold_starts(self, ci: np.ndarray, u: float, lam: float) -> np.ndarray:
         """First iterates where no solution is nearby: the signal-blind (periodic) threshold at this multiplier,

@@ -48,6 +48,9 @@ __all__ = ["crawl_value", "crawl_frequency", "crawl_interval", "fresh_time"]
 
 #: The crawl-value kinds, in the order of the compiled kernels' codes.
 VALUES = ("exact", "approx", "greedy", "cis")
+#: Every series stops at this many terms (``freshcore._value.MAX_TERMS``): a page that would need more, where no
+#: closed form applies, is refused with a ValueError.
+MAX_TERMS = 1048576
 
 
 def _times(x: Any, name: str, n: int, caller: str) -> np.ndarray:
@@ -64,6 +67,19 @@ def _times(x: Any, name: str, n: int, caller: str) -> np.ndarray:
 
 def _output(out: Any, n: int, caller: str) -> np.ndarray:
     return np.empty(n, dtype=np.float64) if out is None else check_out(out, (n,), caller)
+
+
+def _check_bounded(res: np.ndarray, tau: np.ndarray, pages: PageModel, caller: str, name: str) -> np.ndarray:
+    """``res`` itself, or ValueError naming the first page whose series ran past its work bound (NaN)."""
+    bad = np.isnan(res)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{caller} cannot evaluate page {k} (change_rate={float(pages.change_rate[k])!r}, recall={float(pages.recall[k])!r}, "
+            f"false_rate={float(pages.false_rate[k])!r}) at {name}={float(tau[k])!r} in bounded time: its series would run past "
+            f"{MAX_TERMS} terms and no closed form applies (a recall this close to 1 with so many signals per threshold)."
+        )
+    return res
 
 
 def crawl_value(
@@ -153,7 +169,7 @@ def crawl_value(
            pages.beta)
     # pages are independent: threads over contiguous chunks give the same bits as one pass
     parallel_chunks(n, lambda p, q: _value.value_kernel(*(x[p:q] for x in par), k, j, res[p:q]), heavy=k < 2)
-    return res
+    return _check_bounded(res, tau, pages, caller, "tau_eff")
 
 
 def crawl_interval(threshold: Any, pages: PageModel, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -191,7 +207,7 @@ def crawl_interval(threshold: Any, pages: PageModel, *, out: np.ndarray | None =
     tau = _times(threshold, "threshold", n, caller)
     res = _output(out, n, caller)
     _value.interval_kernel(tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta, res)
-    return res
+    return _check_bounded(res, tau, pages, caller, "threshold")
 
 
 def crawl_frequency(threshold: Any, pages: PageModel, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -222,6 +238,7 @@ def crawl_frequency(threshold: Any, pages: PageModel, *, out: np.ndarray | None 
     tau = _times(threshold, "threshold", n, caller)
     res = _output(out, n, caller)
     _value.interval_kernel(tau, pages.change_rate, pages.false_rate, pages.gamma, pages.beta, res)
+    _check_bounded(res, tau, pages, caller, "threshold")
     with np.errstate(divide="ignore", over="ignore"):
         np.divide(1.0, res, out=res)
     return res
@@ -262,4 +279,4 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     par = (tau, pages.change_rate, pages.alpha, pages.false_rate, pages.gamma, pages.beta)
     # on threads like crawl_value (optimal_thresholds' accuracy takes it over every page)
     parallel_chunks(n, lambda p, q: _value.fresh_kernel(*(x[p:q] for x in par), res[p:q]), heavy=True)
-    return res
+    return _check_bounded(res, tau, pages, caller, "threshold")
