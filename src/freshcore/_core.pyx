@@ -82,7 +82,7 @@ the conditioning of e^{-a eta^2/2} and erfc near underflow (the exponent, up to 
 carries ~2e-16 of relative error): ~2e-13 relative there, 1e-16 near the centre.
 """
 
-from libc.math cimport sqrt, log, exp, pow, fabs, lgamma, erfc, INFINITY, NAN, isnan
+from libc.math cimport sqrt, log, exp, pow, fabs, erfc, INFINITY, NAN, isnan
 
 # 1/e and e as double-double (hi + lo), for q = 1 + e z near the branch point.
 cdef double INV_E_HI = 0.36787944117144233
@@ -145,9 +145,9 @@ cdef inline double _series_p1(double p) noexcept nogil:
 cdef inline double _fritsch(double z, double w) noexcept nogil:
     """Refine w ~ W(z) by Fritsch-Shafer-Crowley iteration (z, w of equal sign, w != 0, -1)."""
     cdef double zn, t, eps, r
-    cdef int it
+    cdef int _it
     cdef bint tiny = fabs(z) < 1e-280 or fabs(z) > 1e280
-    for it in range(6):
+    for _it in range(6):
         if tiny:
             zn = log(fabs(z)) - log(fabs(w)) - w
         else:
@@ -232,7 +232,7 @@ cdef double lambertw_shifted(double q, double z, bint lower) noexcept nogil:
     ``q`` must be accurate (the caller computes it, e.g. with
     ``branch_distance``); ``z`` is used away from the branch point only.
     """
-    cdef double p, w, l1
+    cdef double p, w
     if isnan(q) or isnan(z):
         return NAN
     if q <= 0.0:
@@ -253,7 +253,7 @@ cdef double lambertw_shifted(double q, double z, bint lower) noexcept nogil:
 
 cdef double lambertw0(double z) noexcept nogil:
     """Principal branch W0(z), z >= -1/e (NaN below; +inf at +inf)."""
-    cdef double q, w, l, a
+    cdef double q, w, a
     if isnan(z):
         return NAN
     a = fabs(z)

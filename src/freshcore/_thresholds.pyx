@@ -95,7 +95,7 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
     """
     cdef double v, psi, d, c2, xn, step, h, t, kap
     cdef double dpsi[2]
-    cdef int it
+    cdef int _it
     cdef bint halley
     psi_out[0] = INFINITY
     slope_out[0] = 0.0
@@ -112,7 +112,7 @@ cdef double _solve_threshold(double lam, double delta, double alpha, double gamm
     elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= HALLEY_EXACT:
         # x is a second-order prediction from the solution base of a nearby multiplier, close enough to be exact
         return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
-    for it in range(200):
+    for _it in range(200):
         v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi, dpsi)
         d = mu * alpha * exp(-alpha * x) * psi
         _curvatures(psi, dpsi, alpha, curv_out)
@@ -200,7 +200,7 @@ def interval_inverse_kernel(const double[::1] target, const double[::1] delta, c
     """
     cdef Py_ssize_t k, n = delta.shape[0]
     cdef double a, b, fa, fb, m, fm, t, width
-    cdef int it, side
+    cdef int _it, side
     cdef bint bisect
     with nogil:
         for k in range(n):
@@ -224,7 +224,7 @@ def interval_inverse_kernel(const double[::1] target, const double[::1] delta, c
             side = 0
             bisect = False
             width = b - a
-            for it in range(400):
+            for _it in range(400):
                 if fb == 0.0 or b - a <= 4e-16 * b:
                     break
                 if fa == 0.0:

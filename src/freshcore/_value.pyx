@@ -56,7 +56,7 @@ change with n.
 
 cimport cython
 from libc.float cimport DBL_MAX, DBL_MIN
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
+from libc.math cimport exp, expm1, log, log1p, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
 
 cdef extern from "_float_bits.h":
     int freshcore_exponent(double x) noexcept nogil

@@ -119,7 +119,7 @@ class PageModel:
         # beta = log1p(lambda Delta / nu) / alpha with its degenerate limits, in compiled code
         # shared with the scheduler (which recomputes it rather than store it): the same bits
         beta = np.empty(len(dl))
-        _value.beta_kernel(*(np.ascontiguousarray(a, dtype=np.float64) for a in (dl, lam, nu)), beta)
+        _value.beta_kernel(*(np.ascontiguousarray(a, dtype=np.float64) for a in (dl, lam, nu)), beta)  # type: ignore[call-arg, arg-type, unused-ignore]
         self._alpha = _read_only_copy(alpha)
         self._gamma = _read_only_copy(gamma)
         self._beta = _read_only_copy(beta)

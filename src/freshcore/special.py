@@ -208,8 +208,8 @@ def _orders(i: Any, caller: str) -> np.ndarray:
             raw = np.asarray(i)
     if raw.dtype.kind in "iu":
         flat = raw.ravel()
-        for k in np.flatnonzero(flat >= 2**53):
-            _exact_float(i, int(k), int(flat[k]), caller)
+        for big in np.flatnonzero(flat >= 2**53).tolist():
+            _exact_float(i, big, int(flat[big]), caller)
     ia = check_array(raw, "i", caller, ndim=None, low=0, allow_empty=True, dtype=np.float64)
     frac = ia != np.floor(ia)
     if frac.any():

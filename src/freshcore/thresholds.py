@@ -200,11 +200,11 @@ class _SignalPages(NamedTuple):
     def of(cls, pages: PageModel, idx: np.ndarray) -> _SignalPages:
         par = [np.ascontiguousarray(a[idx]) for a in (pages.change_rate, pages.alpha, pages.gamma,
                                                        pages.false_rate, pages.beta, pages.importance)]
-        dl, alpha, gamma, _, _, mu = par
-        return cls(idx, *par, mu / dl, alpha + gamma, np.sqrt(dl / mu))
+        dl, alpha, gamma, nu, beta, mu = par
+        return cls(idx, dl, alpha, gamma, nu, beta, mu, mu / dl, alpha + gamma, np.sqrt(dl / mu))
 
     def reordered(self, order: np.ndarray) -> _SignalPages:
-        return _SignalPages(*(np.ascontiguousarray(x[order]) for x in self))
+        return _SignalPages._make(np.ascontiguousarray(x[order]) for x in self)
 
     def kernel_args(self, m: int) -> list[np.ndarray]:
         """The threshold kernel's page parameters (delta, alpha, gamma, nu, beta, mu) of the first m pages."""
@@ -221,8 +221,8 @@ class _CountPages(NamedTuple):
 
     @classmethod
     def of(cls, pages: PageModel, idx: np.ndarray) -> _CountPages:
-        return cls(idx, *(np.ascontiguousarray(a[idx]) for a in (pages.importance, pages.change_rate,
-                                                                   pages.false_rate)))
+        mu, dl, nu = (np.ascontiguousarray(a[idx]) for a in (pages.importance, pages.change_rate, pages.false_rate))
+        return cls(idx, mu, dl, nu)
 
 
 @dataclass
@@ -251,10 +251,9 @@ class _Solution:
 
     def head(self, m: int) -> _Solution:
         """The solution restricted to the first m signal pages (the others untouched)."""
-        cut = [None if x is None else x[:m] for x in (self.threshold, self.signal_freq, self.slope, self.curv2,
-                                                       self.curv3)]
-        return _Solution(self.u, self.total, self.dtotal_du, self.blind_freq, cut[0], cut[1], cut[2], cut[3],
-                         cut[4], self.counts, self.count_freq)
+        return _Solution(self.u, self.total, self.dtotal_du, self.blind_freq, self.threshold[:m],
+                         self.signal_freq[:m], self.slope[:m], None if self.curv2 is None else self.curv2[:m],
+                         None if self.curv3 is None else self.curv3[:m], self.counts, self.count_freq)
 
 
 class _Interpolated(NamedTuple):
@@ -338,7 +337,7 @@ class _Problem:
                 par[5] = par[5].copy()
                 par[5][exact.idx] = 0.0
             im, fm, sm, cm, c3m = it[:m], fs[:m], slope[:m], curv[:m], curv3[:m]
-            parallel_chunks(m, lambda p, q: _thresholds.threshold_kernel(
+            parallel_chunks(m, lambda p, q: _thresholds.threshold_kernel(  # type: ignore[call-arg, arg-type, unused-ignore]
                 lam, *(x[p:q] for x in par), start[p:q], lo[p:q], hi[p:q], base[p:q], im[p:q], fm[p:q],
                 sm[p:q], cm[p:q], c3m[p:q]),
                 heavy=True)
@@ -376,9 +375,9 @@ class _Problem:
         far above the periodic one (4.0 -> 3.1 V evaluations a page)."""
         sig = self.signal
         fgs, kc, fk = np.empty(len(ci)), np.empty(len(ci), dtype=np.int_), np.empty(len(ci))
-        _rates.periodic_eval(*(np.ascontiguousarray(x[ci]) for x in (sig.blind_b, sig.delta)),
+        _rates.periodic_eval(*(np.ascontiguousarray(x[ci]) for x in (sig.blind_b, sig.delta)),  # type: ignore[call-arg, arg-type, unused-ignore]
                              np.zeros(len(ci)), np.full(len(ci), np.inf), u, fgs)
-        _thresholds.signal_count_kernel(lam, *(np.ascontiguousarray(x[ci]) for x in (sig.mu, sig.delta, sig.nu)),
+        _thresholds.signal_count_kernel(lam, *(np.ascontiguousarray(x[ci]) for x in (sig.mu, sig.delta, sig.nu)),  # type: ignore[call-arg, arg-type, unused-ignore]
                                         kc, fk)
         with np.errstate(divide="ignore", invalid="ignore"):
             by_count = np.where((kc > 0) & np.isfinite(sig.beta[ci]), (kc - 0.5) * sig.beta[ci], 0.0)
@@ -596,7 +595,7 @@ def _time_share(pages: PageModel, problem: _Problem, a: _Solution, b: _Solution,
         par = (1.0 / frequencies[ms],
                *(np.ascontiguousarray(x[ms]) for x in (pages.change_rate, pages.gamma, pages.false_rate, pages.beta)),
                np.minimum(ia[ms], ib[ms]), np.maximum(ia[ms], ib[ms]))
-        parallel_chunks(len(ms), lambda p, q: _thresholds.interval_inverse_kernel(*(x[p:q] for x in par), inv[p:q]),
+        parallel_chunks(len(ms), lambda p, q: _thresholds.interval_inverse_kernel(*(x[p:q] for x in par), inv[p:q]),  # type: ignore[call-arg, arg-type, unused-ignore]
                         heavy=True)
         thresholds[ms] = inv
     counts = np.where(theta < 0.5, ka, kb)
@@ -643,7 +642,6 @@ def _threshold_hints(
     ``V^(3)/V'`` as ``curv3``, linear in ``iota``: off by ``~1e-4`` of
     themselves at most, as the kernel's predictions allow).
     """
-    interp = alpha is not None and beta is not None
     interpolated = None
     n = len(kappa)
     lo, hi, start, base = np.zeros(n), np.full(n, np.inf), np.full(n, np.nan), np.full(n, np.nan)
@@ -662,7 +660,7 @@ def _threshold_hints(
         return _Hints(start, lo, hi, base)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         h = (lam - 1.0 / nearest.u ** 2) / nearest.slope
-        if nearest.curv3 is not None and nearest.curv2 is not None and interp:
+        if nearest.curv3 is not None and nearest.curv2 is not None and alpha is not None and beta is not None:
             # third order (the third derivative of iota(Lambda) is (3 V''^2 - V' V^(3))/V'^5): its error,
             # ~2 (kappa h)^3 h, is below 2e-17 of iota where kappa |h| <= 5e-5 and no multiple of beta (a kink
             # of psi'' or a higher derivative) lies in between: there start is the solution (base = start);
@@ -693,7 +691,7 @@ def _threshold_hints(
                 herm = ((2 * t - 3) * t * t + 1) * yb + ((t - 2) * t + 1) * t * mb + (3 - 2 * t) * t * t * ya \
                     + (t - 1) * t * t * ma
                 exact = (kappa[both] + 1.0 / yb) * (ya - yb) <= 1e-4
-                if interp:
+                if beta is not None:
                     # no kink of psi'' (a multiple of beta) between the two: the error bound needs 4 derivatives
                     bb = beta[both]
                     exact &= np.floor(ya / bb) == np.floor(yb / bb)
@@ -703,12 +701,13 @@ def _threshold_hints(
                 upd = exact | ~third[bidx]
                 start[bidx[upd]] = herm[upd]
                 base[bidx[upd]] = np.where(exact[upd], herm[upd], np.nan)
-                if interp and above.curv2 is not None and below.curv2 is not None:
+                c2a, c2b = above.curv2, below.curv2
+                if alpha is not None and beta is not None and c2a is not None and c2b is not None:
                     idx = np.flatnonzero(both)[exact]
                     ya, yb, x = ya[exact], yb[exact], herm[exact]
                     al = alpha[idx]
                     pa, pb = 1.0 / above.signal_freq[idx], 1.0 / below.signal_freq[idx]
-                    ca, cb = above.curv2[idx], below.curv2[idx]
+                    ca, cb = c2a[idx], c2b[idx]
                     w = ya - yb
                     s = np.where(w > 0, (x - yb) / np.where(w > 0, w, 1.0), 0.0)
                     psi = (((1 + 2 * s) * (1 - s) ** 2) * pb + (s * (1 - s) ** 2 * w) * ((cb + al) * pb)
@@ -802,7 +801,7 @@ def _elasticity(trace: list[tuple[float, float]], u_star: float, R: float) -> fl
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
     from freshcore.rates import optimal_rates
 
-    return optimal_rates(dl, mu, R, model="periodic", return_details=True).multiplier
+    return float(optimal_rates(dl, mu, R, model="periodic", return_details=True).multiplier)  # type: ignore[union-attr]
 
 
 def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> float:

@@ -168,7 +168,7 @@ def crawl_value(
     par = (tau, pages.change_rate, pages.recall, pages.false_rate, pages.importance, pages.alpha, pages.gamma,
            pages.beta)
     # pages are independent: threads over contiguous chunks give the same bits as one pass
-    parallel_chunks(n, lambda p, q: _value.value_kernel(*(x[p:q] for x in par), k, j, res[p:q]), heavy=k < 2)
+    parallel_chunks(n, lambda p, q: _value.value_kernel(*(x[p:q] for x in par), k, j, res[p:q]), heavy=k < 2)  # type: ignore[call-arg, arg-type, unused-ignore]
     return _check_bounded(res, tau, pages, caller, "tau_eff")
 
 
@@ -278,5 +278,5 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     res = _output(out, n, caller)
     par = (tau, pages.change_rate, pages.alpha, pages.false_rate, pages.gamma, pages.beta)
     # on threads like crawl_value (optimal_thresholds' accuracy takes it over every page)
-    parallel_chunks(n, lambda p, q: _value.fresh_kernel(*(x[p:q] for x in par), res[p:q]), heavy=True)
+    parallel_chunks(n, lambda p, q: _value.fresh_kernel(*(x[p:q] for x in par), res[p:q]), heavy=True)  # type: ignore[call-arg, arg-type, unused-ignore]
     return _check_bounded(res, tau, pages, caller, "threshold")
