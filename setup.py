@@ -33,6 +33,7 @@ extensions = [
     Extension(
         f"freshcore.{pyx.stem}",
         [str(pyx)],
+        include_dirs=["src/freshcore"],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )

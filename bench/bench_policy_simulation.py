@@ -50,7 +50,7 @@ except ImportError:  # run as a script
 from freshcore.policies import RoundRobin
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 R = 100.0
 HORIZON = 100.0

@@ -42,7 +42,8 @@ import numpy as np
 import pytest
 
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 from benchutil import SMOKE, role, sizes
 

@@ -42,7 +42,7 @@ import freshcore
 from freshcore import sharding
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 from benchutil import SMOKE, role, sizes
 

@@ -1,20 +1,20 @@
-"""Benchmarks of freshcore.value: the exponential residual and the exact crawl value.
+"""Benchmarks of the exponential residual (freshcore.special), the exact crawl value (freshcore.value) and the optimal thresholds (freshcore.thresholds).
 
 Groups (each holds the plain numpy/scipy baseline beside freshcore):
 
 * ``residual_exp n=...``: ``scipy.special.gammainc(i + 1, x)`` vs
-  ``freshcore.value.residual_exp(i, x)`` (with its validation) and the bare
+  ``freshcore.special.residual_exp(i, x)`` (with its validation) and the bare
   compiled kernel; i ~ U{0..30}, x ~ U(0, 40) (seed 0);
 * ``crawl_value n=...``: baseline = V in plain numpy with ``gammainc``, the
   paper's form ``sum_n [rho^n R^n(c s_n)/c - e^{-alpha iota} R^n(gamma s_n)/gamma]``
   vectorised over pages, looping over n while any page still has a term above
   1e-16 of its sum (the same stopping rule as freshcore, but the cancelling
-  difference) vs ``freshcore.value.crawl_value(kind="exact")``.
+  difference) vs ``freshcore.value.crawl_value(value="exact")``.
 
 * ``optimal_thresholds n=...``: baseline = the signal-blind periodic optimum
   ``optimal_rates(model="periodic")`` on the same pages (a reference point, not
   the same problem: no plain-numpy solver of Theorem 2 exists to compare
-  with) vs ``freshcore.value.optimal_thresholds`` with signals, bandwidth n/10.
+  with) vs ``freshcore.thresholds.optimal_thresholds`` with signals, bandwidth n/10.
   Sizes 10^3 to 10^6, three rounds each (issue 3 target: <= 10 s at 10^6).
 
 Pages: SPEC section 3's check distribution, Delta, mu ~ U[0, 1],
@@ -38,7 +38,10 @@ from benchutil import role, sizes
 
 from freshcore._core import residual_exp_kernel
 from freshcore.rates import optimal_rates
-from freshcore.value import PageModel, crawl_value, optimal_thresholds, residual_exp
+from freshcore.pages import PageModel
+from freshcore.special import residual_exp
+from freshcore.thresholds import optimal_thresholds
+from freshcore.value import crawl_value
 
 
 def residual_points(n):

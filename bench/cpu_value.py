@@ -18,7 +18,8 @@ import time
 
 from bench_value import pages_instance, value_numpy
 
-from freshcore.value import crawl_value, optimal_thresholds
+from freshcore.thresholds import optimal_thresholds
+from freshcore.value import crawl_value
 
 
 def cpu(f, reps: int) -> float:

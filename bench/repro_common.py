@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 R = 100.0
 N_INSTANCES = 3

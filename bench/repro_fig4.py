@@ -38,7 +38,7 @@ import numpy as np
 from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.value import optimal_thresholds
+from freshcore.thresholds import optimal_thresholds
 
 from repro_common import N_INSTANCES, R, fmt, instance, print_table
 

@@ -25,7 +25,8 @@ from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin
 from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, optimal_thresholds
+from freshcore.pages import PageModel
+from freshcore.thresholds import optimal_thresholds
 
 rng = np.random.default_rng(42)
 m, R, horizon = 200, 100.0, 100.0

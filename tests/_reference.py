@@ -12,7 +12,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 KINDS = ("exact", "approx", "greedy", "cis")
 

@@ -13,7 +13,7 @@ from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, Unifor
 from freshcore.policy_simulation import SimulationResult, simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 
 class Recorder(RoundRobin):

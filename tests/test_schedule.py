@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 from _reference import KINDS, Reference, kind_args, random_pages
 

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from freshcore.value import PageModel, crawl_value
+from freshcore.pages import PageModel
+from freshcore.value import crawl_value
 
 
 def pages_from(dl, mu, lam, nu, n=1):

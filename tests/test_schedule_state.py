@@ -24,7 +24,7 @@ import freshcore.schedule as schedule_mod
 from freshcore import _schedule
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 from _reference import KINDS, DynamicReference, Reference, kind_args, random_pages
 from _state_files import (

@@ -14,7 +14,7 @@ from freshcore import sharding
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 from _reference import KINDS, SHARDED_OP, MergedReference, kind_args, plain_pages
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from freshcore import _statefile
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.value import PageModel
+from freshcore.pages import PageModel
 
 from _reference import KINDS, SHARDED_OP, kind_args, plain_pages
 from _state_files import (

@@ -4,14 +4,9 @@ import numpy as np
 import pytest
 
 from freshcore.rates import freshness, optimal_rates
-from freshcore.value import (
-    PageModel,
-    crawl_frequency,
-    crawl_interval,
-    crawl_value,
-    fresh_time,
-    optimal_thresholds,
-)
+from freshcore.pages import PageModel
+from freshcore.thresholds import optimal_thresholds
+from freshcore.value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 
 def signal_instance(m, seed):
@@ -174,11 +169,19 @@ def test_thresholds_do_not_depend_on_the_thread_split():
     assert one.multiplier == three.multiplier and one.accuracy == three.accuracy
 
 
+def solution(L, it, fs, d, c2=None, c3=None):
+    """The solver's record of a solution at multiplier L from the threshold kernel's outputs (signal pages only)."""
+    from freshcore.thresholds import _Solution
+
+    empty = np.zeros(0)
+    return _Solution(L ** -0.5, float(fs.sum()), 0.0, empty, it, fs, d, c2, c3, np.zeros(0, dtype=np.int_), empty)
+
+
 def kernel_solver(seed, extra=()):
     """SPEC section 3's pages (2000, ``seed``) and ``solve(L, start, lo, hi, base)``: the threshold kernel at
-    multiplier L (cold by default), returning u, the thresholds, frequencies and slopes (and the ``extra``
-    outputs, e.g. "c2", "c3")."""
-    from freshcore import _value
+    multiplier L (cold by default), returning the solution record: u, the thresholds, frequencies and slopes
+    (and the ``extra`` outputs, "c2" and/or "c3")."""
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(2000, seed)
     pages = PageModel(dl, mu, lam, nu)
@@ -188,8 +191,8 @@ def kernel_solver(seed, extra=()):
 
     def solve(L, start=nan, lo=zero, hi=inf, base=nan):
         out = {"it": np.empty(n), "fs": np.empty(n), "d": np.empty(n), **{k: np.empty(n) for k in extra}}
-        _value.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
-        return {"u": L ** -0.5, **out}
+        _thresholds.threshold_kernel(L, *par, start, lo, hi, base, *out.values())
+        return solution(L, **out)
 
     return pages, solve
 
@@ -198,33 +201,33 @@ def kernel_solver(seed, extra=()):
 def test_warm_started_thresholds_equal_cold_solves(gap):
     # the outer iteration's shortcuts (first-order prediction, Hermite interpolation between two
     # solutions, both taken as exact when the step is small) against a cold Newton solve
-    from freshcore.value import _threshold_hints
+    from freshcore.thresholds import _threshold_hints
 
     pages, solve = kernel_solver(12)
     L_b, L_a = 0.9, 0.9 * (1 + gap)
     below, above = solve(L_b), solve(L_a)
     for L in (L_b + 0.3 * (L_a - L_b), L_a * (1 + 0.5 * gap)):
         known = [below, above] if L < L_a else [above]
-        start, lo, hi, base = _threshold_hints(L, known, pages.alpha + pages.gamma)
+        start, lo, hi, base, _ = _threshold_hints(L, known, pages.alpha + pages.gamma)
         warm, cold = solve(L, start, lo, hi, base), solve(L)
-        crawled = np.isfinite(cold["it"])
-        np.testing.assert_array_equal(np.isfinite(warm["it"]), crawled)
+        crawled = np.isfinite(cold.threshold)
+        np.testing.assert_array_equal(np.isfinite(warm.threshold), crawled)
         assert crawled.sum() > 500
-        v = crawl_value(warm["it"], pages)[crawled]
+        v = crawl_value(warm.threshold, pages)[crawled]
         np.testing.assert_allclose(v, L, rtol=4e-15)
         # where V is not flat (condition number Lambda / (iota V') below 1e3), the thresholds agree
         with np.errstate(invalid="ignore"):
-            cond = L / (cold["it"] * cold["d"])
+            cond = L / (cold.threshold * cold.slope)
         ok = crawled & (cond < 1e3)
         assert ok.sum() > 500
-        np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
-        np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)
+        np.testing.assert_allclose(warm.threshold[ok], cold.threshold[ok], rtol=1e-12)
+        np.testing.assert_allclose(warm.signal_freq[ok], cold.signal_freq[ok], rtol=1e-12)
 
 
 @pytest.mark.parametrize("bracket", ["narrow", "reversed", "open", "above", "below"])
 def test_interval_inverse_from_any_bracket(bracket):
     # the time-sharing step's inverse of psi (regula falsi from the two solutions' thresholds)
-    from freshcore import _value
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(400, 17)
     pages = PageModel(dl, mu, lam, nu)
@@ -240,7 +243,7 @@ def test_interval_inverse_from_any_bracket(bracket):
     }[bracket]
     got = np.empty_like(true)
     args = [np.ascontiguousarray(x) for x in (target, pages.change_rate, pages.gamma, pages.false_rate, pages.beta)]
-    _value.interval_inverse_kernel(*args, np.ascontiguousarray(lo), np.ascontiguousarray(hi), got)
+    _thresholds.interval_inverse_kernel(*args, np.ascontiguousarray(lo), np.ascontiguousarray(hi), got)
     np.testing.assert_allclose(crawl_interval(got, pages), target, rtol=1e-14)
     # where psi is not flat (elasticity psi' iota / psi > 1e-3) the root itself is determined to ~1e-13
     h = 1e-6 * true
@@ -254,7 +257,7 @@ def test_interval_inverse_from_any_bracket(bracket):
 def test_curvature_used_by_the_halley_solve(seed):
     # V''/V' = psi'/psi - alpha with psi' = sum_n p_n(gamma s_n) (the kernel's optional output), against
     # central differences of log V' = log(mu alpha psi) - alpha iota at the solved thresholds
-    from freshcore import _value
+    from freshcore import _thresholds
 
     dl, mu, lam, nu = signal_instance(400, seed)
     lam = np.clip(lam, 0.05, 0.95)
@@ -263,7 +266,7 @@ def test_curvature_used_by_the_halley_solve(seed):
     par = [np.ascontiguousarray(x) for x in (dl, pages.alpha, pages.gamma, nu, pages.beta, mu)]
     it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     nan = np.full(n, np.nan)
-    _value.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+    _thresholds.threshold_kernel(0.3, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
     crawled = np.isfinite(it)
     assert crawled.sum() >= 200
     io = it[crawled]
@@ -280,8 +283,8 @@ def test_curvature_used_by_the_halley_solve(seed):
 def test_interpolated_interval_between_close_solutions(gap):
     # where the Hermite threshold is exact, optimal_thresholds takes psi there from the cubic Hermite
     # interpolant through both solutions' psi and psi' (no series): against the series at that threshold
-    from freshcore import _value
-    from freshcore.value import _threshold_hints
+    from freshcore import _thresholds
+    from freshcore.thresholds import _threshold_hints
 
     dl, mu, lam, nu = signal_instance(2000, 13)
     pages = PageModel(dl, mu, lam, nu)
@@ -291,42 +294,60 @@ def test_interpolated_interval_between_close_solutions(gap):
 
     def solve(L):
         it, f, d, c2 = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-        _value.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
-        return {"u": L ** -0.5, "it": it, "fs": f, "d": d, "c2": c2}
+        _thresholds.threshold_kernel(L, *par, nan, np.zeros(n), np.full(n, np.inf), nan, it, f, d, c2)
+        return solution(L, it, f, d, c2)
 
     L_b, L_a = 0.9, 0.9 * (1 + gap)
     below, above = solve(L_b), solve(L_a)
     L = L_b + 0.37 * (L_a - L_b)
-    interp = {"alpha": pages.alpha, "beta": pages.beta}
-    start, _, _, base = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, interp)
-    idx = interp["idx"]
+    start, _, _, base, interp = _threshold_hints(L, [below, above], pages.alpha + pages.gamma, pages.alpha,
+                                                 pages.beta)
+    idx = interp.idx
     assert len(idx) > 300
     np.testing.assert_array_equal(base[idx], start[idx])
     sub = pages[idx]
-    np.testing.assert_allclose(interp["psi"], crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
+    np.testing.assert_allclose(interp.psi, crawl_interval(start[idx], sub), rtol=4e-15)  # a few ulps of the series
     np.testing.assert_allclose(crawl_value(start[idx], sub), L, rtol=4e-15)
     cold = solve(L)
-    np.testing.assert_allclose(interp["c2"] * start[idx], cold["c2"][idx] * start[idx], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(interp.curv2 * start[idx], cold.curv2[idx] * start[idx], rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("gap", [1e-5, 1e-6, 1e-8])
 def test_third_order_predictions_equal_cold_solves(gap):
     # with V'''/V' from the kernel, a one-sided prediction is taken as exact within kappa |h| <= 5e-5 (no
     # multiple of beta in between): those thresholds against cold solves
-    from freshcore.value import _threshold_hints
+    from freshcore.thresholds import _threshold_hints
 
     pages, solve = kernel_solver(14, ("c2", "c3"))
     near = solve(0.9)
     L = 0.9 * (1 + gap)
-    interp = {"alpha": pages.alpha, "beta": pages.beta}
-    start, lo, hi, base = _threshold_hints(L, [near], pages.alpha + pages.gamma, interp)
+    start, lo, hi, base, _ = _threshold_hints(L, [near], pages.alpha + pages.gamma, pages.alpha, pages.beta)
     taken = np.isfinite(start) & (base == start)
     assert taken.sum() > (500 if gap <= 1e-6 else 50)
     warm, cold = solve(L, start, lo, hi, base), solve(L)
-    crawled = np.isfinite(cold["it"])
-    np.testing.assert_allclose(crawl_value(warm["it"][taken], pages[np.flatnonzero(taken)]), L, rtol=4e-15)
+    crawled = np.isfinite(cold.threshold)
+    np.testing.assert_allclose(crawl_value(warm.threshold[taken], pages[np.flatnonzero(taken)]), L, rtol=4e-15)
     with np.errstate(invalid="ignore"):
-        cond = L / (cold["it"] * cold["d"])
+        cond = L / (cold.threshold * cold.slope)
     ok = crawled & taken & (cond < 1e3)
-    np.testing.assert_allclose(warm["it"][ok], cold["it"][ok], rtol=1e-12)
-    np.testing.assert_allclose(warm["fs"][ok], cold["fs"][ok], rtol=1e-12)
+    np.testing.assert_allclose(warm.threshold[ok], cold.threshold[ok], rtol=1e-12)
+    np.testing.assert_allclose(warm.signal_freq[ok], cold.signal_freq[ok], rtol=1e-12)
+
+
+def test_the_long_threshold_of_the_issue_in_bounded_time():
+    # 13 s for two pages before: at bandwidth 1e-6 the recall-1e-12 page's threshold is ~1e6, where psi's series
+    # ran over ~1e6 signals per evaluation; its closed form makes it a few evaluations of O(1) work
+    import threading
+
+    pages = PageModel([1.0, 2.0], [1.0, 1.0], recall=[1e-12, 0.5], false_rate=1.0)
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("res", optimal_thresholds(pages, 1e-6)), daemon=True)
+    th.start()
+    th.join(1.3)
+    assert not th.is_alive(), "optimal_thresholds took more than 1.3 s"
+    res = box["res"]
+    assert res.frequencies.sum() == pytest.approx(1e-6, rel=1e-13)
+    # psi(iota) = (iota + kappa)/(1 + u) = 1/f exactly (the form's error is below 1e-16 of psi here)
+    u = pages.gamma[0] * pages.beta[0]
+    kappa = u * pages.beta[0] / (2 * (1 + u))
+    assert res.thresholds[0] == pytest.approx(1e6 * (1 + u) - kappa, rel=1e-15)

@@ -61,18 +61,11 @@ from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
-from .special import lambertw
+from .pages import PageModel
+from .special import lambertw, residual_exp
 from .synthetic_logs import simulate_crawls
-from .value import (
-    PageModel,
-    ThresholdsResult,
-    crawl_frequency,
-    crawl_interval,
-    crawl_value,
-    fresh_time,
-    optimal_thresholds,
-    residual_exp,
-)
+from .thresholds import ThresholdsResult, optimal_thresholds
+from .value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 __all__ = [
     "ClippedEstimateWarning",

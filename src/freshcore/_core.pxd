@@ -9,6 +9,7 @@ cdef double lambertw0(double z) noexcept nogil
 cdef double lambertwm1(double z) noexcept nogil
 cdef double poisson_pmf(long j, double x) noexcept nogil
 cdef double residual_exp(long i, double x) noexcept nogil
+cdef double residual_exp_order(double i, double x) noexcept nogil
 cdef double poisson_lower(long i, double x) noexcept nogil
 
 

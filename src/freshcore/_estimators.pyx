@@ -320,39 +320,13 @@ def count_batch_update(long long[::1] k, long long[::1] n1, long long[::1] n1_se
                        &last_k, &a)
 
 
-cdef extern from *:
-    """
-    /* Exact int64 -> double for 0 <= x < 2^52: put x in the mantissa of 2^52 and
-       subtract 2^52.  Unlike (double)x this vectorises with SSE2 (por/subpd). */
-    static inline double freshcore_u52_to_double(long long x) {
-        union { long long i; double d; } u;
-        u.i = x | 0x4330000000000000LL;
-        return u.d - 4503599627370496.0;
-    }
-    """
+# Bit-exact int64 -> double and non-temporal copies: C in _float_bits.h and _stream.h (each platform path
+# beside its portable fallback).
+cdef extern from "_float_bits.h":
     double _u52_to_double "freshcore_u52_to_double"(long long x) noexcept nogil
 
 
-cdef extern from *:
-    """
-    #include <string.h>
-    #if defined(__SSE2__)
-    #include <emmintrin.h>
-    /* Copy with non-temporal (cache-bypassing) stores where the target is 16-byte aligned. */
-    static inline void freshcore_stream(double* dst, const double* src, Py_ssize_t n) {
-        Py_ssize_t i = 0;
-        while (i < n && (((size_t)(dst + i)) & 15)) { dst[i] = src[i]; i++; }
-        for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-        for (; i < n; i++) dst[i] = src[i];
-    }
-    static inline void freshcore_sfence(void) { _mm_sfence(); }
-    #else
-    static inline void freshcore_stream(double* dst, const double* src, Py_ssize_t n) {
-        memcpy(dst, src, (size_t)n * sizeof(double));
-    }
-    static inline void freshcore_sfence(void) {}
-    #endif
-    """
+cdef extern from "_stream.h":
     void _stream "freshcore_stream"(double* dst, const double* src, Py_ssize_t n) noexcept nogil
     void _sfence "freshcore_sfence"() noexcept nogil
 

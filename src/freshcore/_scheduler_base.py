@@ -22,8 +22,7 @@ from freshcore._validation import (
     check_same_length,
     check_scalar,
 )
-from freshcore.value import PageModel
-from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
+from freshcore.pages import PageModel, check_pages
 
 
 class SchedulerBase(_statefile.StateFile):

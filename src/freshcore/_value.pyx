@@ -9,7 +9,7 @@ kernels over typed memoryviews that release the GIL.  Nothing here validates:
 Per page: change rate delta, importance mu, recall lam, false-signal rate nu;
 derived alpha = (1 - lam) delta, gamma = lam delta + nu, c = alpha + gamma =
 delta + nu, rho = nu / c and beta = log(gamma / nu) / alpha, with the
-conventions of ``freshcore.value.PageModel`` (beta = 0 when lam delta = 0,
+conventions of ``freshcore.pages.PageModel`` (beta = 0 when lam delta = 0,
 beta = inf when nu = 0 or alpha = 0).  With K = floor(iota / beta) and
 s_n = iota - n beta:
 
@@ -55,27 +55,10 @@ change with n.
 """
 
 cimport cython
-from libc.float cimport DBL_MIN
-from libc.math cimport exp, expm1, log, log1p, fabs, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
+from libc.float cimport DBL_MAX, DBL_MIN
+from libc.math cimport exp, expm1, log, log1p, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* e with x = m 2^e, 1/2 <= m < 1, for a normal x > 0 (frexp's exponent, without the call) */
-    static inline int freshcore_exponent(double x) {
-        uint64_t u;
-        memcpy(&u, &x, sizeof u);
-        return (int)((u >> 52) & 0x7ff) - 1022;
-    }
-    /* 2^e for -1022 <= e <= 1023 (ldexp(1, e), without the call) */
-    static inline double freshcore_pow2(int e) {
-        uint64_t u = (uint64_t)(e + 1023) << 52;
-        double d;
-        memcpy(&d, &u, sizeof d);
-        return d;
-    }
-    """
+cdef extern from "_float_bits.h":
     int freshcore_exponent(double x) noexcept nogil
     double freshcore_pow2(int e) noexcept nogil
 from freshcore._core cimport residual_exp, poisson_pmf
@@ -470,6 +453,8 @@ cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) no
     if x == INFINITY:
         return mu / delta
     ex[0] = exp(-x)
+    if x < 1e-150:
+        return mu * (iota * (0.5 * x))  # R^1(x)/delta = iota x/2 (1 - 2x/3 + ...): x^2 would underflow
     return mu * _residual1_e(x, ex[0]) / delta
 
 
@@ -601,11 +586,29 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
             return False
     u = gamma * beta
     ai = alpha * iota
+    if ai == INFINITY:
+        ai = DBL_MAX  # R^1 and 1 - e^{-x} are 1 there, as at inf (where x e^{-x} would be NaN)
     em = _one_minus_exp(ai, &ea)
-    p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
-    cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
-    cneg = cpos * _t3(y)
-    cpos = cpos * (nu * beta) * _bq(y)
+    if ai >= 1e-150 and delta * alpha >= 1e-280:
+        p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
+        cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
+        cneg = cpos * _t3(y)
+        cpos = cpos * (nu * beta) * _bq(y)
+    else:
+        # tiny rates (alpha iota or Delta alpha near underflow): R^1(ai)/alpha = iota R^1(ai)/ai (R^1(x)/x =
+        # x/2 (1 - 2x/3 + ...) for x < 1e-150) and, with 1/alpha = beta/y, C = u (nu beta Bq(y) - T3(y))/(y Delta
+        # (1 + u)^2), the y^3 of Bq and T3 divided out below y = 2: the same quantities without over- or underflow
+        p = (iota * (_residual1_e(ai, ea) / ai if ai >= 1e-150 else 0.5 * ai) +
+             (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
+        cpos = u / (delta * (1.0 + u) * (1.0 + u))
+        if y < 2.0:
+            cpos = cpos * (y * y)
+            cneg = cpos * (_t3(y) / (y * y * y) if y >= 1e-100 else 1.0 / 6.0)
+            cpos = cpos * (nu * beta) * (_bq(y) / (y * y * y) if y >= 1e-100 else BQ_COEF[0])
+        else:
+            cpos = cpos / y
+            cneg = cpos * _t3(y)
+            cpos = cpos * (nu * beta) * _bq(y)
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
@@ -615,6 +618,116 @@ cdef inline bint _residue_value(double iota, double delta, double alpha, double 
         if not (scale * exp(kk * log(nb / rad)) <= SUM_TOL * v):
             return False
     out[0] = v
+    return True
+
+
+# Residue forms of psi and w where their series are long (see ``_residue_interval``).  They replace the series
+# only where it would run past LONG_SERIES terms: at most iota/beta terms, and about gamma iota (psi) or
+# (Delta + nu) iota (w) before R^n(x s_n) falls off (n > x s_n), so every page with a shorter series keeps
+# its series' bits.  MAX_TERMS caps every series (NaN past it: the Python functions then raise ValueError).
+cdef double LONG_SERIES = 4096.0
+cdef long MAX_TERMS = 1048576
+cdef double PSI_MIN_K = 16.0
+# T2(y) = e^{-y} - 1 + y = y^2 sum_{k>=0} (-y)^k/(k+2)! for y < 1: 20 terms (the first omitted one is below 1e-20)
+cdef double T2_COEF[20]
+for _k in range(20):
+    T2_COEF[_k] = float(_Fraction((-1) ** _k, _factorial(_k + 2)))
+
+
+cdef inline double _t2(double y) noexcept nogil:
+    """T2(y) = e^{-y} - 1 + y >= 0 without cancellation."""
+    if y >= 1.0:
+        return (y - 1.0) + exp(-y)  # e^{-y} <= 1/e beside y - 1 >= 0 and the sum >= 1/e: under one bit lost
+    return (y * y) * _horner(T2_COEF, 19, y)
+
+
+@cython.cdivision(True)
+cdef bint _residue_interval(double iota, double gamma, double beta, double* psi_out,
+                            double* dpsi_out) noexcept nogil:
+    """psi(iota) (and psi', psi'' in dpsi_out when not NULL) from the residues of its Laplace transform, where the
+    series is long; False when that form is not used.
+
+    Transforming the series term by term (R^n(gamma t)/gamma has the transform (gamma/(s + gamma))^{n+1}/(gamma s),
+    shifted by n beta) gives 1/(s G(s)), G(s) = s + gamma - gamma e^{-s beta}.  Its poles: the double pole at
+    s = 0 (G(0) = 0, G'(0) = 1 + u, G''(0) = -gamma beta^2, u = gamma beta), whose residue is
+
+        (iota + kappa)/(1 + u),  kappa = gamma beta^2/(2 (1 + u))
+
+    (the renewal-theory asymptote: the drift 1 + gamma beta of tau_eff, and kappa/(1 + u) the mean overshoot of
+    the level iota), and the non-real roots s_k = sigma + i omega of G.  With w = beta (s + gamma) these solve
+    w e^w = u e^u; |s + gamma| = gamma e^{-sigma beta} and sin(omega beta) < 0 give |omega| > (2k - 1) pi/beta
+    for the k-th root of each sign, so with M_k = max(R, (2k - 1) pi) (R = pi, or from iota >= 16 beta on the
+    wider ``_root_radius`` bound on |w|) e^{sigma iota} = (gamma/|s + gamma|)^{iota/beta} <= (u/M_k)^{iota/beta},
+    |s| >= |omega| and |G'(s)| = |1 + beta (s + gamma)| >= beta |omega|.  Summing over the roots (r = u/R,
+    K = iota/beta >= 16):
+
+        |psi - (iota + kappa)/(1 + u)| <= 2 beta r^K sum_k ((2k - 1) pi)^-2 = beta r^K / 4,
+        |psi' - 1/(1 + u)|             <= (2/pi) (3 + log(1 + R/pi)) r^K,
+        |psi''|                        <= (4 R/(pi beta)) (3 + log(1 + R/pi)) r^K,
+
+    (psi' and psi'' from the residues times s and s^2, |s| <= |s + gamma| + gamma <= 2 M_k/beta).  The form is
+    used when the series would take more than LONG_SERIES terms and these bounds are below 1e-16 of psi, of
+    psi' and of psi'/beta; tests check it against 30-digit sums of the series on both sides of the switch.
+    """
+    cdef double k, u, r, rad = PI, rk, lg
+    if not (beta > 0.0 and beta < INFINITY and gamma > 0.0 and iota < INFINITY):
+        return False
+    k = iota / beta
+    if not (k >= PSI_MIN_K and k > LONG_SERIES and gamma * iota > LONG_SERIES):
+        return False
+    u = gamma * beta
+    if not (u < PI):
+        rad = _root_radius(log(u) + u)
+    r = u / rad
+    if not (r < 1.0):
+        return False
+    rk = exp(k * log(r)) if r > 0.0 else 0.0
+    lg = (2.0 / PI) * (3.0 + log1p(rad / PI)) * rk
+    psi_out[0] = (iota + u * beta / (2.0 * (1.0 + u))) / (1.0 + u)
+    if not (0.25 * beta * rk <= SUM_TOL * psi_out[0] and lg * (1.0 + u) <= SUM_TOL
+            and 2.0 * rad * lg * (1.0 + u) <= SUM_TOL):
+        return False
+    if dpsi_out != NULL:
+        dpsi_out[0] = 1.0 / (1.0 + u)
+        dpsi_out[1] = 0.0
+    return True
+
+
+@cython.cdivision(True)
+cdef bint _residue_fresh(double iota, double delta, double alpha, double gamma, double nu, double beta,
+                         double* w_out) noexcept nogil:
+    """w(iota) from the residues of its Laplace transform 1/(s F(s)), F(s) = s + Delta + nu - nu e^{-s beta},
+    where the series is long; False when that form is not used.
+
+    The real poles are s = 0 (residue 1/Delta) and s = -alpha (F(-alpha) = 0, F'(-alpha) = 1 + u), which give
+
+        w = 1/Delta - e^{-alpha iota}/(alpha (1 + u)) = gamma T2(y)/(Delta alpha (1 + u)) + (1 - e^{-alpha iota})/(alpha (1 + u))
+
+    with y = alpha beta = log(gamma/nu) and T2(y) = e^{-y} - 1 + y (alpha (1 + u) - Delta = gamma T2(y)): two
+    non-negative terms.  The non-real roots of F are those of G (``_residue_interval``) shifted by -alpha, at the
+    same |s + Delta + nu| = nu e^{-sigma beta}, so e^{sigma iota} <= (nu beta/M_k)^{iota/beta}, |s| >= |omega|,
+    |F'(s)| >= beta |omega| and |w - (that)| <= beta (nu beta/R)^K / 4; used past LONG_SERIES terms when this is
+    below 1e-16 of w.
+    """
+    cdef double k, u, y, r, rad = PI, rk, em, ea, v
+    if not (beta > 0.0 and beta < INFINITY and alpha > 0.0 and nu > 0.0 and iota < INFINITY):
+        return False
+    k = iota / beta
+    if not (k >= PSI_MIN_K and k > LONG_SERIES and (delta + nu) * iota > LONG_SERIES):
+        return False
+    u = gamma * beta
+    if not (u < PI):
+        rad = _root_radius(log(u) + u)
+    r = nu * beta / rad
+    if not (r < 1.0):
+        return False
+    rk = exp(k * log(r)) if r > 0.0 else 0.0
+    y = alpha * beta
+    em = _one_minus_exp(alpha * iota, &ea)
+    v = gamma * _t2(y) / (delta * alpha * (1.0 + u)) + em / (alpha * (1.0 + u))
+    if not (0.25 * beta * rk <= SUM_TOL * v):
+        return False
+    w_out[0] = v
     return True
 
 
@@ -649,6 +762,8 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     rho_n = 1.0
     n = 0
     while True:
+        if n > MAX_TERMS:
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         if n == 0 and not isnan(d0):
             d = d0
@@ -721,7 +836,14 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
         if slopes:
             dpsi_out[0] = 1.0
         return iota
+    if _residue_interval(iota, gamma, beta, &total, dpsi_out):
+        return total
     while True:
+        if n > MAX_TERMS:
+            if slopes:
+                dpsi_out[0] = NAN
+                dpsi_out[1] = NAN
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         x = gamma * s
         if x < <double>(n + 1):
@@ -752,8 +874,9 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
     return interval_and_slope(iota, delta, gamma, nu, beta, NULL)
 
 
-cdef double fresh_time(double iota, double delta, double gamma, double nu, double beta) noexcept nogil:
-    """w(iota): expected time the copy stays fresh per crawl interval."""
+cdef double fresh_time(double iota, double delta, double alpha, double gamma, double nu,
+                       double beta) noexcept nogil:
+    """w(iota): expected time the copy stays fresh per crawl interval (NaN past MAX_TERMS terms)."""
     cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
     cdef long n = 0
     if isnan(iota):
@@ -765,8 +888,12 @@ cdef double fresh_time(double iota, double delta, double gamma, double nu, doubl
         if delta == 0.0:
             return iota
         return residual_exp(0, delta * iota) / delta
+    if _residue_fresh(iota, delta, alpha, gamma, nu, beta, &total):
+        return total
     rho = nu / c
     while True:
+        if n > MAX_TERMS:
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         t = rho_n * residual_exp(n, c * s) / c
         total += t
@@ -807,7 +934,17 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
         v_on = False
     else:
         e_ai = exp(-alpha * iota)
+    if _residue_interval(iota, gamma, beta, &p_total, dpsi_out):
+        # psi in closed form (as interval_and_slope does)
+        p_on = False
+        dp_total = dpsi_out[0]
+        d2p_total = dpsi_out[1] / gamma
     while v_on or p_on:
+        if n > MAX_TERMS:
+            psi_out[0] = NAN
+            dpsi_out[0] = NAN
+            dpsi_out[1] = NAN
+            return NAN
         s = iota - <double>n * beta if n > 0 else iota
         qb = NAN
         if p_on:
@@ -905,282 +1042,10 @@ def interval_kernel(const double[::1] tau, const double[::1] delta, const double
             out[k] = crawl_interval(tau[k], delta[k], gamma[k], nu[k], beta[k])
 
 
-def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,
+def fresh_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha, const double[::1] nu,
                  const double[::1] gamma, const double[::1] beta, double[::1] out):
     """out[k] = w(tau[k]) of page k."""
     cdef Py_ssize_t k, n = out.shape[0]
     with nogil:
         for k in range(n):
-            out[k] = fresh_time(tau[k], delta[k], gamma[k], nu[k], beta[k])
-
-
-# ---------------------------------------------------------------------------
-# Thresholds of Theorem 2: V(iota) = Lam per page (signal-aware pages, beta > 0, alpha > 0)
-#
-# Slope of V: differentiating the series term by term (d R^n(x)/dx = p_n(x), the Poisson pmf),
-# w' = sum rho^n p_n(c s_n) and psi' = sum p_n(gamma s_n), and rho^n p_n(c s_n) = e^{-alpha iota}
-# p_n(gamma s_n) term by term (both are e^{-c s_n} (nu s_n)^n / n!, since e^{-alpha n beta} =
-# (nu/gamma)^n), so w' = e^{-alpha iota} psi' and
-#
-#     V'(iota) = mu (w' - e^{-alpha iota} psi' + alpha e^{-alpha iota} psi) = mu alpha e^{-alpha iota} psi(iota),
-#
-# a product of positive factors (no cancellation).  It is also the statement of Theorem 2 that V
-# is the marginal value of frequency: d(mu w f)/df = V with f = 1/psi.
-
-# The curvature follows: V''/V' = psi'/psi - alpha, with psi' = sum p_n(gamma s_n) from the same
-# series as psi (``interval_and_slope``), so Halley's method costs no more V evaluations than Newton's.
-
-cdef double NEWTON_EXACT = 1e-8
-# Halley's error after a step h is ~ (V''^2/(4 V'^2) - V'''/(6 V')) h^3, below 0.75 (kappa h)^2 h with
-# kappa = 1/iota + alpha + gamma bounding |V''/V'| (and kappa^2 / 3 |V'''/V'|): with kappa |h| <= 1e-6
-# that is under 1e-12 |h| <= 1e-18 iota.  The same bound holds for the second-order prediction
-# iota + h - (V''/V') h^2/2 from a solution at a nearby multiplier (``base``).
-cdef double HALLEY_EXACT = 1e-6
-# Below this kappa |step|, psi at the accepted root is psi + psi' step from the last evaluation (no psi series).
-cdef double PSI_TAYLOR = 4e-9
-
-
-cdef inline void _curvatures(double psi, double* dpsi, double alpha, double* curv_out) noexcept nogil:
-    """V''/V' = psi'/psi - alpha and V'''/V' = (psi'' - 2 alpha psi' + alpha^2 psi)/psi in curv_out[0], [1]."""
-    if psi > 0.0:
-        curv_out[0] = dpsi[0] / psi - alpha
-        curv_out[1] = (dpsi[1] - 2.0 * alpha * dpsi[0]) / psi + alpha * alpha
-    else:
-        curv_out[0] = 0.0
-        curv_out[1] = 0.0
-
-
-cdef inline double _finish(double x, double delta, double alpha, double gamma, double nu, double beta,
-                           double mu, double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
-    """psi, V', V''/V' and V'''/V' at an accepted threshold x (psi only: V(x) = lam is known); returns x."""
-    cdef double psi
-    cdef double dpsi[2]
-    psi = interval_and_slope(x, delta, gamma, nu, beta, dpsi)
-    psi_out[0] = psi
-    slope_out[0] = mu * alpha * exp(-alpha * x) * psi
-    _curvatures(psi, dpsi, alpha, curv_out)
-    return x
-
-
-cdef double _solve_threshold(double lam, double delta, double alpha, double gamma, double nu,
-                             double beta, double mu, double x, double lo, double hi, double base,
-                             double* psi_out, double* slope_out, double* curv_out) noexcept nogil:
-    """iota with V(iota) = lam (inf when lam >= mu/delta); psi(iota), V'(iota), V''/V' and V'''/V' (curv_out[0],
-    curv_out[1]) in the out pointers.
-
-    Halley's method on V(iota) - lam, with the slope above and the curvature
-    V''/V' = psi'/psi - alpha (Newton's step where the Halley correction
-    ``|h V''/(2 V')|`` exceeds 1/4, ``h`` the Newton step), started at ``x``
-    and safeguarded by a bracket: [lo, hi] are bounds from neighbouring
-    multipliers (V(lo) <= lam <= V(hi) up to rounding; 0 and inf when
-    unknown) that every evaluation narrows; a step that leaves the
-    bracket is replaced by its midpoint (or by 4 x while hi is inf).  Ends
-    when |V - lam| <= 2e-16 lam, when the step is below 2e-16 iota, when
-    the bracket is down to a few ulps, or after a step so small that the
-    next iterate is exact to ~1e-18 (cubic convergence: ``|h| kappa <=
-    HALLEY_EXACT = 1e-6`` for a Halley step, ``NEWTON_EXACT = 1e-8`` for a
-    Newton step, kappa = 1/x + alpha + gamma): then only psi is evaluated
-    there.  ``base`` (NaN if none) is the solution at another multiplier
-    from which ``x`` was predicted to second order (or interpolated); when
-    ``|x - base| kappa <= HALLEY_EXACT``, ``x`` is returned at once.
-    """
-    cdef double v, psi, d, c2, xn, step, h, t, kap
-    cdef double dpsi[2]
-    cdef int it
-    cdef bint halley
-    psi_out[0] = INFINITY
-    slope_out[0] = 0.0
-    curv_out[0] = 0.0
-    curv_out[1] = 0.0
-    if lam >= mu / delta:
-        return INFINITY
-    if not (lo >= 0.0) or lo == INFINITY:
-        lo = 0.0
-    if not (hi > lo):
-        hi = INFINITY
-    if not (x > lo and x < hi):
-        x = 0.5 * (lo + hi) if hi < INFINITY else (2.0 * lo if lo > 0.0 else 1.0 / delta)
-    elif base >= 0.0 and base < INFINITY and fabs(x - base) * (1.0 / x + alpha + gamma) <= HALLEY_EXACT:
-        # x is a second-order prediction from the solution base of a nearby multiplier, close enough to be exact
-        return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
-    for it in range(200):
-        v = value_and_interval(x, delta, alpha, gamma, nu, beta, mu, &psi, dpsi)
-        d = mu * alpha * exp(-alpha * x) * psi
-        _curvatures(psi, dpsi, alpha, curv_out)
-        c2 = curv_out[0]
-        psi_out[0] = psi
-        slope_out[0] = d
-        if fabs(v - lam) <= 2e-16 * lam:
-            return x  # V(x) = lam to the rounding of V
-        if v < lam:
-            lo = x
-        else:
-            hi = x
-        h = (lam - v) / d if d > 0.0 else INFINITY
-        if fabs(h) <= 2e-16 * x or (hi < INFINITY and hi - lo <= 4e-16 * hi):
-            return x
-        t = 0.5 * h * c2
-        halley = fabs(t) <= 0.25
-        step = h / (1.0 + t) if halley else h
-        xn = x + step
-        kap = 1.0 / x + alpha + gamma
-        if xn > lo and xn < hi and fabs(step) * kap <= (HALLEY_EXACT if halley else NEWTON_EXACT):
-            # the error of xn is below ~1e-18 of it (see HALLEY_EXACT): V(xn) = lam needs no evaluation
-            if fabs(step) * kap <= PSI_TAYLOR:
-                # nor psi(xn): psi + psi' step errs by psi'' step^2 / 2 <= (kappa step)^2 psi / 2 < 1e-17 psi
-                psi += dpsi[0] * step
-                psi_out[0] = psi
-                slope_out[0] = mu * alpha * exp(-alpha * xn) * psi
-                _curvatures(psi, dpsi, alpha, curv_out)  # psi', psi'' at x: off by ~kappa |step| <= 4e-9
-                return xn
-            return _finish(xn, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
-        if not (xn > lo and xn < hi):
-            if hi == INFINITY:
-                xn = 4.0 * x
-                if xn == INFINITY:
-                    return INFINITY
-            else:
-                xn = 0.5 * (lo + hi)
-        x = xn
-    return _finish(x, delta, alpha, gamma, nu, beta, mu, psi_out, slope_out, curv_out)
-
-
-def threshold_kernel(double lam, const double[::1] delta, const double[::1] alpha,
-                     const double[::1] gamma, const double[::1] nu, const double[::1] beta,
-                     const double[::1] mu, const double[::1] start, const double[::1] lo,
-                     const double[::1] hi, const double[::1] base, double[::1] iota, double[::1] freq,
-                     double[::1] slope, double[::1] curv=None, double[::1] curv3=None):
-    """Per page: iota[k] with V(iota) = lam, freq[k] = 1/psi(iota), slope[k] = V'(iota) and, if given,
-    curv[k] = V''(iota)/V'(iota) and curv3[k] = V'''(iota)/V'(iota) (0 where not crawled).
-
-    ``start`` is the first iterate, ``lo``/``hi`` the safeguarding bracket,
-    ``base`` the solution ``start`` was predicted from (see
-    ``_solve_threshold``).  Pages are independent: any split of the arrays
-    gives the same values.
-    """
-    cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double t, psi, d
-    cdef double c[2]
-    cdef bint want_curv = curv is not None, want_curv3 = curv3 is not None
-    with nogil:
-        for k in range(n):
-            t = _solve_threshold(lam, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k],
-                                 start[k], lo[k], hi[k], base[k], &psi, &d, c)
-            iota[k] = t
-            slope[k] = d
-            if want_curv:
-                curv[k] = c[0]
-            if want_curv3:
-                curv3[k] = c[1]
-            freq[k] = 0.0 if t == INFINITY else 1.0 / psi
-
-
-def interval_inverse_kernel(const double[::1] target, const double[::1] delta, const double[::1] gamma,
-                            const double[::1] nu, const double[::1] beta, const double[::1] lo,
-                            const double[::1] hi, double[::1] iota):
-    """iota[k] with psi(iota) = target[k] (psi is increasing), to a few ulps, from the bracket [lo[k], hi[k]].
-
-    The caller's bracket is the two thresholds of neighbouring multipliers, so
-    it is narrow and psi nearly linear on it: regula falsi with the Illinois
-    modification (the retained end's residual halved when the same end is kept
-    twice) converges in a few evaluations where bisection took ~55; a pass that
-    does not halve the bracket is followed by a bisection step.  A bracket
-    that does not hold the target (or hi = inf) is widened first.  Ends when
-    psi(iota) = target exactly or the bracket is below 4e-16 of its upper end,
-    returning the upper end (psi(iota) >= target).
-    """
-    cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double a, b, fa, fb, m, fm, t, width
-    cdef int it, side
-    cdef bint bisect
-    with nogil:
-        for k in range(n):
-            t = target[k]
-            a = lo[k]
-            b = hi[k]
-            if not (a >= 0.0) or a == INFINITY:
-                a = 0.0
-            if not (b > a) or b == INFINITY:
-                b = a * 2.0 + 1.0
-            fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
-            while fa > 0.0 and a > 0.0:
-                b, fb = a, fa
-                a = 0.0 if a < 1e-300 else 0.5 * a
-                fa = crawl_interval(a, delta[k], gamma[k], nu[k], beta[k]) - t
-            fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
-            while fb < 0.0 and b < INFINITY:
-                a, fa = b, fb
-                b *= 4.0
-                fb = crawl_interval(b, delta[k], gamma[k], nu[k], beta[k]) - t
-            side = 0
-            bisect = False
-            width = b - a
-            for it in range(400):
-                if fb == 0.0 or b - a <= 4e-16 * b:
-                    break
-                if fa == 0.0:
-                    b = a
-                    break
-                m = b - fb * ((b - a) / (fb - fa))
-                if bisect or not (m > a and m < b):
-                    m = 0.5 * (a + b)
-                    if not (m > a and m < b):
-                        break
-                fm = crawl_interval(m, delta[k], gamma[k], nu[k], beta[k]) - t
-                if fm == 0.0:
-                    b = m
-                    break
-                if fm < 0.0:
-                    a, fa = m, fm
-                    if side == -1:
-                        fb *= 0.5
-                    side = -1
-                else:
-                    b, fb = m, fm
-                    if side == 1:
-                        fa *= 0.5
-                    side = 1
-                bisect = b - a > 0.5 * width
-                width = b - a
-            iota[k] = b
-
-
-# ---------------------------------------------------------------------------
-# recall = 1 (alpha = 0): crawl at the K-th signal
-
-cdef long best_signal_count(double lam, double mu, double delta, double nu) noexcept nogil:
-    """K >= 1 maximising (gamma/K) (mu (1 - rho^K)/delta - lam), rho = nu/(delta + nu); 0 if never positive.
-
-    With every change signalled the page is fresh with probability rho^k after
-    k signals; crawling at the K-th signal has frequency gamma/K and keeps the
-    page fresh a fraction gamma (1 - rho^K)/(K delta) of the time.  The objective
-    is unimodal in K (its continuous derivative changes sign once).
-    """
-    cdef double a = mu / delta, lr, g, g_next
-    cdef long K = 1
-    if a <= lam:
-        return 0
-    lr = log(nu / (delta + nu)) if nu > 0.0 else -INFINITY
-    g = a * -expm1(lr) - lam
-    while K < 100000000:
-        g_next = (a * -expm1(<double>(K + 1) * lr) - lam) / <double>(K + 1)
-        if g_next <= g:
-            break
-        g = g_next
-        K += 1
-    return K if g > 0.0 else 0
-
-
-def signal_count_kernel(double lam, const double[::1] mu, const double[::1] delta, const double[::1] nu,
-                        long[::1] count, double[::1] freq):
-    """Per page (recall = 1): count[k] = best K (0: never crawl), freq[k] = gamma/K; returns sum(freq)."""
-    cdef Py_ssize_t k, n = delta.shape[0]
-    cdef double total = 0.0
-    cdef long K
-    with nogil:
-        for k in range(n):
-            K = best_signal_count(lam, mu[k], delta[k], nu[k])
-            count[k] = K
-            freq[k] = (delta[k] + nu[k]) / <double>K if K > 0 else 0.0
-            total += freq[k]
-    return total
+            out[k] = fresh_time(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k])

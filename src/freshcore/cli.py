@@ -125,7 +125,7 @@ def synthetic_signals(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarra
     Notes
     -----
     The laws of 001 Section 6.2 (and SPEC §3's check instance); with these
-    parameters :class:`freshcore.value.PageModel` gives each signal the
+    parameters :class:`freshcore.pages.PageModel` gives each signal the
     time-equivalent ``beta_i = log1p(λ_i Δ_i/ν_i)/((1 - λ_i) Δ_i)``.
 
     Examples
@@ -238,7 +238,8 @@ def _scheduling(
     from .policy_simulation import simulate
     from .rates import freshness, optimal_rates
     from .schedule import Scheduler
-    from .value import PageModel, optimal_thresholds
+    from .pages import PageModel
+    from .thresholds import optimal_thresholds
 
     n = len(delta)
     recall, false_rate = synthetic_signals(n, _streams(args.seed)["signals"])

@@ -26,7 +26,7 @@ import numpy as np
 
 from freshcore._validation import check_array, check_int, check_rng, check_same_length, check_scalar
 from freshcore.policies import CrawlPolicy
-from freshcore.value import PageModel
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["SimulationResult", "simulate"]
 
@@ -247,7 +247,7 @@ def simulate(
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.policies import RoundRobin
     >>> from freshcore.policy_simulation import simulate
     >>> from freshcore.rates import freshness
@@ -260,8 +260,7 @@ def simulate(
     True
     """
     caller = "simulate"
-    if not isinstance(pages, PageModel):
-        raise TypeError(f"The 'pages' parameter of {caller} must be a PageModel. Got {type(pages).__name__} instead.")
+    check_pages(pages, caller)
     m = len(pages)
     _check_policy(policy, m, caller)
     H = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)

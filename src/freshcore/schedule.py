@@ -30,8 +30,7 @@ from freshcore import _schedule, _statefile
 from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
 from freshcore._validation import check_choice, check_crawl_times, check_int, check_scalar
-from freshcore.value import PageModel
-from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["MAX_PAGE_IDS", "Scheduler"]
 
@@ -107,7 +106,7 @@ class Scheduler(SchedulerBase):
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.schedule import Scheduler
     >>> pages = PageModel([1.0, 0.5, 0.25], [1.0, 1.0, 1.0], recall=0.5, false_rate=0.1)
     >>> s = Scheduler(pages, bandwidth=1.0, value="exact")

@@ -42,8 +42,7 @@ from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
 from freshcore.schedule import Scheduler
-from freshcore.value import PageModel
-from freshcore.value import _check_pages as check_pages  # (until PageModel has a module of its own)
+from freshcore.pages import PageModel, check_pages
 
 __all__ = ["ShardedScheduler"]
 
@@ -143,7 +142,7 @@ class ShardedScheduler(SchedulerBase):
 
     Examples
     --------
-    >>> from freshcore.value import PageModel
+    >>> from freshcore.pages import PageModel
     >>> from freshcore.sharding import ShardedScheduler
     >>> pages = PageModel([1.0, 0.5, 0.25, 2.0], [1.0, 1.0, 1.0, 1.0])
     >>> s = ShardedScheduler(pages, bandwidth=2.0, shards=2, value="greedy")
