@@ -106,7 +106,7 @@ def test_residual_kernel(benchmark, n):
     role(benchmark, "freshcore", n=n)
     i, x = residual_points(n)
     out = np.empty(n)
-    benchmark(residual_exp_kernel, i.astype(np.int_), x, out)
+    benchmark(residual_exp_kernel, i.astype(np.float64), x, out)
 
 
 @pytest.mark.parametrize("n", sizes(1000, 100_000, 1_000_000))
