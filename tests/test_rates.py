@@ -101,15 +101,15 @@ def test_matches_slsqp(model, bounds):
         res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
         ref = slsqp(d, w, B, model, lo, np.where(np.isinf(hi), 1e6, hi))
         assert res.objective == pytest.approx(ref, rel=1e-9, abs=1e-12)
-        assert res.rates.sum() <= B * (1 + ROUND)
-        assert np.all(res.rates >= lo) and np.all(res.rates <= hi)
+        assert res.crawl_rate.sum() <= B * (1 + ROUND)
+        assert np.all(res.crawl_rate >= lo) and np.all(res.crawl_rate <= hi)
 
 
 def test_poisson_closed_form_small():
     # Delta = (1, 2), w = 1, B = 3: p_i = u sqrt(Delta_i) - Delta_i with (1 + sqrt 2) u = 6
     u = 6.0 / (1.0 + math.sqrt(2.0))
     res = optimal_rates([1.0, 2.0], [1.0, 1.0], 3.0, return_details=True)
-    np.testing.assert_allclose(res.rates, [u - 1.0, u * math.sqrt(2.0) - 2.0], rtol=1e-15)
+    np.testing.assert_allclose(res.crawl_rate, [u - 1.0, u * math.sqrt(2.0) - 2.0], rtol=1e-15)
     assert res.multiplier == pytest.approx(1.0 / u**2, rel=1e-15)
 
 
@@ -143,7 +143,7 @@ def test_periodic_vs_scipy_lambertw_brentq():
     assert res.objective == pytest.approx(objective_ref(ref, d, mu, "periodic"), rel=1e-12)
     # pages away from their entry threshold have the same rates
     keep = ref > 0.05
-    np.testing.assert_allclose(res.rates[keep], ref[keep], rtol=1e-8)
+    np.testing.assert_allclose(res.crawl_rate[keep], ref[keep], rtol=1e-8)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -155,7 +155,7 @@ def test_kkt_structure(model):
     hi = np.where(rng.random(n) < 0.3, rng.uniform(0.1, 0.3, n), np.inf)
     B = 0.15 * n
     res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
-    r, L = res.rates, res.multiplier
+    r, L = res.crawl_rate, res.multiplier
     assert L > 0
     assert r.sum() == pytest.approx(B, rel=1e-12)
     inner = (r > lo * (1 + 1e-9) + 1e-9) & (r < hi * (1 - 1e-9))
@@ -182,10 +182,10 @@ def test_periodic_time_sharing_at_entry_jump():
     rng = np.random.default_rng(2)
     d, mu = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
     res = optimal_rates(d, mu, 100.0, "periodic", return_details=True)
-    shared = (res.rates > 0) & (res.rates < d / 38)
+    shared = (res.crawl_rate > 0) & (res.crawl_rate < d / 38)
     assert shared.sum() == 1
-    assert math.fsum(res.rates) == pytest.approx(100.0, rel=1e-14)
-    assert math.fsum(res.rates) <= 100.0 * (1 + ROUND)
+    assert math.fsum(res.crawl_rate) == pytest.approx(100.0, rel=1e-14)
+    assert math.fsum(res.crawl_rate) <= 100.0 * (1 + ROUND)
     i = int(np.flatnonzero(shared)[0])
     # the bracket stops at (dL/L) * jump <= 1e-15 * budget, jump ~ Delta_i/37 ~ 0.03: dL/L <~ 3e-12
     assert mu[i] / d[i] == pytest.approx(res.multiplier, rel=1e-11)
@@ -198,7 +198,7 @@ def test_periodic_crawled_iff_lambda_below_mu_over_delta():
     d, mu = rng.uniform(0, 1, 500), rng.uniform(0, 1, 500)
     res = optimal_rates(d, mu, 50.0, "periodic", return_details=True)
     ratio = mu / d
-    crawled = res.rates > 0
+    crawled = res.crawl_rate > 0
     assert np.all(ratio[crawled] >= res.multiplier * (1 - 1e-9))
     assert np.all(ratio[~crawled] <= res.multiplier * (1 + 1e-9))
     assert res.n_crawled == crawled.sum()
@@ -249,10 +249,10 @@ def test_monotone_in_bandwidth(model):
     for B in np.geomspace(0.1, 200.0, 15):
         res = optimal_rates(d, w, B, model, 0.0, hi, return_details=True)
         if prev_r is not None:
-            assert np.all(res.rates >= prev_r * (1 - ROUND))
+            assert np.all(res.crawl_rate >= prev_r * (1 - ROUND))
         assert res.objective >= prev_obj
         assert res.multiplier <= prev_L
-        prev_r, prev_obj, prev_L = res.rates, res.objective, res.multiplier
+        prev_r, prev_obj, prev_L = res.crawl_rate, res.objective, res.multiplier
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -261,9 +261,9 @@ def test_zero_weight_and_zero_change_pages_get_min_rate(model):
     w = np.array([1.0, 1.0, 0.0, 2.0, 0.0])
     lo = np.array([0.0, 0.1, 0.2, 0.0, 0.05])
     res = optimal_rates(d, w, 5.0, model, lo, return_details=True)
-    np.testing.assert_array_equal(res.rates[[1, 2, 4]], lo[[1, 2, 4]])
-    assert res.rates.sum() == pytest.approx(5.0, rel=1e-12)
-    assert res.objective == pytest.approx(objective_ref(res.rates, d, w, model), rel=1e-12)
+    np.testing.assert_array_equal(res.crawl_rate[[1, 2, 4]], lo[[1, 2, 4]])
+    assert res.crawl_rate.sum() == pytest.approx(5.0, rel=1e-12)
+    assert res.objective == pytest.approx(objective_ref(res.crawl_rate, d, w, model), rel=1e-12)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -271,7 +271,7 @@ def test_budget_above_all_maxima(model):
     d, w = np.array([0.5, 0.0, 1.0]), np.array([1.0, 1.0, 0.0])
     lo, hi = np.array([0.0, 0.1, 0.0]), np.array([1.0, 2.0, 3.0])
     res = optimal_rates(d, w, 10.0, model, lo, hi, return_details=True)
-    np.testing.assert_array_equal(res.rates, hi)
+    np.testing.assert_array_equal(res.crawl_rate, hi)
     assert res.multiplier == 0.0
     # covering only the active pages' maxima: degenerate pages stay at their minimum
     r = optimal_rates(d, w, 3.0, model, lo, hi)
@@ -296,7 +296,7 @@ def test_spec_periodic_check_distribution():
         rng = np.random.default_rng(seed)
         d, mu = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
         res = optimal_rates(d, mu, 100.0, "periodic", return_details=True)
-        acc.append(freshness(res.rates, d, mu, "periodic"))
+        acc.append(freshness(res.crawl_rate, d, mu, "periodic"))
         crawled.append(res.n_crawled)
         assert res.objective / mu.sum() == pytest.approx(acc[-1], rel=1e-12)
     acc, crawled = np.array(acc), np.array(crawled)
@@ -324,7 +324,7 @@ def test_objective_is_freshness_times_weight_sum(model):
     d, w = rng.uniform(0, 1, 50), rng.uniform(0, 1, 50)
     d[3] = 0.0
     res = optimal_rates(d, w, 4.0, model, return_details=True)
-    assert res.objective == pytest.approx(freshness(res.rates, d, w, model) * w.sum(), rel=1e-13)
+    assert res.objective == pytest.approx(freshness(res.crawl_rate, d, w, model) * w.sum(), rel=1e-13)
 
 
 def test_inputs_read_only_lists_and_ints():
@@ -339,21 +339,21 @@ def test_inputs_read_only_lists_and_ints():
 
 
 BAD = [
-    (dict(change_rates=[0.1, -1.0]), ValueError, r"'change_rates'.*change_rates\[1\] = -1.0"),
-    (dict(change_rates=[0.1, np.nan]), ValueError, r"change_rates\[1\] = nan"),
-    (dict(change_rates=[np.inf, 0.1]), ValueError, r"change_rates\[0\] = inf"),
-    (dict(weights=[1.0, -2.0]), ValueError, r"'weights'.*weights\[1\] = -2.0"),
-    (dict(weights=[np.nan, 1.0]), ValueError, r"weights\[0\] = nan"),
+    (dict(change_rate=[0.1, -1.0]), ValueError, r"'change_rate'.*change_rate\[1\] = -1.0"),
+    (dict(change_rate=[0.1, np.nan]), ValueError, r"change_rate\[1\] = nan"),
+    (dict(change_rate=[np.inf, 0.1]), ValueError, r"change_rate\[0\] = inf"),
+    (dict(importance=[1.0, -2.0]), ValueError, r"'importance'.*importance\[1\] = -2.0"),
+    (dict(importance=[np.nan, 1.0]), ValueError, r"importance\[0\] = nan"),
     (dict(bandwidth=0.0), ValueError, r"'bandwidth'.*> 0"),
     (dict(bandwidth=-1.0), ValueError, r"'bandwidth'.*Got -1.0"),
     (dict(bandwidth=np.inf), ValueError, r"'bandwidth'"),
     (dict(bandwidth="1"), TypeError, r"'bandwidth'"),
     (dict(bandwidth=0.1, min_rate=0.1), ValueError, r"'bandwidth'.*sum of min_rate"),
-    (dict(weights=[1.0, 1.0, 1.0]), ValueError, r"same length"),
-    (dict(change_rates=[], weights=[]), ValueError, r"'change_rates'.*must not be empty"),
-    (dict(change_rates=["a", "b"]), TypeError, r"'change_rates'"),
-    (dict(weights=[1 + 1j, 1.0]), TypeError, r"'weights'"),
-    (dict(change_rates=[[0.1, 0.2]]), ValueError, r"'change_rates'.*1-D"),
+    (dict(importance=[1.0, 1.0, 1.0]), ValueError, r"same length"),
+    (dict(change_rate=[], importance=[]), ValueError, r"'change_rate'.*must not be empty"),
+    (dict(change_rate=["a", "b"]), TypeError, r"'change_rate'"),
+    (dict(importance=[1 + 1j, 1.0]), TypeError, r"'importance'"),
+    (dict(change_rate=[[0.1, 0.2]]), ValueError, r"'change_rate'.*1-D"),
     (dict(model="uniform"), ValueError, r"'model'.*'poisson', 'periodic'"),
     (dict(min_rate=-0.1), ValueError, r"'min_rate'"),
     (dict(min_rate=[0.0, np.nan]), ValueError, r"min_rate\[1\] = nan"),
@@ -367,7 +367,7 @@ BAD = [
 
 @pytest.mark.parametrize("kwargs,exc,match", BAD)
 def test_bad_input(kwargs, exc, match):
-    args = dict(change_rates=[0.1, 0.2], weights=[1.0, 1.0], bandwidth=1.0)
+    args = dict(change_rate=[0.1, 0.2], importance=[1.0, 1.0], bandwidth=1.0)
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         optimal_rates(**args)
@@ -405,19 +405,19 @@ def test_freshness_in_unit_interval_and_monotone(r, d, model):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        (dict(rates=[-1.0, 1.0]), ValueError, r"rates\[0\] = -1.0"),
-        (dict(rates=[np.nan, 1.0]), ValueError, r"rates\[0\] = nan"),
-        (dict(change_rates=[1.0, np.inf]), ValueError, r"change_rates\[1\] = inf"),
-        (dict(weights=[1.0, -1.0]), ValueError, r"weights\[1\] = -1.0"),
-        (dict(weights=[0.0, 0.0]), ValueError, r"'weights'.*all zero"),
-        (dict(weights=[1.0]), ValueError, r"same length"),
-        (dict(rates=[], change_rates=[]), ValueError, r"must not be empty"),
+        (dict(crawl_rate=[-1.0, 1.0]), ValueError, r"crawl_rate\[0\] = -1.0"),
+        (dict(crawl_rate=[np.nan, 1.0]), ValueError, r"crawl_rate\[0\] = nan"),
+        (dict(change_rate=[1.0, np.inf]), ValueError, r"change_rate\[1\] = inf"),
+        (dict(importance=[1.0, -1.0]), ValueError, r"importance\[1\] = -1.0"),
+        (dict(importance=[0.0, 0.0]), ValueError, r"'importance'.*all zero"),
+        (dict(importance=[1.0]), ValueError, r"same length"),
+        (dict(crawl_rate=[], change_rate=[]), ValueError, r"must not be empty"),
         (dict(model="x"), ValueError, r"'model'"),
-        (dict(rates=["a", "b"]), TypeError, r"'rates'"),
+        (dict(crawl_rate=["a", "b"]), TypeError, r"'crawl_rate'"),
     ],
 )
 def test_freshness_bad_input(kwargs, exc, match):
-    args = dict(rates=[1.0, 1.0], change_rates=[1.0, 2.0])
+    args = dict(crawl_rate=[1.0, 1.0], change_rate=[1.0, 2.0])
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         freshness(**args)
@@ -454,7 +454,7 @@ def test_periodic_wide_range_kkt(seed):
     d, mu = 10 ** rng.uniform(-6, 6, n), 10 ** rng.uniform(-6, 6, n)
     B = 10 ** rng.uniform(-3, 3) * n**0.5
     res = optimal_rates(d, mu, B, "periodic", return_details=True)
-    r, L = res.rates, res.multiplier
+    r, L = res.crawl_rate, res.multiplier
     assert math.fsum(r) <= B * (1 + ROUND)
     assert math.fsum(r) == pytest.approx(B, rel=1e-13)
     x = np.divide(d, r, out=np.full(n, np.inf), where=r > 0)

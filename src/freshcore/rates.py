@@ -1,17 +1,30 @@
-"""Optimal crawl rates under a bandwidth budget, and the freshness of a rate vector (SPEC section 2).
+"""Optimal crawl rates under a bandwidth budget, and the freshness of a crawl-rate vector.
 
 Two models of how a page is crawled at rate ``r``:
 
-* ``"poisson"`` (003 eq. 10): crawls form a Poisson process; a page changing
-  at rate Delta is fresh a fraction ``F = r/(r + Delta)`` of the time.
-* ``"periodic"`` (001 eq. 5, Azar et al., Cho and Garcia-Molina): crawls are
-  evenly spaced, ``F = (r/Delta)(1 - exp(-Delta/r))``.
+* ``"poisson"`` (eq. (10) of Avrachenkov et al. (2020)): crawls form a
+  Poisson process; a page changing at rate Delta is fresh a fraction
+  ``F = r/(r + Delta)`` of the time.
+* ``"periodic"`` (eq. (5) of Busa-Fekete et al. (2025), after Cho and
+  Garcia-Molina (2003) and Azar et al. (2018)): crawls are evenly spaced,
+  ``F = (r/Delta)(1 - exp(-Delta/r))``.
 
 ``optimal_rates`` maximises ``sum_i w_i F_i(r_i)`` subject to
 ``sum_i r_i <= bandwidth`` and ``min_rate <= r <= max_rate``; ``freshness``
-evaluates ``sum_i w_i F_i / sum_i w_i`` for any rate vector.  The per-page
-passes are compiled (``freshcore._rates``); this module validates, sorts and
-runs the line search on the multiplier, one compiled pass per step.
+evaluates ``sum_i w_i F_i / sum_i w_i`` for any crawl-rate vector.  The
+per-page passes are compiled (``freshcore._rates``); this module validates,
+sorts and runs the line search on the multiplier, one compiled pass per step.
+
+References
+----------
+K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
+freshness in web page crawling", VALUETOOLS 2020.
+R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
+utilizing noisy change-indicating signals", 2025.
+J. Cho, H. Garcia-Molina, "Effective page refresh policies for web
+crawlers", ACM Transactions on Database Systems, 2003.
+Y. Azar, E. Horvitz, E. Lubetzky, Y. Peres, D. Shahaf, "Tractable
+near-optimal policies for crawling", PNAS, 2018.
 """
 
 from __future__ import annotations
@@ -19,9 +32,10 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from freshcore import _rates
 from freshcore._validation import (
@@ -46,21 +60,21 @@ class RatesResult:
 
     Attributes
     ----------
-    rates : ndarray of shape (n_pages,)
+    crawl_rate : ndarray of shape (n_pages,)
         Optimal crawl rates.
     multiplier : float
         Lagrange multiplier L of the budget: the marginal objective of one
         more unit of bandwidth.  0 when the budget is not binding (every
         page that matters is at its ``max_rate``).
     objective : float
-        ``sum_i w_i F_i(rates_i)``; equals ``freshness(rates, change_rates,
-        weights, model) * sum(weights)``.  Pages with zero change rate count
-        as always fresh.
+        ``sum_i w_i F_i(r_i)``; equals ``freshness(crawl_rate, change_rate,
+        importance, model) * sum(importance)``.  Pages with zero change rate
+        count as always fresh.
     n_crawled : int
-        Number of pages with a positive rate (SPEC's "pages crawled").
+        Number of pages with a positive crawl rate (the pages crawled).
     """
 
-    rates: np.ndarray
+    crawl_rate: np.ndarray
     multiplier: float
     objective: float
     n_crawled: int
@@ -93,7 +107,9 @@ def _r1(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _poisson_search(s, dl, lo, hi, keys, budget, out):
+def _poisson_search(
+    s: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, keys: np.ndarray, budget: float, out: np.ndarray
+) -> float:
     """u = L^-1/2 of the Poisson optimum (rates written to ``out``); one compiled pass per step.
 
     ``keys``: the sorted breakpoints (lo_i + Delta_i)/s_i and the finite (hi_i + Delta_i)/s_i;
@@ -115,8 +131,8 @@ def _poisson_search(s, dl, lo, hi, keys, budget, out):
     nh = 0
     while True:
         m = min(max(m, seg_lo), seg_hi)
-        left = keys.item(m)
-        right = keys.item(m + 1) if m + 1 < K else math.inf
+        left: float = keys.item(m)
+        right: float = keys.item(m + 1) if m + 1 < K else math.inf
         u_m = 0.5 * (left + right) if m + 1 < K else 2.0 * left + 1.0
         S_m, slope_m = pass_(u_m)
         u = u_m + (budget - S_m) / slope_m if slope_m > 0.0 else u_m
@@ -145,7 +161,9 @@ def _poisson_search(s, dl, lo, hi, keys, budget, out):
     return u
 
 
-def _solve_poisson(s, dl, lo, hi, budget):
+def _solve_poisson(
+    s: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float
+) -> tuple[np.ndarray, float]:
     """Exact solution on the active pages; returns (rates, u) with u = L^-1/2 (inf: saturated).
 
     Sorts the breakpoints, handles the trivial cases and runs the search (see
@@ -171,7 +189,9 @@ def _solve_poisson(s, dl, lo, hi, budget):
     return out, u
 
 
-def _periodic_search(b, dl, lo, hi, budget, u, gap, out):
+def _periodic_search(
+    b: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, u: float, gap: float, out: np.ndarray
+) -> tuple[float, float]:
     """Periodic optimum from the start ``u`` (rates written to ``out``); one compiled pass per step.
 
     Requires sum(lo) < budget (1 - gap) and budget < sum(hi).  Safeguarded Newton on log S
@@ -246,7 +266,9 @@ def _periodic_search(b, dl, lo, hi, budget, u, gap, out):
     return u_a, u_b
 
 
-def _solve_periodic(b, dl, mu, lo, hi, budget):
+def _solve_periodic(
+    b: np.ndarray, dl: np.ndarray, mu: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float
+) -> tuple[np.ndarray, float, float]:
     """Periodic optimum on the active pages; returns (rates, u_lo, u_hi).
 
     The multiplier lies in [1/u_hi^2, 1/u_lo^2] (u_lo = u_hi = inf: budget not binding;
@@ -263,8 +285,8 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
         # Start from the solution of an evenly strided subsample (budget scaled to it): it
         # lands within about 1/sqrt(_SUBSAMPLE) of the root and saves a few full passes.
         sub = slice(None, None, n // _SUBSAMPLE)
-        parts = [np.ascontiguousarray(x[sub]) for x in (b, dl, mu, lo, hi)]
-        _, su_lo, su_hi = _solve_periodic(*parts, budget * len(parts[0]) / n)
+        sb, sdl, smu, slo, shi = (np.ascontiguousarray(x[sub]) for x in (b, dl, mu, lo, hi))
+        _, su_lo, su_hi = _solve_periodic(sb, sdl, smu, slo, shi, budget * len(sb) / n)
         u = math.sqrt(su_lo * su_hi)
     if not 0.0 < u < math.inf:
         # small-c start: xi ~ sqrt(mu Delta / 2) u for every page
@@ -274,13 +296,48 @@ def _solve_periodic(b, dl, mu, lo, hi, budget):
     return out, u_lo, u_hi
 
 
+@overload
 def optimal_rates(
-    change_rates: Any,
-    weights: Any,
+    change_rate: ArrayLike,
+    importance: ArrayLike,
+    bandwidth: float,
+    model: str = ...,
+    min_rate: ArrayLike = ...,
+    max_rate: ArrayLike = ...,
+    *,
+    return_details: Literal[False] = ...,
+) -> np.ndarray: ...
+@overload
+def optimal_rates(
+    change_rate: ArrayLike,
+    importance: ArrayLike,
+    bandwidth: float,
+    model: str = ...,
+    min_rate: ArrayLike = ...,
+    max_rate: ArrayLike = ...,
+    *,
+    return_details: Literal[True],
+) -> RatesResult: ...
+@overload
+def optimal_rates(
+    change_rate: ArrayLike,
+    importance: ArrayLike,
+    bandwidth: float,
+    model: str = ...,
+    min_rate: ArrayLike = ...,
+    max_rate: ArrayLike = ...,
+    *,
+    return_details: bool,
+) -> np.ndarray | RatesResult: ...
+
+
+def optimal_rates(
+    change_rate: ArrayLike,
+    importance: ArrayLike,
     bandwidth: float,
     model: str = "poisson",
-    min_rate: Any = 0.0,
-    max_rate: Any = math.inf,
+    min_rate: ArrayLike = 0.0,
+    max_rate: ArrayLike = math.inf,
     *,
     return_details: bool = False,
 ) -> np.ndarray | RatesResult:
@@ -288,69 +345,73 @@ def optimal_rates(
 
     Parameters
     ----------
-    change_rates : array_like of shape (n_pages,)
+    change_rate : array_like of shape (n_pages,)
         Change rate Delta_i >= 0 of each page (changes per unit time).
-    weights : array_like of shape (n_pages,)
-        Importance w_i >= 0 (for ``"periodic"``: the request rate mu_i).
+    importance : array_like of shape (n_pages,)
+        Importance w_i >= 0 of each page (for ``"periodic"``: the request
+        rate mu_i).
     bandwidth : float
-        Budget B > 0 on the sum of the rates.
+        Budget B > 0 on the sum of the crawl rates (crawls per unit time).
     model : {"poisson", "periodic"}, default="poisson"
         How crawls are spaced (see the module docstring).
     min_rate, max_rate : float or array_like of shape (n_pages,)
         Per-page bounds, 0 <= min_rate <= max_rate (max_rate may be inf).
     return_details : bool, default=False
-        Return a :class:`RatesResult` instead of the rates.
+        Return a :class:`RatesResult` instead of the crawl rates.
 
     Returns
     -------
-    rates : ndarray of shape (n_pages,), or RatesResult
-        The optimal rates (with ``return_details``: rates, multiplier,
-        objective, n_crawled).
+    crawl_rate : ndarray of shape (n_pages,), or RatesResult
+        The optimal crawl rates (with ``return_details``: a
+        :class:`RatesResult` holding them with the multiplier, the
+        objective and the number of pages crawled).
 
     Raises
     ------
     ValueError
-        Non-finite or negative rates, weights or bounds (naming the first bad
-        index), bandwidth <= 0, bandwidth below ``sum(min_rate)``,
+        Non-finite or negative change rates, importance or bounds (naming the
+        first bad index), bandwidth <= 0, bandwidth below ``sum(min_rate)``,
         ``min_rate > max_rate``, mismatched lengths, empty arrays, unknown model.
     TypeError
         Non-numeric input.
 
     Notes
     -----
-    Poisson (003 eq. 10): maximise ``sum w_i r_i/(r_i + Delta_i)``.  KKT gives
+    Poisson crawling (eq. (10) of Avrachenkov et al. (2020)): maximise
+    ``sum w_i r_i/(r_i + Delta_i)``.  KKT gives
     ``r_i = clip(sqrt(w_i Delta_i / L) - Delta_i, min_i, max_i)``: with
     ``u = L^-1/2`` the total ``S(u)`` is piecewise linear with breakpoints
     ``(min_i + Delta_i)/s_i`` and ``(max_i + Delta_i)/s_i``,
     ``s_i = sqrt(w_i Delta_i)``.  The breakpoints are sorted, the segment
     holding ``S(u) = B`` is found by Newton steps on the sorted breakpoints
     safeguarded by bisection (O(log N) passes at worst), and ``u`` follows in
-    closed form on that segment: exact, O(N log N) (SPEC section 2).  Each step
-    of both searches is one compiled pass over the pages without the GIL; the
+    closed form on that segment: exact, O(N log N).  Each step of both
+    searches is one compiled pass over the pages without the GIL; the
     iteration itself is Python (about 3 us per call for Poisson and 20 us for
     periodic at 10^3 pages, unmeasurable from 10^5 pages on).
 
-    Periodic (001 eq. 5, SPEC section 2): maximise ``sum G_i(r_i)``,
-    ``G(r) = (mu/Delta) r (1 - e^(-Delta/r))``.  ``G'(r) = (mu/Delta) R1(Delta/r)``
-    falls from ``mu/Delta`` to 0, so page i is crawled iff ``Lambda < mu_i/Delta_i``,
-    with ``r_i = Delta_i/x_i``, ``x_i = -1 - W_-1(-(1 - c_i)/e)``,
-    ``c_i = Lambda Delta_i/mu_i``, clipped to the bounds.  The total is monotone
-    in ``u = Lambda^-1/2`` (roughly a power of u); the root of ``S(u) = B`` is
-    found by Newton steps on ``log S`` against ``log u`` (first with the analytic
-    derivative ``dr/du = 2 c Delta (1 + x)/(u x^3 (1 - c))``, then with the
-    secant slope of the last two points), safeguarded by the bracket and
-    bisection; on 500 000 pages or more it starts from the solution of an
-    evenly strided 50 000-page subsample (6 full passes of Lambert W
-    evaluations on 10^7 uniform pages).  Page i enters at ``u = b_i =
-    sqrt(Delta_i/mu_i)``, with ``1 - c`` computed as ``(u - b)(u + b)/u^2``; in
-    double precision its rate still jumps there from 0 to about ``Delta_i/37``
-    (``x ~ -log(1 - c)``), so ``S(u) = B`` may have no floating-point root.  The
-    iteration stops when the budget is met to 1e-14 relative, or when the
-    bracketing solutions ``r^a`` (multiplier ``L_a``, total ``S_a <= B``) and
-    ``r^b`` (``L_b < L_a``, ``S_b > B``) satisfy
-    ``(L_a - L_b)(S_b - S_a) <= 1e-15 L_a B``; it then time-shares,
-    ``r = r^a + theta (r^b - r^a)`` with ``sum r = B``.  By concavity and weak
-    duality that objective is within ``(L_a - L_b)(B - S_a)`` of the optimum.
+    Periodic crawling (eq. (5), Appendix A of Busa-Fekete et al. (2025)): maximise
+    ``sum G_i(r_i)``, ``G(r) = (mu/Delta) r (1 - e^(-Delta/r))``.
+    ``G'(r) = (mu/Delta) R1(Delta/r)`` falls from ``mu/Delta`` to 0, so page i
+    is crawled iff ``Lambda < mu_i/Delta_i``, with ``r_i = Delta_i/x_i``,
+    ``x_i = -1 - W_-1(-(1 - c_i)/e)``, ``c_i = Lambda Delta_i/mu_i``, clipped
+    to the bounds.  The total is monotone in ``u = Lambda^-1/2`` (roughly a
+    power of u); the root of ``S(u) = B`` is found by Newton steps on ``log S``
+    against ``log u`` (first with the analytic derivative
+    ``dr/du = 2 c Delta (1 + x)/(u x^3 (1 - c))``, then with the secant slope
+    of the last two points), safeguarded by the bracket and bisection; on
+    500 000 pages or more it starts from the solution of an evenly strided
+    50 000-page subsample (6 full passes of Lambert W evaluations on 10^7
+    uniform pages).  Page i enters at ``u = b_i = sqrt(Delta_i/mu_i)``, with
+    ``1 - c`` computed as ``(u - b)(u + b)/u^2``; in double precision its rate
+    still jumps there from 0 to about ``Delta_i/37`` (``x ~ -log(1 - c)``), so
+    ``S(u) = B`` may have no floating-point root.  The iteration stops when the
+    budget is met to 1e-14 relative, or when the bracketing solutions ``r^a``
+    (multiplier ``L_a``, total ``S_a <= B``) and ``r^b`` (``L_b < L_a``,
+    ``S_b > B``) satisfy ``(L_a - L_b)(S_b - S_a) <= 1e-15 L_a B``; it then
+    time-shares, ``r = r^a + theta (r^b - r^a)`` with ``sum r = B``.  By
+    concavity and weak duality that objective is within
+    ``(L_a - L_b)(B - S_a)`` of the optimum.
 
     Degenerate pages: pages with ``w_i = 0`` or ``Delta_i = 0`` gain nothing
     from crawling (``F = 1`` for a page that never changes, whatever its
@@ -365,23 +426,23 @@ def optimal_rates(
 
     Budget: the returned rates never sum to more than ``bandwidth`` beyond
     the rounding of the sum itself: the solvers test every candidate total
-    (computed with Neumaier compensation across blocks of 32 pages, relative
-    error below 3.6e-15 whatever the page count) against the budget and only
-    return rates whose total passed; a Poisson total over the budget (from
-    rounding) makes the solver step ``u`` down until it is not (S is monotone
-    in u, also in floating point), a time-shared periodic mix gives back the
-    excess.
+    (computed with Neumaier compensation, relative error below 3.6e-15
+    whatever the page count) against the budget and only return rates whose
+    total passed; a Poisson total over the budget (from rounding) makes the
+    solver step ``u`` down until it is not (S is monotone in u, also in
+    floating point), a time-shared periodic mix gives back the excess.
 
-    ``objective`` is ``sum_i w_i F_i = freshness(rates, change_rates,
-    weights, model) * sum(weights)``; for ``"periodic"`` this is SPEC's
-    ``sum G(xi_i)`` and ``freshness`` is its "accuracy".
+    ``objective`` is ``sum_i w_i F_i = freshness(crawl_rate, change_rate,
+    importance, model) * sum(importance)``; for ``"periodic"`` this is the
+    total accuracy ``sum G(xi_i)`` and ``freshness`` is the accuracy per unit
+    of request rate.
 
     References
     ----------
     K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
-    freshness in web page crawling", VALUETOOLS 2020 (seed 003), eq. (10).
-    R. Busa-Fekete et al., "A scalable crawling algorithm utilizing noisy
-    change-indicating signals" (seed 001), eq. (5).
+    freshness in web page crawling", VALUETOOLS 2020.
+    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
+    algorithm utilizing noisy change-indicating signals", 2025.
 
     Examples
     --------
@@ -397,9 +458,9 @@ def optimal_rates(
     (2, 1.056088)
     """
     caller = "optimal_rates"
-    dl = check_array(change_rates, "change_rates", caller, low=0.0)
-    w = check_array(weights, "weights", caller, low=0.0)
-    n = check_same_length(caller, change_rates=dl, weights=w)
+    dl = check_array(change_rate, "change_rate", caller, low=0.0)
+    w = check_array(importance, "importance", caller, low=0.0)
+    n = check_same_length(caller, change_rate=dl, importance=w)
     B = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
     check_choice(model, "model", caller, _MODELS)
     lo = _bound(min_rate, "min_rate", n, caller, allow_inf=False)
@@ -455,28 +516,58 @@ def optimal_rates(
     fresh = np.empty(n)
     _rates.freshness_kernel(rates, dl, model == "periodic", fresh)
     objective = _rates.weighted_sum(fresh, w)
-    return RatesResult(rates=rates, multiplier=multiplier, objective=objective, n_crawled=int(np.count_nonzero(rates)))
+    return RatesResult(crawl_rate=rates, multiplier=multiplier, objective=objective, n_crawled=int(np.count_nonzero(rates)))
+
+
+@overload
+def freshness(
+    crawl_rate: ArrayLike,
+    change_rate: ArrayLike,
+    importance: ArrayLike | None = ...,
+    model: str = ...,
+    *,
+    per_page: Literal[False] = ...,
+) -> float: ...
+@overload
+def freshness(
+    crawl_rate: ArrayLike,
+    change_rate: ArrayLike,
+    importance: ArrayLike | None = ...,
+    model: str = ...,
+    *,
+    per_page: Literal[True],
+) -> np.ndarray: ...
+@overload
+def freshness(
+    crawl_rate: ArrayLike,
+    change_rate: ArrayLike,
+    importance: ArrayLike | None = ...,
+    model: str = ...,
+    *,
+    per_page: bool,
+) -> float | np.ndarray: ...
 
 
 def freshness(
-    rates: Any,
-    change_rates: Any,
-    weights: Any = None,
+    crawl_rate: ArrayLike,
+    change_rate: ArrayLike,
+    importance: ArrayLike | None = None,
     model: str = "poisson",
     *,
     per_page: bool = False,
 ) -> float | np.ndarray:
-    """Weighted average freshness of a crawl-rate vector.
+    """Importance-weighted average freshness of a crawl-rate vector.
 
     Parameters
     ----------
-    rates : array_like of shape (n_pages,)
+    crawl_rate : array_like of shape (n_pages,)
         Crawl rates r_i >= 0 (``inf`` allowed: always fresh).
-    change_rates : array_like of shape (n_pages,)
+    change_rate : array_like of shape (n_pages,)
         Change rates Delta_i >= 0.
-    weights : array_like of shape (n_pages,), optional
+    importance : array_like of shape (n_pages,), optional
         Importance w_i >= 0, not all zero (default: uniform).
     model : {"poisson", "periodic"}, default="poisson"
+        How crawls are spaced (see the module docstring).
     per_page : bool, default=False
         Return the per-page freshness F_i instead of the weighted average.
 
@@ -487,12 +578,21 @@ def freshness(
 
     Notes
     -----
-    Poisson crawling: ``F = r/(r + Delta)`` (003 eq. 10).  Periodic crawling:
-    ``F = G(r)/mu = (r/Delta)(1 - e^(-Delta/r))`` (001 eq. 5, SPEC section 2);
-    with weights mu this average is SPEC's "accuracy".  A page with
-    ``Delta = 0`` never changes and is always fresh (F = 1, even at rate 0); a
-    changing page that is never crawled has F = 0.  :func:`optimal_rates`'
-    ``objective`` is this average times ``sum(weights)``.
+    Poisson crawling: ``F = r/(r + Delta)`` (eq. (10) of Avrachenkov et al.
+    (2020)).  Periodic crawling: ``F = G(r)/mu = (r/Delta)(1 - e^(-Delta/r))``
+    (eq. (5) of Busa-Fekete et al. (2025)); with importance mu (the request
+    rate) this average is the paper's accuracy per unit of request rate.  A
+    page with ``Delta = 0`` never changes and is always fresh (F = 1, even at
+    rate 0); a changing page that is never crawled has F = 0.
+    :func:`optimal_rates`' ``objective`` is this average times
+    ``sum(importance)``.
+
+    References
+    ----------
+    K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
+    freshness in web page crawling", VALUETOOLS 2020.
+    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
+    algorithm utilizing noisy change-indicating signals", 2025.
 
     Examples
     --------
@@ -503,16 +603,16 @@ def freshness(
     array([0.632121, 1.      ])
     """
     caller = "freshness"
-    r = check_array(rates, "rates", caller, low=0.0, allow_inf=True)
-    dl = check_array(change_rates, "change_rates", caller, low=0.0)
-    w = None if weights is None else check_array(weights, "weights", caller, low=0.0)
+    r = check_array(crawl_rate, "crawl_rate", caller, low=0.0, allow_inf=True)
+    dl = check_array(change_rate, "change_rate", caller, low=0.0)
+    w = None if importance is None else check_array(importance, "importance", caller, low=0.0)
     if w is None:
-        check_same_length(caller, rates=r, change_rates=dl)
+        check_same_length(caller, crawl_rate=r, change_rate=dl)
     else:
-        check_same_length(caller, rates=r, change_rates=dl, weights=w)
+        check_same_length(caller, crawl_rate=r, change_rate=dl, importance=w)
     check_choice(model, "model", caller, _MODELS)
     if w is not None and not (w > 0).any():
-        raise ValueError(f"The 'weights' parameter of {caller} must not be all zero.")
+        raise ValueError(f"The 'importance' parameter of {caller} must not be all zero.")
     fresh = np.empty(len(r))
     _rates.freshness_kernel(r, dl, model == "periodic", fresh)
     if per_page:
