@@ -479,3 +479,203 @@ def test_memory_mapped_read_only_inputs(tmp_path, model):
     dm, wm = (np.load(p, mmap_mode="r") for p in paths)
     np.testing.assert_array_equal(optimal_rates(dm, wm, 5.0, model), ref)
     np.testing.assert_array_equal(freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True))
+
+
+# ---------------------------------------------------------------- the whole double range
+
+WIDE = "span too wide a range for a double-precision solution"  # the documented ValueError
+
+
+def r1_ref(x):
+    """R^1(x) = 1 - e^-x (1 + x), accurate from 0 to inf (series below 0.1)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = -np.expm1(-x) - np.where(np.isinf(x), 0.0, x * np.exp(-x))
+        small = x * x * (0.5 - x * (1 / 3 - x * (1 / 8 - x * (1 / 30 - x * (1 / 144 - x * (1 / 840 - x / 5760))))))
+    return np.where(x < 0.1, small, big)
+
+
+def log_marginal(r, d, w, model):
+    """log G_i'(r_i) in logarithms (no overflow): the multiplier page i's rate implies (r, d, w > 0)."""
+    lr, ld, lw = np.log(r), np.log(d), np.log(w)
+    if model == "poisson":  # w Delta/(r + Delta)^2
+        return lw + ld - 2 * np.logaddexp(lr, ld)
+    with np.errstate(over="ignore"):
+        x = np.exp(ld - lr)  # Delta/r
+    # (mu/Delta) R^1(x); R^1(x) = x^2/2 to double precision where x^2 would lose digits
+    lr1 = np.where(x > 1e-100, np.log(np.maximum(r1_ref(x), 1e-320)), 2 * (ld - lr) - math.log(2))
+    return lw - ld + lr1
+
+
+def check_whole_range(d, w, B, model, lo=None, hi=None):
+    """The contract at any finite input: a solution (or the documented ValueError) that is
+    finite, within the bounds, spends the bandwidth, and is KKT where doubles can tell."""
+    n = len(d)
+    lo = np.zeros(n) if lo is None else lo
+    hi = np.full(n, np.inf) if hi is None else hi
+    try:
+        res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
+    except ValueError as e:
+        assert WIDE in str(e)
+        return None
+    r = res.crawl_rate
+    assert np.all(np.isfinite(r)) and np.all(r >= lo) and np.all(r <= hi)
+    assert not math.isnan(res.multiplier) and res.multiplier >= 0.0
+    act = (d > 0) & (w > 0)
+    total = float(np.sum(r, dtype=np.longdouble))
+    assert total <= B * (1 + 1e-15)
+    if act.any() and not np.all(r[act] >= hi[act]):
+        assert total == pytest.approx(B, rel=1e-12)
+    return res
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_change_rate_far_above_the_budget(model):
+    # Delta = 1e34 next to a bandwidth of 1: s_i u - Delta_i cancels entirely (was ZeroDivisionError)
+    res = optimal_rates([1e34, 1.0], [1.0, 1.0], 1.0, model, return_details=True)
+    assert res.crawl_rate[0] == 0.0
+    assert res.crawl_rate[1] == pytest.approx(1.0, rel=1e-15)
+    if model == "poisson":  # u = 2: L = 1/4
+        assert res.multiplier == pytest.approx(0.25, rel=1e-15)
+    # a single page gets the whole budget, however large its change rate
+    for B in (1e-300, 1.0, 1e300):
+        np.testing.assert_allclose(optimal_rates([1e300], [1.0], B, model), [B], rtol=1e-13)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_tiny_bandwidth(model):
+    # B = 1e-300 (periodic was ZeroDivisionError): the page with the larger w/Delta takes it all
+    res = optimal_rates([1.0, 2.0], [1.0, 1.0], 1e-300, model, return_details=True)
+    np.testing.assert_allclose(res.crawl_rate, [1e-300, 0.0], rtol=1e-13)
+    # page 0 is at its threshold: L = its marginal at rate 0, w/Delta = 1
+    assert res.multiplier == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("B", [1e200, 1e300])
+def test_huge_bandwidth(model, B):
+    # (periodic returned [nan, 6.4e161] at 1e200.)  Far above every change rate both models
+    # crawl in proportion to sqrt(w Delta) (Poisson: r = s u - Delta; periodic: r ~ u sqrt(mu Delta/2))
+    r = optimal_rates([1.0, 2.0], [1.0, 1.0], B, model)
+    np.testing.assert_allclose(r, B * np.array([1.0, math.sqrt(2.0)]) / (1.0 + math.sqrt(2.0)), rtol=1e-13)
+    assert math.fsum(r) == pytest.approx(B, rel=1e-13)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("c", [2.0**-900, 1e-250, 1e-100, 1e100, 1e250, 2.0**900])
+def test_scale_invariance(model, c):
+    """Changes per unit time: scaling change rates, bounds and bandwidth by c scales the rates by c
+    and the multiplier by 1/c; scaling the importance by c leaves the rates and scales the multiplier."""
+    rng = np.random.default_rng(31)
+    n = 50
+    d, w = rng.uniform(0.05, 2.0, n), rng.uniform(0.05, 2.0, n)
+    lo = np.where(rng.random(n) < 0.3, rng.uniform(0, 0.02, n), 0.0)
+    hi = np.where(rng.random(n) < 0.3, lo + rng.uniform(0.05, 1.0, n), np.inf)
+    B = 0.2 * n
+    ref = optimal_rates(d, w, B, model, lo, hi, return_details=True)
+    res = optimal_rates(d * c, w, B * c, model, lo * c, hi * c, return_details=True)
+    np.testing.assert_allclose(res.crawl_rate / c, ref.crawl_rate, rtol=1e-9, atol=1e-12 * B)
+    assert res.multiplier * c == pytest.approx(ref.multiplier, rel=1e-9)
+    if 1e-250 <= c <= 1e250:  # (importance itself must stay a double)
+        res = optimal_rates(d, w * c, B, model, lo, hi, return_details=True)
+        np.testing.assert_allclose(res.crawl_rate, ref.crawl_rate, rtol=1e-9, atol=1e-12 * B)
+        assert res.multiplier / c == pytest.approx(ref.multiplier, rel=1e-9)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_budget_far_below_the_change_rates_is_spent(model):
+    """Many pages, the bandwidth a hair of their change rates: every page crawled sits just past its
+    threshold, where s_i u - Delta_i cancels; the rates still spend the bandwidth and are KKT."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    d, w = rng.uniform(1.0, 2.0, n), rng.uniform(1.0, 2.0, n)
+    for B in (1e-3, 1e-8, 1e-14):
+        res = check_whole_range(d, w, B, model)
+        r = res.crawl_rate
+        crawled = r > 0
+        assert crawled.any()
+        lg = log_marginal(r[crawled], d[crawled], w[crawled], model)
+        assert np.ptp(lg) < 1e-6
+        assert np.all(np.log(w[~crawled] / d[~crawled]) <= lg.min() + 1e-6)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_floor_multiplier_with_a_zero_minimum(model):
+    # budget == sum(min_rate) and one minimum 0 (the periodic multiplier was NaN): L = max_i G_i'(min_i)
+    res = optimal_rates([0.5, 0.2], [1.0, 1.0], 0.5, model, min_rate=[0.5, 0.0], return_details=True)
+    np.testing.assert_array_equal(res.crawl_rate, [0.5, 0.0])
+    assert res.multiplier == pytest.approx(5.0, rel=1e-15)  # page 1 at rate 0: w/Delta
+
+
+def test_freshness_at_the_top_of_the_range():
+    assert freshness([1e308], [1e308]) == 0.5  # r + Delta overflows (was 0)
+    assert freshness([1.0, 1.0], [1.0, 1.0], [1e308, 1e308]) == 0.5  # sum of importance overflows (was nan)
+    assert freshness([1.0, 3.0], [1.0, 1.0], [1e308, 1e308], model="periodic") == pytest.approx(
+        freshness([1.0, 3.0], [1.0, 1.0], [1.0, 1.0], model="periodic"), rel=1e-15)
+
+
+def _wide(draw, n, zero):
+    """n numbers with log-uniform exponents in [-300, 300], some 0 where allowed."""
+    exps = draw(st.lists(st.floats(-300, 300), min_size=n, max_size=n))
+    zeros = draw(st.lists(st.booleans(), min_size=n, max_size=n)) if zero else [False] * n
+    return np.array([0.0 if z else 10.0**e for e, z in zip(exps, zeros)])
+
+
+@st.composite
+def wide_instances(draw):
+    n = draw(st.integers(1, 8))
+    return _wide(draw, n, True), _wide(draw, n, True), float(_wide(draw, 1, False)[0])
+
+
+@given(wide_instances(), st.sampled_from(MODELS))
+def test_whole_double_range(inst, model):
+    """Change rates, importance and bandwidth anywhere in 1e-300..1e300 (and 0): no exception but the
+    documented ValueError, finite rates >= 0 that spend the bandwidth to 1e-12, and KKT: every page
+    crawled has the same marginal G_i'(r_i) and no page left out has a larger one at rate 0."""
+    d, w, B = inst
+    res = check_whole_range(d, w, B, model)
+    if res is None:
+        return
+    r = res.crawl_rate
+    act = (d > 0) & (w > 0)
+    crawled = act & (r > 1e-290)  # (below, log r has lost digits to the subnormals)
+    if crawled.any():
+        lg = log_marginal(r[crawled], d[crawled], w[crawled], model)
+        assert np.ptp(lg) < 1e-6
+        out = act & (r == 0)
+        if out.any():
+            assert np.max(np.log(w[out]) - np.log(d[out])) <= lg.min() + 1e-6
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_whole_double_range_sweep(model):
+    """A seeded sweep of the same range (1000 draws): always a solution, never the ValueError."""
+    rng = np.random.default_rng(20)
+    for _ in range(1000):
+        n = int(rng.integers(1, 10))
+        d, w = 10.0 ** rng.uniform(-300, 300, n), 10.0 ** rng.uniform(-300, 300, n)
+        d[rng.random(n) < 0.1] = 0.0
+        w[rng.random(n) < 0.1] = 0.0
+        B = 10.0 ** rng.uniform(-300, 300)
+        assert check_whole_range(d, w, B, model) is not None, (d, w, B)
+
+
+@st.composite
+def wide_bounded_instances(draw):
+    n = draw(st.integers(1, 6))
+    d, w = _wide(draw, n, True), _wide(draw, n, True)
+    lo = _wide(draw, n, True)
+    width = _wide(draw, n, True)
+    with np.errstate(over="ignore"):
+        hi = np.where(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))), np.inf, lo + width)
+    B = float(np.sum(lo, dtype=np.longdouble)) + float(_wide(draw, 1, False)[0])
+    return d, w, B, lo, hi
+
+
+@given(wide_bounded_instances(), st.sampled_from(MODELS))
+def test_whole_double_range_with_bounds(inst, model):
+    d, w, B, lo, hi = inst
+    if not B < math.inf:
+        return
+    res = check_whole_range(d, w, B, model, lo, hi)
+    if res is not None and np.sum(hi, dtype=np.longdouble) <= B:
+        np.testing.assert_array_equal(res.crawl_rate, hi)

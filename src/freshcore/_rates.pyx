@@ -28,13 +28,18 @@ R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
 utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport fabs, fmin, fmax, expm1, INFINITY
+from libc.math cimport fabs, fmin, fmax, expm1, ldexp, INFINITY
 from freshcore._core cimport residual1_inverse as periodic_x
 
 # Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
 # relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
 cdef enum:
     BLOCK = 32
+
+# Right of this t = b/u (c = t^2 < 2^-1000) the periodic rate is u sqrt(mu Delta / 2) to double
+# precision: x = sqrt(2c)(1 + sqrt(2c)/3 + ...), and sqrt(2c)/3 < 2^-500.
+cdef double T_TINY = 2.0 ** -500
+cdef double INV_SQRT2 = 0.7071067811865476
 
 
 cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:
@@ -45,6 +50,13 @@ cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:
     else:
         comp[0] += (v - t) + s[0]
     s[0] = t
+
+
+cdef inline double _total(double s, double comp) noexcept nogil:
+    """The compensated sum s + comp; s itself once it overflowed (comp is then -inf or NaN)."""
+    if s == INFINITY:
+        return s
+    return s + comp
 
 
 cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, const double* lo,
@@ -68,8 +80,8 @@ cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, cons
         _nadd(&sl, &scomp, bs)
         _nadd(&tot, &comp, bt)
         j = end
-    S[0] = tot + comp
-    slope[0] = sl + scomp
+    S[0] = _total(tot, comp)
+    slope[0] = _total(sl, scomp)
 
 
 cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, const double* lo,
@@ -103,8 +115,8 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
         _nadd(&tot, &comp, v)
         if out != NULL:
             out[i] = v
-    S[0] = tot + comp
-    D[0] = der + dcomp
+    S[0] = _total(tot, comp)
+    D[0] = _total(der, dcomp)
 
 
 cdef inline double _csum(Py_ssize_t n, const double* x) noexcept nogil:
@@ -112,7 +124,7 @@ cdef inline double _csum(Py_ssize_t n, const double* x) noexcept nogil:
     cdef double tot = 0.0, comp = 0.0
     for i in range(n):
         _nadd(&tot, &comp, x[i])
-    return tot + comp
+    return _total(tot, comp)
 
 
 def poisson_eval(const double[::1] s, const double[::1] delta, const double[::1] lo,
@@ -200,16 +212,163 @@ cdef class PeriodicPass:
         return S, D
 
 
+cdef class PeriodicScaledPass:
+    """The periodic pass at ``u 2^e`` for any positive u 2^e: ``S, uD = pass_(u, e, out)``.
+
+    Page parameters come as mantissa and exponent pairs, b_i = bm_i 2^be_i and
+    s_i = sqrt(mu_i Delta_i) = sm_i 2^se_i, so neither they nor u 2^e need to be
+    doubles: only the rates (at most the budget near the solution) and the
+    ratios t_i = b_i/(u 2^e) do.  Where t_i < 2^-500 the rate is the closed form
+    u 2^e s_i/sqrt(2) (c_i = t_i^2 would lose precision below 2^-1022 or vanish).
+    Returns S and u dS/du (scale-free).  The caller keeps u within 2^+-600.
+    """
+
+    cdef const double[::1] bm, sm, delta, lo, hi
+    cdef const int[::1] be, se
+
+    def __init__(self, const double[::1] bm, const int[::1] be, const double[::1] sm, const int[::1] se,
+                 const double[::1] delta, const double[::1] lo, const double[::1] hi):
+        self.bm = bm
+        self.be = be
+        self.sm = sm
+        self.se = se
+        self.delta = delta
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, int e, double[::1] out=None):
+        """(S(u 2^e), u dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t i, n = self.bm.shape[0]
+        cdef double bt, t, c, om, x, v, d, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
+        cdef bint smooth
+        with nogil:
+            for i in range(n):
+                bt = ldexp(self.bm[i], self.be[i] - e)  # b_i in units of 2^e (0 or inf past the range)
+                smooth = False
+                if u <= bt:
+                    v = self.lo[i]
+                else:
+                    t = bt / u
+                    if t < T_TINY:
+                        v = ldexp(self.sm[i] * u * INV_SQRT2, self.se[i] + e)
+                        d = v
+                        smooth = True
+                    else:
+                        c = t * t
+                        om = (u - bt) / u * ((u + bt) / u)
+                        x = periodic_x(c, om)
+                        v = self.delta[i] / x
+                        smooth = x > 0.0
+                        if smooth:
+                            d = 2.0 * c * v * (1.0 + x) / (x * x * om)
+                    if v <= self.lo[i]:
+                        v = self.lo[i]
+                    elif v >= self.hi[i]:
+                        v = self.hi[i]
+                    elif smooth:
+                        _nadd(&der, &dcomp, d)
+                _nadd(&tot, &comp, v)
+                if out is not None:
+                    out[i] = v
+        return _total(tot, comp), _total(der, dcomp)
+
+
+cdef class PoissonKeyPass:
+    """The Poisson total over its breakpoints: r_i(u) = min(lo_i + s_i (u - a_i), hi_i) on [a_i, c_i).
+
+    a_i = (lo_i + Delta_i)/s_i and c_i = a_i + (hi_i - lo_i)/s_i are the lower
+    and upper breakpoints: r_i = lo_i left of a_i, hi_i from c_i on.  In this
+    form the rates at a breakpoint are exact (no s_i u - Delta_i cancellation),
+    whatever Delta_i is next to the budget, and a page is rising exactly on the
+    segments between its two breakpoints as sorted.  ``pass_(u, out)`` returns
+    (S(u), right slope); ``pass_.spend(...)`` the closed-form finish on one
+    segment.
+    """
+
+    cdef const double[::1] s, a, c, lo, hi
+
+    def __init__(self, const double[::1] s, const double[::1] a, const double[::1] c, const double[::1] lo,
+                 const double[::1] hi):
+        self.s = s
+        self.a = a
+        self.c = c
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, double[::1] out=None):
+        """(S(u), right slope dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t i, n = self.s.shape[0]
+        cdef double v, tot = 0.0, comp = 0.0, sl = 0.0, scomp = 0.0
+        with nogil:
+            for i in range(n):
+                if u <= self.a[i]:
+                    v = self.lo[i]
+                elif u >= self.c[i]:
+                    v = self.hi[i]
+                else:
+                    v = fmin(self.lo[i] + self.s[i] * (u - self.a[i]), self.hi[i])
+                if self.a[i] <= u < self.c[i]:
+                    _nadd(&sl, &scomp, self.s[i])
+                _nadd(&tot, &comp, v)
+                if out is not None:
+                    out[i] = v
+        return _total(tot, comp), _total(sl, scomp)
+
+    def spend(self, double base, double qm, int qe, double[::1] out):
+        """Rates at u = base + q, q = qm 2^qe, on the segment right of ``base``; returns their total.
+
+        The pages rising right of ``base`` (a_i <= base < c_i, those its right
+        slope counts) get lo_i + s_i (base - a_i) + s_i q, capped at hi_i:
+        q = (B - S(base))/slope is the rest of the budget over the slope, given
+        as mantissa and exponent because on the last segment it may exceed the
+        double range (and s_i/slope may underflow) while the rates s_i q do
+        neither.
+        """
+        cdef Py_ssize_t i, n = self.s.shape[0]
+        cdef double v, tot = 0.0, comp = 0.0
+        with nogil:
+            for i in range(n):
+                if base < self.a[i]:
+                    v = self.lo[i]
+                elif base >= self.c[i]:
+                    v = self.hi[i]
+                else:
+                    v = fmin(self.lo[i] + (self.s[i] * (base - self.a[i]) + ldexp(self.s[i] * qm, qe)), self.hi[i])
+                _nadd(&tot, &comp, v)
+                out[i] = v
+        return _total(tot, comp)
+
+
 def mix(const double[::1] a, const double[::1] b, double theta, double[::1] out):
-    """out = a + theta (b - a), and its compensated total (the time-sharing of two solutions)."""
+    """out = a + theta (b - a), and its compensated total (the time-sharing of two solutions).
+
+    theta = 0 gives a exactly (also where b holds an overflowed rate).
+    """
     cdef Py_ssize_t i, n = a.shape[0]
     cdef double tot = 0.0, comp = 0.0, v
     with nogil:
         for i in range(n):
-            v = a[i] + theta * (b[i] - a[i])
+            v = a[i] + theta * (b[i] - a[i]) if theta != 0.0 else a[i]
             out[i] = v
             _nadd(&tot, &comp, v)
-    return tot + comp
+    return _total(tot, comp)
+
+
+def mix_share(const double[::1] a, const double[::1] b, double share, double width, double[::1] out):
+    """out = a + ((b - a)/width) share, and its compensated total.
+
+    The time-share of ``mix`` with theta = share/width, for when theta itself
+    underflows: a budget far below the jump of one page (b_i - a_i ~ Delta_i/37)
+    gives that page the rate ``share`` whatever the ratio.  share = 0 gives a.
+    """
+    cdef Py_ssize_t i, n = a.shape[0]
+    cdef double tot = 0.0, comp = 0.0, v
+    with nogil:
+        for i in range(n):
+            v = a[i] + (b[i] - a[i]) / width * share if share != 0.0 else a[i]
+            out[i] = v
+            _nadd(&tot, &comp, v)
+    return _total(tot, comp)
 
 
 cdef inline double _periodic_fresh(double r, double dl) noexcept nogil:
@@ -227,11 +386,15 @@ cdef inline double _periodic_fresh(double r, double dl) noexcept nogil:
 
 cdef inline double _poisson_fresh(double r, double dl) noexcept nogil:
     """Fraction of time fresh under Poisson crawling at rate r: r/(r + Delta)."""
+    cdef double t
     if dl == 0.0:
         return 1.0
     if r == INFINITY:
         return 1.0
-    return r / (r + dl)
+    t = r + dl
+    if t == INFINITY:  # both near the top of the double range
+        return 1.0 / (1.0 + dl / r)
+    return r / t
 
 
 def freshness_kernel(const double[::1] rates, const double[::1] delta, bint periodic, double[::1] out):
@@ -253,7 +416,7 @@ def weighted_sum(const double[::1] x, const double[::1] w):
     with nogil:
         for i in range(n):
             _nadd(&tot, &comp, w[i] * x[i])
-    return tot + comp
+    return _total(tot, comp)
 
 
 def periodic_x_kernel(const double[::1] c, double[::1] out):
