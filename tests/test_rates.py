@@ -54,7 +54,7 @@ def slsqp(d, w, B, model, lo, hi):
 
     x0 = np.clip(np.full(n, B / n), lo, hi)
     res = minimize(
-        f, x0, jac=g, method="SLSQP", bounds=list(zip(lo, hi)),
+        f, x0, jac=g, method="SLSQP", bounds=list(zip(lo, hi, strict=True)),
         constraints=[{"type": "ineq", "fun": lambda p: B - p.sum(), "jac": lambda p: -np.ones(n)}],
         options={"ftol": 1e-15, "maxiter": 1000},
     )
@@ -167,7 +167,9 @@ def test_kkt_structure(model):
     np.testing.assert_allclose(g[inner], L, rtol=1e-7)
     # at the lower bound the marginal value is <= L; at rate 0 it is w/Delta in both models
     # (Poisson: w Delta/(0 + Delta)^2; periodic: G'(0+) = mu/Delta)
-    g_lo = np.where(lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), w[at_lo] / d[at_lo])
+    g_lo = np.where(
+        lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), w[at_lo] / d[at_lo]
+    )
     assert at_lo.sum() > 0
     assert np.all(g_lo <= L * (1 + 1e-9))
     assert np.all(marginal(r[at_hi], d[at_hi], w[at_hi], model) >= L * (1 - 1e-9))
@@ -478,7 +480,9 @@ def test_memory_mapped_read_only_inputs(tmp_path, model):
         paths.append(tmp_path / f"{name}.npy")
     dm, wm = (np.load(p, mmap_mode="r") for p in paths)
     np.testing.assert_array_equal(optimal_rates(dm, wm, 5.0, model), ref)
-    np.testing.assert_array_equal(freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True))
+    np.testing.assert_array_equal(
+        freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True)
+    )
 
 
 # ---------------------------------------------------------------- the whole double range
@@ -617,7 +621,7 @@ def _wide(draw, n, zero):
     """n numbers with log-uniform exponents in [-300, 300], some 0 where allowed."""
     exps = draw(st.lists(st.floats(-300, 300), min_size=n, max_size=n))
     zeros = draw(st.lists(st.booleans(), min_size=n, max_size=n)) if zero else [False] * n
-    return np.array([0.0 if z else 10.0**e for e, z in zip(exps, zeros)])
+    return np.array([0.0 if z else 10.0**e for e, z in zip(exps, zeros, strict=True)])
 
 
 @st.composite

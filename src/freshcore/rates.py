@@ -104,7 +104,8 @@ def _r1(x: np.ndarray) -> np.ndarray:
     small = x < 0.1
     xs = x[small]
     # x^2/2 - x^3/3 + x^4/8 - x^5/30 + x^6/144 - x^7/840 + ...
-    out[small] = xs * xs * (0.5 - xs * (1 / 3 - xs * (1 / 8 - xs * (1 / 30 - xs * (1 / 144 - xs * (1 / 840 - xs / 5760))))))
+    poly = 0.5 - xs * (1 / 3 - xs * (1 / 8 - xs * (1 / 30 - xs * (1 / 144 - xs * (1 / 840 - xs / 5760)))))
+    out[small] = xs * xs * poly
     xl = x[~small]
     with np.errstate(over="ignore", invalid="ignore"):
         out[~small] = -np.expm1(-xl) - np.where(xl < math.inf, xl * np.exp(-xl), 0.0)
@@ -835,7 +836,9 @@ def optimal_rates(
     fresh = np.empty(n)
     _rates.freshness_kernel(rates, dl, model == "periodic", fresh)
     objective = _rates.weighted_sum(fresh, w)
-    return RatesResult(crawl_rate=rates, multiplier=multiplier, objective=objective, n_crawled=int(np.count_nonzero(rates)))
+    return RatesResult(
+        crawl_rate=rates, multiplier=multiplier, objective=objective, n_crawled=int(np.count_nonzero(rates))
+    )
 
 
 @overload
