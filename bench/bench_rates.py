@@ -89,7 +89,7 @@ def run(benchmark, fn, *args, single=False):
     return benchmark(fn, *args)
 
 
-@pytest.mark.parametrize("n", sizes(10**3, 10**5, 10**7))
+@pytest.mark.parametrize("n", sizes(10**3, 10**5, 10**6, 10**7))
 @pytest.mark.parametrize("impl", ["baseline", "freshcore"])
 def test_optimal_rates_poisson(benchmark, n, impl):
     d, w, B = instance(n)
@@ -102,7 +102,7 @@ def test_optimal_rates_poisson(benchmark, n, impl):
     assert r.sum() <= B * (1 + 1e-12)
 
 
-@pytest.mark.parametrize("n", sizes(10**3, 10**5, 10**7))
+@pytest.mark.parametrize("n", sizes(10**3, 10**5, 10**6, 10**7))
 @pytest.mark.parametrize("impl", ["baseline", "freshcore"])
 def test_optimal_rates_periodic(benchmark, n, impl):
     d, mu, R = instance(n)

@@ -54,7 +54,7 @@ def slsqp(d, w, B, model, lo, hi):
 
     x0 = np.clip(np.full(n, B / n), lo, hi)
     res = minimize(
-        f, x0, jac=g, method="SLSQP", bounds=list(zip(lo, hi)),
+        f, x0, jac=g, method="SLSQP", bounds=list(zip(lo, hi, strict=True)),
         constraints=[{"type": "ineq", "fun": lambda p: B - p.sum(), "jac": lambda p: -np.ones(n)}],
         options={"ftol": 1e-15, "maxiter": 1000},
     )
@@ -101,15 +101,15 @@ def test_matches_slsqp(model, bounds):
         res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
         ref = slsqp(d, w, B, model, lo, np.where(np.isinf(hi), 1e6, hi))
         assert res.objective == pytest.approx(ref, rel=1e-9, abs=1e-12)
-        assert res.rates.sum() <= B * (1 + ROUND)
-        assert np.all(res.rates >= lo) and np.all(res.rates <= hi)
+        assert res.crawl_rate.sum() <= B * (1 + ROUND)
+        assert np.all(res.crawl_rate >= lo) and np.all(res.crawl_rate <= hi)
 
 
 def test_poisson_closed_form_small():
     # Delta = (1, 2), w = 1, B = 3: p_i = u sqrt(Delta_i) - Delta_i with (1 + sqrt 2) u = 6
     u = 6.0 / (1.0 + math.sqrt(2.0))
     res = optimal_rates([1.0, 2.0], [1.0, 1.0], 3.0, return_details=True)
-    np.testing.assert_allclose(res.rates, [u - 1.0, u * math.sqrt(2.0) - 2.0], rtol=1e-15)
+    np.testing.assert_allclose(res.crawl_rate, [u - 1.0, u * math.sqrt(2.0) - 2.0], rtol=1e-15)
     assert res.multiplier == pytest.approx(1.0 / u**2, rel=1e-15)
 
 
@@ -143,7 +143,7 @@ def test_periodic_vs_scipy_lambertw_brentq():
     assert res.objective == pytest.approx(objective_ref(ref, d, mu, "periodic"), rel=1e-12)
     # pages away from their entry threshold have the same rates
     keep = ref > 0.05
-    np.testing.assert_allclose(res.rates[keep], ref[keep], rtol=1e-8)
+    np.testing.assert_allclose(res.crawl_rate[keep], ref[keep], rtol=1e-8)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -155,7 +155,7 @@ def test_kkt_structure(model):
     hi = np.where(rng.random(n) < 0.3, rng.uniform(0.1, 0.3, n), np.inf)
     B = 0.15 * n
     res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
-    r, L = res.rates, res.multiplier
+    r, L = res.crawl_rate, res.multiplier
     assert L > 0
     assert r.sum() == pytest.approx(B, rel=1e-12)
     inner = (r > lo * (1 + 1e-9) + 1e-9) & (r < hi * (1 - 1e-9))
@@ -167,7 +167,9 @@ def test_kkt_structure(model):
     np.testing.assert_allclose(g[inner], L, rtol=1e-7)
     # at the lower bound the marginal value is <= L; at rate 0 it is w/Delta in both models
     # (Poisson: w Delta/(0 + Delta)^2; periodic: G'(0+) = mu/Delta)
-    g_lo = np.where(lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), w[at_lo] / d[at_lo])
+    g_lo = np.where(
+        lo[at_lo] > 0, marginal(np.maximum(lo[at_lo], 1e-300), d[at_lo], w[at_lo], model), w[at_lo] / d[at_lo]
+    )
     assert at_lo.sum() > 0
     assert np.all(g_lo <= L * (1 + 1e-9))
     assert np.all(marginal(r[at_hi], d[at_hi], w[at_hi], model) >= L * (1 - 1e-9))
@@ -182,10 +184,10 @@ def test_periodic_time_sharing_at_entry_jump():
     rng = np.random.default_rng(2)
     d, mu = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
     res = optimal_rates(d, mu, 100.0, "periodic", return_details=True)
-    shared = (res.rates > 0) & (res.rates < d / 38)
+    shared = (res.crawl_rate > 0) & (res.crawl_rate < d / 38)
     assert shared.sum() == 1
-    assert math.fsum(res.rates) == pytest.approx(100.0, rel=1e-14)
-    assert math.fsum(res.rates) <= 100.0 * (1 + ROUND)
+    assert math.fsum(res.crawl_rate) == pytest.approx(100.0, rel=1e-14)
+    assert math.fsum(res.crawl_rate) <= 100.0 * (1 + ROUND)
     i = int(np.flatnonzero(shared)[0])
     # the bracket stops at (dL/L) * jump <= 1e-15 * budget, jump ~ Delta_i/37 ~ 0.03: dL/L <~ 3e-12
     assert mu[i] / d[i] == pytest.approx(res.multiplier, rel=1e-11)
@@ -198,7 +200,7 @@ def test_periodic_crawled_iff_lambda_below_mu_over_delta():
     d, mu = rng.uniform(0, 1, 500), rng.uniform(0, 1, 500)
     res = optimal_rates(d, mu, 50.0, "periodic", return_details=True)
     ratio = mu / d
-    crawled = res.rates > 0
+    crawled = res.crawl_rate > 0
     assert np.all(ratio[crawled] >= res.multiplier * (1 - 1e-9))
     assert np.all(ratio[~crawled] <= res.multiplier * (1 + 1e-9))
     assert res.n_crawled == crawled.sum()
@@ -249,10 +251,10 @@ def test_monotone_in_bandwidth(model):
     for B in np.geomspace(0.1, 200.0, 15):
         res = optimal_rates(d, w, B, model, 0.0, hi, return_details=True)
         if prev_r is not None:
-            assert np.all(res.rates >= prev_r * (1 - ROUND))
+            assert np.all(res.crawl_rate >= prev_r * (1 - ROUND))
         assert res.objective >= prev_obj
         assert res.multiplier <= prev_L
-        prev_r, prev_obj, prev_L = res.rates, res.objective, res.multiplier
+        prev_r, prev_obj, prev_L = res.crawl_rate, res.objective, res.multiplier
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -261,9 +263,9 @@ def test_zero_weight_and_zero_change_pages_get_min_rate(model):
     w = np.array([1.0, 1.0, 0.0, 2.0, 0.0])
     lo = np.array([0.0, 0.1, 0.2, 0.0, 0.05])
     res = optimal_rates(d, w, 5.0, model, lo, return_details=True)
-    np.testing.assert_array_equal(res.rates[[1, 2, 4]], lo[[1, 2, 4]])
-    assert res.rates.sum() == pytest.approx(5.0, rel=1e-12)
-    assert res.objective == pytest.approx(objective_ref(res.rates, d, w, model), rel=1e-12)
+    np.testing.assert_array_equal(res.crawl_rate[[1, 2, 4]], lo[[1, 2, 4]])
+    assert res.crawl_rate.sum() == pytest.approx(5.0, rel=1e-12)
+    assert res.objective == pytest.approx(objective_ref(res.crawl_rate, d, w, model), rel=1e-12)
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -271,7 +273,7 @@ def test_budget_above_all_maxima(model):
     d, w = np.array([0.5, 0.0, 1.0]), np.array([1.0, 1.0, 0.0])
     lo, hi = np.array([0.0, 0.1, 0.0]), np.array([1.0, 2.0, 3.0])
     res = optimal_rates(d, w, 10.0, model, lo, hi, return_details=True)
-    np.testing.assert_array_equal(res.rates, hi)
+    np.testing.assert_array_equal(res.crawl_rate, hi)
     assert res.multiplier == 0.0
     # covering only the active pages' maxima: degenerate pages stay at their minimum
     r = optimal_rates(d, w, 3.0, model, lo, hi)
@@ -296,7 +298,7 @@ def test_spec_periodic_check_distribution():
         rng = np.random.default_rng(seed)
         d, mu = rng.uniform(0, 1, 1000), rng.uniform(0, 1, 1000)
         res = optimal_rates(d, mu, 100.0, "periodic", return_details=True)
-        acc.append(freshness(res.rates, d, mu, "periodic"))
+        acc.append(freshness(res.crawl_rate, d, mu, "periodic"))
         crawled.append(res.n_crawled)
         assert res.objective / mu.sum() == pytest.approx(acc[-1], rel=1e-12)
     acc, crawled = np.array(acc), np.array(crawled)
@@ -324,7 +326,7 @@ def test_objective_is_freshness_times_weight_sum(model):
     d, w = rng.uniform(0, 1, 50), rng.uniform(0, 1, 50)
     d[3] = 0.0
     res = optimal_rates(d, w, 4.0, model, return_details=True)
-    assert res.objective == pytest.approx(freshness(res.rates, d, w, model) * w.sum(), rel=1e-13)
+    assert res.objective == pytest.approx(freshness(res.crawl_rate, d, w, model) * w.sum(), rel=1e-13)
 
 
 def test_inputs_read_only_lists_and_ints():
@@ -339,21 +341,21 @@ def test_inputs_read_only_lists_and_ints():
 
 
 BAD = [
-    (dict(change_rates=[0.1, -1.0]), ValueError, r"'change_rates'.*change_rates\[1\] = -1.0"),
-    (dict(change_rates=[0.1, np.nan]), ValueError, r"change_rates\[1\] = nan"),
-    (dict(change_rates=[np.inf, 0.1]), ValueError, r"change_rates\[0\] = inf"),
-    (dict(weights=[1.0, -2.0]), ValueError, r"'weights'.*weights\[1\] = -2.0"),
-    (dict(weights=[np.nan, 1.0]), ValueError, r"weights\[0\] = nan"),
+    (dict(change_rate=[0.1, -1.0]), ValueError, r"'change_rate'.*change_rate\[1\] = -1.0"),
+    (dict(change_rate=[0.1, np.nan]), ValueError, r"change_rate\[1\] = nan"),
+    (dict(change_rate=[np.inf, 0.1]), ValueError, r"change_rate\[0\] = inf"),
+    (dict(importance=[1.0, -2.0]), ValueError, r"'importance'.*importance\[1\] = -2.0"),
+    (dict(importance=[np.nan, 1.0]), ValueError, r"importance\[0\] = nan"),
     (dict(bandwidth=0.0), ValueError, r"'bandwidth'.*> 0"),
     (dict(bandwidth=-1.0), ValueError, r"'bandwidth'.*Got -1.0"),
     (dict(bandwidth=np.inf), ValueError, r"'bandwidth'"),
     (dict(bandwidth="1"), TypeError, r"'bandwidth'"),
     (dict(bandwidth=0.1, min_rate=0.1), ValueError, r"'bandwidth'.*sum of min_rate"),
-    (dict(weights=[1.0, 1.0, 1.0]), ValueError, r"same length"),
-    (dict(change_rates=[], weights=[]), ValueError, r"'change_rates'.*must not be empty"),
-    (dict(change_rates=["a", "b"]), TypeError, r"'change_rates'"),
-    (dict(weights=[1 + 1j, 1.0]), TypeError, r"'weights'"),
-    (dict(change_rates=[[0.1, 0.2]]), ValueError, r"'change_rates'.*1-D"),
+    (dict(importance=[1.0, 1.0, 1.0]), ValueError, r"same length"),
+    (dict(change_rate=[], importance=[]), ValueError, r"'change_rate'.*must not be empty"),
+    (dict(change_rate=["a", "b"]), TypeError, r"'change_rate'"),
+    (dict(importance=[1 + 1j, 1.0]), TypeError, r"'importance'"),
+    (dict(change_rate=[[0.1, 0.2]]), ValueError, r"'change_rate'.*1-D"),
     (dict(model="uniform"), ValueError, r"'model'.*'poisson', 'periodic'"),
     (dict(min_rate=-0.1), ValueError, r"'min_rate'"),
     (dict(min_rate=[0.0, np.nan]), ValueError, r"min_rate\[1\] = nan"),
@@ -367,7 +369,7 @@ BAD = [
 
 @pytest.mark.parametrize("kwargs,exc,match", BAD)
 def test_bad_input(kwargs, exc, match):
-    args = dict(change_rates=[0.1, 0.2], weights=[1.0, 1.0], bandwidth=1.0)
+    args = dict(change_rate=[0.1, 0.2], importance=[1.0, 1.0], bandwidth=1.0)
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         optimal_rates(**args)
@@ -405,19 +407,19 @@ def test_freshness_in_unit_interval_and_monotone(r, d, model):
 @pytest.mark.parametrize(
     "kwargs,exc,match",
     [
-        (dict(rates=[-1.0, 1.0]), ValueError, r"rates\[0\] = -1.0"),
-        (dict(rates=[np.nan, 1.0]), ValueError, r"rates\[0\] = nan"),
-        (dict(change_rates=[1.0, np.inf]), ValueError, r"change_rates\[1\] = inf"),
-        (dict(weights=[1.0, -1.0]), ValueError, r"weights\[1\] = -1.0"),
-        (dict(weights=[0.0, 0.0]), ValueError, r"'weights'.*all zero"),
-        (dict(weights=[1.0]), ValueError, r"same length"),
-        (dict(rates=[], change_rates=[]), ValueError, r"must not be empty"),
+        (dict(crawl_rate=[-1.0, 1.0]), ValueError, r"crawl_rate\[0\] = -1.0"),
+        (dict(crawl_rate=[np.nan, 1.0]), ValueError, r"crawl_rate\[0\] = nan"),
+        (dict(change_rate=[1.0, np.inf]), ValueError, r"change_rate\[1\] = inf"),
+        (dict(importance=[1.0, -1.0]), ValueError, r"importance\[1\] = -1.0"),
+        (dict(importance=[0.0, 0.0]), ValueError, r"'importance'.*all zero"),
+        (dict(importance=[1.0]), ValueError, r"same length"),
+        (dict(crawl_rate=[], change_rate=[]), ValueError, r"must not be empty"),
         (dict(model="x"), ValueError, r"'model'"),
-        (dict(rates=["a", "b"]), TypeError, r"'rates'"),
+        (dict(crawl_rate=["a", "b"]), TypeError, r"'crawl_rate'"),
     ],
 )
 def test_freshness_bad_input(kwargs, exc, match):
-    args = dict(rates=[1.0, 1.0], change_rates=[1.0, 2.0])
+    args = dict(crawl_rate=[1.0, 1.0], change_rate=[1.0, 2.0])
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         freshness(**args)
@@ -454,7 +456,7 @@ def test_periodic_wide_range_kkt(seed):
     d, mu = 10 ** rng.uniform(-6, 6, n), 10 ** rng.uniform(-6, 6, n)
     B = 10 ** rng.uniform(-3, 3) * n**0.5
     res = optimal_rates(d, mu, B, "periodic", return_details=True)
-    r, L = res.rates, res.multiplier
+    r, L = res.crawl_rate, res.multiplier
     assert math.fsum(r) <= B * (1 + ROUND)
     assert math.fsum(r) == pytest.approx(B, rel=1e-13)
     x = np.divide(d, r, out=np.full(n, np.inf), where=r > 0)
@@ -478,4 +480,206 @@ def test_memory_mapped_read_only_inputs(tmp_path, model):
         paths.append(tmp_path / f"{name}.npy")
     dm, wm = (np.load(p, mmap_mode="r") for p in paths)
     np.testing.assert_array_equal(optimal_rates(dm, wm, 5.0, model), ref)
-    np.testing.assert_array_equal(freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True))
+    np.testing.assert_array_equal(
+        freshness(ref, dm, wm, model, per_page=True), freshness(ref, d, w, model, per_page=True)
+    )
+
+
+# ---------------------------------------------------------------- the whole double range
+
+WIDE = "span too wide a range for a double-precision solution"  # the documented ValueError
+
+
+def r1_ref(x):
+    """R^1(x) = 1 - e^-x (1 + x), accurate from 0 to inf (series below 0.1)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = -np.expm1(-x) - np.where(np.isinf(x), 0.0, x * np.exp(-x))
+        small = x * x * (0.5 - x * (1 / 3 - x * (1 / 8 - x * (1 / 30 - x * (1 / 144 - x * (1 / 840 - x / 5760))))))
+    return np.where(x < 0.1, small, big)
+
+
+def log_marginal(r, d, w, model):
+    """log G_i'(r_i) in logarithms (no overflow): the multiplier page i's rate implies (r, d, w > 0)."""
+    lr, ld, lw = np.log(r), np.log(d), np.log(w)
+    if model == "poisson":  # w Delta/(r + Delta)^2
+        return lw + ld - 2 * np.logaddexp(lr, ld)
+    with np.errstate(over="ignore"):
+        x = np.exp(ld - lr)  # Delta/r
+    # (mu/Delta) R^1(x); R^1(x) = x^2/2 to double precision where x^2 would lose digits
+    lr1 = np.where(x > 1e-100, np.log(np.maximum(r1_ref(x), 1e-320)), 2 * (ld - lr) - math.log(2))
+    return lw - ld + lr1
+
+
+def check_whole_range(d, w, B, model, lo=None, hi=None):
+    """The contract at any finite input: a solution (or the documented ValueError) that is
+    finite, within the bounds, spends the bandwidth, and is KKT where doubles can tell."""
+    n = len(d)
+    lo = np.zeros(n) if lo is None else lo
+    hi = np.full(n, np.inf) if hi is None else hi
+    try:
+        res = optimal_rates(d, w, B, model, lo, hi, return_details=True)
+    except ValueError as e:
+        assert WIDE in str(e)
+        return None
+    r = res.crawl_rate
+    assert np.all(np.isfinite(r)) and np.all(r >= lo) and np.all(r <= hi)
+    assert not math.isnan(res.multiplier) and res.multiplier >= 0.0
+    act = (d > 0) & (w > 0)
+    total = float(np.sum(r, dtype=np.longdouble))
+    assert total <= B * (1 + 1e-15)
+    if act.any() and not np.all(r[act] >= hi[act]):
+        assert total == pytest.approx(B, rel=1e-12)
+    return res
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_change_rate_far_above_the_budget(model):
+    # Delta = 1e34 next to a bandwidth of 1: s_i u - Delta_i cancels entirely (was ZeroDivisionError)
+    res = optimal_rates([1e34, 1.0], [1.0, 1.0], 1.0, model, return_details=True)
+    assert res.crawl_rate[0] == 0.0
+    assert res.crawl_rate[1] == pytest.approx(1.0, rel=1e-15)
+    if model == "poisson":  # u = 2: L = 1/4
+        assert res.multiplier == pytest.approx(0.25, rel=1e-15)
+    # a single page gets the whole budget, however large its change rate
+    for B in (1e-300, 1.0, 1e300):
+        np.testing.assert_allclose(optimal_rates([1e300], [1.0], B, model), [B], rtol=1e-13)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_tiny_bandwidth(model):
+    # B = 1e-300 (periodic was ZeroDivisionError): the page with the larger w/Delta takes it all
+    res = optimal_rates([1.0, 2.0], [1.0, 1.0], 1e-300, model, return_details=True)
+    np.testing.assert_allclose(res.crawl_rate, [1e-300, 0.0], rtol=1e-13)
+    # page 0 is at its threshold: L = its marginal at rate 0, w/Delta = 1
+    assert res.multiplier == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("B", [1e200, 1e300])
+def test_huge_bandwidth(model, B):
+    # (periodic returned [nan, 6.4e161] at 1e200.)  Far above every change rate both models
+    # crawl in proportion to sqrt(w Delta) (Poisson: r = s u - Delta; periodic: r ~ u sqrt(mu Delta/2))
+    r = optimal_rates([1.0, 2.0], [1.0, 1.0], B, model)
+    np.testing.assert_allclose(r, B * np.array([1.0, math.sqrt(2.0)]) / (1.0 + math.sqrt(2.0)), rtol=1e-13)
+    assert math.fsum(r) == pytest.approx(B, rel=1e-13)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("c", [2.0**-900, 1e-250, 1e-100, 1e100, 1e250, 2.0**900])
+def test_scale_invariance(model, c):
+    """Changes per unit time: scaling change rates, bounds and bandwidth by c scales the rates by c
+    and the multiplier by 1/c; scaling the importance by c leaves the rates and scales the multiplier."""
+    rng = np.random.default_rng(31)
+    n = 50
+    d, w = rng.uniform(0.05, 2.0, n), rng.uniform(0.05, 2.0, n)
+    lo = np.where(rng.random(n) < 0.3, rng.uniform(0, 0.02, n), 0.0)
+    hi = np.where(rng.random(n) < 0.3, lo + rng.uniform(0.05, 1.0, n), np.inf)
+    B = 0.2 * n
+    ref = optimal_rates(d, w, B, model, lo, hi, return_details=True)
+    res = optimal_rates(d * c, w, B * c, model, lo * c, hi * c, return_details=True)
+    np.testing.assert_allclose(res.crawl_rate / c, ref.crawl_rate, rtol=1e-9, atol=1e-12 * B)
+    assert res.multiplier * c == pytest.approx(ref.multiplier, rel=1e-9)
+    if 1e-250 <= c <= 1e250:  # (importance itself must stay a double)
+        res = optimal_rates(d, w * c, B, model, lo, hi, return_details=True)
+        np.testing.assert_allclose(res.crawl_rate, ref.crawl_rate, rtol=1e-9, atol=1e-12 * B)
+        assert res.multiplier / c == pytest.approx(ref.multiplier, rel=1e-9)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_budget_far_below_the_change_rates_is_spent(model):
+    """Many pages, the bandwidth a hair of their change rates: every page crawled sits just past its
+    threshold, where s_i u - Delta_i cancels; the rates still spend the bandwidth and are KKT."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    d, w = rng.uniform(1.0, 2.0, n), rng.uniform(1.0, 2.0, n)
+    for B in (1e-3, 1e-8, 1e-14):
+        res = check_whole_range(d, w, B, model)
+        r = res.crawl_rate
+        crawled = r > 0
+        assert crawled.any()
+        lg = log_marginal(r[crawled], d[crawled], w[crawled], model)
+        assert np.ptp(lg) < 1e-6
+        assert np.all(np.log(w[~crawled] / d[~crawled]) <= lg.min() + 1e-6)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_floor_multiplier_with_a_zero_minimum(model):
+    # budget == sum(min_rate) and one minimum 0 (the periodic multiplier was NaN): L = max_i G_i'(min_i)
+    res = optimal_rates([0.5, 0.2], [1.0, 1.0], 0.5, model, min_rate=[0.5, 0.0], return_details=True)
+    np.testing.assert_array_equal(res.crawl_rate, [0.5, 0.0])
+    assert res.multiplier == pytest.approx(5.0, rel=1e-15)  # page 1 at rate 0: w/Delta
+
+
+def test_freshness_at_the_top_of_the_range():
+    assert freshness([1e308], [1e308]) == 0.5  # r + Delta overflows (was 0)
+    assert freshness([1.0, 1.0], [1.0, 1.0], [1e308, 1e308]) == 0.5  # sum of importance overflows (was nan)
+    assert freshness([1.0, 3.0], [1.0, 1.0], [1e308, 1e308], model="periodic") == pytest.approx(
+        freshness([1.0, 3.0], [1.0, 1.0], [1.0, 1.0], model="periodic"), rel=1e-15)
+
+
+def _wide(draw, n, zero):
+    """n numbers with log-uniform exponents in [-300, 300], some 0 where allowed."""
+    exps = draw(st.lists(st.floats(-300, 300), min_size=n, max_size=n))
+    zeros = draw(st.lists(st.booleans(), min_size=n, max_size=n)) if zero else [False] * n
+    return np.array([0.0 if z else 10.0**e for e, z in zip(exps, zeros, strict=True)])
+
+
+@st.composite
+def wide_instances(draw):
+    n = draw(st.integers(1, 8))
+    return _wide(draw, n, True), _wide(draw, n, True), float(_wide(draw, 1, False)[0])
+
+
+@given(wide_instances(), st.sampled_from(MODELS))
+def test_whole_double_range(inst, model):
+    """Change rates, importance and bandwidth anywhere in 1e-300..1e300 (and 0): no exception but the
+    documented ValueError, finite rates >= 0 that spend the bandwidth to 1e-12, and KKT: every page
+    crawled has the same marginal G_i'(r_i) and no page left out has a larger one at rate 0."""
+    d, w, B = inst
+    res = check_whole_range(d, w, B, model)
+    if res is None:
+        return
+    r = res.crawl_rate
+    act = (d > 0) & (w > 0)
+    crawled = act & (r > 1e-290)  # (below, log r has lost digits to the subnormals)
+    if crawled.any():
+        lg = log_marginal(r[crawled], d[crawled], w[crawled], model)
+        assert np.ptp(lg) < 1e-6
+        out = act & (r == 0)
+        if out.any():
+            assert np.max(np.log(w[out]) - np.log(d[out])) <= lg.min() + 1e-6
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_whole_double_range_sweep(model):
+    """A seeded sweep of the same range (1000 draws): always a solution, never the ValueError."""
+    rng = np.random.default_rng(20)
+    for _ in range(1000):
+        n = int(rng.integers(1, 10))
+        d, w = 10.0 ** rng.uniform(-300, 300, n), 10.0 ** rng.uniform(-300, 300, n)
+        d[rng.random(n) < 0.1] = 0.0
+        w[rng.random(n) < 0.1] = 0.0
+        B = 10.0 ** rng.uniform(-300, 300)
+        assert check_whole_range(d, w, B, model) is not None, (d, w, B)
+
+
+@st.composite
+def wide_bounded_instances(draw):
+    n = draw(st.integers(1, 6))
+    d, w = _wide(draw, n, True), _wide(draw, n, True)
+    lo = _wide(draw, n, True)
+    width = _wide(draw, n, True)
+    with np.errstate(over="ignore"):
+        hi = np.where(np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n))), np.inf, lo + width)
+    B = float(np.sum(lo, dtype=np.longdouble)) + float(_wide(draw, 1, False)[0])
+    return d, w, B, lo, hi
+
+
+@given(wide_bounded_instances(), st.sampled_from(MODELS))
+def test_whole_double_range_with_bounds(inst, model):
+    d, w, B, lo, hi = inst
+    if not B < math.inf:
+        return
+    res = check_whole_range(d, w, B, model, lo, hi)
+    if res is not None and np.sum(hi, dtype=np.longdouble) <= B:
+        np.testing.assert_array_equal(res.crawl_rate, hi)

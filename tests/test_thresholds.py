@@ -22,13 +22,13 @@ def test_without_signals_equals_the_periodic_optimum(m, R, seed):
     dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
     res = optimal_thresholds(PageModel(dl, mu), R)
     ref = optimal_rates(dl, mu, R, model="periodic", return_details=True)
-    np.testing.assert_allclose(res.frequencies, ref.rates, rtol=1e-12, atol=0.0)
+    np.testing.assert_allclose(res.frequencies, ref.crawl_rate, rtol=1e-12, atol=0.0)
     # at a jump of the total frequency (time-sharing) any multiplier of the final bracket is
     # optimal; both solvers stop with brackets (L_a - L_b)(S_b - S_a) <= 1e-15 L_a R
     assert res.multiplier == pytest.approx(ref.multiplier, rel=1e-8)
     assert res.accuracy == pytest.approx(ref.objective / mu.sum(), rel=1e-12)
-    crawled = ref.rates > 0
-    np.testing.assert_allclose(res.thresholds[crawled], 1.0 / ref.rates[crawled], rtol=1e-12)
+    crawled = ref.crawl_rate > 0
+    np.testing.assert_allclose(res.thresholds[crawled], 1.0 / ref.crawl_rate[crawled], rtol=1e-12)
     assert np.all(np.isinf(res.thresholds[~crawled]))
 
 

@@ -1,32 +1,45 @@
-# cython: language_level=3
-"""Compiled kernels of the optimal-rate solvers (``freshcore.rates``).
+# cython: language_level=3, auto_pickle=False
+"""Compiled per-page passes of the optimal-rate solvers (``freshcore.rates``).
 
 No validation here (see the design note in ``_core.pyx``): ``freshcore.rates``
 passes C-contiguous float64 arrays of equal length over the *active* pages
-only (weight > 0 and change rate > 0), with 0 <= lo <= hi.
+only (importance > 0 and change rate > 0), with 0 <= lo <= hi.
 
-Both solvers work in u = L^(-1/2), L the budget multiplier, where the total
+Both models work in u = L^(-1/2), L the budget multiplier, where the total
 rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
 
-* Poisson (003 eq. 10): r_i(u) = s_i u - Delta_i with s_i = sqrt(w_i Delta_i),
-  so S is piecewise linear with breakpoints (lo_i + Delta_i)/s_i and
-  (hi_i + Delta_i)/s_i;
-* periodic (001 eq. 5): r_i(u) = Delta_i / x_i with x_i = -1 - W-1(-(1-c_i)/e),
-  c_i = (b_i / u)^2, b_i = sqrt(Delta_i/mu_i) (so c_i = L Delta_i/mu_i), and
-  r_i = 0 when u <= b_i.
+* Poisson crawling (eq. (10) of Avrachenkov et al., 2020):
+  r_i(u) = s_i u - Delta_i with s_i = sqrt(w_i Delta_i), so S is piecewise
+  linear with breakpoints (lo_i + Delta_i)/s_i and (hi_i + Delta_i)/s_i;
+* periodic crawling (eq. (5) of Busa-Fekete et al., 2025):
+  r_i(u) = Delta_i / x_i with x_i = -1 - W-1(-(1-c_i)/e), c_i = (b_i / u)^2,
+  b_i = sqrt(Delta_i/mu_i) (so c_i = L Delta_i/mu_i), and r_i = 0 when u <= b_i.
 
-Sums are compensated (Neumaier) across blocks of 32 pages, so that the budget
-test S(u) <= B is decided on a total correct to 3.6e-15 relative whatever the
-page count.
+One call of a pass object is one pass over the pages without the GIL; the line
+search on u that calls them is Python (``freshcore.rates``).  Sums are
+compensated (Neumaier), so that the budget test S(u) <= B is decided on a total
+correct to 3.6e-15 relative whatever the page count.
+
+References
+----------
+K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
+freshness in web page crawling", VALUETOOLS 2020.
+R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
+utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport fabs, fmin, fmax, expm1, log, exp, INFINITY
+from libc.math cimport fabs, fmin, fmax, expm1, ldexp, INFINITY
 from freshcore._core cimport residual1_inverse as periodic_x
 
 # Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
 # relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
 cdef enum:
     BLOCK = 32
+
+# Right of this t = b/u (c = t^2 < 2^-1000) the periodic rate is u sqrt(mu Delta / 2) to double
+# precision: x = sqrt(2c)(1 + sqrt(2c)/3 + ...), and sqrt(2c)/3 < 2^-500.
+cdef double T_TINY = 2.0 ** -500
+cdef double INV_SQRT2 = 0.7071067811865476
 
 
 cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:
@@ -37,6 +50,13 @@ cdef inline void _nadd(double* s, double* comp, double v) noexcept nogil:
     else:
         comp[0] += (v - t) + s[0]
     s[0] = t
+
+
+cdef inline double _total(double s, double comp) noexcept nogil:
+    """The compensated sum s + comp; s itself once it overflowed (comp is then -inf or NaN)."""
+    if s == INFINITY:
+        return s
+    return s + comp
 
 
 cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, const double* lo,
@@ -60,8 +80,8 @@ cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, cons
         _nadd(&sl, &scomp, bs)
         _nadd(&tot, &comp, bt)
         j = end
-    S[0] = tot + comp
-    slope[0] = sl + scomp
+    S[0] = _total(tot, comp)
+    slope[0] = _total(sl, scomp)
 
 
 cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, const double* lo,
@@ -95,8 +115,8 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
         _nadd(&tot, &comp, v)
         if out != NULL:
             out[i] = v
-    S[0] = tot + comp
-    D[0] = der + dcomp
+    S[0] = _total(tot, comp)
+    D[0] = _total(der, dcomp)
 
 
 cdef inline double _csum(Py_ssize_t n, const double* x) noexcept nogil:
@@ -104,7 +124,7 @@ cdef inline double _csum(Py_ssize_t n, const double* x) noexcept nogil:
     cdef double tot = 0.0, comp = 0.0
     for i in range(n):
         _nadd(&tot, &comp, x[i])
-    return tot + comp
+    return _total(tot, comp)
 
 
 def poisson_eval(const double[::1] s, const double[::1] delta, const double[::1] lo,
@@ -137,161 +157,218 @@ def periodic_eval(const double[::1] b, const double[::1] delta, const double[::1
     return S, D
 
 
-cdef inline Py_ssize_t _upper_bound(const double* keys, Py_ssize_t K, double x) noexcept nogil:
-    """Number of keys <= x in the sorted keys (numpy's searchsorted side='right')."""
-    cdef Py_ssize_t lo = 0, hi = K, mid
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if keys[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+cdef class PoissonPass:
+    """One Poisson pass over fixed pages per call: ``S, slope = pass_(u, out)``.
 
-
-def solve_poisson(const double[::1] s, const double[::1] delta, const double[::1] lo,
-                  const double[::1] hi, const double[::1] keys, double budget, double[::1] out):
-    """u = L^-1/2 of the Poisson optimum (rates written to ``out``), all in compiled code.
-
-    ``keys``: the sorted breakpoints (lo_i + Delta_i)/s_i and the finite (hi_i + Delta_i)/s_i;
-    requires sum(lo) < budget < sum(hi).  S is linear on each segment [keys[m], keys[m + 1]]
-    (keys[K] = inf), m = 0..K-1, and S(keys[0]) = sum(lo).  Each pass evaluates S and its
-    slope at the middle of one segment (never at a breakpoint, where rounding could
-    misclassify a page); the linear extension either meets the budget inside that segment
-    (the closed form: done) or names the segment to try next (Newton on the piecewise-linear
-    S), safeguarded by bisection on the segment index (O(log N) passes at worst).  A final
-    total over the budget (rounding) steps u down until it is not.
+    Holds typed views of the arrays (taken once) so that a call costs one pass
+    over the pages without the GIL, plus about 0.1 us of Python: the line search
+    of ``freshcore.rates`` calls it once per iteration.
     """
-    cdef Py_ssize_t n = s.shape[0], K = keys.shape[0], m, seg_lo = 0, seg_hi = K - 1, nh = 0
-    cdef Py_ssize_t hist[4]
-    cdef double u, u_m, S_m, slope_m, right, total, step, sum_dl, sum_s
-    cdef const double* ps = &s[0]
-    cdef const double* pd = &delta[0]
-    cdef const double* pl = &lo[0]
-    cdef const double* ph = &hi[0]
-    cdef const double* pk = &keys[0]
-    cdef double* po = &out[0]
-    with nogil:
-        # start where S would reach the budget if every page were unclipped (for lo = 0 and
-        # hi = inf this is right of the root, where Newton on the convex S converges monotonically)
-        sum_dl = _csum(n, pd)
-        sum_s = _csum(n, ps)
-        m = _upper_bound(pk, K, (budget + sum_dl) / sum_s) - 1
-        while True:
-            m = min(max(m, seg_lo), seg_hi)
-            u_m = 0.5 * (pk[m] + pk[m + 1]) if m + 1 < K else 2.0 * pk[m] + 1.0
-            _poisson_pass(n, ps, pd, pl, ph, u_m, NULL, &S_m, &slope_m)
-            u = u_m + (budget - S_m) / slope_m if slope_m > 0.0 else u_m
-            right = pk[m + 1] if m + 1 < K else INFINITY
-            if (slope_m > 0.0 and pk[m] <= u <= right) or S_m == budget or seg_lo == seg_hi:
-                u = fmin(fmax(u, pk[m]), right)
-                break
-            if S_m < budget:
-                seg_lo = m + 1
-            else:
-                seg_hi = m - 1
-            if seg_lo > seg_hi:  # rounding at a breakpoint: the root is at keys[m] or keys[m + 1]
-                u = pk[m] if S_m > budget else right
-                break
-            m = _upper_bound(pk, K, u) - 1 if slope_m > 0.0 else (seg_lo + seg_hi) // 2
-            hist[nh % 4] = seg_hi - seg_lo
-            nh += 1
-            if nh >= 4 and hist[(nh - 1) % 4] > hist[(nh - 4) % 4] // 2:
-                m = (seg_lo + seg_hi) // 2
-                nh = 0
-        _poisson_pass(n, ps, pd, pl, ph, u, po, &total, &slope_m)
-        step = 2.0 ** -52
-        while total > budget and u > 0.0:
-            u = u * (1.0 - step)
-            step *= 2.0
-            _poisson_pass(n, ps, pd, pl, ph, u, po, &total, &slope_m)
-    return u
+
+    cdef const double[::1] s, delta, lo, hi
+
+    def __init__(self, const double[::1] s, const double[::1] delta, const double[::1] lo,
+                 const double[::1] hi):
+        self.s = s
+        self.delta = delta
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, double[::1] out=None):
+        """(S(u), right slope dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t n = self.s.shape[0]
+        cdef double S = 0.0, slope = 0.0
+        cdef double* po = NULL
+        if n:
+            if out is not None:
+                po = &out[0]
+            with nogil:
+                _poisson_pass(n, &self.s[0], &self.delta[0], &self.lo[0], &self.hi[0], u, po, &S, &slope)
+        return S, slope
 
 
-def solve_periodic(const double[::1] b, const double[::1] delta, const double[::1] lo,
-                   const double[::1] hi, double budget, double u, double gap,
-                   double[:, ::1] bufs, double[::1] out):
-    """Periodic optimum from the start ``u`` (rates written to ``out``), all in compiled code.
+cdef class PeriodicPass:
+    """One periodic pass over fixed pages per call: ``S, D = pass_(u, out)`` (see PoissonPass)."""
 
-    Requires sum(lo) < budget (1 - gap) and budget < sum(hi).  Safeguarded Newton on log S
-    against log u (S grows like a power of u; plain Newton in u overshoots badly from a
-    small start): first with the analytic derivative, then with the secant slope of the
-    last two points (pages entering at u = b_i add ~Delta_i/37 almost at once, which the
-    local derivative misses), bisection when the bracket does not halve in 3 steps.
-    Stops when S is in [budget (1 - gap), budget], or when the bracketing solutions satisfy
-    (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are adjacent doubles) and then
-    time-shares between them.  ``bufs`` is scratch of shape (3, n).  Returns (u_a, u_b).
+    cdef const double[::1] b, delta, lo, hi
+
+    def __init__(self, const double[::1] b, const double[::1] delta, const double[::1] lo,
+                 const double[::1] hi):
+        self.b = b
+        self.delta = delta
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, double[::1] out=None):
+        """(S(u), dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t n = self.b.shape[0]
+        cdef double S = 0.0, D = 0.0
+        cdef double* po = NULL
+        if n:
+            if out is not None:
+                po = &out[0]
+            with nogil:
+                _periodic_pass(n, &self.b[0], &self.delta[0], &self.lo[0], &self.hi[0], u, po, &S, &D)
+        return S, D
+
+
+cdef class PeriodicScaledPass:
+    """The periodic pass at ``u 2^e`` for any positive u 2^e: ``S, uD = pass_(u, e, out)``.
+
+    Page parameters come as mantissa and exponent pairs, b_i = bm_i 2^be_i and
+    s_i = sqrt(mu_i Delta_i) = sm_i 2^se_i, so neither they nor u 2^e need to be
+    doubles: only the rates (at most the budget near the solution) and the
+    ratios t_i = b_i/(u 2^e) do.  Where t_i < 2^-500 the rate is the closed form
+    u 2^e s_i/sqrt(2) (c_i = t_i^2 would lose precision below 2^-1022 or vanish).
+    Returns S and u dS/du (scale-free).  The caller keeps u within 2^+-600.
     """
-    cdef Py_ssize_t n = b.shape[0], it, nh = 0, ia = 0, ib = 1, iw = 2, tmp, i, kk
-    cdef double hist[4]
-    cdef double S, D, u_a = 0.0, S_a, u_b = INFINITY, S_b = INFINITY, u_p = 0.0, S_p = 0.0
-    cdef double k, k_sec, u_n, theta, total, accept = budget * (1.0 - gap)
-    cdef double target = budget * (1.0 - 0.5 * gap)
-    cdef const double* pb = &b[0]
-    cdef const double* pd = &delta[0]
-    cdef const double* pl = &lo[0]
-    cdef const double* ph = &hi[0]
-    cdef bint done = False
-    with nogil:
-        S_a = _csum(n, pl)
-        for i in range(n):
-            bufs[ia, i] = pl[i]
-        for it in range(300):
-            _periodic_pass(n, pb, pd, pl, ph, u, &bufs[iw, 0], &S, &D)
-            if S <= budget:
-                u_a = u
-                S_a = S
-                tmp = ia; ia = iw; iw = tmp
-                if S >= accept:
-                    u_b = u
-                    done = True
-                    break
-            else:
-                u_b = u
-                S_b = S
-                tmp = ib; ib = iw; iw = tmp
-            if u_a > 0.0 and u_b < INFINITY and (
-                    (1.0 - (u_a / u_b) * (u_a / u_b)) * (S_b - S_a) <= 1e-15 * budget
-                    or u_b - u_a <= 4.5e-16 * u_b):
-                break  # (or the bracket is down to adjacent doubles: nothing finer to find)
-            k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
-            if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
-                k_sec = log(S / S_p) / log(u / u_p)
-                if k_sec > 0.0:
-                    k = k_sec
-            u_p = u
-            S_p = S
-            u_n = u * exp(fmin(fmax(log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
-            hist[nh % 4] = u_b - u_a
-            nh += 1
-            if (not (u_a < u_n < u_b) or (nh >= 4 and hist[(nh - 1) % 4] > 0.5 * hist[(nh - 4) % 4])
-                    or fabs(u_n - u) <= 9e-16 * u):
-                u_n = 2.0 * fmax(u, u_a) if u_b == INFINITY else 0.5 * (u_a + u_b)
-                nh = 0
-            u = u_n
-        if done or u_b == INFINITY:
+
+    cdef const double[::1] bm, sm, delta, lo, hi
+    cdef const int[::1] be, se
+
+    def __init__(self, const double[::1] bm, const int[::1] be, const double[::1] sm, const int[::1] se,
+                 const double[::1] delta, const double[::1] lo, const double[::1] hi):
+        self.bm = bm
+        self.be = be
+        self.sm = sm
+        self.se = se
+        self.delta = delta
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, int e, double[::1] out=None):
+        """(S(u 2^e), u dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t i, n = self.bm.shape[0]
+        cdef double bt, t, c, om, x, v, d, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
+        cdef bint smooth
+        with nogil:
             for i in range(n):
-                out[i] = bufs[ia, i]
-            if not done:
-                u_b = u_a
-        else:
-            # Time-share between the two neighbouring KKT solutions so that the budget is
-            # spent: pages whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37
-            # there in double precision, so S(u) = budget may have no floating-point root.
-            theta = fmin(fmax((budget - S_a) / (S_b - S_a), 0.0), 1.0)
-            for kk in range(9):
-                if kk == 8:
-                    theta = 0.0
-                for i in range(n):
-                    out[i] = bufs[ia, i] + theta * (bufs[ib, i] - bufs[ia, i])
-                total = _csum(n, &out[0])
-                if total <= budget:
-                    break
-                # rounding put the mix over the budget: take back the excess and a few ulps more
-                theta = fmax(0.0, theta - (total - budget + (2.0 ** kk) * 2.3e-16 * budget) / (S_b - S_a))
-            if theta == 0.0:
-                u_b = u_a
-    return u_a, u_b
+                bt = ldexp(self.bm[i], self.be[i] - e)  # b_i in units of 2^e (0 or inf past the range)
+                smooth = False
+                if u <= bt:
+                    v = self.lo[i]
+                else:
+                    t = bt / u
+                    if t < T_TINY:
+                        v = ldexp(self.sm[i] * u * INV_SQRT2, self.se[i] + e)
+                        d = v
+                        smooth = True
+                    else:
+                        c = t * t
+                        om = (u - bt) / u * ((u + bt) / u)
+                        x = periodic_x(c, om)
+                        v = self.delta[i] / x
+                        smooth = x > 0.0
+                        if smooth:
+                            d = 2.0 * c * v * (1.0 + x) / (x * x * om)
+                    if v <= self.lo[i]:
+                        v = self.lo[i]
+                    elif v >= self.hi[i]:
+                        v = self.hi[i]
+                    elif smooth:
+                        _nadd(&der, &dcomp, d)
+                _nadd(&tot, &comp, v)
+                if out is not None:
+                    out[i] = v
+        return _total(tot, comp), _total(der, dcomp)
+
+
+cdef class PoissonKeyPass:
+    """The Poisson total over its breakpoints: r_i(u) = min(lo_i + s_i (u - a_i), hi_i) on [a_i, c_i).
+
+    a_i = (lo_i + Delta_i)/s_i and c_i = a_i + (hi_i - lo_i)/s_i are the lower
+    and upper breakpoints: r_i = lo_i left of a_i, hi_i from c_i on.  In this
+    form the rates at a breakpoint are exact (no s_i u - Delta_i cancellation),
+    whatever Delta_i is next to the budget, and a page is rising exactly on the
+    segments between its two breakpoints as sorted.  ``pass_(u, out)`` returns
+    (S(u), right slope); ``pass_.spend(...)`` the closed-form finish on one
+    segment.
+    """
+
+    cdef const double[::1] s, a, c, lo, hi
+
+    def __init__(self, const double[::1] s, const double[::1] a, const double[::1] c, const double[::1] lo,
+                 const double[::1] hi):
+        self.s = s
+        self.a = a
+        self.c = c
+        self.lo = lo
+        self.hi = hi
+
+    def __call__(self, double u, double[::1] out=None):
+        """(S(u), right slope dS/du); fills ``out`` with the rates if given."""
+        cdef Py_ssize_t i, n = self.s.shape[0]
+        cdef double v, tot = 0.0, comp = 0.0, sl = 0.0, scomp = 0.0
+        with nogil:
+            for i in range(n):
+                if u <= self.a[i]:
+                    v = self.lo[i]
+                elif u >= self.c[i]:
+                    v = self.hi[i]
+                else:
+                    v = fmin(self.lo[i] + self.s[i] * (u - self.a[i]), self.hi[i])
+                if self.a[i] <= u < self.c[i]:
+                    _nadd(&sl, &scomp, self.s[i])
+                _nadd(&tot, &comp, v)
+                if out is not None:
+                    out[i] = v
+        return _total(tot, comp), _total(sl, scomp)
+
+    def spend(self, double base, double qm, int qe, double[::1] out):
+        """Rates at u = base + q, q = qm 2^qe, on the segment right of ``base``; returns their total.
+
+        The pages rising right of ``base`` (a_i <= base < c_i, those its right
+        slope counts) get lo_i + s_i (base - a_i) + s_i q, capped at hi_i:
+        q = (B - S(base))/slope is the rest of the budget over the slope, given
+        as mantissa and exponent because on the last segment it may exceed the
+        double range (and s_i/slope may underflow) while the rates s_i q do
+        neither.
+        """
+        cdef Py_ssize_t i, n = self.s.shape[0]
+        cdef double v, tot = 0.0, comp = 0.0
+        with nogil:
+            for i in range(n):
+                if base < self.a[i]:
+                    v = self.lo[i]
+                elif base >= self.c[i]:
+                    v = self.hi[i]
+                else:
+                    v = fmin(self.lo[i] + (self.s[i] * (base - self.a[i]) + ldexp(self.s[i] * qm, qe)), self.hi[i])
+                _nadd(&tot, &comp, v)
+                out[i] = v
+        return _total(tot, comp)
+
+
+def mix(const double[::1] a, const double[::1] b, double theta, double[::1] out):
+    """out = a + theta (b - a), and its compensated total (the time-sharing of two solutions).
+
+    theta = 0 gives a exactly (also where b holds an overflowed rate).
+    """
+    cdef Py_ssize_t i, n = a.shape[0]
+    cdef double tot = 0.0, comp = 0.0, v
+    with nogil:
+        for i in range(n):
+            v = a[i] + theta * (b[i] - a[i]) if theta != 0.0 else a[i]
+            out[i] = v
+            _nadd(&tot, &comp, v)
+    return _total(tot, comp)
+
+
+def mix_share(const double[::1] a, const double[::1] b, double share, double width, double[::1] out):
+    """out = a + ((b - a)/width) share, and its compensated total.
+
+    The time-share of ``mix`` with theta = share/width, for when theta itself
+    underflows: a budget far below the jump of one page (b_i - a_i ~ Delta_i/37)
+    gives that page the rate ``share`` whatever the ratio.  share = 0 gives a.
+    """
+    cdef Py_ssize_t i, n = a.shape[0]
+    cdef double tot = 0.0, comp = 0.0, v
+    with nogil:
+        for i in range(n):
+            v = a[i] + (b[i] - a[i]) / width * share if share != 0.0 else a[i]
+            out[i] = v
+            _nadd(&tot, &comp, v)
+    return _total(tot, comp)
 
 
 cdef inline double _periodic_fresh(double r, double dl) noexcept nogil:
@@ -309,11 +386,15 @@ cdef inline double _periodic_fresh(double r, double dl) noexcept nogil:
 
 cdef inline double _poisson_fresh(double r, double dl) noexcept nogil:
     """Fraction of time fresh under Poisson crawling at rate r: r/(r + Delta)."""
+    cdef double t
     if dl == 0.0:
         return 1.0
     if r == INFINITY:
         return 1.0
-    return r / (r + dl)
+    t = r + dl
+    if t == INFINITY:  # both near the top of the double range
+        return 1.0 / (1.0 + dl / r)
+    return r / t
 
 
 def freshness_kernel(const double[::1] rates, const double[::1] delta, bint periodic, double[::1] out):
@@ -335,7 +416,7 @@ def weighted_sum(const double[::1] x, const double[::1] w):
     with nogil:
         for i in range(n):
             _nadd(&tot, &comp, w[i] * x[i])
-    return tot + comp
+    return _total(tot, comp)
 
 
 def periodic_x_kernel(const double[::1] c, double[::1] out):
@@ -348,9 +429,9 @@ def periodic_x_kernel(const double[::1] c, double[::1] out):
 
 def csum(const double[::1] x):
     """Compensated sum_i x_i."""
-    cdef Py_ssize_t i, n = x.shape[0]
-    cdef double tot = 0.0, comp = 0.0
-    with nogil:
-        for i in range(n):
-            _nadd(&tot, &comp, x[i])
-    return tot + comp
+    cdef Py_ssize_t n = x.shape[0]
+    cdef double tot = 0.0
+    if n:
+        with nogil:
+            tot = _csum(n, &x[0])
+    return tot
