@@ -47,10 +47,10 @@ try:
 except ImportError:  # run as a script
     SMOKE, role, sizes = False, None, None
 
+from freshcore.pages import PageModel
 from freshcore.policies import RoundRobin
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
-from freshcore.pages import PageModel
 
 R = 100.0
 HORIZON = 100.0

@@ -24,17 +24,15 @@ Run (briefly, on the shared machine)::
 
 from __future__ import annotations
 
-
 import numpy as np
+import pytest
 import scipy.special as sc
 from scipy.optimize import brentq
 
-from benchutil import SMOKE, role, sizes
-
-import pytest
-
 from freshcore.rates import optimal_rates
 from freshcore.special import lambertw
+
+from benchutil import SMOKE, role, sizes
 
 
 def instance(n):

@@ -41,8 +41,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from freshcore.schedule import Scheduler
 from freshcore.pages import PageModel
+from freshcore.schedule import Scheduler
 from freshcore.value import crawl_value
 
 from benchutil import SMOKE, role, sizes

@@ -40,9 +40,9 @@ from bench_schedule import pages_instance
 
 import freshcore
 from freshcore import sharding
+from freshcore.pages import PageModel
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.pages import PageModel
 
 from benchutil import SMOKE, role, sizes
 

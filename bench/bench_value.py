@@ -1,4 +1,5 @@
-"""Benchmarks of the exponential residual (freshcore.special), the exact crawl value (freshcore.value) and the optimal thresholds (freshcore.thresholds).
+"""Benchmarks of the exponential residual (freshcore.special), the exact crawl value (freshcore.value) and the
+optimal thresholds (freshcore.thresholds).
 
 Groups (each holds the plain numpy/scipy baseline beside freshcore):
 
@@ -34,14 +35,14 @@ import numpy as np
 import pytest
 import scipy.special as sc
 
-from benchutil import role, sizes
-
 from freshcore._core import residual_exp_kernel
-from freshcore.rates import optimal_rates
 from freshcore.pages import PageModel
+from freshcore.rates import optimal_rates
 from freshcore.special import residual_exp
 from freshcore.thresholds import optimal_thresholds
 from freshcore.value import crawl_value
+
+from benchutil import role, sizes
 
 
 def residual_points(n):

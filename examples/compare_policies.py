@@ -21,11 +21,11 @@ Output (2026-11-22)::
 
 import numpy as np
 
+from freshcore.pages import PageModel
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin
 from freshcore.policy_simulation import simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.pages import PageModel
 from freshcore.thresholds import optimal_thresholds
 
 rng = np.random.default_rng(42)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from freshcore.schedule import Scheduler
 from freshcore.pages import PageModel
+from freshcore.schedule import Scheduler
 from freshcore.value import crawl_value
 
 KINDS = ("exact", "approx", "greedy", "cis")

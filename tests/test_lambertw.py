@@ -167,13 +167,13 @@ def test_bad_branch_and_types():
 
 def test_bad_out():
     z = np.ones(3)
-    with pytest.raises(ValueError, match="'out'.*shape"):
+    with pytest.raises(ValueError, match=r"'out'.*shape"):
         lambertw(z, out=np.empty(4))
-    with pytest.raises(TypeError, match="'out'.*float64"):
+    with pytest.raises(TypeError, match=r"'out'.*float64"):
         lambertw(z, out=np.empty(3, dtype=np.float32))
     with pytest.raises(TypeError, match="'out'"):
         lambertw(z, out=[0.0, 0.0, 0.0])
     ro = np.empty(3)
     ro.flags.writeable = False
-    with pytest.raises(ValueError, match="'out'.*writeable"):
+    with pytest.raises(ValueError, match=r"'out'.*writeable"):
         lambertw(z, out=ro)

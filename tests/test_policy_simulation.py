@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from freshcore.pages import PageModel
 from freshcore.policies import LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from freshcore.policy_simulation import SimulationResult, simulate
 from freshcore.rates import freshness, optimal_rates
 from freshcore.schedule import Scheduler
-from freshcore.pages import PageModel
 
 
 class Recorder(RoundRobin):

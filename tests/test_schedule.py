@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from freshcore.schedule import Scheduler
 from freshcore.pages import PageModel
+from freshcore.schedule import Scheduler
 
 from _reference import KINDS, Reference, kind_args, random_pages
 

@@ -22,9 +22,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 import freshcore.schedule as schedule_mod
 from freshcore import _schedule
+from freshcore.pages import PageModel
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
-from freshcore.pages import PageModel
 
 from _reference import KINDS, DynamicReference, Reference, kind_args, random_pages
 from _state_files import (

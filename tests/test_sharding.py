@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 import freshcore
 from freshcore import sharding
+from freshcore.pages import PageModel
 from freshcore.policy_simulation import simulate
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.pages import PageModel
 
 from _reference import KINDS, SHARDED_OP, MergedReference, kind_args, plain_pages
 

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from freshcore import _schedule, sharding
+from freshcore.pages import PageModel
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
-from freshcore.pages import PageModel
 
 from _reference import KINDS, SHARDED_OP, DynamicMergedReference, kind_args, plain_pages
 from _state_files import HOWS, restore, state_equal

@@ -1,10 +1,12 @@
 """optimal_thresholds (Theorem 2 of 001, SPEC section 3): the continuous optimum with change signals."""
 
+import itertools
+
 import numpy as np
 import pytest
 
-from freshcore.rates import freshness, optimal_rates
 from freshcore.pages import PageModel
+from freshcore.rates import freshness, optimal_rates
 from freshcore.thresholds import optimal_thresholds
 from freshcore.value import crawl_frequency, crawl_interval, crawl_value, fresh_time
 
@@ -127,7 +129,7 @@ def test_recall_one_is_the_limit_of_recall_below_one():
         near = optimal_thresholds(PageModel(dl, mu, lam, nu), 30.0)
         gaps.append(abs(near.accuracy - at_one.accuracy))
         assert np.all(near.signal_counts == 0)
-    assert gaps[-1] <= 1e-11 and all(b <= a for a, b in zip(gaps, gaps[1:]))
+    assert gaps[-1] <= 1e-11 and all(b <= a for a, b in itertools.pairwise(gaps))
 
 
 @pytest.mark.parametrize("seed", [0, 7])

@@ -1,5 +1,6 @@
 """Crawl value V, interval psi, fresh time w and frequency f (SPEC section 3, 001 Lemma 4 and A.1)."""
 
+import itertools
 import pickle
 
 import mpmath as mp
@@ -92,7 +93,8 @@ def simulate(dl, lam, nu, iota, n_intervals, seed):
     while active.any():
         idx = np.flatnonzero(active)
         with np.errstate(invalid="ignore"):
-            due = np.maximum(t[idx], np.where(n[idx] > 0, iota - beta * n[idx], iota)) if beta > 0 else np.full(len(idx), iota)
+            due = (np.maximum(t[idx], np.where(n[idx] > 0, iota - beta * n[idx], iota)) if beta > 0
+                   else np.full(len(idx), iota))
         nxt = t[idx] + rng.exponential(1.0 / rate, len(idx)) if rate > 0 else np.full(len(idx), np.inf)
         crawl = due <= nxt
         length[idx[crawl]] = due[crawl]
@@ -202,7 +204,8 @@ def test_greedy_and_cis_formulas():
     iota = np.array([1e-6, 0.3, 2.0, 40.0])
     dl, lam, nu, mu = 0.7, 0.6, 0.25, 1.3
     pages = PageModel(np.full(4, dl), mu, lam, nu)
-    np.testing.assert_allclose(crawl_value(iota, pages, value="greedy"), mu * residual_exp(1, dl * iota) / dl, rtol=1e-15)
+    greedy = mu * residual_exp(1, dl * iota) / dl
+    np.testing.assert_allclose(crawl_value(iota, pages, value="greedy"), greedy, rtol=1e-15)
     for x, got in zip(iota, crawl_value(iota, pages, value="cis")):
         with mp.workdps(50):
             x, a, g = mp.mpf(float(x)), mp.mpf((1 - lam) * dl), mp.mpf(lam * dl)
@@ -237,7 +240,7 @@ def test_gamma_to_zero_gives_greedy(path):
         lam, nu = {"lam=e,nu=e": (e, e), "lam=e,nu=e^2": (e, e * e), "lam=e^2,nu=e": (e * e, e),
                    "lam=0,nu=e": (0.0, e), "lam=e,nu=0": (e, 0.0)}[path]
         errs.append(rel(value(1.0, lam, nu), greedy))
-    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in zip(errs, errs[1:]))
+    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in itertools.pairwise(errs))
 
 
 @pytest.mark.parametrize("lam", [0.2, 0.6, 0.95])
@@ -253,7 +256,7 @@ def test_lambda_to_zero_with_false_signals_gives_greedy(nu):
     greedy = value(1.0, 0.0, nu)
     np.testing.assert_allclose(greedy, value(1.0, 0.0, 0.0, "greedy"), rtol=1e-15)
     errs = [rel(value(1.0, e, nu), greedy) for e in EPS]
-    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in zip(errs, errs[1:]))
+    assert errs[-1] <= 1e-8 and all(b <= max(a, 1e-14) for a, b in itertools.pairwise(errs))
 
 
 @pytest.mark.parametrize("nu", [0.0, 0.4])
@@ -262,14 +265,14 @@ def test_lambda_to_one_alpha_to_zero(nu):
     assert np.all(value(1.0, 1.0, nu) == 0.0)
     vals = [value(1.0, 1.0 - e, nu) for e in EPS]
     assert np.all(np.isfinite(vals)) and np.max(vals[-1]) <= 1e-8
-    assert all(np.all(b <= a) for a, b in zip(vals, vals[1:]))
+    assert all(np.all(b <= a) for a, b in itertools.pairwise(vals))
 
 
 @pytest.mark.parametrize("lam, nu", [(0.5, 0.3), (0.0, 0.3), (1.0, 0.0), (0.5, 0.0)])
 def test_delta_to_zero(lam, nu):
     assert np.all(value(0.0, lam, nu) == 0.0)
     vals = [value(e, lam, nu) for e in EPS]
-    assert np.max(vals[-1]) <= 1e-8 and all(np.all(b <= a) for a, b in zip(vals, vals[1:]))
+    assert np.max(vals[-1]) <= 1e-8 and all(np.all(b <= a) for a, b in itertools.pairwise(vals))
 
 
 def test_no_nan_on_a_grid_with_every_degenerate_value():
@@ -383,7 +386,7 @@ def test_bad_value_and_terms():
     pages = PageModel(1.0, 1.0, 0.5, 0.2)
     with pytest.raises(ValueError, match="'value' parameter of crawl_value"):
         crawl_value(1.0, pages, value="fast")
-    with pytest.raises(ValueError, match="'terms'.*required"):
+    with pytest.raises(ValueError, match=r"'terms'.*required"):
         crawl_value(1.0, pages, value="approx")
     with pytest.raises(ValueError, match="'terms'"):
         crawl_value(1.0, pages, value="approx", terms=0)
@@ -677,7 +680,7 @@ def within(seconds, fn, *args):
     def run():
         try:
             box["value"] = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - handed back to the test
+        except BaseException as e:
             box["error"] = e
 
     th = threading.Thread(target=run, daemon=True)

@@ -55,13 +55,13 @@ from .mle import (
     mle_rates,
     moment_rates,
 )
+from .pages import PageModel
 from .policies import CrawlPolicy, LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
 from .policy_simulation import SimulationResult, simulate
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .sharding import ShardedScheduler
 from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simulate_signal_log
-from .pages import PageModel
 from .special import lambertw, residual_exp
 from .synthetic_logs import simulate_crawls
 from .thresholds import ThresholdsResult, optimal_thresholds

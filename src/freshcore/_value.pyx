@@ -701,7 +701,8 @@ cdef bint _residue_fresh(double iota, double delta, double alpha, double gamma, 
 
     The real poles are s = 0 (residue 1/Delta) and s = -alpha (F(-alpha) = 0, F'(-alpha) = 1 + u), which give
 
-        w = 1/Delta - e^{-alpha iota}/(alpha (1 + u)) = gamma T2(y)/(Delta alpha (1 + u)) + (1 - e^{-alpha iota})/(alpha (1 + u))
+        w = 1/Delta - e^{-alpha iota}/(alpha (1 + u))
+          = gamma T2(y)/(Delta alpha (1 + u)) + (1 - e^{-alpha iota})/(alpha (1 + u))
 
     with y = alpha beta = log(gamma/nu) and T2(y) = e^{-y} - 1 + y (alpha (1 + u) - Delta = gamma T2(y)): two
     non-negative terms.  The non-real roots of F are those of G (``_residue_interval``) shifted by -alpha, at the

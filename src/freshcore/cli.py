@@ -234,11 +234,11 @@ def _scheduling(
     """Stage 4 of the demo: simulate the policies on the true web, print one table."""
     from tqdm import tqdm
 
+    from .pages import PageModel
     from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin
     from .policy_simulation import simulate
     from .rates import freshness, optimal_rates
     from .schedule import Scheduler
-    from .pages import PageModel
     from .thresholds import optimal_thresholds
 
     n = len(delta)

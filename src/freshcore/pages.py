@@ -85,7 +85,7 @@ class PageModel:
     [0.5]
     """
 
-    __slots__ = ("_change_rate", "_importance", "_recall", "_false_rate", "_alpha", "_gamma", "_beta")
+    __slots__ = ("_alpha", "_beta", "_change_rate", "_false_rate", "_gamma", "_importance", "_recall")
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, change_rate: Any, importance: Any, recall: Any = 0.0, false_rate: Any = 0.0) -> None:
@@ -125,7 +125,7 @@ class PageModel:
         self._beta = _read_only_copy(beta)
 
     @classmethod
-    def _from_valid(cls, dl, mu, lam, nu) -> PageModel:
+    def _from_valid(cls, dl: np.ndarray, mu: np.ndarray, lam: np.ndarray, nu: np.ndarray) -> PageModel:
         self = cls.__new__(cls)
         self._change_rate, self._importance = _read_only_copy(dl), _read_only_copy(mu)
         self._recall, self._false_rate = _read_only_copy(lam), _read_only_copy(nu)
@@ -168,7 +168,7 @@ class PageModel:
             )
         )
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[PageModel], tuple[np.ndarray, ...]]:
         return (PageModel, (self._change_rate, self._importance, self._recall, self._false_rate))
 
     def __repr__(self) -> str:

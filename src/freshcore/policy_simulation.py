@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from freshcore._validation import check_array, check_int, check_rng, check_same_length, check_scalar
-from freshcore.policies import CrawlPolicy
 from freshcore.pages import PageModel, check_pages
+from freshcore.policies import CrawlPolicy
 
 __all__ = ["SimulationResult", "simulate"]
 

@@ -45,7 +45,7 @@ from freshcore._validation import (
     check_scalar,
 )
 
-__all__ = ["RatesResult", "optimal_rates", "freshness"]
+__all__ = ["RatesResult", "freshness", "optimal_rates"]
 
 _MODELS = ("poisson", "periodic")
 # The periodic solver stops once the budget is used to within this relative gap (never above it).

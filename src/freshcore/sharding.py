@@ -41,8 +41,8 @@ from freshcore import _parallel, _statefile, schedule
 from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
-from freshcore.schedule import Scheduler
 from freshcore.pages import PageModel, check_pages
+from freshcore.schedule import Scheduler
 
 __all__ = ["ShardedScheduler"]
 

@@ -364,8 +364,9 @@ class _Problem:
         page = int(sig.idx[k])
         raise ValueError(
             f"optimal_thresholds cannot solve page {page} (change_rate={float(sig.delta[k])!r}, "
-            f"recall={float(1.0 - sig.alpha[k] / sig.delta[k])!r}, false_rate={float(sig.nu[k])!r}) at the multiplier {lam!r} in "
-            f"bounded time: its crawl value's series would run past {MAX_TERMS} terms and no closed form applies."
+            f"recall={float(1.0 - sig.alpha[k] / sig.delta[k])!r}, false_rate={float(sig.nu[k])!r}) at the "
+            f"multiplier {lam!r} in bounded time: its crawl value's series would run past {MAX_TERMS} terms and no "
+            f"closed form applies."
         )
 
     def _cold_starts(self, ci: np.ndarray, u: float, lam: float) -> np.ndarray:
@@ -457,7 +458,7 @@ class _Bracket:
         within 1e-6 of ``u``, safeguarded by bisection (in ``log(mu/Delta - Lambda)`` beside the entry point
         of a page entering the crawl in the bracket, where ``S`` is steep).
         """
-        R, hist = self.R, self.hist
+        R = self.R
         widths: list[float] = []
         extra = 0
         for _ in range(400):
@@ -801,7 +802,7 @@ def _elasticity(trace: list[tuple[float, float]], u_star: float, R: float) -> fl
 def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
     from freshcore.rates import optimal_rates
 
-    return float(optimal_rates(dl, mu, R, model="periodic", return_details=True).multiplier)  # type: ignore[union-attr]
+    return float(optimal_rates(dl, mu, R, model="periodic", return_details=True).multiplier)
 
 
 def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> float:

@@ -44,7 +44,7 @@ from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_array, check_choice, check_int, check_out
 from freshcore.pages import PageModel, check_pages
 
-__all__ = ["crawl_value", "crawl_frequency", "crawl_interval", "fresh_time"]
+__all__ = ["crawl_frequency", "crawl_interval", "crawl_value", "fresh_time"]
 
 #: The crawl-value kinds, in the order of the compiled kernels' codes.
 VALUES = ("exact", "approx", "greedy", "cis")
@@ -75,9 +75,10 @@ def _check_bounded(res: np.ndarray, tau: np.ndarray, pages: PageModel, caller: s
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{caller} cannot evaluate page {k} (change_rate={float(pages.change_rate[k])!r}, recall={float(pages.recall[k])!r}, "
-            f"false_rate={float(pages.false_rate[k])!r}) at {name}={float(tau[k])!r} in bounded time: its series would run past "
-            f"{MAX_TERMS} terms and no closed form applies (a recall this close to 1 with so many signals per threshold)."
+            f"{caller} cannot evaluate page {k} (change_rate={float(pages.change_rate[k])!r}, "
+            f"recall={float(pages.recall[k])!r}, false_rate={float(pages.false_rate[k])!r}) at "
+            f"{name}={float(tau[k])!r} in bounded time: its series would run past {MAX_TERMS} terms and no closed "
+            f"form applies (a recall this close to 1 with so many signals per threshold)."
         )
     return res
 
