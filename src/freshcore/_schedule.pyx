@@ -691,12 +691,13 @@ cdef class SchedulerState:
         return self.rec[j].last
 
     def nbytes(self):
-        """Bytes held by the state: per-slot arrays at capacity, the bucket heaps and the calendar at capacity, the buffers."""
+        """Bytes held by the state: per-slot arrays and the bucket heaps and calendar at capacity, the buffers."""
         cdef Py_ssize_t b, heaps = 0
         for b in range(NBUCKETS):
             heaps += self.bcap[b] + (HEAP_LEAD if self.bcap[b] > 0 else 0)
         # the 32-byte records (last, delta, mu, hpos, ncis), nu and recall (float64), bucket (uint16)
-        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t)) + (NS + 1) * sizeof(double)
+        return (self.cap * (5 * sizeof(double) + sizeof(uint32_t) + sizeof(int32_t) + sizeof(bucket_t))
+                + (NS + 1) * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double)) + self.pcap * (sizeof(int32_t) + 2 * sizeof(double))
                 + self.ccap * sizeof(CalEntry) + (self.cmask + 1) * sizeof(int32_t)
                 + NBUCKETS * (2 * sizeof(void*) + 3 * sizeof(int32_t))
@@ -812,7 +813,8 @@ cdef class SchedulerState:
         if in_log:
             b += NS
         sb = self._sb(b)
-        pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.rec[j].last) + (fabs(self.bn(j)) if self.kind != 2 else 0.0)) + 1e-300
+        pad = (8.0 * DBL_EPSILON * (fabs(t0) + fabs(self.rec[j].last) + (fabs(self.bn(j)) if self.kind != 2 else 0.0))
+               + 1e-300)
         key[0] = (t0 - c / sb) - pad
         return b
 
@@ -1175,7 +1177,7 @@ cdef class SchedulerState:
                 and self.rec[j].delta > 0.0 and tau < INFINITY)
 
     cdef inline double _park_floor(self) noexcept nogil:
-        """The smallest park margin: 1/sqrt(m) within [PARK_EPS, 0.25] (1e-3 at m = 1e6; the winning value moves more at small m)."""
+        """The smallest park margin: 1/sqrt(m) within [PARK_EPS, 0.25] (the winning value moves more at small m)."""
         cdef double f = 1.0 / sqrt(<double>self.n_live) if self.n_live > 0 else 0.25
         return PARK_EPS if f < PARK_EPS else (0.25 if f > 0.25 else f)
 
@@ -1310,7 +1312,8 @@ cdef class SchedulerState:
 
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t* pn, double* bv,
                                Py_ssize_t* best) noexcept nogil:
-        """Evaluate popped page j at t, keep it (``pn[0]``-th popped page) and the best so far; whether it is the new best."""
+        """Evaluate popped page j at t, keep it (the ``pn[0]``-th popped page) and the best so far; whether it is
+        the new best."""
         cdef double ex
         cdef double v = self.value(j, self.tau(j, t), &ex)
         self._keep_popped(pn[0], j, v, ex)
@@ -1767,4 +1770,3 @@ def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
     out = np.full(cap, fill, dtype=x.dtype)
     out[:n] = x[:n]
     return out
-
