@@ -4,6 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from freshcore.pages import PageModel
 from freshcore.rates import freshness, optimal_rates
@@ -353,3 +355,35 @@ def test_the_long_threshold_of_the_issue_in_bounded_time():
     u = pages.gamma[0] * pages.beta[0]
     kappa = u * pages.beta[0] / (2 * (1 + u))
     assert res.thresholds[0] == pytest.approx(1e6 * (1 + u) - kappa, rel=1e-15)
+
+
+def test_an_extrapolating_step_past_the_largest_double_is_refused():
+    """The interpolating steps of the outer iteration may land beyond 1e308; they fall back (was OverflowError)."""
+    pages = PageModel([1, 2, 3], [1, 1, 1], recall=[0, 1, 0.5], false_rate=[0.1, 0.2, 0])
+    res = optimal_thresholds(pages, 0.7)
+    assert abs(res.frequencies.sum() - 0.7) <= 1e-12 * 0.7
+    assert np.isfinite(res.multiplier) and 0.0 < res.accuracy < 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pages=st.lists(
+        st.tuples(
+            st.floats(1e-3, 1e3),
+            st.floats(1e-3, 1e3),
+            st.one_of(st.just(0.0), st.just(1.0), st.floats(0.0, 1.0)),
+            st.one_of(st.just(0.0), st.floats(1e-3, 1e3)),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    bandwidth=st.floats(1e-3, 1e3),
+)
+def test_small_instances_spend_the_bandwidth_or_crawl_everything(pages, bandwidth):
+    """Any small instance over six decades of every parameter: an answer that spends the bandwidth, no exception."""
+    model = PageModel(*(np.array(col) for col in zip(*pages)))
+    res = optimal_thresholds(model, bandwidth)
+    f = res.frequencies
+    assert np.all(np.isfinite(f)) and np.all(f >= 0.0)
+    assert abs(f.sum() - bandwidth) <= 1e-9 * bandwidth or res.multiplier == 0.0
+    assert 0.0 <= res.accuracy <= 1.0

@@ -511,10 +511,10 @@ class _Bracket:
             if a.u < un < b.u and abs(un - last.u) <= 1e-6 * last.u:
                 u = un
         pts = [h for h in hist[-2:] if h.total > 0.0]
-        if not a.u < u < b.u and len(pts) == 2 and pts[0].total != pts[1].total and pts[0].u != pts[1].u:
-            p0, p1 = pts
-            t = (math.log(R) - math.log(p1.total)) / (math.log(p1.total) - math.log(p0.total))
-            u = math.exp(math.log(p1.u) + t * (math.log(p1.u) - math.log(p0.u)))
+        if not a.u < u < b.u and len(pts) == 2:
+            (s0, u0), (s1, u1) = ((math.log(h.total), math.log(h.u)) for h in pts)
+            if s0 != s1 and u0 != u1:  # (distinct logs: distinct values can round to one log)
+                u = _exp(u1 + (math.log(R) - s1) / (s1 - s0) * (u1 - u0))
         return u
 
 
@@ -749,6 +749,11 @@ def _jumps(a: _Solution, b: _Solution) -> bool:
                 or np.any(a.counts != b.counts))
 
 
+def _exp(y: float) -> float:
+    """``e^y``, ``inf`` past the largest double: the steps extrapolate, and a step out of the bracket is refused."""
+    return math.exp(y) if y < 709.0 else (math.inf if y == y else math.nan)
+
+
 def _inverse_quadratic(pts: list[_Solution], R: float) -> float:
     """``u`` where the quadratic through ``(log S, log u)`` of three solutions takes ``log R`` (NaN if degenerate)."""
     if len(pts) < 3 or not all(p.total > 0 for p in pts):
@@ -759,17 +764,19 @@ def _inverse_quadratic(pts: list[_Solution], R: float) -> float:
     x = math.log(R)
     y = (y0 * (x - x1) * (x - x2) / ((x0 - x1) * (x0 - x2)) + y1 * (x - x0) * (x - x2) / ((x1 - x0) * (x1 - x2))
          + y2 * (x - x0) * (x - x1) / ((x2 - x0) * (x2 - x1)))
-    return math.exp(y)
+    return _exp(y)
 
 
 def _slope(hist: list[_Solution], elasticity: float) -> float:
     """``d log S / d log u`` for the next bracketing step: the secant through the last two solutions, else
     the subsample's elasticity (NaN if neither)."""
     pts = [h for h in hist[-2:] if h.total > 0]
-    if len(pts) == 2 and pts[0].u != pts[1].u and pts[0].total != pts[1].total:
-        e = (math.log(pts[1].total) - math.log(pts[0].total)) / (math.log(pts[1].u) - math.log(pts[0].u))
-        if e > 0:
-            return e
+    if len(pts) == 2:
+        (s0, u0), (s1, u1) = ((math.log(h.total), math.log(h.u)) for h in pts)
+        if u0 != u1 and s0 != s1:  # (distinct logs: distinct values can round to one log)
+            e = (s1 - s0) / (u1 - u0)
+            if e > 0:
+                return e
     return elasticity
 
 
@@ -778,7 +785,7 @@ def _past(sol: _Solution, R: float, e: float) -> float:
     ``R`` in one step when ``e`` is a few percent off); NaN without a usable slope."""
     if not (e > 0 and sol.total > 0):
         return math.nan
-    return sol.u * math.exp(1.05 * (math.log(R) - math.log(sol.total)) / e)
+    return sol.u * _exp(1.05 * (math.log(R) - math.log(sol.total)) / e)
 
 
 def _elasticity(trace: list[tuple[float, float]], u_star: float, R: float) -> float:
