@@ -50,10 +50,12 @@ cdef inline int buckets_init(Buckets* s) noexcept nogil:
     s.calendar.free = -1
     s.calendar.mask = -1
     s.heaps = <Heap*>freshcore_malloc(N_CODES * sizeof(Heap))
-    s.slope_table = <double*>freshcore_malloc((N_SLOPES + 1) * sizeof(double))
-    if s.heaps == NULL or s.slope_table == NULL:
+    if s.heaps == NULL:
         return -1
     memset(s.heaps, 0, N_CODES * sizeof(Heap))
+    s.slope_table = <double*>freshcore_malloc((N_SLOPES + 1) * sizeof(double))
+    if s.slope_table == NULL:
+        return -1
     fill_slope_table(s.slope_table)
     if tops_init(&s.tops, N_CODES) < 0:
         return -1
