@@ -168,7 +168,8 @@ from freshcore._schedule_pages cimport (PageRecord, Pages, GREEDY, page_tau, val
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up
 from freshcore._schedule_lines cimport BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, page_line
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching
-from freshcore._schedule_calendar cimport CalendarEntry, calendar_time, calendar_release, calendar_empty, calendar_clear
+from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_release, calendar_empty,
+                                           calendar_clear, calendar_prefetch)
 from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_init,
                                           buckets_free, buckets_push, buckets_take, buckets_remove, buckets_key_of,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
@@ -273,26 +274,12 @@ cdef class SchedulerState:
         if last is not None:
             records["last_crawl"] = np.asarray(last, dtype=np.float64)
         self._set_arrays(records, _owned(nu), _owned(recall), np.full(m, NOT_PLACED, dtype=np.uint16))
-        self.pages.kind = kind
-        self.pages.terms = terms
-        self.n_ids = m
-        self.capacity = m
-        self.n_live = m
-        self.buckets.calendar.origin = 0.0
-        self.buckets.calendar.rate = rate
-        self.now = 0.0
-        self.tick = 0
-        self.n_ticks = 0
-        self.signal_delay = signal_delay
-        self.last_winning_value = 0.0
+        # (the other fields start at 0: time 0, no tick, no winning value, no park level, not built)
+        self.pages.kind, self.pages.terms = kind, terms
+        self.n_ids = self.capacity = self.n_live = m
+        self.buckets.calendar.rate, self.signal_delay = rate, signal_delay
         self.log_last_winning_value = -INFINITY
-        self.built = False
-        self.n_evaluations = 0
-        self.park.level = 0.0
-        self.park.margin = PARK_EPS
-        self.park.last_fall_tick = 0
-        self.park.horizon = -INFINITY
-        self.park.n_unparks = 0
+        self.park.margin, self.park.horizon = PARK_EPS, -INFINITY
 
     def _set_arrays(self, records, false_rate, recall, bucket):
         """The per-page arrays (same length) and the pointers to their data."""
@@ -613,19 +600,7 @@ cdef class SchedulerState:
                 s.code[j] = NOT_PLACED
                 self._evaluate(j, t, PARK, key, &pn, &bv, &best)
                 i = heads[a]
-            # the next ticks' misses, fetched a tick ahead: the records of the next tick's pages (their
-            # entries fetched at the last tick), and the first entry of the one after
-            i = heads[(self.tick + 1) & s.calendar.mask]
-            a = 0
-            while i >= 0 and a < 4:
-                j = s.calendar.entries[i].id
-                FRESHCORE_PREFETCH(&self.pages.records[j])
-                FRESHCORE_PREFETCH(&s.code[j])
-                i = s.calendar.entries[i].next
-                a += 1
-            i = heads[(self.tick + 2) & s.calendar.mask]
-            if i >= 0:
-                FRESHCORE_PREFETCH(&s.calendar.entries[i])
+            calendar_prefetch(&s.calendar, self.tick, self.pages.records, s.code)
         s.calendar.last_popped_tick = self.tick
         if best >= 0:
             lbv = log(bv)

@@ -8,9 +8,10 @@
 # ``heads[k & mask]``, which is unambiguous while the calendar spans fewer than mask + 1 ticks (the
 # scheduler keeps only the pages due by its horizon in it, and sizes ``heads`` to the horizon).
 
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, uint16_t
 
-from freshcore._schedule_memory cimport freshcore_realloc
+from freshcore._schedule_memory cimport freshcore_realloc, FRESHCORE_PREFETCH
+from freshcore._schedule_pages cimport PageRecord
 
 
 cdef struct CalendarEntry:  # 16 bytes, four to a cache line
@@ -88,6 +89,23 @@ cdef inline int32_t calendar_release(Calendar* c, Py_ssize_t i) noexcept nogil:
     c.free = <int32_t>i
     c.size -= 1
     return page
+
+
+cdef inline void calendar_prefetch(const Calendar* c, long long k, const PageRecord* records,
+                                   const uint16_t* code) noexcept nogil:
+    """After popping tick k: the next ticks' misses, fetched a tick ahead (the records and bucket codes of tick
+    k + 1's first pages, whose entries were fetched at tick k - 1, and the first entry of tick k + 2)."""
+    cdef Py_ssize_t i = c.heads[(k + 1) & c.mask], a = 0
+    cdef int32_t j
+    while i >= 0 and a < 4:
+        j = c.entries[i].id
+        FRESHCORE_PREFETCH(&records[j])
+        FRESHCORE_PREFETCH(&code[j])
+        i = c.entries[i].next
+        a += 1
+    i = c.heads[(k + 2) & c.mask]
+    if i >= 0:
+        FRESHCORE_PREFETCH(&c.entries[i])
 
 
 cdef inline int32_t calendar_take(Calendar* c, Py_ssize_t i) noexcept nogil:

@@ -1,6 +1,7 @@
 # The scheduler's heaps (freshcore._schedule): 4-ary min-heaps of page ids on (key, id), the keys stored
-# beside the ids, each page's position kept in its record (PageRecord.entry).  Every function is inline (compiled into
-# freshcore._schedule, where the hot loop calls them): ``from freshcore._schedule_heap cimport Heap``.
+# beside the ids, each page's position kept in its record (PageRecord.entry).  Every function is inline
+# (compiled into freshcore._schedule, where the hot loop calls them):
+# ``from freshcore._schedule_heap cimport Heap, heap_push``.
 #
 # Entry i of a heap is page ids[i] with key keys[i]; its children are 4i+1 .. 4i+4.  The arrays start
 # HEAP_LEAD entries into a 64-byte aligned block, so that the 4 keys (32 bytes) and the 4 ids (16 bytes)

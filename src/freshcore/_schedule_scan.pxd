@@ -16,7 +16,6 @@ from libc.stdlib cimport free
 from libc.string cimport memmove
 
 from freshcore._schedule_lines cimport N_SLOPES
-
 from freshcore._schedule_memory cimport freshcore_malloc, resize_doubles, resize_int32s
 
 cdef extern from "_schedule_scan.h":
