@@ -33,9 +33,10 @@ extensions = [
     Extension(
         f"freshcore.{pyx.stem}",
         [str(pyx)],
-        include_dirs=["src/freshcore"],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        include_dirs=["src/freshcore"],  # the C headers (src/freshcore/*.h) beside the .pyx
+        depends=[str(h) for h in sorted(Path("src/freshcore").glob("*.h"))],
     )
     for pyx in sorted(Path("src/freshcore").glob("*.pyx"))
 ]

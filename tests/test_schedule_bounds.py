@@ -91,16 +91,16 @@ def test_greedy_log_bound_from_zero(dl, mu, tau1):
 
 
 # ---------------------------------------------------------------------------
-# Greedy's park keys (freshcore._schedule._park_time): a parked page's key is a time before which its
+# Greedy's park keys (park_time of freshcore._schedule_lines): a parked page's key is a time before which its
 # computed value is below the park level, and (up to the 1e-9 shade and a few ulps) the time it reaches it
 
 
 def park_times(last, dl, mu, level):
-    from freshcore import _schedule
+    from freshcore import _schedule_lines
 
     n = len(dl)
     out = np.empty(n)
-    _schedule.park_time_kernel(np.full(n, float(last)), np.asarray(dl, float), np.asarray(mu, float), level, out)
+    _schedule_lines.park_time_kernel(np.full(n, float(last)), np.asarray(dl, float), np.asarray(mu, float), level, out)
     return out
 
 
@@ -160,7 +160,7 @@ def test_greedy_park_key_extremes():
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 63, 64, 65, 66, 127, 128, 129, 200])
 def test_scan_kernel_matches_numpy(n):
-    from freshcore import _schedule
+    from freshcore import _schedule_scan
 
     rng = np.random.default_rng(n)
     for f in (0.0, 1.0):
@@ -176,14 +176,14 @@ def test_scan_kernel_matches_numpy(n):
             else:
                 th = -np.inf if frac == 1.0 else np.inf
             abd, cb, ub = np.empty(n), np.empty(n + 1, np.int32), np.empty(n + 1)
-            k = _schedule.scan_kernel(asl, atk, act, t, tpad, mg, f, th, abd, cb, ub)
+            k = _schedule_scan.scan_kernel(asl, atk, act, t, tpad, mg, f, th, abd, cb, ub)
             np.testing.assert_array_equal(abd, want)  # bit for bit
             passing = np.flatnonzero(want >= th)
             assert k == len(passing)
             np.testing.assert_array_equal(cb[:k], act[passing])  # in act's order
             np.testing.assert_array_equal(ub[:k], want[passing])
             cb2, ub2 = np.empty(n + 1, np.int32), np.empty(n + 1)
-            k2 = _schedule.pick_kernel(abd, act, th, cb2, ub2)
+            k2 = _schedule_scan.pick_kernel(abd, act, th, cb2, ub2)
             assert k2 == k
             np.testing.assert_array_equal(cb2[:k], cb[:k])
             np.testing.assert_array_equal(ub2[:k], ub[:k])

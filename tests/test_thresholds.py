@@ -387,3 +387,20 @@ def test_small_instances_spend_the_bandwidth_or_crawl_everything(pages, bandwidt
     assert np.all(np.isfinite(f)) and np.all(f >= 0.0)
     assert abs(f.sum() - bandwidth) <= 1e-9 * bandwidth or res.multiplier == 0.0
     assert 0.0 <= res.accuracy <= 1.0
+
+
+def test_recall_one_pages_cannot_use_a_bandwidth_above_their_signal_rate():
+    """Only recall-1 pages: each is crawled at most once per signal (gamma = Delta + nu per unit time).
+
+    A bandwidth above the sum of the gammas is not binding: every page at its first signal, multiplier 0
+    (on the starting tree the outer iteration grew without end until memory ran out).
+    """
+    pages = PageModel([0.0098, 0.09], [1.7, 0.9], recall=1.0, false_rate=[0.0526, 0.13])
+    gamma = pages.gamma
+    res = optimal_thresholds(pages, 1.3)
+    assert res.multiplier == 0.0
+    np.testing.assert_array_equal(res.signal_counts, [1, 1])
+    np.testing.assert_allclose(res.frequencies, gamma, rtol=1e-15)
+    assert res.accuracy == 1.0  # every change signalled, and crawled at its signal
+    below = optimal_thresholds(pages, 0.5 * gamma.sum())  # a binding bandwidth still solves as before
+    assert abs(below.frequencies.sum() - 0.5 * gamma.sum()) <= 1e-12 * gamma.sum() and below.multiplier > 0

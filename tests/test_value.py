@@ -803,3 +803,12 @@ def test_extreme_parameters_finish_in_bounded_time(dl, lam, nu, iota):
             assert r <= iota * (1 + 1e-12)  # tau_eff grows at least as fast as time
         else:
             assert 0.0 <= r <= (1.0 / dl if dl > 0 else np.inf) * (1 + 1e-12)  # fresh at most until the change
+
+
+@pytest.mark.parametrize("recall", [5e-324, 1e-310, 1e-300])
+def test_interval_with_a_subnormal_signal_rate(recall):
+    """psi = R^0(gamma iota)/gamma with gamma subnormal is iota (the literal quotient was 0, so f = inf)."""
+    pages = PageModel([54.88, 1.0], [1.0, 1.0], recall=[recall, recall], false_rate=0.0)
+    iota = np.array([0.009, 3.0])
+    np.testing.assert_allclose(crawl_interval(iota, pages), iota, rtol=1e-15)
+    np.testing.assert_allclose(crawl_frequency(iota, pages), 1.0 / iota, rtol=1e-15)

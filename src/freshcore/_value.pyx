@@ -847,7 +847,13 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
             return NAN
         s = iota - <double>n * beta if n > 0 else iota
         x = gamma * s
-        if x < <double>(n + 1):
+        if x < 1e-100:
+            # R^n(x)/gamma = s R^n(x)/x = s (1 - x/2 + ...) for n = 0 and below s x^n for n >= 1, exact in
+            # double precision: the literal quotient loses every digit when x (or gamma) is subnormal
+            t = s if n == 0 else 0.0
+            if slopes:
+                pn = _pmf(n, x)
+        elif x < <double>(n + 1):
             t = _series_tail(n, x, SERIES_TOL * total * gamma, &p) / gamma
             if slopes:
                 pn = _pmf_below(n, x, p)

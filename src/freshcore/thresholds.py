@@ -42,7 +42,9 @@ class ThresholdsResult:
         ``iota_i``: crawl page i when its ``tau_eff`` reaches it (``inf``:
         never crawl).
     frequencies : ndarray of shape (n_pages,)
-        Crawl frequencies ``f(iota_i)``; they sum to the bandwidth.
+        Crawl frequencies ``f(iota_i)``; they sum to the bandwidth, unless the pages cannot use it all
+        (only pages with ``recall = 1``, each crawled at most once per signal: then every one is crawled at
+        each signal and the multiplier is 0).
     multiplier : float
         ``Lambda``, the common crawl value at the thresholds (in units of
         ``mu``, see the module notes: ``Lambda / sum(mu)`` on the paper's scale).
@@ -526,6 +528,17 @@ def _solve(pages: PageModel, R: float) -> tuple[ThresholdsResult, list[tuple[flo
         thresholds, frequencies, counts = np.full(n, np.inf), np.zeros(n), np.zeros(n, dtype=np.int_)
         acc = _accuracy(pages, thresholds, frequencies, counts)
         return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts), []
+    if len(problem.blind.idx) + len(problem.signal.idx) == 0:
+        # only pages crawled at their K-th signal (recall 1): each at most gamma = Delta + nu per unit time
+        # (K = 1, every signal); a bandwidth that covers that much is not binding (multiplier 0)
+        cnt = problem.count
+        if R >= float(np.sum(cnt.delta + cnt.nu)):
+            counts = np.ones(len(cnt.idx), dtype=np.int_)
+            sol = _Solution(math.inf, 0.0, 0.0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0),
+                            np.zeros(0), counts, cnt.delta + cnt.nu)
+            frequencies, thresholds, counts_all = problem.per_page(sol, n)
+            acc = _accuracy(pages, thresholds, frequencies, counts_all)
+            return ThresholdsResult(thresholds, frequencies, 0.0, acc, counts_all), []
     guess, first_step, elasticity = _first_guess(pages, problem, R)
     if guess > 0 and len(problem.signal.idx):
         problem.order_by_entry(0.9 * guess)

@@ -1,0 +1,199 @@
+# The bounds on a page's value that the scheduler keeps (freshcore._schedule's module notes prove them):
+# the slope of a line bounding V or ln V from an evaluation, the slope buckets (four per octave) and
+# their table, a page's line (bucket and key), the bound of a bucket's top at a tick, and Greedy's park
+# key.  Every function is inline
+# (compiled into freshcore._schedule): ``from freshcore._schedule_lines cimport bucket_of_slope``.
+
+from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
+from libc.float cimport DBL_EPSILON
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+
+from freshcore._core cimport residual1_inverse
+
+from freshcore._schedule_pages cimport Pages, GREEDY, page_alpha, signal_shift
+
+cdef extern from "_schedule_constants.h":
+    const double BOUND_MARGIN "FRESHCORE_BOUND_MARGIN"
+    const double SLOPE_SAFETY "FRESHCORE_SLOPE_SAFETY"
+    const double INV_E_UP "FRESHCORE_INV_E_UP"
+    const double E_UP "FRESHCORE_E_UP"
+    const double PARK_SHADE "FRESHCORE_PARK_SHADE"
+
+cdef enum:
+    SLOPES_PER_OCTAVE = 4
+    N_OCTAVES = 150        # slopes 2**-100 .. 2**50
+    EXPONENT_OFFSET = 100
+    N_SLOPES = N_OCTAVES * SLOPES_PER_OCTAVE  # slope buckets of each family
+    # bucket codes of the lines: CONSTANT (constant values, keyed by -value), 1 .. N_SLOPES (lines bounding
+    # V, by slope), N_SLOPES + 1 .. 2 N_SLOPES (lines bounding ln V, the same slopes), UNBOUNDED (slopes
+    # above the largest: bound inf)
+    CONSTANT = 0
+    UNBOUNDED = 1 + 2 * N_SLOPES
+
+
+cdef inline void fill_slope_table(double* table) noexcept nogil:
+    """table[0 .. N_SLOPES] = the slope of each bucket of a family (0 for CONSTANT).
+
+    Bucket ``1 + o SLOPES_PER_OCTAVE + q`` holds the slopes up to ``(1/2 + (q + 1)/(2 SLOPES_PER_OCTAVE))
+    2**(o + 1 - EXPONENT_OFFSET)``.
+    """
+    cdef int b
+    table[0] = 0.0
+    for b in range(1, N_SLOPES + 1):
+        table[b] = ldexp(0.5 + <double>((b - 1) % SLOPES_PER_OCTAVE + 1) / (2.0 * SLOPES_PER_OCTAVE),
+                         (b - 1) // SLOPES_PER_OCTAVE + 1 - EXPONENT_OFFSET)
+
+
+cdef inline double bucket_slope(const double* table, Py_ssize_t b) noexcept nogil:
+    """The slope of slope bucket b (1 .. 2 N_SLOPES: the two families share the table)."""
+    return table[b - N_SLOPES if b > N_SLOPES else b]
+
+
+cdef inline int bucket_of_slope(double s) noexcept nogil:
+    """The bucket of lines bounding V of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
+    cdef double f
+    cdef int e, o
+    cdef uint64_t bits
+    memcpy(&bits, &s, 8)
+    e = <int>((bits >> 52) & 0x7ff)
+    if e == 0 or e == 0x7ff:
+        f = frexp(s, &e)  # s = f 2**e, 1/2 <= f < 1 (subnormal, inf)
+    else:  # frexp from the bits (no library call): the same f and e
+        e -= 1022
+        bits = (bits & 0x800fffffffffffffULL) | (<uint64_t>1022 << 52)
+        memcpy(&f, &bits, 8)
+    o = e + EXPONENT_OFFSET - 1
+    if o < 0:
+        return 1  # below the smallest slope: rounded up to it
+    if o >= N_OCTAVES:
+        return UNBOUNDED
+    # f < 1/2 + (q + 1)/(2 SLOPES_PER_OCTAVE): the bucket's slope is >= s
+    return 1 + o * SLOPES_PER_OCTAVE + <int>((f - 0.5) * (2 * SLOPES_PER_OCTAVE))
+
+
+cdef inline double value_slope(double mu, double delta, double a, double tau0, double ex) noexcept nogil:
+    """s with V(tau) <= V(tau0) + s (tau - tau0) for every tau >= tau0; 0 for a constant value.
+
+    ``s = mu h(a tau0)``, ``h(x) = 1/e`` for ``x < 1``, ``x e^{-x}`` beyond (the module notes); ``a``:
+    the page's alpha (Greedy: Delta); ``ex``: ``e^{-a tau0}`` if the value's evaluation computed it, else
+    negative.
+    """
+    cdef double x
+    if mu == 0.0 or delta == 0.0 or not (tau0 < INFINITY):
+        return 0.0
+    if a == 0.0:
+        return 0.0  # alpha = 0: V is 0 for every finite tau
+    x = a * tau0
+    if x < 1.0:
+        return mu * INV_E_UP
+    return mu * (x * (ex if ex >= 0.0 else exp(-x)))
+
+
+cdef inline double log_line_slope(double mu, double delta, double v0, double tau0, double ex,
+                                  double last_winning_value, double rate, double* c) noexcept nogil:
+    """Greedy: slope s and value c (in ``c[0]``) at tau0 of a line in tau bounding ln V for every tau >= tau0.
+
+    ``V = (mu/Delta) F(Delta tau)`` with ``F`` the Gamma(2, 1) distribution
+    function, log-concave since its density ``x e^{-x}`` is: the tangent of
+    ``ln V`` at ``tau0``, slope ``V'/V = mu x e^{-x} / v0``, lies above ``ln V``
+    everywhere.  When ``v0 = 0`` (just crawled, or underflow), ``V(tau) <=
+    (mu/e) tau`` and ``ln tau <= ln tau1 - 1 + tau/tau1`` for any ``tau1 > 0``
+    give the line of slope ``1/tau1``; ``tau1 = e L/mu`` with ``L`` the last
+    winning value (``1/rate`` before the first), where the linear bound reaches
+    ``L``.  The caller has excluded constant values (``mu = 0``,
+    ``Delta = 0``, ``tau0 = inf``); ``ex`` as for :func:`value_slope`.
+    """
+    cdef double x, tau1
+    if v0 > 0.0:
+        x = delta * tau0
+        c[0] = log(v0)
+        return mu * (x * (ex if ex >= 0.0 else exp(-x))) / v0
+    tau1 = E_UP * last_winning_value / mu if last_winning_value > 0.0 else 1.0 / rate
+    if not (tau1 > 0.0 and tau1 < INFINITY):
+        tau1 = 1.0 / rate
+    c[0] = log(mu * INV_E_UP) + log(tau1) - 1.0 + tau0 / tau1
+    return 1.0 / tau1
+
+
+cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0, double ex,
+                          const double* table, double last_winning_value, double log_last_winning_value,
+                          double rate, double* key) noexcept nogil:
+    """Bucket and key (in ``key[0]``) of the bound of page j from V_j = v0 at time t0 (tau_j = tau0; ``ex`` as
+    for :func:`value_slope`)."""
+    cdef double s, sb, pad, c, sl, cl, L
+    cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
+    cdef int b
+    cdef bint in_log = False
+    s = value_slope(mu, dl, dl if p.kind == GREEDY else page_alpha(p, j), tau0, ex)
+    c = v0
+    if not (s > 0.0):
+        key[0] = -v0  # a constant value
+        return CONSTANT
+    if p.kind == GREEDY and not (dl * tau0 >= 1.0 and v0 > 0.0):
+        # Greedy where V is convex (where it is concave, the line bounding V is its tangent): also a line
+        # bounding ln V; keep the one that reaches the last winning value L later (both are valid bounds;
+        # bucket rounding is ignored in the choice)
+        sl = log_line_slope(mu, dl, v0, tau0, ex, last_winning_value, rate, &cl)
+        L = last_winning_value
+        if not (L > 0.0) or (L - v0) * sl < (log_last_winning_value - cl) * s:
+            s, c = sl, cl
+            in_log = True
+    s = s * SLOPE_SAFETY
+    if not (s > 0.0):
+        key[0] = -v0
+        return CONSTANT
+    b = bucket_of_slope(s)
+    if b == UNBOUNDED:
+        key[0] = t0
+        return UNBOUNDED
+    if in_log:
+        b += N_SLOPES
+    sb = bucket_slope(table, b)
+    pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl)
+                               + (fabs(signal_shift(p, j)) if p.kind != GREEDY else 0.0)) + 1e-300
+    key[0] = (t0 - c / sb) - pad
+    return b
+
+
+cdef inline double top_bound(const double* table, Py_ssize_t b, double key, double t, double tpad) noexcept nogil:
+    """The inflated bound at time t of the top (key ``key``) of nonempty bucket b (tpad = 8 eps |t|).
+
+    ``U = s_b (t - key)``, inflated by ``BOUND_MARGIN |U| + s_b tpad``; for the lines bounding ln V (a bound
+    of ln V) by ``BOUND_MARGIN (1 + |U|) + s_b tpad``; ``-key`` for CONSTANT, inf for UNBOUNDED.  The scan
+    (``freshcore_scan`` in _schedule_scan.h) repeats this arithmetic in this order.
+    """
+    cdef double u, sb
+    if b == UNBOUNDED:
+        return INFINITY
+    if b == CONSTANT:
+        u = -key
+        return u + BOUND_MARGIN * fabs(u)
+    sb = bucket_slope(table, b)
+    u = sb * (t - key)
+    if b > N_SLOPES:  # a bound of ln V: absolute margin
+        return u + BOUND_MARGIN * (1.0 + fabs(u)) + sb * tpad
+    return u + BOUND_MARGIN * fabs(u) + sb * tpad
+
+
+cdef inline double park_time(double last, double delta, double mu, double level) noexcept nogil:
+    """A time before which the Greedy value of a page (last crawl ``last``, Delta, mu > 0) is below ``level``.
+
+    The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = level
+    (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1 -
+    y)/e))`` (``_core.residual1_inverse``, as the periodic rates; accurate to
+    4e-15 relative, the largest excess over a 50-digit reference of 7000
+    ``y`` from 1e-300 to 1 - 1e-12, near ``y = 0.02`` where the Lambert W
+    leaves its branch-point series: ``x`` is taken 1e-14 lower), less a few
+    ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
+    ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
+    the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
+    computed values (tests/test_schedule_bounds.py checks both sides).
+    """
+    cdef double y, x, key
+    y = (level * (1.0 - PARK_SHADE)) * delta / mu
+    if not (y < 1.0):
+        return INFINITY
+    x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
+    key = last + x / delta
+    return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300

@@ -1,0 +1,120 @@
+# The scheduler's pages (freshcore._schedule): the per-page record a pop reads and writes, each page's
+# value at a tick for the value kind (the same cdef functions as freshcore.value.crawl_value, so the same
+# bits), and the pages popped at a tick.  Every function is inline (compiled into freshcore._schedule):
+# ``from freshcore._schedule_pages cimport Pages, value_at``.
+
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, uint32_t, uint16_t
+from libc.stdlib cimport free
+
+from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
+from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
+
+cdef enum:  # value kinds (freshcore.schedule's _KINDS)
+    EXACT = 0
+    APPROX = 1
+    GREEDY = 2
+    CIS = 3
+
+
+cdef struct PageRecord:
+    # the per-page fields a pop reads and writes, in one 32-byte record (half a cache line)
+    double last_crawl
+    double change_rate
+    double importance
+    int32_t entry       # the page's entry in its heap, its calendar entry or its position in the unsorted list
+    uint32_t n_signals  # counted signals since the last crawl
+
+
+cdef struct Pages:
+    # the pages' parameters (the state's arrays; set again when they move), by page id; ``alpha``,
+    # ``gamma`` and ``beta`` are recomputed when needed, with PageModel's floating-point operations
+    PageRecord* records
+    double* false_rate
+    double* recall
+    int kind
+    long terms  # of approx-j
+
+
+cdef inline double signal_time(const Pages* p, Py_ssize_t j) noexcept nogil:
+    """b_j, the time-equivalent of one signal for the value kind (freshcore._schedule's module notes)."""
+    if p.kind == GREEDY:
+        return 0.0
+    if p.kind == CIS:
+        return INFINITY if p.recall[j] * p.records[j].change_rate > 0.0 else 0.0
+    return signal_beta(p.records[j].change_rate, p.recall[j], p.false_rate[j])
+
+
+cdef inline double page_alpha(const Pages* p, Py_ssize_t j) noexcept nogil:
+    return (1.0 - p.recall[j]) * p.records[j].change_rate  # PageModel.alpha, same operations
+
+
+cdef inline double page_gamma(const Pages* p, Py_ssize_t j) noexcept nogil:
+    return p.recall[j] * p.records[j].change_rate + p.false_rate[j]  # PageModel.gamma, same operations
+
+
+cdef inline double signal_shift(const Pages* p, Py_ssize_t j) noexcept nogil:
+    """b_j n_j (0 without signals)."""
+    return signal_time(p, j) * <double>p.records[j].n_signals if p.records[j].n_signals > 0 else 0.0
+
+
+cdef inline double page_tau(const Pages* p, Py_ssize_t j, double t) noexcept nogil:
+    """tau_j(t) = (t - last_j) + b_j n_j."""
+    cdef double te = t - p.records[j].last_crawl
+    if p.records[j].n_signals > 0:
+        te = te + signal_time(p, j) * <double>p.records[j].n_signals
+    return te
+
+
+cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex) noexcept nogil:
+    """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1."""
+    ex[0] = -1.0
+    if p.kind == GREEDY:
+        return greedy_value_ex(tau, p.records[j].change_rate, p.records[j].importance, ex)
+    if p.kind == CIS:
+        return cis_value(tau, p.records[j].change_rate, p.recall[j], page_alpha(p, j), p.records[j].importance)
+    return page_value(tau, p.records[j].change_rate, page_alpha(p, j), page_gamma(p, j), p.false_rate[j],
+                      signal_beta(p.records[j].change_rate, p.recall[j], p.false_rate[j]),
+                      p.records[j].importance, -1 if p.kind == EXACT else p.terms)
+
+
+cdef struct Popped:
+    # the pages popped at a tick, in order: id, value at the tick, e^{-Delta tau} of a Greedy evaluation (-1:
+    # not computed), and the bucket and key they were popped from (to put them back if the tick fails)
+    int32_t* id
+    double* value
+    double* exp
+    double* key
+    uint16_t* source
+    Py_ssize_t capacity
+
+
+cdef inline int popped_resize(Popped* p, Py_ssize_t cap) noexcept nogil:
+    """The buffer resized to cap entries; -1 if growing it exhausted memory (its capacity then unchanged),
+    else 0 (a failed shrink leaves some arrays larger)."""
+    cdef bint ok = resize_int32s(&p.id, cap)
+    ok = resize_doubles(&p.value, cap) and ok
+    ok = resize_doubles(&p.exp, cap) and ok
+    ok = resize_doubles(&p.key, cap) and ok
+    ok = resize_uint16s(&p.source, cap) and ok
+    if ok or cap < p.capacity:
+        p.capacity = cap
+    return 0 if ok or cap < p.capacity else -1
+
+
+cdef inline int popped_reserve(Popped* p, Py_ssize_t n) noexcept nogil:
+    """Room for n pages (the capacity doubled as often as needed, at least 64); -1 if memory is exhausted."""
+    cdef Py_ssize_t cap = p.capacity
+    if n <= cap:
+        return 0
+    while cap < n:
+        cap = 2 * cap if cap >= 32 else 64
+    return popped_resize(p, cap)
+
+
+cdef inline void popped_free(Popped* p) noexcept nogil:
+    free(p.id)
+    free(p.value)
+    free(p.exp)
+    free(p.key)
+    free(p.source)

@@ -1,0 +1,120 @@
+# Greedy's park (freshcore._schedule, "Greedy's park"): the park level a margin below the last winning
+# value, which pages park, their keys, the level's moves after each tick, and the horizon that splits the
+# parked pages.  Every function is inline (compiled into freshcore._schedule):
+# ``from freshcore._schedule_park cimport Park, parks``.
+#
+# The parked pages are split at a horizon, m/32 ticks ahead: those due by it are in PARK, the calendar of
+# ticks (_schedule_calendar: a list per tick of the pages whose key falls after the last tick and by that
+# one; a tick pops its list, and prefetches the next tick's pages), the others in FAR, an unsorted list
+# whose keys are all after the horizon.  When a tick reaches the horizon, it moves m/32 ticks on and the
+# FAR pages due by then join the calendar, so each FAR page is read once per move (~32 sequential entries
+# per tick).  A change of rate changes the ticks: the calendar's pages go back to FAR and the next tick
+# moves the horizon.  The split is not state: saved states say PARK for both, and a loaded state starts
+# with the horizon at -inf.
+
+from libc.math cimport INFINITY, sqrt
+from libc.stdint cimport int32_t
+
+from freshcore._schedule_pages cimport PageRecord
+from freshcore._schedule_lines cimport PARK_SHADE, park_time
+from freshcore._schedule_calendar cimport calendar_tick_of, calendar_reset_heads, calendar_relink, calendar_push
+from freshcore._schedule_heap cimport Heap, unsorted_take
+from freshcore._schedule_buckets cimport Buckets, PARK, FAR, buckets_note
+from freshcore._schedule_scan cimport freshcore_due_before
+
+cdef extern from "_schedule_constants.h":
+    const double PARK_EPS "FRESHCORE_PARK_EPS"
+
+cdef enum:
+    FAR_SHARE = 32  # the horizon moves by m/FAR_SHARE ticks
+
+
+cdef struct Park:
+    double level             # pages whose value is below it park (0: none)
+    double margin            # its relative distance below the winning value
+    long long last_fall_tick  # the tick count at the last fall below the level, or halving of the margin
+    double horizon           # every page in FAR has a key > horizon (-inf: none known)
+    long long n_unparks      # ticks whose best value ended below the level
+
+
+cdef inline double park_floor(Py_ssize_t n_live) noexcept nogil:
+    """The smallest park margin: 1/sqrt(m) within [PARK_EPS, 0.25] (1e-3 at m = 1e6; the winning value moves
+    more at small m)."""
+    cdef double f = 1.0 / sqrt(<double>n_live) if n_live > 0 else 0.25
+    return PARK_EPS if f < PARK_EPS else (0.25 if f > 0.25 else f)
+
+
+cdef inline bint parks(const Park* p, const PageRecord* r, double v, double tau) noexcept nogil:
+    """Whether a Greedy page (record r) of value v at tau parks: below the park level, not constant.
+
+    (Below ``level (1 - 2 PARK_SHADE)``: a parked page then either never reaches the level of its key,
+    whose key is ``inf``, or ends above it.)
+    """
+    return (v < p.level * (1.0 - 2.0 * PARK_SHADE) and r.importance > 0.0 and r.change_rate > 0.0
+            and tau < INFINITY)
+
+
+cdef inline double park_key(const Park* p, const PageRecord* r) noexcept nogil:
+    """A time before which the value of the Greedy page of record r (mu, Delta > 0) is below the level."""
+    return park_time(r.last_crawl, r.change_rate, r.importance, p.level)
+
+
+cdef inline void park_follow(Park* p, double bv, bint fell, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
+    """The level after a tick whose best value is bv > 0: lowered after a fall (with twice the margin), raised
+    (free: keys of a lower level stay valid) when the winning value has moved two margins above it, with
+    half the margin if none fell for a cycle (as many ticks as pages; at small m the winning value moves
+    more)."""
+    if fell or p.level == 0.0:
+        if fell:
+            p.margin = 2.0 * p.margin if p.margin < 0.25 else 0.5
+            p.last_fall_tick = n_ticks
+        p.level = bv * (1.0 - p.margin)
+    elif p.level < bv * (1.0 - 2.0 * p.margin):
+        if p.margin > park_floor(n_live) and n_ticks - p.last_fall_tick > n_live:
+            p.margin = 0.5 * p.margin if p.margin > 2.0 * park_floor(n_live) else park_floor(n_live)
+            p.last_fall_tick = n_ticks
+        p.level = bv * (1.0 - p.margin)
+
+
+cdef inline int park_advance(Park* p, Buckets* s, double t, Py_ssize_t n_live) noexcept nogil:
+    """Move the horizon past t (by m/FAR_SHARE ticks) and the FAR pages due by it to PARK; -1 if memory is
+    exhausted (the horizon is then as before, every page parked).
+
+    PARK (the calendar) then holds only the pages due within ~m/32 ticks and each FAR page is read once
+    per horizon move (~32 entries per tick, sequentially).
+    """
+    cdef Py_ssize_t i, w, e
+    cdef int32_t j
+    cdef double key, hor, old = p.horizon
+    cdef double* keys
+    cdef Heap* far = &s.heaps[FAR]
+    # (at least t: every page left in FAR is then due after t)
+    p.horizon = t + <double>(n_live // FAR_SHARE + 1) / s.calendar.rate
+    # the calendar spans every tick up to the horizon's (a few more for rounding): relinked if it has to
+    # grow, or shrink by 8
+    w = <Py_ssize_t>(calendar_tick_of(&s.calendar, p.horizon) - s.calendar.last_popped_tick) + 8
+    if w > s.calendar.mask or 8 * w < s.calendar.mask:
+        if calendar_reset_heads(&s.calendar, w) < 0:
+            p.horizon = old
+            return -1
+        calendar_relink(&s.calendar)
+    # from the end down (the last entry, which fills a hole, is already read); the search for the next due
+    # entry is a tight loop over a local pointer (~1 in 32 entries is due)
+    i = far.size
+    hor = p.horizon
+    keys = far.keys
+    while True:
+        i = freshcore_due_before(keys, i, hor)
+        if i < 0:
+            break
+        key = keys[i]
+        j = far.ids[i]
+        e = calendar_push(&s.calendar, j, key)
+        if e < 0:
+            p.horizon = old
+            return -1
+        unsorted_take(far, i, s.records)
+        s.records[j].entry = <int32_t>e
+        s.code[j] = PARK
+    buckets_note(s, FAR)
+    return 0
