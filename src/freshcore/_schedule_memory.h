@@ -16,6 +16,12 @@
 #ifndef FRESHCORE_SCHEDULE_MEMORY_H
 #define FRESHCORE_SCHEDULE_MEMORY_H
 
+/* posix_memalign is POSIX, not C99: declared by <stdlib.h> only with _POSIX_C_SOURCE (Python.h defines it
+   first in the extension; a header compiled on its own, e.g. by .ci/run's header check, needs it here) */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200112L
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
