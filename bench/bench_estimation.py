@@ -145,8 +145,8 @@ class NumpySAM:
 class NumpyLLN:
     """Best plain numpy for the benchmarked case: consistent LLN, alpha = 1, one scalar rate, all pages.
 
-    With one crawl rate for everybody the consistent LLN is eq. (1) of 000,
-    x_k = p n1 / (alpha + k - n1).  After full updates every page has the same
+    With one crawl rate for everybody the consistent LLN is eq. (1) of
+    Avrachenkov et al. (2022), x_k = p n1 / (alpha + k - n1).  After full updates every page has the same
     k, so k is one Python int (freshcore's batch keeps it as one number too, in
     its shared-k regime) and an update is four in-place passes: n1 += I, the
     denominator ``(alpha + k) - n1``, ``n1 / d`` and ``* p``.  n1 is kept as

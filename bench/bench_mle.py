@@ -1,4 +1,4 @@
-"""Offline MLE of change rates (eq. (16) of 000): compiled safeguarded Newton vs a brentq loop.
+"""Offline MLE of change rates (eq. (16) of Avrachenkov et al. (2022)): compiled safeguarded Newton vs a brentq loop.
 
 Both sides solve the same equation on the same simulated logs (Delta = 5, p = 3,
 Poisson crawling, k = 100 observations per page) at the same size, so the printed

@@ -1,4 +1,5 @@
-"""Signal-model fit (Appendix E of 001): compiled projected Newton vs a ``scipy.optimize.minimize`` loop.
+"""Signal-model fit (Appendix E of Busa-Fekete et al. (2025)): compiled projected Newton vs a
+``scipy.optimize.minimize`` loop.
 
 Both sides maximise the same log-likelihood on the same simulated logs (Delta = 0.2,
 recall 0.6, nu = 0.1, Poisson crawling at p = 0.4, k = 100 crawls per page).  The

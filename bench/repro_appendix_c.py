@@ -1,8 +1,9 @@
-"""Reproduce 001 Appendix C: delayed change signals, with and without the discard window (SPEC section 4).
+"""Reproduce Appendix C of Busa-Fekete et al. (2025): delayed change signals, with and without the discard window
+(SPEC section 4).
 
 R = 100, horizon 100, m in {100, 200, 500, 1000}, 3 instances with
 ``lambda ~ Beta(0.25, 0.25)``, ``nu ~ U(0.1, 0.6)`` (``repro_common``).  True
-signals arrive ``Poisson(6)/R`` after their change (001 Appendix C: "delayed
+signals arrive ``Poisson(6)/R`` after their change (their Appendix C: "delayed
 with a random quantity generated from the Poisson distribution with v = 6";
 we read the unit as ticks, 1/R, consistent with its window ``T_delay = 5/R``);
 false signals are Poisson.  Columns: GREEDY (signals unused); GREEDY-NCIS
@@ -15,7 +16,7 @@ signals NCIS-D discarded.
 Run: ``PYTHONPATH=src python bench/repro_appendix_c.py [horizon]``.
 
 Reading: the delays cost GREEDY-NCIS about 0.02 at m = 100 and less as m
-grows (the same trend as 001 Fig. 8), but the 5/R window wins back only about
+grows (the same trend as their Fig. 8), but the 5/R window wins back only about
 0.002, not the paper's full recovery at m = 100.  Wider windows did not do
 better on these instances (m = 100, instances 0/1/2, accuracy with windows
 0, 5, 8, 10, 15 ticks: 0.883/0.886/0.880/0.881/0.863, 0.903/0.905/0.908/0.911/0.894,
@@ -24,7 +25,7 @@ is learning of a change late, which discarding cannot undo.
 
 Output (2 shared cores, 2026-11-22)::
 
-    001 Appendix C: signal delays Poisson(6)/R, window T_delay = 5/R, R = 100, horizon 100, 3 instances
+    Busa-Fekete et al. (2025), Appendix C: signal delays Poisson(6)/R, window T_delay = 5/R, R = 100, horizon 100, 3 instances
        m         GREEDY           NCIS   NCIS delayed  NCIS-D delayed
      100  0.8246±0.0077  0.9100±0.0057  0.8899±0.0065   0.8915±0.0067
      200  0.7066±0.0146  0.7760±0.0105  0.7678±0.0130   0.7692±0.0144
@@ -79,8 +80,8 @@ def main(horizon: float = 100.0, sizes=(100, 200, 500, 1000)) -> None:
                     dropped.append(1.0 - res.n_signals_counted / res.n_signals)
         rows.append([str(m)] + [fmt(acc[n]) for n in names])
         se_rows.append([str(m)] + [f"{np.mean(se[n]):.4f}" for n in names] + [f"{np.mean(dropped):.3f}"])
-    print(f"001 Appendix C: signal delays Poisson(6)/R, window T_delay = 5/R, R = {R:g}, horizon {horizon:g}, "
-          f"{N_INSTANCES} instances")
+    print(f"Busa-Fekete et al. (2025), Appendix C: signal delays Poisson(6)/R, window T_delay = 5/R, R = {R:g}, "
+          f"horizon {horizon:g}, {N_INSTANCES} instances")
     print_table(["m", *names], rows)
     print("mean within-run standard error; fraction of signals discarded by NCIS-D")
     print_table(["m", *names, "discarded"], se_rows)

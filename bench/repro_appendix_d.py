@@ -1,4 +1,5 @@
-"""Reproduce 001 Appendix D: GREEDY follows a bandwidth step 100 -> 150 -> 100 (SPEC section 4).
+"""Reproduce Appendix D of Busa-Fekete et al. (2025): GREEDY follows a bandwidth step 100 -> 150 -> 100
+(SPEC section 4).
 
 m = 1000 pages (no signals), 3 instances (``repro_common``).  The rate is 100
 on [0, 150), 150 on [150, 300) and 100 on [300, 450]
@@ -9,13 +10,13 @@ compared with the continuous optimum at that phase's bandwidth.  LDS driven by
 the R = 100 optimum (rates never re-solved) is shown for contrast.  Entries:
 mean ± standard error over the instances; the within-run standard errors are
 printed below.  The second table follows the accuracy in blocks of 25 time
-units (instance 0), as in 001 Fig. 9.
+units (instance 0), as in their Fig. 9.
 
 Run: ``PYTHONPATH=src python bench/repro_appendix_d.py``.
 
 Output (2 shared cores, 2026-11-22)::
 
-    001 Appendix D: m = 1000, bandwidth 100 -> 150 (t = 150) -> 100 (t = 300), 3 instances
+    Busa-Fekete et al. (2025), Appendix D: m = 1000, bandwidth 100 -> 150 (t = 150) -> 100 (t = 300), 3 instances
         window    R     optimum(R)         GREEDY  se(run)       LDS(100)  se(run)
      [50, 150)  100  0.3695±0.0059  0.3700±0.0035   0.0030  0.3714±0.0041   0.0029
     [200, 300)  150  0.4500±0.0062  0.4499±0.0080   0.0025  0.4428±0.0063   0.0030
@@ -73,7 +74,8 @@ def main() -> None:
         rows.append([f"[{a + 50:g}, {b:g})", f"{r:g}", fmt(opt[r]), fmt(acc[("GREEDY", i)]),
                      f"{np.mean(se[('GREEDY', i)]):.4f}", fmt(acc[("LDS(100)", i)]),
                      f"{np.mean(se[('LDS(100)', i)]):.4f}"])
-    print(f"001 Appendix D: m = {M}, bandwidth 100 -> 150 (t = 150) -> 100 (t = 300), {N_INSTANCES} instances")
+    print(f"Busa-Fekete et al. (2025), Appendix D: m = {M}, bandwidth 100 -> 150 (t = 150) -> 100 (t = 300), "
+          f"{N_INSTANCES} instances")
     print_table(["window", "R", "optimum(R)", "GREEDY", "se(run)", "LDS(100)", "se(run)"], rows)
     print("accuracy per block of 25 time units (instance 0)")
     starts = np.arange(0.0, 450.0, 25.0)

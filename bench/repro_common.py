@@ -1,10 +1,16 @@
-"""Shared pieces of the ``bench/repro_*.py`` reproductions of 001's experiments (SPEC section 4).
+"""Shared pieces of the ``bench/repro_*.py`` reproductions of the experiments of Busa-Fekete et al. (2025)
+(SPEC section 4).
 
-Instances follow 001 Section 6.1: ``Delta_i, mu_i ~ U[0, 1]``, and with signals
+Instances follow their Section 6.1: ``Delta_i, mu_i ~ U[0, 1]``, and with signals
 ``lambda_i ~ Beta(0.25, 0.25)``, ``nu_i ~ U(0.1, 0.6)``; instance ``k`` uses
 ``numpy.random.default_rng(1000 * m + k)`` for the parameters and seed
 ``k`` for the events, so every policy of a row sees the same instances and the
 same events.
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ N_INSTANCES = 3
 
 
 def instance(m: int, k: int, signals: bool = False) -> PageModel:
-    """Instance ``k`` with ``m`` pages (001 Section 6.1)."""
+    """Instance ``k`` with ``m`` pages (Section 6.1 of Busa-Fekete et al. (2025))."""
     rng = np.random.default_rng(1000 * m + k)
     dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
     if not signals:

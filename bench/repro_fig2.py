@@ -1,14 +1,15 @@
-"""Reproduce 001 Fig. 2: GREEDY and LDS against the continuous optimum, no signals (SPEC section 4).
+"""Reproduce Fig. 2 of Busa-Fekete et al. (2025): GREEDY and LDS against the continuous optimum, no signals
+(SPEC section 4).
 
 R = 100, horizon 1000, m in {100, 200, 500, 1000}, 3 instances (``repro_common``),
 accuracy after a 20% burn-in.  The optimum is the periodic continuous optimum
-(``optimal_rates(..., model="periodic")``, 001 eq. 5); LDS crawls at those rates
+(``optimal_rates(..., model="periodic")``, their eq. (5)); LDS crawls at those rates
 (``freshcore.policies.LowDiscrepancy``); GREEDY is ``Scheduler(value="greedy")``.
 Columns: mean ± standard error over the instances; "se(run)" is the mean
 within-run standard error (batch means); the last columns give the mean and
 the largest absolute difference to the optimum on the same instance.  The
 second table compares the empirical crawl rates after the burn-in with the
-optimal rates (001 Appendix B).
+optimal rates (their Appendix B).
 
 Run: ``PYTHONPATH=src python bench/repro_fig2.py [horizon]``.
 
@@ -18,13 +19,13 @@ to it include each run's sampling error (se(run)); GREEDY and LDS are within
 
 Output (2 shared cores, 2026-11-22)::
 
-    001 Fig. 2: no signals, R = 100, horizon 1000, 3 instances, 20% burn-in
+    Busa-Fekete et al. (2025), Fig. 2: no signals, R = 100, horizon 1000, 3 instances, 20% burn-in
        m        optimum         GREEDY  se(run)            LDS  se(run)    G-opt  max|G-opt|    L-opt  max|L-opt|
      100  0.8281±0.0069  0.8268±0.0076   0.0024  0.8270±0.0067   0.0022  -0.0014      0.0041  -0.0012      0.0016
      200  0.7022±0.0098  0.7004±0.0096   0.0018  0.7023±0.0113   0.0018  -0.0018      0.0028  +0.0001      0.0027
      500  0.5057±0.0031  0.5055±0.0037   0.0014  0.5054±0.0037   0.0014  -0.0002      0.0016  -0.0003      0.0018
     1000  0.3695±0.0059  0.3699±0.0059   0.0010  0.3695±0.0055   0.0010  +0.0004      0.0020  +0.0000      0.0019
-    001 Appendix B: empirical crawl rates r against the optimal rates xi, sum|r - xi| / sum(xi)
+    Busa-Fekete et al. (2025), Appendix B: empirical crawl rates r against the optimal rates xi, sum|r - xi| / sum(xi)
        m  mean #(xi > 0)         GREEDY            LDS
      100              97  0.0078±0.0008  0.0004±0.0000
      200             184  0.0053±0.0014  0.0007±0.0000
@@ -73,10 +74,12 @@ def main(horizon: float = 1000.0, sizes=(100, 200, 500, 1000)) -> None:
             row += [f"{np.mean(diff[name]):+.4f}", f"{np.max(np.abs(diff[name])):.4f}"]
         rows.append(row)
         rate_rows.append([str(m), f"{np.mean(n_crawled):.0f}", fmt(dist["GREEDY"]), fmt(dist["LDS"])])
-    print(f"001 Fig. 2: no signals, R = {R:g}, horizon {horizon:g}, {N_INSTANCES} instances, 20% burn-in")
+    print(f"Busa-Fekete et al. (2025), Fig. 2: no signals, R = {R:g}, horizon {horizon:g}, {N_INSTANCES} instances, "
+          "20% burn-in")
     print_table(["m", "optimum", "GREEDY", "se(run)", "LDS", "se(run)",
                  "G-opt", "max|G-opt|", "L-opt", "max|L-opt|"], rows)
-    print("001 Appendix B: empirical crawl rates r against the optimal rates xi, sum|r - xi| / sum(xi)")
+    print("Busa-Fekete et al. (2025), Appendix B: empirical crawl rates r against the optimal rates xi, "
+          "sum|r - xi| / sum(xi)")
     print_table(["m", "mean #(xi > 0)", "GREEDY", "LDS"], rate_rows)
     print(f"({time.perf_counter() - t0:.1f} s)")
 

@@ -1,12 +1,12 @@
-"""Reproduce 001 Fig. 4: policies with noisy change signals (SPEC section 4).
+"""Reproduce Fig. 4 of Busa-Fekete et al. (2025): policies with noisy change signals (SPEC section 4).
 
 R = 100, horizon 100, m in {100, 200, 500, 1000}, 3 instances with
 ``lambda ~ Beta(0.25, 0.25)``, ``nu ~ U(0.1, 0.6)`` (``repro_common``), accuracy
 after a 20% burn-in.  Policies: ``Scheduler`` with value "greedy" (signals
 ignored), "cis" (GREEDY-CIS: a signal is taken as proof of a change), "exact"
 (GREEDY-NCIS) and "approx" with 1 and 2 terms (G-NCIS-APPROX-j).  Reference
-columns: the signal-blind continuous optimum (periodic, 001 eq. 5) and the
-signal-aware one (``optimal_thresholds``, Theorem 2).  Entries: mean ±
+columns: the signal-blind continuous optimum (periodic, their eq. (5)) and the
+signal-aware one (``optimal_thresholds``, their Theorem 2).  Entries: mean ±
 standard error over the instances; the last line per m is the mean
 within-run standard error.
 
@@ -14,7 +14,7 @@ Run: ``PYTHONPATH=src python bench/repro_fig4.py [horizon]``.
 
 Output (2 shared cores, 2026-11-22)::
 
-    001 Fig. 4: lambda ~ Beta(.25,.25), nu ~ U(.1,.6), R = 100, horizon 100, 3 instances, 20% burn-in
+    Busa-Fekete et al. (2025), Fig. 4: lambda ~ Beta(.25,.25), nu ~ U(.1,.6), R = 100, horizon 100, 3 instances, 20% burn-in
        m     opt(blind)   opt(signals)         GREEDY          G-CIS         G-NCIS       approx-1       approx-2
      100  0.8281±0.0069  0.9090±0.0058  0.8246±0.0077  0.9067±0.0084  0.9100±0.0057  0.9079±0.0064  0.9092±0.0062
      200  0.7022±0.0098  0.7725±0.0093  0.7066±0.0146  0.7364±0.0138  0.7760±0.0105  0.7706±0.0124  0.7726±0.0109
@@ -64,7 +64,7 @@ def main(horizon: float = 100.0, sizes=(100, 200, 500, 1000)) -> None:
                 se[name].append(res.accuracy_se)
         rows.append([str(m), fmt(blind), fmt(aware)] + [fmt(acc[name]) for name, _, _ in POLICIES])
         se_rows.append([str(m)] + [f"{np.mean(se[name]):.4f}" for name, _, _ in POLICIES])
-    print(f"001 Fig. 4: lambda ~ Beta(.25,.25), nu ~ U(.1,.6), R = {R:g}, horizon {horizon:g}, "
+    print(f"Busa-Fekete et al. (2025), Fig. 4: lambda ~ Beta(.25,.25), nu ~ U(.1,.6), R = {R:g}, horizon {horizon:g}, "
           f"{N_INSTANCES} instances, 20% burn-in")
     print_table(["m", "opt(blind)", "opt(signals)"] + [name for name, _, _ in POLICIES], rows)
     print("mean within-run standard error")

@@ -8,8 +8,9 @@ U ~ U(-1, 1)) crawling.  Estimators:
   on [1e-3, 1e3], i.e. 54 % wide, two moment-matched points per bin): streaming,
   O(1) per update, 3*32 + 4 numbers per page;
 * ``MLE``     — :func:`freshcore.mle.mle_rates`, offline, uses every interval;
-* ``SA``      — the SA estimator of 000 (eq. 2, eta = 0.75, y_0 = 0) with p the
-  mean crawl rate, i.e. assuming Poisson crawling (``estimate_rates(method="sa")``).
+* ``SA``      — the SA estimator of Avrachenkov, Patil and Thoppe (2022) (their
+  eq. (2), eta = 0.75, y_0 = 0) with p the mean crawl rate, i.e. assuming
+  Poisson crawling (``estimate_rates(method="sa")``).
 
 ``bias ± se`` is the mean error over the runs with its standard error.
 
@@ -62,7 +63,7 @@ def main() -> None:
                 batch.update(changed[:, j], intervals=tau[:, j])
             binned = batch.rates
             offline = mle_rates(changed, tau)
-            sa = estimate_rates(changed, crawl_rate=P, method="sa")  # eq. (2) of 000, eta = 0.75
+            sa = estimate_rates(changed, crawl_rate=P, method="sa")  # eq. (2) of Avrachenkov et al. (2022), eta = 0.75
             ok = offline > 0
             gap = np.max(np.abs(binned[ok] - offline[ok]) / offline[ok])
             print(f"{schedule:<10s} {k:<5d} {summary(binned):>24s} | {summary(offline):>21s} | {summary(sa):>20s} | "

@@ -1,6 +1,7 @@
-"""Precision and recall of change-indicating signals: the MLE of Appendix E of 001 against naive counting.
+"""Precision and recall of change-indicating signals: the MLE of Appendix E of Busa-Fekete et al. (2025) against naive
+counting.
 
-Design of Appendix E of 001: per page, precision and recall ~ U[0.2, 0.95], mean
+Design of their Appendix E: per page, precision and recall ~ U[0.2, 0.95], mean
 change interval 1/Delta ~ U[2, 20], crawl rate p = c Delta with c from 1/4 to 4,
 Poisson crawling, horizon 10^5 (so 1,250 to 200,000 crawls per page); the false
 signal rate follows from the precision, nu = lambda Delta (1 - precision)/precision.

@@ -33,7 +33,7 @@ def _mle_score(d, tau1, s0):
 
 
 def brentq_mle(ci, ti):
-    """Reference MLE: brentq on eq. (16) of 000 over a widened SPEC bracket."""
+    """Reference MLE: brentq on eq. (16) of Avrachenkov et al. (2022) over a widened SPEC bracket."""
     tau1 = ti[ci == 1]
     n1, s0, s1 = len(tau1), ti[ci == 0].sum(), tau1.sum()
     if n1 == 0:
@@ -405,7 +405,10 @@ def test_bad_upper(f, upper, exc, match):
 
 
 def sa_estimates(changed, p, eta=0.75):
-    """SA of 000 (eq. 2), vectorised over runs: y_{k+1} = y_k + eta_k [I_{k+1}(y_k + p) - y_k], y_0 = 0."""
+    """SA (eq. (2) of Avrachenkov et al. (2022)), vectorised over runs.
+
+    y_{k+1} = y_k + eta_k [I_{k+1}(y_k + p) - y_k], y_0 = 0.
+    """
     y = np.zeros(changed.shape[0])
     for k in range(changed.shape[1]):
         y = y + (k + 1.0) ** -eta * (changed[:, k] * (y + p) - y)
@@ -486,8 +489,8 @@ def test_binned_exact_for_two_values_per_bin(seed, a, ratio, n_bins):
 
 @pytest.mark.parametrize("schedule", ["periodic", "jittered"])
 def test_interval_estimator_consistent_where_sa_is_not(schedule):
-    # Delta = 5, p = 3, k = 1000, 200 runs: under non-Poisson crawling SA of 000 converges to the wrong
-    # value (periodic: p P/(1 - P) with P = 1 - e^{-Delta/p}), the interval-aware MLE to Delta.
+    # Delta = 5, p = 3, k = 1000, 200 runs: under non-Poisson crawling SA (Avrachenkov et al. (2022)) converges
+    # to the wrong value (periodic: p P/(1 - P) with P = 1 - e^{-Delta/p}), the interval-aware MLE to Delta.
     delta, p, k, runs = 5.0, 3.0, 1000, 200
     changed, tau = simulate_crawls(np.full(runs, delta), p, k, schedule=schedule, rng=77)
     batch = IntervalMLEBatch(runs).update(changed.ravel(), np.repeat(np.arange(runs), k), intervals=tau.ravel())

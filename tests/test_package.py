@@ -2,7 +2,9 @@
 
 import doctest
 import importlib
+import inspect
 import pkgutil
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +35,38 @@ def test_doctests(module):
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0, f"{result.failed} doctest(s) failed in {module}"
+
+
+def _public_docstrings():
+    """(name, docstring, is_module) of the public modules, their public classes and functions, and the classes'
+    public members."""
+    for module in [*PUBLIC_MODULES, "freshcore"]:
+        mod = importlib.import_module(module)
+        yield module, mod.__doc__ or "", True
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                yield f"{module}.{name}", inspect.getdoc(obj) or "", False
+            if inspect.isclass(obj):
+                for member in dir(obj):
+                    if not member.startswith("_"):
+                        yield f"{module}.{name}.{member}", inspect.getdoc(getattr(obj, member)) or "", False
+
+
+def test_papers_cited_by_author_with_references():
+    """Papers are cited by author and year, never by the file numbers of the project's copies (000..004); a
+    public class or function that cites one names it in full in a numpydoc References section."""
+    if freshcore.__doc__ is None:
+        pytest.skip("docstrings stripped (python -OO)")
+    file_number = re.compile(
+        r"\b(?:paper|seed|of) 00[0-4]\b|\b00[0-4](?:'s| (?:eq|Section|Appendix|Fig|Theorem|Lemma|Algorithm))", re.I
+    )
+    author = re.compile(r"\b(?:Avrachenkov|Busa-Fekete)\b")
+    references = re.compile(r"^References\n-{10}\n", re.M)
+    for name, doc, is_module in _public_docstrings():
+        assert not file_number.search(doc), (name, file_number.search(doc))
+        if not is_module and author.search(doc):
+            assert references.search(doc), f"{name} cites a paper without a References section"
 
 
 def test_compiled_modules_present():

@@ -110,7 +110,8 @@ def test_uniform_random_matches_geometric_intervals():
 def test_one_page_policy_gives_that_pages_value():
     pages = PageModel([2.0, 0.5, 1.0], [1.0, 0.0, 0.0])
     res = simulate(OnePage(3, 1.0, 0), pages, 4000.0, rng=1)
-    expected = 0.5 * (1 - math.exp(-2.0))  # G(1)/mu at Delta = 2, periodic rate 1 (001 eq. 5)
+    # G(1)/mu at Delta = 2, periodic rate 1 (eq. (5) of Busa-Fekete et al. (2025))
+    expected = 0.5 * (1 - math.exp(-2.0))
     assert abs(res.accuracy - expected) < 4 * res.accuracy_se
     assert res.crawl_counts.tolist() == [3201, 0, 0]
     # the requested page is never crawled: after the burn-in it has changed for sure
@@ -395,7 +396,7 @@ def test_appendix_c_delays_hurt_and_the_window_discards():
     block = ((base.request_times[sel] - 20.0) / 80.0 * 20).astype(int).clip(0, 19)
     per = np.bincount(block, lost[sel], 20) / np.bincount(block, minlength=20)
     assert per.mean() > 4 * per.std(ddof=1) / math.sqrt(20)
-    delay = lambda rng, n: rng.poisson(6.0, n) / 100.0  # noqa: E731  (001 Appendix C)
+    delay = lambda rng, n: rng.poisson(6.0, n) / 100.0  # noqa: E731  (Appendix C of Busa-Fekete et al. (2025))
     window = simulate(Scheduler(pages, 100.0, signal_delay=0.05), pages, 60.0, rng=8, signal_delay=delay)
     assert 0 < window.n_signals - window.n_signals_counted < 0.2 * window.n_signals
 

@@ -1,4 +1,5 @@
-"""Reproduction of the numbers SPEC.md §1 lists for paper 000 (Expt. 2 and the Section 5 adaptive loop)."""
+"""Reproduction of the numbers SPEC.md §1 lists for Avrachenkov, Patil and Thoppe (2022): Expt. 2 and the Section 5
+adaptive loop."""
 
 import numpy as np
 import pytest
@@ -101,9 +102,10 @@ def test_section5_optimum_values():
     ],
 )
 def test_section5_adaptive_reaches_optimum(name, make):
-    """200 epochs of 50 crawls per page.  Judged on the mean rate of each group of pages (Fig. 6 of 000 plots
-    one page per group): single pages still carry the statistical error of 10^4 observations (up to 0.01
-    for SA/SAM at 200 epochs, 0.004 at 2000, measured), the group means are within 0.0015."""
+    """200 epochs of 50 crawls per page.  Judged on the mean rate of each group of pages (Fig. 6 of
+    Avrachenkov et al. (2022) plots one page per group): single pages still carry the statistical error of
+    10^4 observations (up to 0.01 for SA/SAM at 200 epochs, 0.004 at 2000, measured), the group means are
+    within 0.0015."""
     p = _adaptive(make, epochs=200, rng=np.random.default_rng(5), use_mle=make is None)
     assert abs(p[:N_HOT].mean() - P_HOT) <= 0.002, (name, p[:N_HOT].mean())
     assert abs(p[N_HOT:].mean() - P_COLD) <= 0.002, (name, p[N_HOT:].mean())

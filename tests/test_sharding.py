@@ -1,4 +1,5 @@
-"""ShardedScheduler (issue 4, 001 Section 5.2): k independent schedulers at R/k, merged by (tick time, shard)."""
+"""ShardedScheduler (issue 4; Section 5.2 of Busa-Fekete et al. (2025)): k schedulers at R/k, merged by
+(tick time, shard)."""
 
 from __future__ import annotations
 

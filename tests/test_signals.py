@@ -1,4 +1,5 @@
-"""Contracts of the signal-model fit (Appendix E of 001, SPEC §3) and of the signal-log simulator."""
+"""Contracts of the signal-model fit (Appendix E of Busa-Fekete et al. (2025), SPEC §3) and of the signal-log
+simulator."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ def _standard_errors(a, b, tau, n, z):
 
 
 def _appendix_e_design(m, rng):
-    """Appendix E of 001: precision, recall ~ U[0.2, 0.95], 1/Delta ~ U[2, 20], p/Delta ~ U[1/4, 4]."""
+    """The design of Appendix E of Busa-Fekete et al. (2025).
+
+    precision, recall ~ U[0.2, 0.95], 1/Delta ~ U[2, 20], p/Delta ~ U[1/4, 4].
+    """
     precision = rng.uniform(0.2, 0.95, m)
     recall = rng.uniform(0.2, 0.95, m)
     delta = 1.0 / rng.uniform(2.0, 20.0, m)

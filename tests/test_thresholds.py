@@ -1,4 +1,4 @@
-"""optimal_thresholds (Theorem 2 of 001, SPEC section 3): the continuous optimum with change signals."""
+"""optimal_thresholds (Theorem 2 of Busa-Fekete et al. (2025), SPEC section 3): the continuous optimum with signals."""
 
 import itertools
 

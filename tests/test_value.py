@@ -1,4 +1,5 @@
-"""Crawl value V, interval psi, fresh time w and frequency f (SPEC section 3, 001 Lemma 4 and A.1)."""
+"""Crawl value V, interval psi, fresh time w and frequency f (SPEC section 3; Lemma 4 and Appendix A.1 of
+Busa-Fekete et al. (2025))."""
 
 import itertools
 import pickle

@@ -1,7 +1,9 @@
 """freshcore: keep a crawler's copy of the web fresh.
 
-Change-rate estimation (paper 000/003), optimal crawl rates under a bandwidth
-budget, and the special functions behind them, with a compiled Cython core.
+Change-rate estimation (Avrachenkov, Patil and Thoppe (2022)), optimal crawl rates
+under a bandwidth budget (Avrachenkov et al. (2020)), crawl values and scheduling
+with change-indicating signals (Busa-Fekete, Zimmert, György et al. (2025)), and
+the special functions behind them, with a compiled Cython core.
 
 Estimation
     :class:`NaiveEstimator`, :class:`LLNEstimator`, :class:`SAEstimator`,
@@ -14,23 +16,32 @@ Crawl rates
     :func:`optimal_rates`, :func:`freshness`.
 Special functions
     :func:`lambertw`.
-Crawl value with change-indicating signals (001)
+Crawl value with change-indicating signals (Busa-Fekete et al. (2025))
     :class:`PageModel`, :func:`residual_exp`, :func:`crawl_value`,
     :func:`crawl_frequency`, :func:`crawl_interval`, :func:`fresh_time`,
     :func:`optimal_thresholds`.
-Scheduling (001 Algorithm 1)
+Scheduling (Algorithm 1 of Busa-Fekete et al. (2025))
     :class:`Scheduler` (exact argmax at a constant crawl rate);
-    :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, 001 Section 5.2).
+    :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, their Section 5.2).
 Baselines and the simulator that judges policies
     :class:`CrawlPolicy` (what every policy offers), :class:`LowDiscrepancy`, :class:`RoundRobin`,
     :class:`UniformRandom`, :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
 Change-indicating signals
-    :func:`fit_signal_model` (Appendix E of 001), :func:`naive_signal_model`,
+    :func:`fit_signal_model` (Appendix E of Busa-Fekete et al. (2025)), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
 Simulation
     :func:`simulate_crawls`.
 Threads
     :func:`set_num_threads`, :func:`get_num_threads` (large full batch updates).
+
+References
+----------
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+   pages", Performance Evaluation 153, 2022.
+.. [2] K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal freshness in web page
+   crawling", VALUETOOLS 2020.
+.. [3] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 __version__ = "0.1.0.dev0"

@@ -10,7 +10,8 @@ flags first, so every interval reaching this module is finite and > 0.
 
 Root finding (both estimators)
 ------------------------------
-The MLE equation (eq. (16) of 000) is f(D) = sum_j I_j tau_j/(e^{D tau_j} - 1) = S0;
+The MLE equation (eq. (16) of Avrachenkov, Patil and Thoppe (2022)) is
+f(D) = sum_j I_j tau_j/(e^{D tau_j} - 1) = S0;
 the moment-matching one F(D) = sum_j e^{-D tau_j} = n0 is rewritten as A(D) = B(D),
 two sums of positive terms without cancellation (see ``mm_root``).  log f and
 log A are convex and decreasing in D, log B concave and increasing, so Newton's
@@ -32,6 +33,11 @@ Numerics: tau/(e^x - 1) = tau/expm1(x) for 1e-150 <= x <= 700, the series
 e^x overflows but tau e^{-x} may still be a normal number); the derivatives are
 accumulated scaled by D and D^2 so that they do not underflow before f does.
 Accurate (against mpmath) for intervals from 1e-150 to 1e150 within one page.
+
+References
+----------
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+   pages", Performance Evaluation 153, 2022.
 """
 from libc.math cimport expm1, exp, log, log1p, sqrt, fabs, INFINITY
 from libc.stdint cimport uint8_t

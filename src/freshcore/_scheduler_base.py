@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from freshcore import _schedule, _statefile
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._validation import (
     check_array,
     check_int,
@@ -202,6 +203,7 @@ class SchedulerBase(_statefile.StateFile):
             raise ValueError(f"{caller}: no page to crawl (every page was removed).")
 
     # -- signals ----------------------------------------------------------------------------------------------
+    @cites(BUSA_FEKETE_2025)
     def signal(self, page: int, t: float) -> bool:
         """Record a change signal of ``page`` at time ``t``.
 
@@ -217,7 +219,7 @@ class SchedulerBase(_statefile.StateFile):
         counted : bool
             False when the signal is discarded because it falls less than
             ``signal_delay`` after the page's last crawl (Appendix C of
-            Busa-Fekete et al., 2025).
+            Busa-Fekete et al. (2025)).
 
         Raises
         ------
@@ -304,8 +306,9 @@ class SchedulerBase(_statefile.StateFile):
         return self._signal_many(p, tt)
 
     # -- bandwidth --------------------------------------------------------------------------------------------
+    @cites(BUSA_FEKETE_2025)
     def set_bandwidth(self, bandwidth: float) -> Any:
-        """Change the bandwidth from now on (Appendix D of Busa-Fekete et al., 2025); returns ``self``.
+        """Change the bandwidth from now on (Appendix D of Busa-Fekete et al. (2025)); returns ``self``.
 
         The next tick is at ``time + 1/bandwidth``.
 

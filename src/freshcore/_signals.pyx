@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Compiled kernel of the signal-model fit (Appendix E of 001, SPEC §3).
+"""Compiled kernel of the signal-model fit (Appendix E of Busa-Fekete et al. (2025), SPEC §3).
 
 Design (see ``_core.pyx`` and STYLE.md): the per-page solver is a
 ``noexcept nogil`` function; the ``def`` kernel loops over pages with the GIL
@@ -34,6 +34,11 @@ where the quadratic model is exact to rounding and the full step is taken.
 Stop after a full Newton step below 1e-7 relative in a and 1e-7 absolute in b
 (Newton converges quadratically: the error left is O(1e-14)), after any step
 below 1e-11 / 1e-12, when the line search finds no ascent, or at max_iter.
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 from libc.math cimport expm1, exp, log, log1p, fabs, INFINITY
 from libc.stdint cimport uint8_t

@@ -7,30 +7,31 @@
    weights w_i from a Pareto(1.5) law (heavy-tailed, like page popularity),
    normalised to sum to 1.  The bandwidth ``--bandwidth`` defaults to N/5
    crawls per day.
-2. **Learning while crawling** (the loop of 000 Section 5).  Crawling starts
-   uniform (B/N per page).  In each of ``--epochs`` epochs every page is
-   crawled ``--crawls`` times at its current rate (Poisson crawling); each crawl
-   only tells whether the page changed since the previous one.  A streaming
-   estimator (``--method``: the interval-aware streaming MLE by default, or
-   the online LLN/SA/SAM of 000) updates Δ̂ for all pages, and the optimal
-   Poisson-crawling rates for Δ̂ (eq. (10) of 003) become the next epoch's
-   rates.
+2. **Learning while crawling** (the loop of Section 5 of Avrachenkov, Patil and
+   Thoppe (2022)).  Crawling starts uniform (B/N per page).  In each of
+   ``--epochs`` epochs every page is crawled ``--crawls`` times at its current
+   rate (Poisson crawling); each crawl only tells whether the page changed
+   since the previous one.  A streaming estimator (``--method``: the
+   interval-aware streaming MLE by default, or their online LLN/SA/SAM)
+   updates Δ̂ for all pages, and the optimal Poisson-crawling rates for Δ̂
+   (eq. (10) of Avrachenkov et al. (2020)) become the next epoch's rates.
 3. **Judging.** After each epoch the current rates are scored by their
    weighted freshness under the *true* Δ, beside uniform crawling and the
    optimum computed from the true Δ; at the end the same comparison is made
    for periodic crawling (SPEC §2).
-4. **Scheduling** (001 Algorithm 1 and Section 6; skipped with
-   ``--no-schedule``.)  The web also sends change signals (sitemap pings and
-   the like): each page has a recall λ_i ~ Beta(0.25, 0.25) (the probability
-   that a change is signalled) and false signals at a rate ν_i ~ U(0.1, 0.6)
-   per day, drawn with the same seed (:func:`synthetic_signals`), as in
-   001's experiments.  The crawler's model is a ``PageModel`` of the last
-   epoch's estimates Δ̂, the signal parameters taken as known, and request
-   rates μ_i = N w_i (one request per page per day on average).  The
-   discrete-event simulator (:func:`freshcore.policy_simulation.simulate`) then plays
-   ``--horizon`` days (default 40) of changes, requests and signals of the
-   *true* web, one crawl per tick at the same bandwidth, against each policy
-   of ``--policies`` (default all), every one on the same events:
+4. **Scheduling** (Algorithm 1 and Section 6 of Busa-Fekete, Zimmert, György
+   et al. (2025); skipped with ``--no-schedule``.)  The web also sends change
+   signals (sitemap pings and the like): each page has a recall
+   λ_i ~ Beta(0.25, 0.25) (the probability that a change is signalled) and
+   false signals at a rate ν_i ~ U(0.1, 0.6) per day, drawn with the same seed
+   (:func:`synthetic_signals`), as in their experiments.  The crawler's model
+   is a ``PageModel`` of the last epoch's estimates Δ̂, the signal parameters
+   taken as known, and request rates μ_i = N w_i (one request per page per day
+   on average).  The discrete-event simulator
+   (:func:`freshcore.policy_simulation.simulate`) then plays ``--horizon``
+   days (default 40) of changes, requests and signals of the *true* web, one
+   crawl per tick at the same bandwidth, against each policy of
+   ``--policies`` (default all), every one on the same events:
 
    - ``ncis``: GREEDY-NCIS, the exact ``Scheduler`` (crawl the page of highest
      crawl value, counting its signals since the last crawl);
@@ -43,12 +44,14 @@
    The table gives each policy's accuracy (the fraction of requests served
    fresh, after a 20% burn-in) ± its batch-means standard error, beside the
    analytic accuracy of the continuous optimum on the true model, with
-   signals (``optimal_thresholds(...).accuracy``, Theorem 2 of 001) and
+   signals (``optimal_thresholds(...).accuracy``, their Theorem 2) and
    without (the periodic optimum of stage 3); and each policy's decisions
    per second, counting only the time spent inside the policy (its ticks
    and the signals it is sent, not the simulator's own work).  Every page
    counts as freshly crawled at time 0, so short horizons flatter every
    policy a little.
+
+The papers cited are listed in full under References in ``help(freshcore)``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import __version__
+from ._papers import BUSA_FEKETE_2025, cites
 from ._validation import check_int, check_rng
 
 __all__ = ["main", "synthetic_signals", "synthetic_web"]
@@ -98,6 +102,7 @@ def synthetic_web(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     return change_rate, importance
 
 
+@cites(BUSA_FEKETE_2025)
 def synthetic_signals(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
     """Change signals of the demo's synthetic web: ``(recall, false_rate)``.
 
@@ -124,9 +129,9 @@ def synthetic_signals(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarra
 
     Notes
     -----
-    The laws of 001 Section 6.2 (and SPEC §3's check instance); with these
-    parameters :class:`freshcore.pages.PageModel` gives each signal the
-    time-equivalent ``beta_i = log1p(λ_i Δ_i/ν_i)/((1 - λ_i) Δ_i)``.
+    The laws of Section 6.2 of Busa-Fekete et al. (2025) (and SPEC §3's check
+    instance); with these parameters :class:`freshcore.pages.PageModel` gives
+    each signal the time-equivalent ``beta_i = log1p(λ_i Δ_i/ν_i)/((1 - λ_i) Δ_i)``.
 
     Examples
     --------
@@ -289,7 +294,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     t0 = time.perf_counter()
     n = args.pages
     bandwidth = args.bandwidth if args.bandwidth is not None else n / 5.0
-    floor = 1e-3 * bandwidth / n  # keep every page observed (000 Section 5 uses a floor rate too)
+    floor = 1e-3 * bandwidth / n  # keep every page observed (Section 5 of Avrachenkov et al. (2022) has a floor too)
     delta, w = synthetic_web(n, _streams(args.seed)["web"])
     rng = _streams(args.seed)["crawls"]
     uniform = np.full(n, bandwidth / n)

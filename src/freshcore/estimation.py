@@ -1,14 +1,14 @@
-"""Change-rate estimation: online (streaming and batched) estimators of paper 000.
+"""Change-rate estimation: the online (streaming and batched) estimators of Avrachenkov, Patil and Thoppe (2022).
 
 A page changes as a Poisson process of unknown rate Δ and is crawled as a
 Poisson process of known rate p.  Crawl k reports ``I_k = 1`` if the page
 changed since crawl k - 1.  The estimators here only use the flags and p:
 
 * Naive      q_k = Σ_j p_j I_j / k                  (tends to pΔ/(Δ + p), biased)
-* LLN        x_k = p Î_k / (α_k + k - Î_k)          (eq. (1) of 000)
-* SA         y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k]   (eq. (2) of 000)
+* LLN        x_k = p Î_k / (α_k + k - Î_k)          (eq. (1))
+* SA         y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k]   (eq. (2))
 * SAM        z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1})
-             (eqs. (3) and (10) of 000)
+             (eqs. (3) and (10))
 
 Three shapes of the same arithmetic, bit-identical to each other:
 
@@ -20,6 +20,11 @@ Three shapes of the same arithmetic, bit-identical to each other:
 
 The compiled classes and kernels live in ``freshcore._estimators``; this module
 validates, chooses defaults, allocates and delegates.
+
+References
+----------
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+   pages", Performance Evaluation 153, 2022.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from . import _estimators as _est
+from ._papers import AVRACHENKOV_2022, cites
 from ._parallel import parallel_chunks
 from ._validation import (
     check_array,
@@ -54,6 +60,20 @@ __all__ = [
     "SAMEstimator",
     "estimate_rates",
 ]
+
+# The first parameters of every streaming estimator, and of every batch of them.
+_STREAM_PARAMETERS = """
+    Parameters
+    ----------
+    crawl_rate : float, optional
+        Default crawl rate p > 0 (else every update must pass ``crawl_rate``)."""
+_BATCH_PARAMETERS = """
+    Parameters
+    ----------
+    n_pages : int
+        Number of pages (≥ 1).
+    crawl_rate : float or array-like of shape (n_pages,), optional
+        Default crawl rate(s) p > 0."""
 
 _UPDATE_DOC = """
     Methods
@@ -81,6 +101,7 @@ _UPDATE_DOC = """
 """
 
 
+@cites(AVRACHENKOV_2022)
 class NaiveEstimator(_est._NaiveEstimator):
     __slots__ = ()
 
@@ -88,11 +109,7 @@ class NaiveEstimator(_est._NaiveEstimator):
         super().__init__(crawl_rate=crawl_rate)
 
     __doc__ = """Naive change-rate estimator: the fraction of crawls that saw a change, times p.
-
-    Parameters
-    ----------
-    crawl_rate : float, optional
-        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+""" + _STREAM_PARAMETERS + """
 
     Attributes
     ----------
@@ -108,13 +125,8 @@ class NaiveEstimator(_est._NaiveEstimator):
     Notes
     -----
     q_k = p Î_k / k, Î_k = Σ_{j≤k} I_j (the Naive estimator of Section 3 of
-    000).  It is biased: q_k → pΔ/(Δ + p) a.s.  When the crawl rate changes,
+    Avrachenkov et al. (2022)).  It is biased: q_k → pΔ/(Δ + p) a.s.  When the crawl rate changes,
     freshcore uses q_k = Σ_j p_j I_j / k (identical while p is constant).
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
-       change rates of web pages", Performance Evaluation, 2022 (seed 000).
 
     Examples
     --------
@@ -125,6 +137,7 @@ class NaiveEstimator(_est._NaiveEstimator):
 """
 
 
+@cites(AVRACHENKOV_2022)
 class LLNEstimator(_est._LLNEstimator):
     __slots__ = ()
 
@@ -137,12 +150,8 @@ class LLNEstimator(_est._LLNEstimator):
     ) -> None:
         super().__init__(crawl_rate=crawl_rate, alpha=alpha, consistent=consistent)
 
-    __doc__ = """Law-of-large-numbers change-rate estimator (eq. (1) of 000).
-
-    Parameters
-    ----------
-    crawl_rate : float, optional
-        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    __doc__ = """Law-of-large-numbers change-rate estimator (eq. (1) of Avrachenkov et al. (2022)).
+""" + _STREAM_PARAMETERS + """
     alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
         α_k: "one" → 1, "log" → log(k + 1), "sqrt" → √k, a number > 0, a
         callable ``k -> α_k`` (called with the int k ≥ 1, must return > 0),
@@ -169,14 +178,9 @@ class LLNEstimator(_est._LLNEstimator):
 """ + _UPDATE_DOC + """
     Notes
     -----
-    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of 000; x_k → Δ a.s. when α_k is
-    positive and o(k) (Theorem 1 of 000).  The denominator is evaluated as
+    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of Avrachenkov et al. (2022);
+    x_k → Δ a.s. when α_k is positive and o(k) (their Theorem 1).  The denominator is evaluated as
     α_k + (k - Î_k) with the integer k - Î_k exact.
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
-       change rates of web pages", Performance Evaluation, 2022 (seed 000).
 
     Examples
     --------
@@ -187,21 +191,18 @@ class LLNEstimator(_est._LLNEstimator):
 """
 
 
+@cites(AVRACHENKOV_2022)
 class SAEstimator(_est._SAEstimator):
     __slots__ = ()
 
     def __init__(self, *, crawl_rate: float | None = None, eta: float = 0.75, initial: float = 0.0) -> None:
         super().__init__(crawl_rate=crawl_rate, eta=eta, initial=initial)
 
-    __doc__ = """Stochastic-approximation change-rate estimator (eq. (2) of 000).
-
-    Parameters
-    ----------
-    crawl_rate : float, optional
-        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    __doc__ = """Stochastic-approximation change-rate estimator (eq. (2) of Avrachenkov et al. (2022)).
+""" + _STREAM_PARAMETERS + """
     eta : float, default 0.75
-        Step-size exponent, η_k = (k + 1)^(-η) (so η_0 = 1); 000 requires
-        η ∈ (0, 1] for convergence.
+        Step-size exponent, η_k = (k + 1)^(-η) (so η_0 = 1); convergence
+        requires η ∈ (0, 1] (Avrachenkov et al. (2022)).
     initial : float, default 0.0
         y_0.
 
@@ -214,15 +215,11 @@ class SAEstimator(_est._SAEstimator):
 """ + _UPDATE_DOC + """
     Notes
     -----
-    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of 000, where p is
-    the rate that generated the interval ending at crawl k + 1 (SPEC §1).
+    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of Avrachenkov et al.
+    (2022), where p is the rate that generated the interval ending at crawl
+    k + 1 (SPEC §1).
     η_k is evaluated as exp(-η log(k + 1)) (relative error ~1e-15, exactly 1
     at k = 0).
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
-       change rates of web pages", Performance Evaluation, 2022 (seed 000).
 
     Examples
     --------
@@ -235,6 +232,7 @@ class SAEstimator(_est._SAEstimator):
 """
 
 
+@cites(AVRACHENKOV_2022)
 class SAMEstimator(_est._SAMEstimator):
     __slots__ = ()
 
@@ -242,12 +240,8 @@ class SAMEstimator(_est._SAMEstimator):
                  omega: float = 1.0, initial: float = 0.0) -> None:
         super().__init__(crawl_rate=crawl_rate, eta=eta, beta=beta, omega=omega, initial=initial)
 
-    __doc__ = """Stochastic approximation with heavy-ball momentum (eqs. (3) and (10) of 000).
-
-    Parameters
-    ----------
-    crawl_rate : float, optional
-        Default crawl rate p > 0 (else every update must pass ``crawl_rate``).
+    __doc__ = """Stochastic approximation with heavy-ball momentum (eqs. (3) and (10) of Avrachenkov et al. (2022)).
+""" + _STREAM_PARAMETERS + """
     eta : float, default 1.3
         Step-size exponent, η_k = (k + 1)^(-η).
     beta : float, default 0.75
@@ -269,7 +263,8 @@ class SAMEstimator(_est._SAMEstimator):
     Notes
     -----
     z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}),
-    eq. (3) of 000, ζ_k from eq. (10) with ζ_0 = 0 (β_{-1} = ∞, SPEC §1).
+    eq. (3) of Avrachenkov et al. (2022), ζ_k from their eq. (10) with ζ_0 = 0
+    (β_{-1} = ∞, SPEC §1).
     The step sizes are evaluated as exp(-η log(k + 1)) and exp(-β log(k + 1))
     (one shared log; relative error ~1e-15, exactly 1 at k = 0).
 
@@ -277,11 +272,6 @@ class SAMEstimator(_est._SAMEstimator):
     unchanged crawls that follows a high estimate, or when p drops): the
     iterate is kept exactly as eq. (3) defines it, so clip it at 0
     (``max(rate, 0.0)``) before using it as a change rate.
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating
-       change rates of web pages", Performance Evaluation, 2022 (seed 000).
 
     Examples
     --------
@@ -517,13 +507,7 @@ _BATCH_EXAMPLE = """
 
 class NaiveBatch(_Batch):
     __doc__ = """Naive estimator over ``n_pages`` pages (see ``NaiveEstimator``).
-
-    Parameters
-    ----------
-    n_pages : int
-        Number of pages (≥ 1).
-    crawl_rate : float or array-like of shape (n_pages,), optional
-        Default crawl rate(s) p > 0.
+""" + _BATCH_PARAMETERS + """
 
     Attributes
     ----------
@@ -673,15 +657,10 @@ def _occurrence_k(k: np.ndarray, idx: np.ndarray | None, m: int) -> np.ndarray:
     return k[idx] + 1 + rank
 
 
+@cites(AVRACHENKOV_2022)
 class LLNBatch(NaiveBatch):
     __doc__ = """LLN estimator over ``n_pages`` pages (see ``LLNEstimator``).
-
-    Parameters
-    ----------
-    n_pages : int
-        Number of pages (≥ 1).
-    crawl_rate : float or array-like of shape (n_pages,), optional
-        Default crawl rate(s) p > 0.
+""" + _BATCH_PARAMETERS + """
     alpha : {"one", "log", "sqrt"}, float, callable or sequence, default "one"
         α_k as in ``LLNEstimator`` (a callable is called once per distinct k
         in each update, with the int k).
@@ -693,11 +672,13 @@ class LLNBatch(NaiveBatch):
     rates : ndarray, shape (n_pages,)
         Current estimates x_k (read-only view).
     n_updates, n_changes, elapsed : ndarray, shape (n_pages,)
+        k, Î_k and the sum of the intervals passed to ``update``, page by page.
 
     Notes
     -----
-    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of 000, with the same compiled step
-    functions as ``LLNEstimator``: bit-identical results page by page.
+    x_k = p Î_k / (k + α_k - Î_k), eq. (1) of Avrachenkov et al. (2022), with
+    the same compiled step functions as ``LLNEstimator``: bit-identical results
+    page by page.
 """ + _BATCH_EXAMPLE.format(cls="LLNBatch", stream="LLNEstimator")
 
 
@@ -734,15 +715,10 @@ class LLNBatch(NaiveBatch):
         return self._alpha_kind, self._alpha_const, extra
 
 
+@cites(AVRACHENKOV_2022)
 class SABatch(_Batch):
     __doc__ = """SA estimator over ``n_pages`` pages (see ``SAEstimator``).
-
-    Parameters
-    ----------
-    n_pages : int
-        Number of pages (≥ 1).
-    crawl_rate : float or array-like of shape (n_pages,), optional
-        Default crawl rate(s) p > 0.
+""" + _BATCH_PARAMETERS + """
     eta : float, default 0.75
         Step-size exponent, η_k = (k + 1)^(-η).
     initial : float, default 0.0
@@ -756,8 +732,9 @@ class SABatch(_Batch):
 
     Notes
     -----
-    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of 000, with the same
-    compiled step function as ``SAEstimator``: bit-identical page by page.
+    y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of Avrachenkov et al.
+    (2022), with the same compiled step function as ``SAEstimator``:
+    bit-identical page by page.
 """ + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
 
     _state_names = ("rates",)
@@ -783,17 +760,12 @@ class SABatch(_Batch):
             k[s:e], y[s:e], c[s:e], None, p if p.shape[0] == 1 else p[s:e], eta))
 
 
+@cites(AVRACHENKOV_2022)
 class SAMBatch(_Batch):
     __doc__ = """SAM estimator over ``n_pages`` pages (see ``SAMEstimator``).
-
-    Parameters
-    ----------
-    n_pages : int
-        Number of pages (≥ 1).
-    crawl_rate : float or array-like of shape (n_pages,), optional
-        Default crawl rate(s) p > 0.
+""" + _BATCH_PARAMETERS + """
     eta, beta, omega : float, defaults 1.3, 0.75, 1.0
-        Step-size parameters of eqs. (3) and (10) of 000.
+        Step-size parameters of eqs. (3) and (10) of Avrachenkov et al. (2022).
     initial : float, default 0.0
         z_0 = z_{-1} of every page.
 
@@ -807,8 +779,9 @@ class SAMBatch(_Batch):
 
     Notes
     -----
-    z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}), with the
-    same compiled step function as ``SAMEstimator``: bit-identical page by page.
+    z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}), eq. (3)
+    of Avrachenkov et al. (2022), with the same compiled step function as
+    ``SAMEstimator``: bit-identical page by page.
 """ + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
 
     _state_names = ("rates", "previous")
@@ -875,6 +848,7 @@ def _check_method_params(params: dict[str, Any], method: str, caller: str) -> No
             raise TypeError(f"The {name!r} parameter of {caller} is not taken by method={method!r} (it {options}).")
 
 
+@cites(AVRACHENKOV_2022)
 def estimate_rates(
     changed: Any,
     intervals: Any = None,
@@ -916,7 +890,8 @@ def estimate_rates(
 
     Notes
     -----
-    Update rules: eqs. (1)–(3) and (10) of 000 (see the module docstring).
+    Update rules: eqs. (1)–(3) and (10) of Avrachenkov et al. (2022) (see the
+    module docstring).
 
     Examples
     --------

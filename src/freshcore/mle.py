@@ -24,8 +24,16 @@ Streaming
 ---------
 :class:`IntervalMLEEstimator` (one page) and :class:`IntervalMLEBatch` (arrays of
 pages, bit-identical) keep bounded binned sufficient statistics of the MLE and
-solve it on demand with the same compiled kernel: unlike SA/SAM/LLN of 000 they
-use the actual intervals and stay consistent under non-Poisson crawling.
+solve it on demand with the same compiled kernel: unlike the SA/SAM/LLN estimators
+of Avrachenkov, Patil and Thoppe (2022) they use the actual intervals and stay
+consistent under non-Poisson crawling.
+
+References
+----------
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+   pages", Performance Evaluation 153, 2022.
+.. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM Transactions on Internet
+   Technology 3(3), 2003.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import Any, Literal, cast, overload
 import numpy as np
 
 from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows, poisson_rows
+from ._papers import AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003, UPADHYAY_2020, cites
 from ._validation import check_array, check_binary, check_indices, check_int, check_out, check_same_length, check_scalar
 
 __all__ = [
@@ -179,6 +188,7 @@ def mle_rates(
 ) -> tuple[Any, Any]: ...
 
 
+@cites(AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003)
 def mle_rates(
     changed: Any,
     intervals: Any = None,
@@ -217,7 +227,7 @@ def mle_rates(
     Notes
     -----
     With intervals, the estimate is the unique root of the likelihood equation
-    (eq. (16) of 000; SPEC §1)
+    (eq. (16) of Avrachenkov et al. (2022); SPEC §1)
 
     .. math:: \\sum_j I_j \\tau_j / (e^{\\Delta\\tau_j} - 1) = \\sum_j (1 - I_j)\\tau_j ,
 
@@ -233,12 +243,6 @@ def mle_rates(
     n1/Delta = sum_j 1/(Delta + p_j) is solved in the form
     sum_j p_j/(p_j + Delta) = n0 by the same kind of compiled safeguarded Newton
     iteration, on the bracket [min p n1/n0, max p n1/n0].
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
-       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
-    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
 
     Examples
     --------
@@ -271,6 +275,7 @@ def moment_rates(
 ) -> tuple[Any, Any]: ...
 
 
+@cites(AVRACHENKOV_2022, UPADHYAY_2020)
 def moment_rates(
     changed: Any,
     intervals: Any = None,
@@ -295,20 +300,14 @@ def moment_rates(
     Notes
     -----
     The root of :math:`\\sum_j (1 - I_j) = \\sum_j e^{-\\Delta\\tau_j}` (Section 3.4
-    of 000, after Cho and Garcia-Molina): the observed number of unchanged
-    intervals equals its expectation.  It lies in
+    of Avrachenkov et al. (2022) and Section 4 of Upadhyay et al. (2020)): the
+    observed number of unchanged intervals equals its expectation.  It lies in
     ``[log(k/n0)/mean(tau), log(k/n0)/min(tau)]`` (Jensen), where the same
     compiled safeguarded Newton iteration finds it.  Without intervals (Poisson
     crawling at rate p) E[e^{-Delta tau}] = p/(p + Delta) and the estimate is
     ``p * n1 / n0``; with a rate per crawl, the root of sum_j p_j/(p_j + Delta) = n0,
     which is also the MLE (see :func:`mle_rates`).  All-zero rows give 0,
     all-one rows are clipped.
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
-       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
-    .. [2] U. Upadhyay et al., "Learning to crawl", AAAI 2020, Section 4 (ref. [20] of 000).
 
     Examples
     --------
@@ -327,6 +326,7 @@ def moment_rates(
     return _finish(est, up, return_clipped, scalar, caller)
 
 
+@cites(CHO_GARCIA_MOLINA_2003)
 def cgm_rates(changed: Any, intervals: Any = None, *, crawl_rate: Any = None, out: np.ndarray | None = None) -> Any:
     """Cho–Garcia-Molina improved estimator of each page's change rate.
 
@@ -350,10 +350,6 @@ def cgm_rates(changed: Any, intervals: Any = None, *, crawl_rate: Any = None, ou
     (SPEC §1), with :math:`\\hat I` the number of changes and
     :math:`\\bar\\tau` the mean interval.  It is designed for regular intervals;
     under Poisson crawling it tends to p log(1 + Delta/p), not Delta.  Always finite.
-
-    References
-    ----------
-    .. [1] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
 
     Examples
     --------
@@ -403,13 +399,14 @@ def _check_flag(x: Any, caller: str) -> int:
     raise ValueError(f"The 'changed' parameter of {caller} must be 0/1 (or False/True). Got {x!r} instead.")
 
 
+@cites(AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003)
 class IntervalMLEEstimator:
     """Streaming maximum-likelihood change rate that uses the actual crawl intervals.
 
     Consistent under any crawl schedule that does not depend on the change
-    process (Poisson, periodic, jittered, adaptive...), unlike SA/SAM/LLN of 000
-    which assume Poisson crawling at a known rate, up to a small binning error
-    (below).  Memory is bounded: ``3 * n_bins + 4`` float64 numbers (800 bytes
+    process (Poisson, periodic, jittered, adaptive...), unlike the SA/SAM/LLN
+    estimators of Avrachenkov et al. (2022), which assume Poisson crawling at a
+    known rate, up to a small binning error (below).  Memory is bounded: ``3 * n_bins + 4`` float64 numbers (800 bytes
     with the defaults) whatever the number of observations.  Choose
     ``tau_min``/``tau_max`` to cover the intervals in your time unit: intervals
     outside share the end bins, which stays exact for equal intervals but adds
@@ -437,7 +434,7 @@ class IntervalMLEEstimator:
     -----
     The log-likelihood of (I_j, tau_j) is
     sum_j [I_j log(1 - e^{-Delta tau_j}) - (1 - I_j) Delta tau_j]; its score
-    equation is eq. (16) of 000,
+    equation is eq. (16) of Avrachenkov et al. (2022),
     :math:`\\sum_j I_j\\tau_j/(e^{\\Delta\\tau_j} - 1) = S_0`.  The right side S_0
     only needs the running sum of unchanged intervals.  The left side is kept
     as sufficient statistics per log-spaced bin b of tau: count n_b, sum s_b
@@ -457,12 +454,6 @@ class IntervalMLEEstimator:
     is found by the same compiled safeguarded Newton kernel as
     :func:`mle_rates` on the bracket [n1/(S0 + S1/2), n1/S0], lazily when
     ``rate`` is read after an update; ``update`` itself is O(1).
-
-    References
-    ----------
-    .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
-       pages", Performance Evaluation (2022) (seed 000), eq. (16) and Section 3.4.
-    .. [2] J. Cho, H. Garcia-Molina, "Estimating frequency of change", ACM TOIT 3(3) (2003) 256-290.
 
     Examples
     --------

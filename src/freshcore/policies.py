@@ -1,4 +1,4 @@
-"""Baseline crawl policies for :func:`freshcore.policy_simulation.simulate` (001 Section 6, SPEC section 4).
+"""Baseline crawl policies for :func:`freshcore.policy_simulation.simulate` (SPEC section 4).
 
 Every class here satisfies :class:`CrawlPolicy` (``bandwidth``, ``time``,
 ``n_pages``, ``next()``, ``run(n)``, ``signal(page, t)``,
@@ -9,7 +9,8 @@ on the same events.  None of the baselines uses change signals:
 ``signal`` and ``signal_many`` validate their arguments and return ``False``.
 
 - :class:`LowDiscrepancy` -- per-page crawl rates ``xi_i`` (e.g. the continuous
-  optimum), earliest due time first (SPEC section 4's form of "LDS").
+  optimum), earliest due time first (SPEC section 4's form of "LDS", a baseline
+  of Section 6 of Busa-Fekete, Zimmert, György et al. (2025)).
 - :class:`RoundRobin` -- pages ``0, 1, ..., m - 1, 0, ...``.
 - :class:`UniformRandom` -- a uniformly random page at every tick.
 - :class:`NutchAdaptive` -- Apache Nutch's ``AdaptiveFetchSchedule`` under a
@@ -17,6 +18,11 @@ on the same events.  None of the baselines uses change signals:
 
 Ticks: the ``j``-th tick after the last change of bandwidth ``R`` at time
 ``t_0`` (0 at first) is at ``t_0 + j/R``, the convention of the scheduler.
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from freshcore._papers import AVRACHENKOV_2020, AZAR_2018, BUSA_FEKETE_2025, cites
 from freshcore._validation import check_array, check_indices, check_int, check_rng, check_same_length, check_scalar
 
 __all__ = ["CrawlPolicy", "LowDiscrepancy", "NutchAdaptive", "RoundRobin", "UniformRandom"]
@@ -203,6 +210,7 @@ def _check_bandwidth(bandwidth: Any, caller: str) -> float:
     return check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
 
 
+@cites(BUSA_FEKETE_2025)
 class RoundRobin(_TickPolicy):
     """Crawl the pages in turn: ``0, 1, ..., n_pages - 1, 0, 1, ...``.
 
@@ -216,8 +224,8 @@ class RoundRobin(_TickPolicy):
     Notes
     -----
     Every page is crawled periodically with interval ``m/R``; its expected
-    freshness is ``G(R/m)/mu`` (001 eq. 5, :func:`freshcore.rates.freshness`
-    with ``model="periodic"``).
+    freshness is ``G(R/m)/mu`` (eq. (5) of Busa-Fekete et al. (2025),
+    :func:`freshcore.rates.freshness` with ``model="periodic"``).
 
     Examples
     --------
@@ -249,6 +257,7 @@ class RoundRobin(_TickPolicy):
     run.__doc__ = _TickPolicy.run.__doc__
 
 
+@cites(AVRACHENKOV_2020)
 class UniformRandom(_TickPolicy):
     """Crawl a uniformly random page at every tick.
 
@@ -269,7 +278,7 @@ class UniformRandom(_TickPolicy):
     ``u ~ U[0, 1)`` and ``K ~ Geometric(p)`` on ``{0, 1, ...}``: its
     freshness is ``(1 - e^{-x})/x * p/(1 - (1 - p) e^{-x})`` with
     ``x = Delta/R``, close to the Poisson-crawling value
-    ``(R/m)/(R/m + Delta)`` (eq. (10) of Avrachenkov, Patil and Thoppe, 2020)
+    ``(R/m)/(R/m + Delta)`` (eq. (10) of Avrachenkov, Patil and Thoppe (2020))
     and below the periodic one.
 
     Examples
@@ -299,6 +308,7 @@ class UniformRandom(_TickPolicy):
     run.__doc__ = _TickPolicy.run.__doc__
 
 
+@cites(AZAR_2018, BUSA_FEKETE_2025)
 class LowDiscrepancy(_TickPolicy):
     """Low-discrepancy crawling at given per-page rates ("LDS", SPEC section 4).
 
@@ -328,12 +338,8 @@ class LowDiscrepancy(_TickPolicy):
     section 4 prescribes; it is *not* a transcription of Algorithm 3 of Azar
     et al. (2018), whose text is not available to us.  The rates are fixed:
     after :meth:`set_bandwidth` the ticks change but ``xi`` does not (the optimum
-    would have to be recomputed, the drawback 001 Section 5 points out).
-
-    References
-    ----------
-    Azar, Horvitz, Lubetzky, Peres, Shahaf (2018), "Tractable near-optimal
-    policies for crawling", PNAS.  001 Section 6.4 ("LDS").
+    would have to be recomputed, the drawback Section 5 of Busa-Fekete et al.
+    (2025) points out; their Section 6.4 runs it as "LDS").
 
     Examples
     --------

@@ -1,8 +1,9 @@
-"""Discrete-event simulation that judges crawl policies (001 Section 6, SPEC section 4).
+"""Discrete-event simulation that judges crawl policies (SPEC section 4).
 
 :func:`simulate` draws Poisson changes, requests and change-indicating
 signals for a set of pages, lets a crawl policy pick one page per tick, and
-measures the *accuracy*: the fraction of requests that find a fresh copy.
+measures the *accuracy*: the fraction of requests that find a fresh copy, as
+in the experiments of Section 6 of Busa-Fekete, Zimmert, György et al. (2025).
 
 The policy
 ----------
@@ -13,6 +14,11 @@ A policy handed to :func:`simulate` must be new (``time == 0``): every page
 counts as crawled, hence fresh, at time 0.  Its optional members
 (``signal_many``, ``tick_times``, ``observe``) are used when present, as
 :class:`~freshcore.policies.CrawlPolicy` describes.
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._validation import check_array, check_int, check_rng, check_same_length, check_scalar
 from freshcore.pages import PageModel, check_pages
 from freshcore.policies import CrawlPolicy
@@ -167,6 +174,7 @@ def _delays(signal_delay: Any, rng: np.random.Generator, n: int, caller: str) ->
     return rng.exponential(mean, n) if mean > 0 else None
 
 
+@cites(BUSA_FEKETE_2025)
 def simulate(
     policy: CrawlPolicy,
     pages: PageModel,
@@ -202,10 +210,11 @@ def simulate(
         float for exponential delays of that mean, or ``f(rng, n)`` returning
         ``n`` delays ``>= 0``.  False signals are Poisson whatever the delay.
     bandwidth_schedule : (times, rates), optional
-        Bandwidth changes (001 Appendix D): at each ``times[k]`` (increasing,
-        in ``[0, T]``) the policy's ``set_bandwidth(rates[k])`` is called before
-        the first tick after ``times[k]``, which is then at the last tick at
-        or before ``times[k]`` plus ``1/rates[k]``.
+        Bandwidth changes (Appendix D of Busa-Fekete et al. (2025)): at each
+        ``times[k]`` (increasing, in ``[0, T]``) the policy's
+        ``set_bandwidth(rates[k])`` is called before the first tick after
+        ``times[k]``, which is then at the last tick at or before ``times[k]``
+        plus ``1/rates[k]``.
     n_blocks : int, default=20
         Number of time blocks for the batch-means standard error (``>= 2``).
 
@@ -242,8 +251,8 @@ def simulate(
     than ~1e-8 time units at ``T m = 10**7`` count as simultaneous, changes
     then counting as seen by the crawl).  For periodic crawling at rate
     ``xi`` the expected accuracy is ``sum_i mu_i F_i / sum_i mu_i`` with
-    ``F_i = (xi_i/Delta_i)(1 - exp(-Delta_i/xi_i))`` (001 eq. 5;
-    :func:`freshcore.rates.freshness`).
+    ``F_i = (xi_i/Delta_i)(1 - exp(-Delta_i/xi_i))`` (eq. (5) of
+    Busa-Fekete et al. (2025); :func:`freshcore.rates.freshness`).
 
     Examples
     --------

@@ -17,14 +17,14 @@ sorts and runs the line search on the multiplier, one compiled pass per step.
 
 References
 ----------
-K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
-freshness in web page crawling", VALUETOOLS 2020.
-R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
-utilizing noisy change-indicating signals", 2025.
-J. Cho, H. Garcia-Molina, "Effective page refresh policies for web
-crawlers", ACM Transactions on Database Systems, 2003.
-Y. Azar, E. Horvitz, E. Lubetzky, Y. Peres, D. Shahaf, "Tractable
-near-optimal policies for crawling", PNAS, 2018.
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal freshness in web page
+   crawling", VALUETOOLS 2020.
+.. [2] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
+.. [3] J. Cho, H. Garcia-Molina, "Effective page refresh policies for web crawlers", ACM Transactions
+   on Database Systems 28(4), 2003.
+.. [4] Y. Azar, E. Horvitz, E. Lubetzky, Y. Peres, D. Shahaf, "Tractable near-optimal policies for
+   crawling", PNAS 115(32), 2018.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from freshcore import _rates
+from freshcore._papers import AVRACHENKOV_2020, BUSA_FEKETE_2025, cites
 from freshcore._validation import (
     check_array,
     check_choice,
@@ -639,6 +640,7 @@ def optimal_rates(
 ) -> np.ndarray | RatesResult: ...
 
 
+@cites(AVRACHENKOV_2020, BUSA_FEKETE_2025)
 def optimal_rates(
     change_rate: ArrayLike,
     importance: ArrayLike,
@@ -766,13 +768,6 @@ def optimal_rates(
     total accuracy ``sum G(xi_i)`` and ``freshness`` is the accuracy per unit
     of request rate.
 
-    References
-    ----------
-    K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
-    freshness in web page crawling", VALUETOOLS 2020.
-    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
-    algorithm utilizing noisy change-indicating signals", 2025.
-
     Examples
     --------
     >>> import numpy as np
@@ -870,6 +865,7 @@ def freshness(
 ) -> float | np.ndarray: ...
 
 
+@cites(AVRACHENKOV_2020, BUSA_FEKETE_2025)
 def freshness(
     crawl_rate: ArrayLike,
     change_rate: ArrayLike,
@@ -908,13 +904,6 @@ def freshness(
     rate 0); a changing page that is never crawled has F = 0.
     :func:`optimal_rates`' ``objective`` is this average times
     ``sum(importance)``.
-
-    References
-    ----------
-    K. Avrachenkov, K. Patil, G. Thoppe, "Change rate estimation and optimal
-    freshness in web page crawling", VALUETOOLS 2020.
-    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
-    algorithm utilizing noisy change-indicating signals", 2025.
 
     Examples
     --------

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from freshcore import _schedule, _statefile
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
 from freshcore._validation import check_choice, check_crawl_times, check_int, check_scalar
@@ -42,6 +43,7 @@ MAX_PAGE_IDS = 2**31 - 3
 _PAGE_KEYS = ("change_rate", "importance", "recall", "false_rate")
 
 
+@cites(BUSA_FEKETE_2025)
 class Scheduler(SchedulerBase):
     """Greedy crawl scheduler: crawl ``argmax_i V_i(tau_eff,i(t_j))`` at every tick.
 
@@ -61,7 +63,7 @@ class Scheduler(SchedulerBase):
         ignored) or Greedy-CIS (signals taken as proof of a change).
     signal_delay : float, default=0.0
         Signals timed less than ``signal_delay`` after their page's last
-        crawl are discarded (Appendix C of Busa-Fekete et al., 2025).
+        crawl are discarded (Appendix C of Busa-Fekete et al. (2025)).
     terms : int, optional
         Number of terms ``j >= 1`` for ``value="approx"`` (required there,
         not allowed otherwise).
@@ -97,12 +99,9 @@ class Scheduler(SchedulerBase):
     few pages whose upper bound reaches the winning value, with O(log m) heap
     work each: every page's value is bounded by a line from its last
     evaluation, with a slope from a bound on ``dV/dtau`` (the slope invariant
-    in ``freshcore._schedule``).
-
-    References
-    ----------
-    R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
-    algorithm utilizing noisy change-indicating signals", 2025: Algorithm 1.
+    in ``freshcore._schedule``).  This is Algorithm 1 of Busa-Fekete et al.
+    (2025), with their Appendices C (delayed signals) and D (bandwidth
+    changes).
 
     Examples
     --------

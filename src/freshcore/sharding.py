@@ -1,13 +1,14 @@
-"""Sharded crawl scheduling: k independent schedulers merged into one stream (001 Section 5.2, SPEC section 4).
+"""Sharded crawl scheduling: k independent schedulers merged into one stream (SPEC section 4).
 
-Seed 001 (Section 5.2, "Scalability") notes that Algorithm 1 is decentralised
-except for the argmax, and that one can "shard the web pages into N shards
-and assign 1/N bandwidth to each shard, and schedule the web pages in each
-shard independently in parallel".  :class:`ShardedScheduler` does exactly
-that with ``k`` :class:`freshcore.schedule.Scheduler` objects over disjoint
-page sets, each at rate ``R/k``, and merges their decisions into one stream
-of *global* page ids.  Pages can be added (each to the shard with the fewest
-live pages), removed and re-parameterised by stable id, as in one scheduler.
+Busa-Fekete, Zimmert, György et al. (2025) note (Section 5.2, "Scalability")
+that their Algorithm 1 is decentralised except for the argmax, and that one can
+"shard the web pages into N shards and assign 1/N bandwidth to each shard, and
+schedule the web pages in each shard independently in parallel".
+:class:`ShardedScheduler` does exactly that with ``k``
+:class:`freshcore.schedule.Scheduler` objects over disjoint page sets, each at
+rate ``R/k``, and merges their decisions into one stream of *global* page ids.
+Pages can be added (each to the shard with the fewest live pages), removed and
+re-parameterised by stable id, as in one scheduler.
 
 Merge rule
 ----------
@@ -29,6 +30,11 @@ argmax, but across shards each shard crawls its own best page every round,
 whether or not another shard's second best is worth more.  With pages spread
 evenly (``page % k`` by default) the loss is small when each shard holds many
 pages; :func:`freshcore.simulate` measures it.
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from freshcore import _parallel, _statefile, schedule
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._scheduler_base import SchedulerBase
 from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
@@ -75,6 +82,7 @@ MIN_PARALLEL_TICKS = 4096
 _MANY = 32
 
 
+@cites(BUSA_FEKETE_2025)
 class ShardedScheduler(SchedulerBase):
     """``shards`` independent :class:`~freshcore.schedule.Scheduler` objects at bandwidth ``R/shards``, merged.
 
@@ -91,7 +99,8 @@ class ShardedScheduler(SchedulerBase):
     value : {"exact", "approx", "greedy", "cis"}, default="exact"
         The crawl value of every shard (see :class:`~freshcore.schedule.Scheduler`).
     signal_delay : float, default=0.0
-        Discard window for signals (001 Appendix C), in every shard.
+        Discard window for signals (Appendix C of Busa-Fekete et al. (2025)), in
+        every shard.
     terms : int, optional
         Terms of ``value="approx"``.
     assign : array_like of int of shape (n_pages,), optional
@@ -113,7 +122,7 @@ class ShardedScheduler(SchedulerBase):
     the tick time of the last decision, and :meth:`tick_times` gives the times
     of the next ones, which :func:`freshcore.simulate` uses as the crawl times.
     With ``k = 1`` the decisions are exactly those of one ``Scheduler``
-    (001 Section 5.2; SPEC section 4).
+    (Section 5.2 of Busa-Fekete et al. (2025); SPEC section 4).
 
     The full state survives :meth:`save`/:meth:`load`, ``pickle``, ``copy``
     and :meth:`to_dict`/:meth:`from_dict`, also in the middle of a round or
@@ -135,10 +144,6 @@ class ShardedScheduler(SchedulerBase):
     :func:`freshcore.set_num_threads` when each shard makes at least
     ``MIN_PARALLEL_TICKS`` decisions (the compiled scheduler releases the GIL);
     the result is the same as the sequential merge.
-
-    References
-    ----------
-    001 Section 5.2 (Scalability); SPEC section 4 (discrete scheduling).
 
     Examples
     --------

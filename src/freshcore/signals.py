@@ -1,6 +1,9 @@
-"""Change-indicating signals: simulated signal logs and the fit of the signal model (Appendix E of 001).
+"""Change-indicating signals: simulated signal logs and the fit of the signal model.
 
-Model (SPEC §3; Section 3 of 001).  Per page, changes form a Poisson process
+The model is that of Section 3 of Busa-Fekete, Zimmert, György et al. (2025),
+the fit that of their Appendix E.
+
+Model (SPEC §3).  Per page, changes form a Poisson process
 of rate Delta; each change emits a true change-indicating signal (CIS) with
 probability lambda (the recall), independently; false signals form an
 independent Poisson process of rate nu.  Derived: the signal rate
@@ -23,8 +26,13 @@ Identities used to turn the fitted (alpha, alpha beta) into precision and recall
 
 gamma is estimated as sum(n) / sum(tau) per page (the crawl intervals tile the
 observed time, so this is the Poisson MLE of the signal rate, Appendix E of
-001: "we can estimate ... the rate of the CIS gamma with good accuracy based
-on the frequency of logged events").
+Busa-Fekete et al. (2025): "we can estimate ... the rate of the CIS gamma with
+good accuracy based on the frequency of logged events").
+
+References
+----------
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _signals
+from ._papers import BUSA_FEKETE_2025, cites
 from ._validation import _index_str, check_array, check_binary, check_choice, check_int, check_rng, check_scalar
 
 __all__ = [
@@ -210,6 +219,7 @@ def _log_arrays(elapsed: Any, n_signals: Any, changed: Any, caller: str) -> tupl
     return tau, cnt, z
 
 
+@cites(BUSA_FEKETE_2025)
 def fit_signal_model(
     elapsed: Any, n_signals: Any, changed: Any, *, change_rate: Any = None, alpha_upper: Any = None,
     alpha_beta_upper: Any = 40.0, max_iter: int = 100,
@@ -245,7 +255,7 @@ def fit_signal_model(
     Notes
     -----
     The log-likelihood of (a, b) = (alpha, alpha beta) >= 0, from eq. (*)
-    (Appendix E of 001, SPEC §3),
+    (Appendix E of Busa-Fekete et al. (2025), SPEC §3),
 
         L(a, b) = sum_{unchanged} (-a tau - b n) + sum_{changed} log(1 - e^{-a tau - b n}),
 
@@ -266,14 +276,11 @@ def fit_signal_model(
     is gamma precision / (alpha + gamma precision), in [0, 1] by construction,
     and 0 when Delta = 0).
 
-    Appendix E of 001 writes z ~ Ber(exp(-<(alpha, alpha beta), (tau, n)>)) with
-    z "indicating whether there has been a change"; exp(...) is the probability
-    of *no* change (SPEC §3, and eq. (*) above), so it is 1 - z that has that law,
-    which is the likelihood used here.
-
-    References
-    ----------
-    Appendix E of 001 (the model and its MLE); SPEC §3.
+    Appendix E of Busa-Fekete et al. (2025) writes
+    z ~ Ber(exp(-<(alpha, alpha beta), (tau, n)>)) with z "indicating whether
+    there has been a change"; exp(...) is the probability of *no* change
+    (SPEC §3, and eq. (*) above), so it is 1 - z that has that law, which is
+    the likelihood used here.
 
     Examples
     --------
@@ -321,8 +328,9 @@ def fit_signal_model(
     return SignalModelFit(alpha, alpha_beta, gamma, delta, precision, recall, false_rate, clipped, n_iter)
 
 
+@cites(BUSA_FEKETE_2025)
 def naive_signal_model(elapsed: Any, n_signals: Any, changed: Any) -> NaiveSignalModel:
-    """The naive interval-counting estimate of precision and recall (the biased baseline of Appendix E of 001).
+    """Naive interval-counting precision and recall: the biased baseline of Appendix E of Busa-Fekete et al. (2025).
 
     Parameters
     ----------
@@ -339,12 +347,13 @@ def naive_signal_model(elapsed: Any, n_signals: Any, changed: Any) -> NaiveSigna
     Notes
     -----
     The crawl intervals stand in for the unobserved change sequence.  Appendix E
-    of 001 prints the recall's denominator for both formulas; precision is "the
-    proportion of time there is a change following a signal" (Section 2 of 001),
-    so its denominator is the signalled intervals.  Both are biased: a false
-    signal in an interval that also holds an unsignalled change counts as a true
-    one (precision too high), and so does a changed interval whose only signals
-    are false (recall too high), while several changes in one interval count once.
+    of Busa-Fekete et al. (2025) prints the recall's denominator for both
+    formulas; precision is "the proportion of time there is a change following
+    a signal" (their Section 2), so its denominator is the signalled
+    intervals.  Both are biased: a false signal in an interval that also holds
+    an unsignalled change counts as a true one (precision too high), and so
+    does a changed interval whose only signals are false (recall too high),
+    while several changes in one interval count once.
 
     Examples
     --------

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ._papers import AVRACHENKOV_2022, cites
 from ._validation import check_array, check_choice, check_int, check_rng, check_same_length, check_scalar
 
 __all__ = ["SCHEDULES", "simulate_crawls"]
@@ -13,6 +14,7 @@ __all__ = ["SCHEDULES", "simulate_crawls"]
 SCHEDULES = ("poisson", "periodic", "jittered")
 
 
+@cites(AVRACHENKOV_2022)
 def simulate_crawls(
     change_rate: Any, crawl_rate: Any, n_crawls: int, *, schedule: str = "poisson", jitter: float = 0.5,
     rng: Any = None,
@@ -47,9 +49,9 @@ def simulate_crawls(
     -----
     The change process is Poisson and independent of the crawls, so by
     memorylessness the indicators are independent given the intervals with
-    P(I = 1 | tau) = 1 - e^{-Delta tau} (SPEC §1; Section 2 of 000): drawing them
-    directly is exact, and fully vectorised.  Under Poisson crawling
-    P(I = 1) = Delta/(Delta + p).
+    P(I = 1 | tau) = 1 - e^{-Delta tau} (SPEC §1; Section 2 of Avrachenkov, Patil
+    and Thoppe (2022)): drawing them directly is exact, and fully vectorised.
+    Under Poisson crawling P(I = 1) = Delta/(Delta + p).
 
     Examples
     --------

@@ -1,15 +1,16 @@
-"""Optimal thresholds with change signals (Theorem 2): ``V_i(iota_i) = Lambda`` under a bandwidth.
+"""Optimal thresholds with change signals: ``V_i(iota_i) = Lambda`` under a bandwidth.
 
 The optimal continuous crawl policy crawls page i when its effective elapsed time reaches a threshold
 ``iota_i`` at which its crawl value ``V_i`` (:func:`freshcore.value.crawl_value`) equals a common
 multiplier ``Lambda``, chosen so that the crawl frequencies ``f_i(iota_i)`` sum to the bandwidth.
 :func:`optimal_thresholds` solves it: per page in compiled code (``freshcore._thresholds``, one pass
-over the pages per multiplier), the multiplier by an outer iteration in Python.
+over the pages per multiplier), the multiplier by an outer iteration in Python.  The policy is that of
+Theorem 2 and Appendix A of Busa-Fekete, Zimmert, György et al. (2025).
 
 References
 ----------
-Busa-Fekete, Zimmert, György et al., "A scalable crawling algorithm utilizing noisy change-indicating
-signals", 2025 (Theorem 2, Appendix A).
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from freshcore import _rates, _thresholds
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_scalar
 from freshcore.pages import PageModel, check_pages
@@ -70,8 +72,9 @@ class ThresholdsResult:
     signal_counts: np.ndarray
 
 
+@cites(BUSA_FEKETE_2025)
 def optimal_thresholds(pages: PageModel, bandwidth: float) -> ThresholdsResult:
-    """Optimal continuous crawl policy with change signals (Theorem 2 of 001, SPEC section 3).
+    """Optimal continuous crawl policy with change signals (Theorem 2 of Busa-Fekete et al. (2025), SPEC section 3).
 
     Finds thresholds ``iota_i`` with ``V_i(iota_i) = Lambda`` (``iota_i = inf``
     where ``V_i(inf) = mu_i/Delta_i <= Lambda``) and ``sum_i f_i(iota_i) =

@@ -27,10 +27,12 @@ residues of its Laplace transform instead, in closed form with a proven error bo
 
 The computations are compiled (``freshcore._value``); this module validates, allocates and delegates.
 
+The formulas are those of Theorem 2, Lemma 4 and Appendix A.1 of Busa-Fekete, Zimmert, György et al. (2025).
+
 References
 ----------
-Busa-Fekete, Zimmert, György et al., "A scalable crawling algorithm utilizing noisy change-indicating
-signals", 2025 (Theorem 2, Lemma 4, Appendix A.1).
+.. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
+   change-indicating signals", 2025.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from freshcore import _value
+from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_array, check_choice, check_int, check_out
 from freshcore.pages import PageModel, check_pages
@@ -83,10 +86,11 @@ def _check_bounded(res: np.ndarray, tau: np.ndarray, pages: PageModel, caller: s
     return res
 
 
+@cites(BUSA_FEKETE_2025)
 def crawl_value(
     tau_eff: Any, pages: PageModel, value: str = "exact", terms: int | None = None, *, out: np.ndarray | None = None
 ) -> np.ndarray:
-    """Value ``V(tau_eff)`` of crawling each page now (001 Theorem 2 and A.1, SPEC section 3).
+    """Value ``V(tau_eff)`` of crawling each page now (Busa-Fekete et al. (2025), SPEC section 3).
 
     Parameters
     ----------
@@ -99,10 +103,10 @@ def crawl_value(
         ``"exact"``: ``V = mu sum_{n <= floor(iota/beta)} D_n`` summed until
         the remaining terms are provably below 1e-16 of the sum (tighter
         than SPEC's 1e-15 mu/Delta); ``"approx"``: the first ``terms``
-        terms only (001 A.1, approx-j); ``"greedy"``: ignore signals,
-        ``mu R^1(Delta iota)/Delta``; ``"cis"``: assume no false signals
-        (``nu = 0``, Greedy-CIS), ``mu (R^0(Delta iota)/Delta -
-        R^0(lambda Delta iota)/(lambda Delta e^{alpha iota}))``.
+        terms only (approx-j, Appendix A.1 of Busa-Fekete et al. (2025));
+        ``"greedy"``: ignore signals, ``mu R^1(Delta iota)/Delta``;
+        ``"cis"``: assume no false signals (``nu = 0``, Greedy-CIS),
+        ``mu (R^0(Delta iota)/Delta - R^0(lambda Delta iota)/(lambda Delta e^{alpha iota}))``.
     terms : int, optional
         Number of terms ``j >= 1`` for ``value="approx"`` (required there,
         not allowed otherwise).
@@ -119,11 +123,12 @@ def crawl_value(
 
     Notes
     -----
-    ``V(iota) = mu (w(iota) - e^{-alpha iota} psi(iota))`` (SPEC section 3,
-    001 eq. (6)-(8)).  The literal difference loses every digit at small
-    ``iota``; each series term is instead evaluated as a non-negative
-    quantity (``freshcore._value``), so the result is accurate to ~1e-14
-    relative against a 50-digit mpmath evaluation (tests/test_value.py).
+    ``V(iota) = mu (w(iota) - e^{-alpha iota} psi(iota))`` (SPEC section 3;
+    Theorem 2 and eqs. (6)-(8) of Busa-Fekete et al. (2025)).  The literal
+    difference loses every digit at small ``iota``; each series term is
+    instead evaluated as a non-negative quantity (``freshcore._value``), so
+    the result is accurate to ~1e-14 relative against a 50-digit mpmath
+    evaluation (tests/test_value.py).
     Where ``tau_eff >= 4 beta`` the same V usually comes in closed form
     from the residues of its Laplace transform, ``alpha / (s (s + alpha)
     (s + Delta + nu - nu e^{-s beta}))``: the two real poles give
@@ -173,6 +178,7 @@ def crawl_value(
     return _check_bounded(res, tau, pages, caller, "tau_eff")
 
 
+@cites(BUSA_FEKETE_2025)
 def crawl_interval(threshold: Any, pages: PageModel, *, out: np.ndarray | None = None) -> np.ndarray:
     """Expected time ``psi(iota)`` between crawls when each page is crawled once ``tau_eff >= iota``.
 
@@ -190,9 +196,10 @@ def crawl_interval(threshold: Any, pages: PageModel, *, out: np.ndarray | None =
     Notes
     -----
     ``psi(iota) = sum_{i=0}^{floor(iota/beta)} R^i(gamma (iota - i beta))/gamma``
-    (001 Lemma 4, SPEC section 3); ``psi = iota`` when signals carry no
-    information (``beta = 0``) and ``R^0(gamma iota)/gamma`` when
-    ``beta = inf`` (crawl at ``iota`` or at the first signal).
+    (Lemma 4 of Busa-Fekete et al. (2025), SPEC section 3); ``psi = iota``
+    when signals carry no information (``beta = 0``) and
+    ``R^0(gamma iota)/gamma`` when ``beta = inf`` (crawl at ``iota`` or at the
+    first signal).
 
     Examples
     --------
@@ -211,8 +218,9 @@ def crawl_interval(threshold: Any, pages: PageModel, *, out: np.ndarray | None =
     return _check_bounded(res, tau, pages, caller, "threshold")
 
 
+@cites(BUSA_FEKETE_2025)
 def crawl_frequency(threshold: Any, pages: PageModel, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Crawl frequency ``f(iota) = 1/psi(iota)`` of the threshold policy (001 eq. (7)).
+    """Crawl frequency ``f(iota) = 1/psi(iota)`` of the threshold policy (eq. (7) of Busa-Fekete et al. (2025)).
 
     Parameters
     ----------
@@ -245,6 +253,7 @@ def crawl_frequency(threshold: Any, pages: PageModel, *, out: np.ndarray | None 
     return res
 
 
+@cites(BUSA_FEKETE_2025)
 def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = None) -> np.ndarray:
     """Expected fresh time ``w(iota)`` per crawl interval of the threshold policy.
 
@@ -263,7 +272,8 @@ def fresh_time(threshold: Any, pages: PageModel, *, out: np.ndarray | None = Non
     Notes
     -----
     ``w(iota) = sum_{i=0}^{floor(iota/beta)} nu^i/(Delta+nu)^{i+1}
-    R^i((Delta+nu)(iota - i beta))`` (001 Lemma 4, SPEC section 3).
+    R^i((Delta+nu)(iota - i beta))`` (Lemma 4 of Busa-Fekete et al. (2025), SPEC
+    section 3).
 
     Examples
     --------
