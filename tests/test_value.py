@@ -813,3 +813,11 @@ def test_interval_with_a_subnormal_signal_rate(recall):
     iota = np.array([0.009, 3.0])
     np.testing.assert_allclose(crawl_interval(iota, pages), iota, rtol=1e-15)
     np.testing.assert_allclose(crawl_frequency(iota, pages), 1.0 / iota, rtol=1e-15)
+
+
+def test_arguments_past_the_largest_double_do_not_hang():
+    """c s overflowing to inf in a term of V: the Poisson pmf at inf is 0 (was NaN, and the difference series never
+    stopped). Such a page is now answered or refused within the cap's time."""
+    pages = PageModel(3.019951720402044e-112, 1.0, 0.9999998868664156, 6.280583588133205e164)
+    with pytest.raises(ValueError, match="cannot evaluate page 0"):
+        within(10.0, crawl_value, 3.6399911165453953e155, pages)

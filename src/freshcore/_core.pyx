@@ -377,8 +377,8 @@ cdef double poisson_pmf(long j, double x) noexcept nogil:
     """p_j(x) = e^{-x} x^j / j! for j >= 0, x >= 0 (see the module notes)."""
     cdef double f
     cdef long k
-    if j < 0:
-        return 0.0
+    if j < 0 or x == INFINITY:
+        return 0.0  # (x = inf: the mass has gone to infinity; Loader's form would give inf - inf)
     if x == 0.0:
         return 1.0 if j == 0 else 0.0
     if j == 0:

@@ -90,6 +90,8 @@ cdef double _difference_series(long n, double cs, double lr, double one_minus_r)
     """
     cdef long j0, j
     cdef double p0, p, fac, total = 0.0, q, term, r = exp(lr)
+    if cs == INFINITY:
+        return 1.0  # (the Poisson mass at infinity, where 1 - r^{j-n-1} -> 1: r < 1)
     j0 = <long>floor(cs)
     if j0 < n + 1:
         j0 = n + 1
