@@ -1,4 +1,4 @@
-"""Reference models the scheduler tests compare with: brute force, step by step.
+"""Reference models the tests compare with (brute force, step by step) and the registry of the estimators.
 
 Imported by the test modules (``tests`` is on pytest's ``pythonpath``).  Each
 model is the plainest code that states the contract: the brute-force argmax of
@@ -11,9 +11,29 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from freshcore.estimation import (
+    LLNBatch,
+    LLNEstimator,
+    NaiveBatch,
+    NaiveEstimator,
+    SABatch,
+    SAEstimator,
+    SAMBatch,
+    SAMEstimator,
+)
 from freshcore.pages import PageModel
 from freshcore.schedule import Scheduler
 from freshcore.value import crawl_value
+
+#: The online estimators: method of ``estimate_rates`` -> (batched class, streaming class).
+ESTIMATORS = {
+    "naive": (NaiveBatch, NaiveEstimator),
+    "lln": (LLNBatch, LLNEstimator),
+    "sa": (SABatch, SAEstimator),
+    "sam": (SAMBatch, SAMEstimator),
+}
+STREAMS = [stream for _, stream in ESTIMATORS.values()]
+BATCHES = [batch for batch, _ in ESTIMATORS.values()]
 
 KINDS = ("exact", "approx", "greedy", "cis")
 

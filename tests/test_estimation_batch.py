@@ -14,21 +14,13 @@ from hypothesis import strategies as st
 from freshcore.estimation import (
     LLNBatch,
     LLNEstimator,
-    NaiveBatch,
-    NaiveEstimator,
     SABatch,
     SAEstimator,
     SAMBatch,
-    SAMEstimator,
     estimate_rates,
 )
 
-PAIRS = {
-    "naive": (NaiveBatch, NaiveEstimator),
-    "lln": (LLNBatch, LLNEstimator),
-    "sa": (SABatch, SAEstimator),
-    "sam": (SAMBatch, SAMEstimator),
-}
+from _reference import ESTIMATORS as PAIRS
 
 
 def _alpha_k(k):

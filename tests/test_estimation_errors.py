@@ -5,20 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freshcore.estimation import (
-    LLNBatch,
-    LLNEstimator,
-    NaiveBatch,
-    NaiveEstimator,
-    SABatch,
-    SAEstimator,
-    SAMBatch,
-    SAMEstimator,
-    estimate_rates,
-)
+from freshcore.estimation import LLNBatch, LLNEstimator, SAEstimator, SAMEstimator, estimate_rates
 
-STREAMS = [NaiveEstimator, LLNEstimator, SAEstimator, SAMEstimator]
-BATCHES = [NaiveBatch, LLNBatch, SABatch, SAMBatch]
+from _reference import BATCHES, ESTIMATORS, STREAMS
+
 NAN = float("nan")
 INF = float("inf")
 
@@ -62,7 +52,7 @@ def test_constructor_crawl_rate(cls, bad, exc):
 def test_constructor_step_parameters(cls, name, bad, exc):
     with pytest.raises(exc, match=f"'{name}' parameter of {cls.__name__}"):
         cls(**{name: bad})
-    batch = {LLNEstimator: LLNBatch, SAEstimator: SABatch, SAMEstimator: SAMBatch}[cls]
+    batch = next(b for b, stream in ESTIMATORS.values() if stream is cls)
     with pytest.raises(exc, match=f"'{name}' parameter of {batch.__name__}"):
         batch(2, **{name: bad})
 

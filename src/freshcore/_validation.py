@@ -21,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "check_array",
+    "check_batch_pages",
     "check_binary",
     "check_choice",
     "check_crawl_times",
@@ -29,6 +30,7 @@ __all__ = [
     "check_out",
     "check_page_id",
     "check_page_ids",
+    "check_positive_per_item",
     "check_rng",
     "check_same_length",
     "check_scalar",
@@ -129,7 +131,19 @@ def _as_numeric_array(x: Any, name: str, caller: str) -> np.ndarray:
     return arr
 
 
-def _index_str(name: str, flat_index: int, shape: tuple) -> str:
+def _shaped(x: Any, name: str, caller: str, ndim: int | tuple[int, ...] | None, allow_empty: bool) -> np.ndarray:
+    """``x`` as a numeric array of one of the ``ndim`` (None: any), not empty unless ``allow_empty``."""
+    arr = _as_numeric_array(x, name, caller)
+    ndims = (ndim,) if isinstance(ndim, int) else ndim
+    if ndims is not None and arr.ndim not in ndims:
+        want = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"The {name!r} parameter of {caller} must be a {want} array. Got shape {arr.shape} instead.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    return arr
+
+
+def _index_str(name: str, flat_index: int, shape: tuple[int, ...]) -> str:
     if len(shape) <= 1:
         return f"{name}[{flat_index}]"
     idx = np.unravel_index(flat_index, shape)
@@ -158,13 +172,7 @@ def check_array(
     error names the first bad index, for N-D input the first bad position in
     C order.
     """
-    arr = _as_numeric_array(x, name, caller)
-    ndims = (ndim,) if isinstance(ndim, int) else ndim
-    if ndims is not None and arr.ndim not in ndims:
-        want = " or ".join(f"{d}-D" for d in ndims)
-        raise ValueError(f"The {name!r} parameter of {caller} must be a {want} array. Got shape {arr.shape} instead.")
-    if arr.size == 0 and not allow_empty:
-        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    arr = _shaped(x, name, caller, ndim, allow_empty)
     arr = np.ascontiguousarray(arr, dtype=dtype)
     if copy and isinstance(x, np.ndarray) and np.shares_memory(arr, x):
         arr = arr.copy()
@@ -193,13 +201,7 @@ def check_binary(
     exactly 0 or 1; anything else is a ``ValueError`` naming the first bad
     index, and non-numeric dtypes are a ``TypeError``.
     """
-    arr = _as_numeric_array(x, name, caller)
-    ndims = (ndim,) if isinstance(ndim, int) else ndim
-    if ndims is not None and arr.ndim not in ndims:
-        want = " or ".join(f"{d}-D" for d in ndims)
-        raise ValueError(f"The {name!r} parameter of {caller} must be a {want} array. Got shape {arr.shape} instead.")
-    if arr.size == 0 and not allow_empty:
-        raise ValueError(f"The {name!r} parameter of {caller} must not be empty.")
+    arr = _shaped(x, name, caller, ndim, allow_empty)
     if arr.dtype.kind == "b":
         return np.ascontiguousarray(arr, dtype=np.uint8)
     bad = (arr != 0) & (arr != 1)
@@ -359,3 +361,33 @@ def read_only_view(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
+
+
+def check_batch_pages(pages: Any, m: int, n_pages: int, caller: str) -> np.ndarray | None:
+    """The pages of ``m`` outcomes given to a batched estimator's ``update``: None when ``pages`` is None (then
+    the outcomes must be one per page, ``m == n_pages``), else ``m`` indices in ``[0, n_pages)``."""
+    if pages is None:
+        if m != n_pages:
+            raise ValueError(
+                f"The 'changed' parameter of {caller} must have length n_pages={n_pages} when 'pages' is "
+                f"None. Got length {m} instead."
+            )
+        return None
+    idx = check_indices(pages, "pages", caller, n_pages)
+    if len(idx) != m:
+        raise ValueError(
+            f"The array parameters of {caller} must have the same length: 'changed' has {m}, 'pages' has {len(idx)}."
+        )
+    return idx
+
+
+def check_positive_per_item(x: Any, name: str, m: int, caller: str) -> np.ndarray:
+    """A number > 0 for each of ``m`` items: a scalar (every item's) or an array of length ``m``, float64."""
+    if np.ndim(x) == 0:
+        return np.full(m, check_scalar(x, name, caller, low=0.0, low_inclusive=False))
+    arr = check_array(x, name, caller, low=0.0, low_inclusive=False, allow_empty=True)
+    if len(arr) != m:
+        raise ValueError(
+            f"The array parameters of {caller} must have the same length: 'changed' has {m}, {name!r} has {len(arr)}."
+        )
+    return arr

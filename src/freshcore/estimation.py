@@ -40,10 +40,11 @@ from ._papers import AVRACHENKOV_2022, cites
 from ._parallel import parallel_chunks
 from ._validation import (
     check_array,
+    check_batch_pages,
     check_binary,
     check_choice,
-    check_indices,
     check_int,
+    check_positive_per_item,
     check_same_length,
     check_scalar,
     read_only_view,
@@ -394,24 +395,9 @@ class _Batch:
         caller = type(self).__name__ + ".update"
         c = _as_flags(changed, "changed", caller, allow_empty=pages is not None)
         m = c.shape[0]
-        if pages is None:
-            if m != self._n:
-                raise ValueError(
-                    f"The 'changed' parameter of {caller} must have length n_pages={self._n} when 'pages' is "
-                    f"None. Got length {m} instead."
-                )
-            idx = None
-        else:
-            idx = check_indices(pages, "pages", caller, self._n)
-            check_same_length(caller, changed=c, pages=idx)
+        idx = check_batch_pages(pages, m, self._n, caller)
         p = self._rates_for(crawl_rate, idx, m, caller)
-        dt = None
-        if intervals is not None:
-            if np.ndim(intervals) == 0:
-                dt = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
-            else:
-                dt = check_array(intervals, "intervals", caller, low=0.0, low_inclusive=False, allow_empty=True)
-                check_same_length(caller, changed=c, intervals=dt)
+        dt = None if intervals is None else check_positive_per_item(intervals, "intervals", m, caller)
         if m == 0:
             return self
         extra = self._prepare(idx, m)

@@ -47,7 +47,16 @@ import numpy as np
 
 from ._mle import IntervalBinsState, binned_roots, binned_update, mle_rows, mm_rows, poisson_rows
 from ._papers import AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003, UPADHYAY_2020, cites
-from ._validation import check_array, check_binary, check_indices, check_int, check_out, check_same_length, check_scalar
+from ._validation import (
+    check_array,
+    check_batch_pages,
+    check_binary,
+    check_int,
+    check_out,
+    check_positive_per_item,
+    check_same_length,
+    check_scalar,
+)
 
 __all__ = [
     "ClippedEstimateWarning",
@@ -628,23 +637,12 @@ class IntervalMLEBatch:
         caller = "IntervalMLEBatch.update"
         c = check_binary(changed, "changed", caller, ndim=1, allow_empty=pages is not None)
         m = c.shape[0]
-        if pages is None:
-            if m != self.n_pages:
-                raise ValueError(
-                    f"The 'changed' parameter of {caller} must have length n_pages={self.n_pages} when 'pages' is "
-                    f"None. Got length {m} instead."
-                )
+        idx = check_batch_pages(pages, m, self.n_pages, caller)
+        if idx is None:
             idx = np.arange(m, dtype=np.intp)
-        else:
-            idx = check_indices(pages, "pages", caller, self.n_pages)
-            check_same_length(caller, changed=c, pages=idx)
         if intervals is None:
             raise ValueError(f"{caller} needs 'intervals': the length of the interval that ended at each crawl.")
-        if np.ndim(intervals) == 0:
-            t = np.full(m, check_scalar(intervals, "intervals", caller, low=0.0, low_inclusive=False))
-        else:
-            t = check_array(intervals, "intervals", caller, ndim=1, low=0.0, low_inclusive=False, allow_empty=True)
-            check_same_length(caller, changed=c, intervals=t)
+        t = check_positive_per_item(intervals, "intervals", m, caller)
         binned_update(self._n1, self._s1, self._q1, self._totals, idx, c, t, self.tau_min, self.tau_max)
         self._cache = None
         return self
