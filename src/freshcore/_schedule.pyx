@@ -9,9 +9,10 @@ record, values, the popped pages), ``_schedule_lines`` (slopes, line bounds,
 slope buckets, park keys), ``_schedule_heap`` (4-ary heaps), ``_schedule_scan``
 (the scan of the bucket tops; SIMD kernels in ``_schedule_scan.h``),
 ``_schedule_calendar`` (the calendar of ticks), ``_schedule_buckets`` (where a
-page is kept), ``_schedule_park`` (Greedy's park) and ``_schedule_memory``
-(allocation; ``_schedule_memory.h``); numeric constants in
-``_schedule_constants.h``.
+page is kept), ``_schedule_park`` (Greedy's park), ``_schedule_memory``
+(allocation; ``_schedule_memory.h``) and ``_schedule_export`` (the state as
+the file format holds it); numeric constants in ``_schedule_constants.h``;
+the state's fields and C methods declared in ``_schedule.pxd``.
 
 At tick time ``t`` the scheduler crawls ``argmax_i V_i(tau_i(t))`` (ties to
 the lowest index), ``tau_i(t) = (t - last_i) + b_i n_i`` (``b_i n_i`` read as
@@ -155,7 +156,7 @@ References
 
 from libc.math cimport INFINITY, fabs, exp, log
 from libc.float cimport DBL_EPSILON
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t
 from libc.stdlib cimport free
 
 cimport cython
@@ -163,8 +164,8 @@ import numpy as np
 
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count)
-from freshcore._schedule_pages cimport (PageRecord, Pages, GREEDY, page_tau, value_at, signal_time, Popped,
-                                        popped_reserve, popped_resize, popped_free)
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
+                                        popped_resize, popped_free)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up
 from freshcore._schedule_lines cimport BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, page_line
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching
@@ -175,6 +176,7 @@ from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
 from freshcore._schedule_park cimport Park, PARK_EPS, park_floor, parks, park_key, park_follow, park_advance
+from freshcore._schedule_export cimport state_export, state_import
 
 cdef extern from "_schedule_constants.h":
     const double PREFILTER "FRESHCORE_PREFILTER"
@@ -199,14 +201,6 @@ NOT_PLACED_CODE = NOT_PLACED
 
 #: Largest signal count per page between two crawls (32-bit counters); ``Scheduler`` refuses more.
 MAX_SIGNALS = 4294967295
-
-
-cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back if memory runs out
-    long long tick, n_ticks, last_popped_tick, n_evaluations
-    double now, last_winning_value, log_last_winning_value
-    Park park
-    double winner_last_crawl
-    uint32_t winner_signals
 
 
 # -- for tests ------------------------------------------------------------------------------------------------
@@ -240,22 +234,6 @@ cdef class SchedulerState:
     flag) and the 12-byte entry of its bucket (key and page id; 16 bytes in
     the calendar); the capacities are ``_schedule_buckets``'.
     """
-
-    # the per-page arrays: the PageRecords (a numpy structured array, _RECORD_DTYPE), false rate, recall and
-    # bucket code; ``pages`` and ``buckets`` hold their data pointers
-    cdef object records_array
-    cdef object false_rate, recall, bucket
-    cdef Pages pages
-    cdef Py_ssize_t n_ids, capacity, n_live  # ids handed out, slots allocated, live pages
-    cdef Buckets buckets
-    cdef Park park
-    cdef Popped popped  # the pages popped at the current tick
-    cdef double now, signal_delay
-    cdef double last_winning_value, log_last_winning_value
-    cdef long long tick, n_ticks  # ticks since the calendar's origin, ticks in all
-    cdef bint built
-    cdef bint broken  # loading a state ran out of memory: every call refuses
-    cdef readonly long long n_evaluations
 
     def __cinit__(self):
         if buckets_init(&self.buckets) < 0:
@@ -911,91 +889,17 @@ cdef class SchedulerState:
         return (_restore, (params, self.pages.kind, self.pages.terms, self.export_state()))
 
     def export_state(self):
-        """Every array and scalar the decisions depend on, as a dict of copies (the file format's keys).
-
-        ``key`` and ``bucket`` (65535: in no bucket, and for removed pages) are each page's bound; the
-        buckets are rebuilt from them by :meth:`import_state`, and since a
-        bucket's heap order is the total order on ``(key, id)`` and a tick pops
-        every parked page whose key has come, the continued run makes the same
-        decisions *and* the same evaluations.
-        """
-        cdef Py_ssize_t m = self.n_ids
+        """Every array and scalar the decisions depend on, as a dict of copies (``_schedule_export``)."""
         self._usable()
-        alive = self.alive_mask()
-        bucket = self.bucket[:m]
-        return {
-            "change_rate": np.array(self._field("change_rate"), copy=True),
-            "importance": np.array(self._field("importance"), copy=True),
-            "recall": np.array(self.recall[:m], copy=True),
-            "false_rate": np.array(self.false_rate[:m], copy=True),
-            "alive": alive,
-            "last": np.array(self._field("last_crawl"), copy=True),
-            "ncis": np.array(self._field("n_signals"), dtype=np.int64),
-            "key": self._keys(),
-            # (parked pages as PARK whether before or after the horizon: the split is not state)
-            "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
-            "origin": self.buckets.calendar.origin,
-            "rate": self.buckets.calendar.rate,
-            "time": self.now,
-            "signal_delay": self.signal_delay,
-            "last_best": self.last_winning_value,
-            "park_level": self.park.level,
-            "park_margin": self.park.margin,
-            "park_fall": self.park.last_fall_tick,
-            "n_unparks": self.park.n_unparks,
-            "k": self.tick,
-            "nticks": self.n_ticks,
-            "built": bool(self.built),
-            "n_evaluations": self.n_evaluations,
-        }
-
-    def _keys(self):
-        """Each page's key (0 for a page in no bucket), float64."""
-        out = np.zeros(self.n_ids)
-        cdef double[::1] o = out
-        cdef Py_ssize_t j
-        for j in range(self.n_ids):
-            if self.buckets.code[j] < N_CODES:
-                o[j] = buckets_key_of(&self.buckets, j)
-        return out
+        return state_export(self)
 
     def import_state(self, d):
-        """Overwrite the state with ``export_state()`` output of a state over the same page slots.
-
-        The caller (``Scheduler.from_dict``) has checked every entry: nothing
-        is validated here.  The parameters are those given to the
-        constructor (the same slots).  If memory runs out, the state is left
-        incomplete and refuses every later call.
-        """
-        cdef Py_ssize_t m = self.n_ids
+        """Overwrite the state with ``export_state()`` output of a state over the same page slots, checked by the
+        caller (``_schedule_export``).  If memory runs out, the state is left incomplete and refuses every later
+        call."""
         self._usable()
-        self._field("last_crawl")[:] = np.asarray(d["last"], dtype=np.float64)
-        self._field("n_signals")[:] = np.asarray(d["ncis"], dtype=np.uint32)
-        bucket = np.asarray(d["bucket"], dtype=np.uint16)
-        self.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
-        alive = np.asarray(d["alive"], dtype=bool)
-        self.bucket[:m][~alive] = DEAD
-        self.n_live = int(alive.sum())
-        cdef double[::1] keys = np.ascontiguousarray(d["key"], dtype=np.float64)
-        if buckets_fill(&self.buckets, m, &keys[0] if m > 0 else NULL) < 0:
-            self.broken = True
+        if state_import(self, d) < 0:
             raise _no_memory("loading a state (the scheduler is unusable)")
-        self.buckets.calendar.origin = d["origin"]
-        self.buckets.calendar.rate = d["rate"]
-        self.now = d["time"]
-        self.signal_delay = d["signal_delay"]
-        self.last_winning_value = d["last_best"]
-        self.log_last_winning_value = log(self.last_winning_value)
-        self.tick = d["k"]
-        self.n_ticks = d["nticks"]
-        self.built = d["built"]
-        self.n_evaluations = d["n_evaluations"]
-        self.park.level = d["park_level"]
-        self.park.margin = d["park_margin"]
-        self.park.last_fall_tick = d["park_fall"]
-        self.park.horizon = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
-        self.park.n_unparks = d["n_unparks"]
-        self.buckets.calendar.last_popped_tick = self.tick
 
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time; the calendar's pages go to FAR (its ticks
