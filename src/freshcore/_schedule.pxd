@@ -21,7 +21,7 @@ cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back
 
 @cython.final
 cdef class SchedulerState:
-    # the per-page arrays: the PageRecords (a numpy structured array, _RECORD_DTYPE), false rate, recall and
+    # the per-page arrays: the PageRecords (a numpy structured array, page_records), false rate, recall and
     # bucket code; ``pages`` and ``buckets`` hold their data pointers
     cdef object records_array
     cdef object false_rate, recall, bucket

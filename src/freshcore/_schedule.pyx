@@ -165,7 +165,7 @@ import numpy as np
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
-                                        popped_resize, popped_free)
+                                        popped_resize, popped_free, page_records, grown)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up
 from freshcore._schedule_lines cimport BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, page_line
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching
@@ -246,12 +246,13 @@ cdef class SchedulerState:
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
         m = np.shape(nu)[0]
-        records = _page_records(m)
+        records = page_records(m)
         records["change_rate"] = np.asarray(delta, dtype=np.float64)
         records["importance"] = np.asarray(mu, dtype=np.float64)
         if last is not None:
             records["last_crawl"] = np.asarray(last, dtype=np.float64)
-        self._set_arrays(records, _owned(nu), _owned(recall), np.full(m, NOT_PLACED, dtype=np.uint16))
+        self._set_arrays(records, np.array(nu, dtype=np.float64, copy=True),
+                         np.array(recall, dtype=np.float64, copy=True), np.full(m, NOT_PLACED, dtype=np.uint16))
         # (the other fields start at 0: time 0, no tick, no winning value, no park level, not built)
         self.pages.kind, self.pages.terms = kind, terms
         self.n_ids = self.capacity = self.n_live = m
@@ -788,10 +789,10 @@ cdef class SchedulerState:
         if need <= cap:
             return
         cap = max(need, 2 * cap, 16)
-        records = _page_records(cap)
+        records = page_records(cap)
         records[:m] = self.records_array[:m]
-        self._set_arrays(records, _grown(self.false_rate, m, cap, 0.0), _grown(self.recall, m, cap, 0.0),
-                         _grown(self.bucket, m, cap, NOT_PLACED))
+        self._set_arrays(records, grown(self.false_rate, m, cap, 0.0), grown(self.recall, m, cap, 0.0),
+                         grown(self.bucket, m, cap, NOT_PLACED))
         self.capacity = cap
 
     def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
@@ -919,28 +920,3 @@ def _restore(params, int kind, long terms, state):
     s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
     s.import_state(state)
     return s
-
-
-#: The per-page fields a pop touches, in one 32-byte record (half a cache line): PageRecord.
-_RECORD_DTYPE = np.dtype([("last_crawl", np.float64), ("change_rate", np.float64), ("importance", np.float64),
-                          ("entry", np.int32), ("n_signals", np.uint32)])
-
-
-def _page_records(Py_ssize_t n):
-    """n records (last crawl 0, entry -1, the rest 0), 32-byte aligned so that none straddles a cache line."""
-    raw = np.zeros(n * 32 + 32, dtype=np.uint8)
-    off = (-raw.ctypes.data) % 32
-    records = raw[off:off + n * 32].view(_RECORD_DTYPE)
-    records["entry"] = -1
-    return records
-
-
-def _owned(a):
-    return np.array(a, dtype=np.float64, copy=True)
-
-
-def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
-    """New array of length cap: a[:n] then fill."""
-    out = np.full(cap, fill, dtype=a.dtype)
-    out[:n] = a[:n]
-    return out
