@@ -36,8 +36,12 @@ cdef class SchedulerState:
     cdef bint built
     cdef bint broken  # loading a state ran out of memory: every call refuses
     cdef readonly long long n_evaluations
+    # the page (-1: none) whose value the current call could not compute (NaN: past the series cap), and its tau
+    cdef Py_ssize_t failed_page
+    cdef double failed_tau
 
     cdef _usable(self)
+    cdef _failed(self, str then)
     # pages in their buckets
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil

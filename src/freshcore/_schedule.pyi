@@ -5,6 +5,8 @@ from typing import Any, final
 import numpy as np
 from numpy.typing import NDArray
 
+from freshcore.value import PageValueError
+
 _F = NDArray[np.float64]
 
 MAX_SIGNALS: int
@@ -71,5 +73,6 @@ def _restore(params: tuple[_F, ...], kind: int, terms: int, state: dict[str, Any
 def _fail_allocation(n: int) -> None: ...
 def _allocation_count() -> int: ...
 def _no_memory(what: str) -> MemoryError: ...
+def _no_value(page: int, change_rate: float, recall: float, false_rate: float, tau: float, then: str) -> PageValueError: ...
 
 __test__: dict[str, str]

@@ -148,6 +148,14 @@ makes room before it takes a page out of its bucket, capacities shrink only
 once a call has succeeded, and a tick that cannot put its pages back puts them
 where they were (in the room they left) and restores its scalars.
 
+Values that cannot be computed: a page whose series would run past the cap of
+``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
+evaluation notes a NaN (``failed_page``; one comparison); the call then goes
+back as it does when memory runs out and raises ``PageValueError`` naming the
+page, its parameters and ``tau_eff``: a tick after its search (a NaN is never
+the best), the first tick before it fills the buckets, ``add``/``update``/
+``signal`` from the page that failed.
+
 References
 ----------
 .. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
@@ -162,6 +170,7 @@ from libc.stdlib cimport free
 cimport cython
 import numpy as np
 
+from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
@@ -183,6 +192,7 @@ cdef extern from "_schedule_constants.h":
 
 cdef enum:
     NO_MEMORY = -2  # _step's result when memory is exhausted
+    NO_VALUE = -3  # the result of _step, _build, _place and _signal when a page's value cannot be computed
 
 #: Number of bucket codes (constant values, the slopes, the unbounded slopes, the two of parked pages).
 N_BUCKETS = N_CODES
@@ -216,6 +226,10 @@ def _allocation_count():
 
 def _no_memory(what):
     return MemoryError(f"out of memory in the crawl scheduler: {what}")
+
+
+def _no_value(page, change_rate, recall, false_rate, tau, then):
+    return PageValueError("The crawl scheduler", page, change_rate, recall, false_rate, "tau_eff", tau, then)
 
 
 @cython.final
@@ -259,6 +273,7 @@ cdef class SchedulerState:
         self.buckets.calendar.rate, self.signal_delay = rate, signal_delay
         self.log_last_winning_value = -INFINITY
         self.park.margin, self.park.horizon = PARK_EPS, -INFINITY
+        self.failed_page = -1
 
     def _set_arrays(self, records, false_rate, recall, bucket):
         """The per-page arrays (same length) and the pointers to their data."""
@@ -277,6 +292,13 @@ cdef class SchedulerState:
         if self.broken:
             raise RuntimeError("this crawl scheduler's state is incomplete: loading it ran out of memory "
                                "(load the saved state again)")
+
+    cdef _failed(self, str then):
+        """The PageValueError of ``failed_page`` (which it clears), the message ending with ``then``."""
+        cdef Py_ssize_t j = self.failed_page
+        self.failed_page = -1
+        return _no_value(j, self.pages.records[j].change_rate, self.pages.recall[j], self.pages.false_rate[j],
+                         self.failed_tau, then)
 
     # -- read-only views -------------------------------------------------
     @property
@@ -391,9 +413,13 @@ cdef class SchedulerState:
 
     # -- pages in their buckets -----------------------------------------------
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
-        """V_j(tau), counted (``value_at``)."""
+        """V_j(tau), counted (``value_at``); NaN (past the series cap) noted in ``failed_page``."""
+        cdef double v
         self.n_evaluations += 1
-        return value_at(&self.pages, j, tau, ex)
+        v = value_at(&self.pages, j, tau, ex)
+        if v != v:
+            self.failed_page, self.failed_tau = j, tau
+        return v
 
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil:
         """Whether page j, of value v at tau, parks: Greedy, below the park level, not constant."""
@@ -413,15 +439,17 @@ cdef class SchedulerState:
 
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no bucket) at time t and push it (parked, or with its line); -1 if memory is
-        exhausted (the page then in no bucket)."""
+        exhausted, NO_VALUE if its value cannot be computed (the page then in no bucket)."""
         cdef double tau = page_tau(&self.pages, j, t), ex
         cdef double v = self._value(j, tau, &ex)
+        if v != v:
+            return NO_VALUE
         return self._put(j, t, v, tau, ex)
 
     # -- ticks -------------------------------------------------------------------
     cdef int _build(self, double t) noexcept nogil:
-        """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted
-        (nothing changed but the evaluation count)."""
+        """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted,
+        NO_VALUE if a page's value cannot be computed (nothing changed but the evaluation count)."""
         cdef Py_ssize_t j
         cdef double tau, v, ex, vmax = 0.0
         cdef Park park = self.park
@@ -435,6 +463,9 @@ cdef class SchedulerState:
             keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex)
             if keys[j] > vmax:
                 vmax = keys[j]
+        if self.failed_page >= 0:
+            free(keys)
+            return NO_VALUE
         if self.pages.kind == GREEDY:
             self.park.margin = park_floor(self.n_live)
             self.park.level = vmax * (1.0 - self.park.margin)  # the first winning value is vmax
@@ -499,8 +530,8 @@ cdef class SchedulerState:
                 self.broken = True  # (cannot happen: the room is there)
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted (the state is then as
-        before the call)."""
+        """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted, NO_VALUE if the value of
+        a page it evaluates cannot be computed (the state is then as before the call)."""
         cdef double t, tpad, u, bu, ul, bv, lbv, key, mg, th0, th1
         cdef Buckets* s = &self.buckets
         cdef int32_t* buckets
@@ -523,10 +554,11 @@ cdef class SchedulerState:
         self.now = t
         if not self.built:
             s.calendar.last_popped_tick = self.tick - 1
-            if self._build(t) < 0:
+            a = self._build(t)
+            if a < 0:
                 self.tick, self.n_ticks, self.now = undo.tick, undo.n_ticks, undo.now
                 s.calendar.last_popped_tick, self.n_evaluations = undo.last_popped_tick, undo.n_evaluations
-                return NO_MEMORY
+                return NO_MEMORY if a == -1 else NO_VALUE
             # (a tick that fails after the build keeps it: the retry finds the same buckets)
             undo.last_popped_tick, undo.n_evaluations = s.calendar.last_popped_tick, self.n_evaluations
         undo.last_winning_value, undo.log_last_winning_value = self.last_winning_value, self.log_last_winning_value
@@ -673,6 +705,9 @@ cdef class SchedulerState:
             s.heaps[FAR].size = 0  # (its capacity is kept: most pages are parked again below)
             self.park.horizon = -INFINITY
             lbv = log(bv)
+        if self.failed_page >= 0:  # a popped page's value could not be computed (and is not the best): no tick
+            self._undo_tick(&undo, pn, 0, -1)
+            return NO_VALUE
         if self.pages.kind == GREEDY and bv > 0.0:
             park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
         # crawl the winner; every popped page goes back, parked or with its line from t
@@ -693,7 +728,7 @@ cdef class SchedulerState:
                 a = self._put(j, t, self.popped.value[i], page_tau(&self.pages, j, t), self.popped.exp[i])
             if a < 0:
                 self._undo_tick(&undo, pn, i, best)
-                return NO_MEMORY
+                return NO_MEMORY if a == -1 else NO_VALUE
         # the tick has succeeded: oversized arrays shrink (each a best effort)
         buckets_shrink(s)
         if fell:
@@ -709,7 +744,10 @@ cdef class SchedulerState:
         with nogil:
             best = self._step()
         if best == NO_MEMORY:
+            self.failed_page = -1  # (a page popped before memory ran out may have been noted)
             raise _no_memory("a tick (the scheduler is as before it)")
+        if best == NO_VALUE:
+            raise self._failed(" The tick is not taken: the scheduler is as before it.")
         return best
 
     def run(self, Py_ssize_t n, Py_ssize_t[::1] out):
@@ -719,11 +757,15 @@ cdef class SchedulerState:
         with nogil:
             for i in range(n):
                 best = self._step()
-                if best == NO_MEMORY:
+                if best < 0:
                     break
                 out[i] = best
         if best == NO_MEMORY:
+            self.failed_page = -1
             raise _no_memory(f"tick {i + 1} of {n} (the first {i} were taken; the scheduler is at time {self.now!r})")
+        if best == NO_VALUE:
+            raise self._failed(f" At tick {i + 1} of {n}: the first {i} were taken; the scheduler is at time "
+                               f"{self.now!r}.")
 
     # -- signals ----------------------------------------------------------------
     def signal(self, Py_ssize_t j, double t):
@@ -731,8 +773,10 @@ cdef class SchedulerState:
         cdef int r
         self._usable()
         r = self._signal(j, t)
-        if r < 0:
+        if r == -1:
             raise _no_memory("a signal (not counted; the scheduler is as before it)")
+        if r == NO_VALUE:
+            raise self._failed(" The signal is not counted: the scheduler is as before it.")
         return r == 1
 
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
@@ -746,13 +790,17 @@ cdef class SchedulerState:
                 if r < 0:
                     break
                 out[i] = r
-        if r < 0:
+        if r == -1:
             raise _no_memory(f"signal {i + 1} of {n} (the first {i} were recorded, the others not)")
+        if r == NO_VALUE:
+            raise self._failed(f" At signal {i + 1} of {n}: the first {i} were recorded, the others not.")
 
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil:
-        """1 if counted, 0 if discarded, -1 if memory is exhausted (nothing changed)."""
+        """1 if counted, 0 if discarded, -1 if memory is exhausted, NO_VALUE if the page's value cannot be computed
+        (nothing changed then)."""
         cdef double b, key
         cdef Py_ssize_t k, i
+        cdef int placed
         cdef long long evaluations
         cdef PageRecord* r = &self.pages.records[j]
         if t - r.last_crawl < self.signal_delay:
@@ -769,11 +817,12 @@ cdef class SchedulerState:
         if b == INFINITY or k == CONSTANT or k == UNBOUNDED:
             evaluations = self.n_evaluations
             buckets_take(&self.buckets, k, i)
-            if self._place(j, self.now) < 0:
+            placed = self._place(j, self.now)
+            if placed < 0:
                 buckets_push(&self.buckets, j, k, key)  # (room: it has just left)
                 r.n_signals -= 1
                 self.n_evaluations = evaluations
-                return -1
+                return placed
             buckets_shrink(&self.buckets)
             return 1
         # tau_j grows by b: the line moves left by b (key lowered; pad for the larger b n)
@@ -800,7 +849,7 @@ cdef class SchedulerState:
         """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
         cdef Py_ssize_t i, j, q, n = delta.shape[0], first = self.n_ids
         cdef long long evaluations = self.n_evaluations
-        cdef bint failed = False
+        cdef int failed = 0
         cdef PageRecord* r
         self._usable()
         self._grow(self.n_ids + n)
@@ -813,16 +862,20 @@ cdef class SchedulerState:
                 self.buckets.code[j] = NOT_PLACED
                 self.n_ids += 1
                 self.n_live += 1
-                if self.built and self._place(j, self.now) < 0:
+                failed = self._place(j, self.now) if self.built else 0
+                if failed < 0:
                     for q in range(first, j):  # none is added: the pages placed so far leave their buckets
                         buckets_remove(&self.buckets, q)
                     self.n_ids = first
                     self.n_live -= i + 1
                     self.n_evaluations = evaluations
-                    failed = True
                     break
-        if failed:
+        if failed == -1:
             raise _no_memory("adding pages (none was added)")
+        if failed == NO_VALUE:
+            self.failed_page = -1
+            raise _no_value(i, delta[i], recall[i], nu[i], self.failed_tau, f" It is pages[{i}] of those added; none "
+                            f"was added.")
         return first
 
     def remove(self, const Py_ssize_t[::1] ids):
@@ -843,7 +896,7 @@ cdef class SchedulerState:
         """New parameters for live pages (distinct ids); last crawl and signal count kept."""
         cdef Py_ssize_t i, j, q, n = ids.shape[0]
         cdef long long evaluations = self.n_evaluations
-        cdef bint failed = False
+        cdef int failed = 0
         self._usable()
         # each page's parameters, bucket and key before the call, to put it back if memory runs out
         cdef double[:, ::1] old = np.empty((n, 5), dtype=np.float64)
@@ -856,7 +909,8 @@ cdef class SchedulerState:
                 if old_code[i] < N_CODES:
                     old[i, 4] = buckets_key_of(&self.buckets, j)
                     buckets_remove(&self.buckets, j)
-                if self.built and self._place(j, self.now) < 0:
+                failed = self._place(j, self.now) if self.built else 0
+                if failed < 0:
                     # none is updated: from the last to the first, each page out of its new bucket (the failed
                     # one is in none), its parameters back, and back in its old bucket (room: it left it)
                     for q in range(i, -1, -1):
@@ -867,12 +921,14 @@ cdef class SchedulerState:
                         if old_code[q] < N_CODES and buckets_push(&self.buckets, j, old_code[q], old[q, 4]) < 0:
                             self.broken = True  # (cannot happen: the room is there)
                     self.n_evaluations = evaluations
-                    failed = True
                     break
-            if not failed:
+            if failed == 0:
                 buckets_shrink(&self.buckets)
-        if failed:
+        if failed == -1:
             raise _no_memory("updating pages (none was updated)")
+        if failed == NO_VALUE:
+            self.failed_page = -1
+            raise _no_value(ids[i], delta[i], recall[i], nu[i], self.failed_tau, " None was updated.")
 
     cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
                                   double recall) noexcept nogil:
