@@ -389,6 +389,13 @@ def test_small_instances_spend_the_bandwidth_or_crawl_everything(pages, bandwidt
     assert 0.0 <= res.accuracy <= 1.0
 
 
+
+def test_accuracy_of_a_page_crawled_at_every_signal_is_at_most_one():
+    """F = f (1 - rho)/Delta = 1 for a recall-1 page crawled at each signal (f = gamma); rounding gave 1 + 4e-16."""
+    res = optimal_thresholds(PageModel([0.5], [1.0], recall=[1.0], false_rate=[3.0]), 4.0)
+    assert res.multiplier == 0.0 and res.signal_counts.tolist() == [1]
+    assert res.accuracy == 1.0
+
 def test_recall_one_pages_cannot_use_a_bandwidth_above_their_signal_rate():
     """Only recall-1 pages: each is crawled at most once per signal (gamma = Delta + nu per unit time).
 

@@ -516,11 +516,12 @@ def test_fused_value_and_interval_are_bit_identical():
 
 
 # ---------------------------------------------------------------------------
-# The residue form of exact V (``_value._residue_value``): where iota >= 4 beta and nu beta < pi, V is the
-# two real poles of its Laplace transform in closed form plus the non-real residues, which are bounded by
-# RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}; it is used only when that bound is below 1e-16 of V.
+# The residue form of exact V (``residue_value`` of ``_value_residues.pxd``): where iota >= 4 beta and
+# nu beta < pi, V is the two real poles of its Laplace transform in closed form plus the non-real residues, which
+# are bounded by RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}; it is used only when that bound is below 1e-16
+# of V.
 
-RES_TAIL = 0.06785  # 2 (7/8) zeta(3) / pi^3 rounded up, as in _value.pyx
+RES_TAIL = 0.06785  # 2 (7/8) zeta(3) / pi^3 rounded up, as in _value_residues.h
 
 
 def two_pole_part(iota, dl, lam, nu):
@@ -616,8 +617,8 @@ def test_term_zero_forms_match_mpmath(recall):
 
 
 def radius_lower_bound(nu_beta, c_beta):
-    """max(pi, R_lo) of ``_value._root_radius``, written from its docstring: |w| >= R at every non-real root
-    of w e^w = z, z = nu beta e^{c beta}, where R^2 = log^2(z/R) + pi^2 bounds the root from below."""
+    """max(pi, R_lo) of ``_root_radius`` (``_value_residues.pxd``), written from its docstring: |w| >= R at every
+    non-real root of w e^w = z, z = nu beta e^{c beta}, where R^2 = log^2(z/R) + pi^2 bounds the root from below."""
     lz = np.log(nu_beta) + c_beta
     if lz <= np.log(np.pi):
         return np.pi

@@ -9,9 +9,10 @@ record, values, the popped pages), ``_schedule_lines`` (slopes, line bounds,
 slope buckets, park keys), ``_schedule_heap`` (4-ary heaps), ``_schedule_scan``
 (the scan of the bucket tops; SIMD kernels in ``_schedule_scan.h``),
 ``_schedule_calendar`` (the calendar of ticks), ``_schedule_buckets`` (where a
-page is kept), ``_schedule_park`` (Greedy's park) and ``_schedule_memory``
-(allocation; ``_schedule_memory.h``); numeric constants in
-``_schedule_constants.h``.
+page is kept), ``_schedule_park`` (Greedy's park), ``_schedule_memory``
+(allocation; ``_schedule_memory.h``) and ``_schedule_export`` (the state as
+the file format holds it); numeric constants in ``_schedule_constants.h``;
+the state's fields and C methods declared in ``_schedule.pxd``.
 
 At tick time ``t`` the scheduler crawls ``argmax_i V_i(tau_i(t))`` (ties to
 the lowest index), ``tau_i(t) = (t - last_i) + b_i n_i`` (``b_i n_i`` read as
@@ -147,6 +148,14 @@ makes room before it takes a page out of its bucket, capacities shrink only
 once a call has succeeded, and a tick that cannot put its pages back puts them
 where they were (in the room they left) and restores its scalars.
 
+Values that cannot be computed: a page whose series would run past the cap of
+``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
+evaluation notes a NaN (``failed_page``; one comparison); the call then goes
+back as it does when memory runs out and raises ``PageValueError`` naming the
+page, its parameters and ``tau_eff``: a tick after its search (a NaN is never
+the best), the first tick before it fills the buckets, ``add``/``update``/
+``signal`` from the page that failed.
+
 References
 ----------
 .. [1] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling
@@ -155,16 +164,17 @@ References
 
 from libc.math cimport INFINITY, fabs, exp, log
 from libc.float cimport DBL_EPSILON
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t
 from libc.stdlib cimport free
 
 cimport cython
 import numpy as np
 
+from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count)
-from freshcore._schedule_pages cimport (PageRecord, Pages, GREEDY, page_tau, value_at, signal_time, Popped,
-                                        popped_reserve, popped_resize, popped_free)
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
+                                        popped_resize, popped_free, page_records, grown)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up
 from freshcore._schedule_lines cimport BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, page_line
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching
@@ -175,12 +185,14 @@ from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
 from freshcore._schedule_park cimport Park, PARK_EPS, park_floor, parks, park_key, park_follow, park_advance
+from freshcore._schedule_export cimport state_export, state_import
 
 cdef extern from "_schedule_constants.h":
     const double PREFILTER "FRESHCORE_PREFILTER"
 
 cdef enum:
     NO_MEMORY = -2  # _step's result when memory is exhausted
+    NO_VALUE = -3  # the result of _step, _build, _place and _signal when a page's value cannot be computed
 
 #: Number of bucket codes (constant values, the slopes, the unbounded slopes, the two of parked pages).
 N_BUCKETS = N_CODES
@@ -201,14 +213,6 @@ NOT_PLACED_CODE = NOT_PLACED
 MAX_SIGNALS = 4294967295
 
 
-cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back if memory runs out
-    long long tick, n_ticks, last_popped_tick, n_evaluations
-    double now, last_winning_value, log_last_winning_value
-    Park park
-    double winner_last_crawl
-    uint32_t winner_signals
-
-
 # -- for tests ------------------------------------------------------------------------------------------------
 def _fail_allocation(long long n):
     """Make the n-th allocation of the scheduler's compiled code from now on fail, once (0: none; for tests)."""
@@ -222,6 +226,10 @@ def _allocation_count():
 
 def _no_memory(what):
     return MemoryError(f"out of memory in the crawl scheduler: {what}")
+
+
+def _no_value(page, change_rate, recall, false_rate, tau, then):
+    return PageValueError("The crawl scheduler", page, change_rate, recall, false_rate, "tau_eff", tau, then)
 
 
 @cython.final
@@ -241,22 +249,6 @@ cdef class SchedulerState:
     the calendar); the capacities are ``_schedule_buckets``'.
     """
 
-    # the per-page arrays: the PageRecords (a numpy structured array, _RECORD_DTYPE), false rate, recall and
-    # bucket code; ``pages`` and ``buckets`` hold their data pointers
-    cdef object records_array
-    cdef object false_rate, recall, bucket
-    cdef Pages pages
-    cdef Py_ssize_t n_ids, capacity, n_live  # ids handed out, slots allocated, live pages
-    cdef Buckets buckets
-    cdef Park park
-    cdef Popped popped  # the pages popped at the current tick
-    cdef double now, signal_delay
-    cdef double last_winning_value, log_last_winning_value
-    cdef long long tick, n_ticks  # ticks since the calendar's origin, ticks in all
-    cdef bint built
-    cdef bint broken  # loading a state ran out of memory: every call refuses
-    cdef readonly long long n_evaluations
-
     def __cinit__(self):
         if buckets_init(&self.buckets) < 0:
             raise _no_memory("a new scheduler")
@@ -268,18 +260,20 @@ cdef class SchedulerState:
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
                  double rate, double signal_delay, last=None):
         m = np.shape(nu)[0]
-        records = _page_records(m)
+        records = page_records(m)
         records["change_rate"] = np.asarray(delta, dtype=np.float64)
         records["importance"] = np.asarray(mu, dtype=np.float64)
         if last is not None:
             records["last_crawl"] = np.asarray(last, dtype=np.float64)
-        self._set_arrays(records, _owned(nu), _owned(recall), np.full(m, NOT_PLACED, dtype=np.uint16))
+        self._set_arrays(records, np.array(nu, dtype=np.float64, copy=True),
+                         np.array(recall, dtype=np.float64, copy=True), np.full(m, NOT_PLACED, dtype=np.uint16))
         # (the other fields start at 0: time 0, no tick, no winning value, no park level, not built)
         self.pages.kind, self.pages.terms = kind, terms
         self.n_ids = self.capacity = self.n_live = m
         self.buckets.calendar.rate, self.signal_delay = rate, signal_delay
         self.log_last_winning_value = -INFINITY
         self.park.margin, self.park.horizon = PARK_EPS, -INFINITY
+        self.failed_page = -1
 
     def _set_arrays(self, records, false_rate, recall, bucket):
         """The per-page arrays (same length) and the pointers to their data."""
@@ -298,6 +292,13 @@ cdef class SchedulerState:
         if self.broken:
             raise RuntimeError("this crawl scheduler's state is incomplete: loading it ran out of memory "
                                "(load the saved state again)")
+
+    cdef _failed(self, str then):
+        """The PageValueError of ``failed_page`` (which it clears), the message ending with ``then``."""
+        cdef Py_ssize_t j = self.failed_page
+        self.failed_page = -1
+        return _no_value(j, self.pages.records[j].change_rate, self.pages.recall[j], self.pages.false_rate[j],
+                         self.failed_tau, then)
 
     # -- read-only views -------------------------------------------------
     @property
@@ -412,9 +413,13 @@ cdef class SchedulerState:
 
     # -- pages in their buckets -----------------------------------------------
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
-        """V_j(tau), counted (``value_at``)."""
+        """V_j(tau), counted (``value_at``); NaN (past the series cap) noted in ``failed_page``."""
+        cdef double v
         self.n_evaluations += 1
-        return value_at(&self.pages, j, tau, ex)
+        v = value_at(&self.pages, j, tau, ex)
+        if v != v:
+            self.failed_page, self.failed_tau = j, tau
+        return v
 
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil:
         """Whether page j, of value v at tau, parks: Greedy, below the park level, not constant."""
@@ -434,15 +439,17 @@ cdef class SchedulerState:
 
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no bucket) at time t and push it (parked, or with its line); -1 if memory is
-        exhausted (the page then in no bucket)."""
+        exhausted, NO_VALUE if its value cannot be computed (the page then in no bucket)."""
         cdef double tau = page_tau(&self.pages, j, t), ex
         cdef double v = self._value(j, tau, &ex)
+        if v != v:
+            return NO_VALUE
         return self._put(j, t, v, tau, ex)
 
     # -- ticks -------------------------------------------------------------------
     cdef int _build(self, double t) noexcept nogil:
-        """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted
-        (nothing changed but the evaluation count)."""
+        """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted,
+        NO_VALUE if a page's value cannot be computed (nothing changed but the evaluation count)."""
         cdef Py_ssize_t j
         cdef double tau, v, ex, vmax = 0.0
         cdef Park park = self.park
@@ -456,6 +463,9 @@ cdef class SchedulerState:
             keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex)
             if keys[j] > vmax:
                 vmax = keys[j]
+        if self.failed_page >= 0:
+            free(keys)
+            return NO_VALUE
         if self.pages.kind == GREEDY:
             self.park.margin = park_floor(self.n_live)
             self.park.level = vmax * (1.0 - self.park.margin)  # the first winning value is vmax
@@ -520,8 +530,8 @@ cdef class SchedulerState:
                 self.broken = True  # (cannot happen: the room is there)
 
     cdef Py_ssize_t _step(self) noexcept nogil:
-        """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted (the state is then as
-        before the call)."""
+        """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted, NO_VALUE if the value of
+        a page it evaluates cannot be computed (the state is then as before the call)."""
         cdef double t, tpad, u, bu, ul, bv, lbv, key, mg, th0, th1
         cdef Buckets* s = &self.buckets
         cdef int32_t* buckets
@@ -544,10 +554,11 @@ cdef class SchedulerState:
         self.now = t
         if not self.built:
             s.calendar.last_popped_tick = self.tick - 1
-            if self._build(t) < 0:
+            a = self._build(t)
+            if a < 0:
                 self.tick, self.n_ticks, self.now = undo.tick, undo.n_ticks, undo.now
                 s.calendar.last_popped_tick, self.n_evaluations = undo.last_popped_tick, undo.n_evaluations
-                return NO_MEMORY
+                return NO_MEMORY if a == -1 else NO_VALUE
             # (a tick that fails after the build keeps it: the retry finds the same buckets)
             undo.last_popped_tick, undo.n_evaluations = s.calendar.last_popped_tick, self.n_evaluations
         undo.last_winning_value, undo.log_last_winning_value = self.last_winning_value, self.log_last_winning_value
@@ -694,6 +705,9 @@ cdef class SchedulerState:
             s.heaps[FAR].size = 0  # (its capacity is kept: most pages are parked again below)
             self.park.horizon = -INFINITY
             lbv = log(bv)
+        if self.failed_page >= 0:  # a popped page's value could not be computed (and is not the best): no tick
+            self._undo_tick(&undo, pn, 0, -1)
+            return NO_VALUE
         if self.pages.kind == GREEDY and bv > 0.0:
             park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
         # crawl the winner; every popped page goes back, parked or with its line from t
@@ -714,7 +728,7 @@ cdef class SchedulerState:
                 a = self._put(j, t, self.popped.value[i], page_tau(&self.pages, j, t), self.popped.exp[i])
             if a < 0:
                 self._undo_tick(&undo, pn, i, best)
-                return NO_MEMORY
+                return NO_MEMORY if a == -1 else NO_VALUE
         # the tick has succeeded: oversized arrays shrink (each a best effort)
         buckets_shrink(s)
         if fell:
@@ -730,7 +744,10 @@ cdef class SchedulerState:
         with nogil:
             best = self._step()
         if best == NO_MEMORY:
+            self.failed_page = -1  # (a page popped before memory ran out may have been noted)
             raise _no_memory("a tick (the scheduler is as before it)")
+        if best == NO_VALUE:
+            raise self._failed(" The tick is not taken: the scheduler is as before it.")
         return best
 
     def run(self, Py_ssize_t n, Py_ssize_t[::1] out):
@@ -740,11 +757,15 @@ cdef class SchedulerState:
         with nogil:
             for i in range(n):
                 best = self._step()
-                if best == NO_MEMORY:
+                if best < 0:
                     break
                 out[i] = best
         if best == NO_MEMORY:
+            self.failed_page = -1
             raise _no_memory(f"tick {i + 1} of {n} (the first {i} were taken; the scheduler is at time {self.now!r})")
+        if best == NO_VALUE:
+            raise self._failed(f" At tick {i + 1} of {n}: the first {i} were taken; the scheduler is at time "
+                               f"{self.now!r}.")
 
     # -- signals ----------------------------------------------------------------
     def signal(self, Py_ssize_t j, double t):
@@ -752,8 +773,10 @@ cdef class SchedulerState:
         cdef int r
         self._usable()
         r = self._signal(j, t)
-        if r < 0:
+        if r == -1:
             raise _no_memory("a signal (not counted; the scheduler is as before it)")
+        if r == NO_VALUE:
+            raise self._failed(" The signal is not counted: the scheduler is as before it.")
         return r == 1
 
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
@@ -767,13 +790,17 @@ cdef class SchedulerState:
                 if r < 0:
                     break
                 out[i] = r
-        if r < 0:
+        if r == -1:
             raise _no_memory(f"signal {i + 1} of {n} (the first {i} were recorded, the others not)")
+        if r == NO_VALUE:
+            raise self._failed(f" At signal {i + 1} of {n}: the first {i} were recorded, the others not.")
 
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil:
-        """1 if counted, 0 if discarded, -1 if memory is exhausted (nothing changed)."""
+        """1 if counted, 0 if discarded, -1 if memory is exhausted, NO_VALUE if the page's value cannot be computed
+        (nothing changed then)."""
         cdef double b, key
         cdef Py_ssize_t k, i
+        cdef int placed
         cdef long long evaluations
         cdef PageRecord* r = &self.pages.records[j]
         if t - r.last_crawl < self.signal_delay:
@@ -790,11 +817,12 @@ cdef class SchedulerState:
         if b == INFINITY or k == CONSTANT or k == UNBOUNDED:
             evaluations = self.n_evaluations
             buckets_take(&self.buckets, k, i)
-            if self._place(j, self.now) < 0:
+            placed = self._place(j, self.now)
+            if placed < 0:
                 buckets_push(&self.buckets, j, k, key)  # (room: it has just left)
                 r.n_signals -= 1
                 self.n_evaluations = evaluations
-                return -1
+                return placed
             buckets_shrink(&self.buckets)
             return 1
         # tau_j grows by b: the line moves left by b (key lowered; pad for the larger b n)
@@ -810,10 +838,10 @@ cdef class SchedulerState:
         if need <= cap:
             return
         cap = max(need, 2 * cap, 16)
-        records = _page_records(cap)
+        records = page_records(cap)
         records[:m] = self.records_array[:m]
-        self._set_arrays(records, _grown(self.false_rate, m, cap, 0.0), _grown(self.recall, m, cap, 0.0),
-                         _grown(self.bucket, m, cap, NOT_PLACED))
+        self._set_arrays(records, grown(self.false_rate, m, cap, 0.0), grown(self.recall, m, cap, 0.0),
+                         grown(self.bucket, m, cap, NOT_PLACED))
         self.capacity = cap
 
     def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
@@ -821,7 +849,7 @@ cdef class SchedulerState:
         """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
         cdef Py_ssize_t i, j, q, n = delta.shape[0], first = self.n_ids
         cdef long long evaluations = self.n_evaluations
-        cdef bint failed = False
+        cdef int failed = 0
         cdef PageRecord* r
         self._usable()
         self._grow(self.n_ids + n)
@@ -834,16 +862,20 @@ cdef class SchedulerState:
                 self.buckets.code[j] = NOT_PLACED
                 self.n_ids += 1
                 self.n_live += 1
-                if self.built and self._place(j, self.now) < 0:
+                failed = self._place(j, self.now) if self.built else 0
+                if failed < 0:
                     for q in range(first, j):  # none is added: the pages placed so far leave their buckets
                         buckets_remove(&self.buckets, q)
                     self.n_ids = first
                     self.n_live -= i + 1
                     self.n_evaluations = evaluations
-                    failed = True
                     break
-        if failed:
+        if failed == -1:
             raise _no_memory("adding pages (none was added)")
+        if failed == NO_VALUE:
+            self.failed_page = -1
+            raise _no_value(i, delta[i], recall[i], nu[i], self.failed_tau, f" It is pages[{i}] of those added; none "
+                            f"was added.")
         return first
 
     def remove(self, const Py_ssize_t[::1] ids):
@@ -864,7 +896,7 @@ cdef class SchedulerState:
         """New parameters for live pages (distinct ids); last crawl and signal count kept."""
         cdef Py_ssize_t i, j, q, n = ids.shape[0]
         cdef long long evaluations = self.n_evaluations
-        cdef bint failed = False
+        cdef int failed = 0
         self._usable()
         # each page's parameters, bucket and key before the call, to put it back if memory runs out
         cdef double[:, ::1] old = np.empty((n, 5), dtype=np.float64)
@@ -877,7 +909,8 @@ cdef class SchedulerState:
                 if old_code[i] < N_CODES:
                     old[i, 4] = buckets_key_of(&self.buckets, j)
                     buckets_remove(&self.buckets, j)
-                if self.built and self._place(j, self.now) < 0:
+                failed = self._place(j, self.now) if self.built else 0
+                if failed < 0:
                     # none is updated: from the last to the first, each page out of its new bucket (the failed
                     # one is in none), its parameters back, and back in its old bucket (room: it left it)
                     for q in range(i, -1, -1):
@@ -888,12 +921,14 @@ cdef class SchedulerState:
                         if old_code[q] < N_CODES and buckets_push(&self.buckets, j, old_code[q], old[q, 4]) < 0:
                             self.broken = True  # (cannot happen: the room is there)
                     self.n_evaluations = evaluations
-                    failed = True
                     break
-            if not failed:
+            if failed == 0:
                 buckets_shrink(&self.buckets)
-        if failed:
+        if failed == -1:
             raise _no_memory("updating pages (none was updated)")
+        if failed == NO_VALUE:
+            self.failed_page = -1
+            raise _no_value(ids[i], delta[i], recall[i], nu[i], self.failed_tau, " None was updated.")
 
     cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
                                   double recall) noexcept nogil:
@@ -911,91 +946,17 @@ cdef class SchedulerState:
         return (_restore, (params, self.pages.kind, self.pages.terms, self.export_state()))
 
     def export_state(self):
-        """Every array and scalar the decisions depend on, as a dict of copies (the file format's keys).
-
-        ``key`` and ``bucket`` (65535: in no bucket, and for removed pages) are each page's bound; the
-        buckets are rebuilt from them by :meth:`import_state`, and since a
-        bucket's heap order is the total order on ``(key, id)`` and a tick pops
-        every parked page whose key has come, the continued run makes the same
-        decisions *and* the same evaluations.
-        """
-        cdef Py_ssize_t m = self.n_ids
+        """Every array and scalar the decisions depend on, as a dict of copies (``_schedule_export``)."""
         self._usable()
-        alive = self.alive_mask()
-        bucket = self.bucket[:m]
-        return {
-            "change_rate": np.array(self._field("change_rate"), copy=True),
-            "importance": np.array(self._field("importance"), copy=True),
-            "recall": np.array(self.recall[:m], copy=True),
-            "false_rate": np.array(self.false_rate[:m], copy=True),
-            "alive": alive,
-            "last": np.array(self._field("last_crawl"), copy=True),
-            "ncis": np.array(self._field("n_signals"), dtype=np.int64),
-            "key": self._keys(),
-            # (parked pages as PARK whether before or after the horizon: the split is not state)
-            "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
-            "origin": self.buckets.calendar.origin,
-            "rate": self.buckets.calendar.rate,
-            "time": self.now,
-            "signal_delay": self.signal_delay,
-            "last_best": self.last_winning_value,
-            "park_level": self.park.level,
-            "park_margin": self.park.margin,
-            "park_fall": self.park.last_fall_tick,
-            "n_unparks": self.park.n_unparks,
-            "k": self.tick,
-            "nticks": self.n_ticks,
-            "built": bool(self.built),
-            "n_evaluations": self.n_evaluations,
-        }
-
-    def _keys(self):
-        """Each page's key (0 for a page in no bucket), float64."""
-        out = np.zeros(self.n_ids)
-        cdef double[::1] o = out
-        cdef Py_ssize_t j
-        for j in range(self.n_ids):
-            if self.buckets.code[j] < N_CODES:
-                o[j] = buckets_key_of(&self.buckets, j)
-        return out
+        return state_export(self)
 
     def import_state(self, d):
-        """Overwrite the state with ``export_state()`` output of a state over the same page slots.
-
-        The caller (``Scheduler.from_dict``) has checked every entry: nothing
-        is validated here.  The parameters are those given to the
-        constructor (the same slots).  If memory runs out, the state is left
-        incomplete and refuses every later call.
-        """
-        cdef Py_ssize_t m = self.n_ids
+        """Overwrite the state with ``export_state()`` output of a state over the same page slots, checked by the
+        caller (``_schedule_export``).  If memory runs out, the state is left incomplete and refuses every later
+        call."""
         self._usable()
-        self._field("last_crawl")[:] = np.asarray(d["last"], dtype=np.float64)
-        self._field("n_signals")[:] = np.asarray(d["ncis"], dtype=np.uint32)
-        bucket = np.asarray(d["bucket"], dtype=np.uint16)
-        self.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
-        alive = np.asarray(d["alive"], dtype=bool)
-        self.bucket[:m][~alive] = DEAD
-        self.n_live = int(alive.sum())
-        cdef double[::1] keys = np.ascontiguousarray(d["key"], dtype=np.float64)
-        if buckets_fill(&self.buckets, m, &keys[0] if m > 0 else NULL) < 0:
-            self.broken = True
+        if state_import(self, d) < 0:
             raise _no_memory("loading a state (the scheduler is unusable)")
-        self.buckets.calendar.origin = d["origin"]
-        self.buckets.calendar.rate = d["rate"]
-        self.now = d["time"]
-        self.signal_delay = d["signal_delay"]
-        self.last_winning_value = d["last_best"]
-        self.log_last_winning_value = log(self.last_winning_value)
-        self.tick = d["k"]
-        self.n_ticks = d["nticks"]
-        self.built = d["built"]
-        self.n_evaluations = d["n_evaluations"]
-        self.park.level = d["park_level"]
-        self.park.margin = d["park_margin"]
-        self.park.last_fall_tick = d["park_fall"]
-        self.park.horizon = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
-        self.park.n_unparks = d["n_unparks"]
-        self.buckets.calendar.last_popped_tick = self.tick
 
     def set_rate(self, double rate):
         """Ticks continue at spacing 1/rate from the current time; the calendar's pages go to FAR (its ticks
@@ -1015,28 +976,3 @@ def _restore(params, int kind, long terms, state):
     s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
     s.import_state(state)
     return s
-
-
-#: The per-page fields a pop touches, in one 32-byte record (half a cache line): PageRecord.
-_RECORD_DTYPE = np.dtype([("last_crawl", np.float64), ("change_rate", np.float64), ("importance", np.float64),
-                          ("entry", np.int32), ("n_signals", np.uint32)])
-
-
-def _page_records(Py_ssize_t n):
-    """n records (last crawl 0, entry -1, the rest 0), 32-byte aligned so that none straddles a cache line."""
-    raw = np.zeros(n * 32 + 32, dtype=np.uint8)
-    off = (-raw.ctypes.data) % 32
-    records = raw[off:off + n * 32].view(_RECORD_DTYPE)
-    records["entry"] = -1
-    return records
-
-
-def _owned(a):
-    return np.array(a, dtype=np.float64, copy=True)
-
-
-def _grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
-    """New array of length cap: a[:n] then fill."""
-    out = np.full(cap, fill, dtype=a.dtype)
-    out[:n] = a[:n]
-    return out

@@ -1,6 +1,7 @@
-# The scheduler's pages (freshcore._schedule): the per-page record a pop reads and writes, each page's
-# value at a tick for the value kind (the same cdef functions as freshcore.value.crawl_value, so the same
-# bits), and the pages popped at a tick.  Every function is inline (compiled into freshcore._schedule):
+# The scheduler's pages (freshcore._schedule): the per-page record a pop reads and writes (and the numpy
+# arrays that hold the records), each page's value at a tick for the value kind (the same cdef functions as
+# freshcore.value.crawl_value, so the same bits), and the pages popped at a tick.  Every function is inline
+# (compiled into freshcore._schedule):
 # ``from freshcore._schedule_pages cimport Pages, value_at``.
 
 from libc.math cimport INFINITY
@@ -24,6 +25,27 @@ cdef struct PageRecord:
     double importance
     int32_t entry       # the page's entry in its heap, its calendar entry or its position in the unsorted list
     uint32_t n_signals  # counted signals since the last crawl
+
+
+cdef inline object page_records(Py_ssize_t n):
+    """n PageRecords as a numpy structured array (last crawl 0, entry -1, the rest 0), 32-byte aligned so that
+    none straddles a cache line."""
+    import numpy as np
+    dtype = np.dtype([("last_crawl", np.float64), ("change_rate", np.float64), ("importance", np.float64),
+                      ("entry", np.int32), ("n_signals", np.uint32)])
+    raw = np.zeros(n * 32 + 32, dtype=np.uint8)
+    off = (-raw.ctypes.data) % 32
+    records = raw[off:off + n * 32].view(dtype)
+    records["entry"] = -1
+    return records
+
+
+cdef inline object grown(a, Py_ssize_t n, Py_ssize_t cap, fill):
+    """A per-page array grown to cap slots: a[:n], then fill."""
+    import numpy as np
+    out = np.full(cap, fill, dtype=a.dtype)
+    out[:n] = a[:n]
+    return out
 
 
 cdef struct Pages:

@@ -169,7 +169,8 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If every page was removed.
+            If every page was removed, or (:class:`~freshcore.value.PageValueError`) a page the tick evaluates
+            has a value that cannot be computed in bounded time; the scheduler is then as before the call.
         """
         self._need_pages(f"{self._NAME}.next")
         return self._next()
@@ -190,7 +191,9 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If ``n < 0``, or ``n > 0`` and every page was removed.
+            If ``n < 0``, or ``n > 0`` and every page was removed, or (:class:`~freshcore.value.PageValueError`)
+            a page a tick evaluates has a value that cannot be computed in bounded time; the ticks before that
+            one are taken (the message says how many) and are lost to the caller.
         """
         k = check_int(n, "n", f"{self._NAME}.run", low=0)
         if k == 0:
@@ -226,7 +229,9 @@ class SchedulerBase(_statefile.StateFile):
         ValueError
             If ``page`` is not a live page id, ``t`` is not finite or precedes
             the page's last crawl, or the page already has the most signals a
-            scheduler counts; the scheduler is then unchanged.
+            scheduler counts, or (:class:`~freshcore.value.PageValueError`) the
+            page's value, which a signal may make the scheduler evaluate, cannot be
+            computed in bounded time; the scheduler is then unchanged.
         TypeError
             If ``page`` is not an integer or ``t`` not a real number.
         """
@@ -341,8 +346,10 @@ class SchedulerBase(_statefile.StateFile):
         ------
         ValueError
             If a ``last_crawl`` is not finite or too late (the message names the
-            first bad index), the lengths differ, or the page ids handed out
-            would pass their limit; nothing is added then.
+            first bad index), the lengths differ, the page ids handed out
+            would pass their limit, or (:class:`~freshcore.value.PageValueError`)
+            a new page's value cannot be computed in bounded time; nothing is
+            added then.
         TypeError
             If ``pages`` is not a PageModel.
 
@@ -398,8 +405,9 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If an id is unknown, removed or repeated, or the lengths differ;
-            the scheduler is then unchanged.
+            If an id is unknown, removed or repeated, the lengths differ, or
+            (:class:`~freshcore.value.PageValueError`) a page's new value cannot
+            be computed in bounded time; the scheduler is then unchanged.
         TypeError
             If ``pages`` is not a PageModel.
         """

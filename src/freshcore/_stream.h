@@ -1,4 +1,4 @@
-/* Copies of double arrays with non-temporal (cache-bypassing) stores, for freshcore._estimators.
+/* Copies of double arrays with non-temporal (cache-bypassing) stores, for freshcore._estimation.
  *
  * A kernel that only writes a large output (the batched estimators' rates) would otherwise read every
  * cache line of it in before writing it.  The SSE2 path streams 16-byte aligned pairs; the portable

@@ -38,34 +38,39 @@ provable remainder sum_{m>n} D_m <= A_n q/(1 - q), q = rho min(1, c s_n/(n+2))
 each term's own series stops at 1e-17 of that term plus 1e-17 of the sum before it
 (so N terms add at most N 1e-17 of V in truncation).
 
-Two shortcuts make up most of the speed (issue 3).  Term 0, the whole sum
-when beta > iota, has closed forms (``_term0``).  Where iota >= 4 beta (the
-pages with many terms: small beta) V is taken from the residues of its
-Laplace transform alpha / (s (s + alpha) (s + c - nu e^{-s beta})): two real
-poles in closed form plus the non-real ones, whose sum is bounded by
-0.06785 alpha beta^2 (nu beta/R)^{iota/beta} with R = pi (or a wider radius
-when nu beta e^{c beta} is large, ``_root_radius``); that form is used only
-when the bound is below 1e-16 of V (``_residue_value``; tests check the
-bound against 50-digit references).  It also removes the O(iota/beta) cost
-of pages with a high recall and many false signals (recall 0.9, nu = 10^3:
-223 us -> 0.14 us a page).  Elsewhere the series above runs, with pmfs
-from pow (or multiplications) times a table of 1/j!.  A recurrence across
-terms at a fixed argument does not apply: the arguments c (iota - n beta)
-change with n.
+Two shortcuts make up most of the speed.  Term 0, the whole sum when beta >
+iota, has closed forms (``_term0``).  Where iota >= 4 beta (the pages with
+many terms: small beta) V is taken from the residues of its Laplace transform
+alpha / (s (s + alpha) (s + c - nu e^{-s beta})): two real poles in closed
+form plus the non-real ones, whose sum is bounded by 0.06785 alpha beta^2
+(nu beta/R)^{iota/beta} with R = pi (or a wider radius when nu beta e^{c beta}
+is large); that form is used only when the bound is below 1e-16 of V, and
+psi and w have theirs where their series would be long (the unit
+``_value_residues.pxd``, compiled into this module; tests check the bounds
+against 50-digit references).  They also remove the O(iota/beta) cost of
+pages with a high recall and many false signals.  Elsewhere the series above
+runs, with pmfs from pow (or multiplications) times a table of 1/j!.  A
+recurrence across terms at a fixed argument does not apply: the arguments
+c (iota - n beta) change with n.
 """
 
 cimport cython
-from libc.float cimport DBL_MAX, DBL_MIN
-from libc.math cimport exp, expm1, log, log1p, floor, ceil, pow, sqrt, isnan, INFINITY, NAN
+from libc.math cimport exp, expm1, log, log1p, floor, pow, isnan, INFINITY, NAN
 
-cdef extern from "_float_bits.h":
-    int freshcore_exponent(double x) noexcept nogil
-    double freshcore_pow2(int e) noexcept nogil
 from freshcore._core cimport residual_exp, poisson_pmf
+from freshcore._value_residues cimport (fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
+                                        residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+
+fill_tables()
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
-cdef double SUM_TOL = 1e-16
+# every sum stops when its provable remainder is below SUM_TOL of it, as the closed forms' error bounds must be
+# (a variable rather than the header's constant: GCC then keeps page_value's loop one register move shorter)
+cdef double SUM_TOL = CLOSED_FORM_TOL
+# every series stops past MAX_TERMS terms with NaN, where no closed form applies (the Python functions then raise
+# ValueError)
+cdef long MAX_TERMS = 1048576
 # 1/k for the Poisson ratios x/k of the series (a multiplication instead of a division)
 cdef enum:
     INV_SIZE = 2048
@@ -208,39 +213,6 @@ cdef inline double _series_tail(long n, double x, double tol_abs, double* pmf_ou
     return p * sa
 
 
-cdef inline double _horner(const double* coef, int last, double x) noexcept nogil:
-    """sum_{k<=last} coef[k] x^k by Horner's rule."""
-    cdef double h = coef[last]
-    cdef int k = last - 1
-    while k >= 0:
-        h = h * x + coef[k]
-        k -= 1
-    return h
-
-
-# sinh(h)/h = sum_k h^{2k}/(2k+1)! for h^2 = x^2/4 < 0.1225: 8 terms (the first omitted one is below 1e-20)
-cdef double SINHC_COEF[8]
-for _k in range(8):
-    SINHC_COEF[_k] = float(_Fraction(1, _factorial(2 * _k + 1)))
-
-
-cdef inline double _one_minus_exp(double x, double* e_out) noexcept nogil:
-    """1 - e^{-x} for x >= 0, with e^{-x} in e_out[0]: one exp and no expm1 (libm's is several times slower).
-
-    x < 0.7: 1 - e^{-x} = e^{-x/2} 2 sinh(x/2) = e^{-x/2} x sinhc(x/2), all terms positive, and
-    e^{-x} = (e^{-x/2})^2 (each within a few ulps); else 1 - e^{-x} directly (e^{-x} <= 1/2:
-    at most one bit lost).
-    """
-    cdef double h
-    if x < 0.7:
-        h = exp(-0.5 * x)
-        e_out[0] = h * h
-        return h * x * _horner(SINHC_COEF, 7, 0.25 * x * x)
-    h = exp(-x)
-    e_out[0] = h
-    return 1.0 - h
-
-
 # x >= n + 1 >= 1
 @cython.cdivision(True)
 cdef inline double _lower_from_pmf(long n, double x, double pn) noexcept nogil:
@@ -279,8 +251,8 @@ cdef inline double _term0(double s, double c, double gamma, double alpha, double
     cdef double x = c * s, ax = alpha * s, gx = gamma * s, a, b, e, t, sa, se, q, ea, em, eg, t2, xx, axg
     cdef long k
     if x > 2.0 or gx >= 0.7:
-        em = _one_minus_exp(ax, &ea)
-        eg = _one_minus_exp(gx, &t)
+        em = one_minus_exp(ax, &ea)
+        eg = one_minus_exp(gx, &t)
         # A_0 = (1 - e^{-x})/c, 1 - e^{-x} = (1 - e^{-alpha s}) + e^{-alpha s} (1 - e^{-gamma s})
         a = (em + ea * eg) / c
         a_out[0] = a
@@ -411,25 +383,6 @@ def beta_kernel(const double[::1] delta, const double[::1] recall, const double[
             out[i] = signal_beta(delta[i], recall[i], nu[i])
 
 
-cdef double R1_COEF[18]
-R1_COEF[0] = 0.5
-for _k in range(1, 18):
-    R1_COEF[_k] = R1_COEF[_k - 1] / (_k + 2)
-
-
-cdef inline double _residual1_e(double x, double ex) noexcept nogil:
-    """R^1(x) = 1 - e^{-x} (1 + x) for 0 < x < inf given ex = e^{-x}, without the general residual's pmf.
-
-    x >= 1: the direct form (R^1 >= 1 - 2/e, so the subtraction loses under
-    two bits); x < 1: e^{-x} sum_{k>=2} x^k/k! by Horner over 18 terms (the
-    first omitted one is below 2/20! < 1e-18 of the sum; fewer terms for small
-    x measured no faster).  The scheduler's Greedy ticks evaluate this more than anything else.
-    """
-    if x >= 1.0:
-        return 1.0 - ex * (1.0 + x)
-    return ex * (x * x) * _horner(R1_COEF, 17, x)
-
-
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
     """Signal-blind value mu R^1(delta iota) / delta (0 when delta = 0)."""
     cdef double ex
@@ -457,281 +410,7 @@ cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) no
     ex[0] = exp(-x)
     if x < 1e-150:
         return mu * (iota * (0.5 * x))  # R^1(x)/delta = iota x/2 (1 - 2x/3 + ...): x^2 would underflow
-    return mu * _residual1_e(x, ex[0]) / delta
-
-
-# Residue form of the exact V where iota/beta is large (see ``_residue_value``):
-# T3(y) = sum_{n>=3} (-1)^{n+1} y^n/n! and Bq(y) = sum_{n>=3} (n-2) y^n/(2 n!) as y^3 times a
-# polynomial for y < 2 (the first omitted terms are below 2e-21 of the sums), from exact fractions.
-cdef enum:
-    RES_TERMS = 24
-cdef double T3_COEF[RES_TERMS]
-cdef double BQ_COEF[RES_TERMS]
-for _k in range(RES_TERMS):
-    T3_COEF[_k] = float(_Fraction((-1) ** (_k + 4), _factorial(_k + 3)))
-    BQ_COEF[_k] = float(_Fraction(_k + 1, 2 * _factorial(_k + 3)))
-# sum over the non-real roots of |residue| <= RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}:
-# 2 sum_{k>=1} ((2k-1) pi)^-3 = 2 (7/8) zeta(3) / pi^3 = 0.067844..., rounded up
-cdef double RES_TAIL = 0.06785
-cdef double RES_MIN_K = 4.0     # try the residue form from iota >= 4 beta on
-cdef double RES_MAX_Y = 40.0    # and alpha beta = log(gamma/nu) <= 40 (e^y stays far from overflow)
-cdef double RES_WIDE_K = 16.0   # the wider radius of _root_radius from iota >= 16 beta on
-cdef double LOG_PI = 1.1447298858494002
-cdef double PI = 3.141592653589793
-
-
-cdef inline double _t3(double y) noexcept nogil:
-    """T3(y) = sum_{n>=3} (-1)^{n+1} y^n/n! = 1 - y + y^2/2 - e^{-y} > 0 for y > 0."""
-    if y >= 2.0:
-        # 1 - y + y^2/2 = ((y - 1)^2 + 1)/2 >= 1 beside e^{-y} <= 0.14: no cancellation
-        return 0.5 * ((y - 1.0) * (y - 1.0) + 1.0) - exp(-y)
-    # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
-    return (y * y * y) * _horner(T3_COEF, 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1), y)
-
-
-cdef inline double _bq(double y) noexcept nogil:
-    """Bq(y) = sum_{n>=3} (n-2) y^n/(2 n!) = e^y (y/2 - 1) + 1 + y/2 (all terms non-negative)."""
-    if y >= 2.0:
-        return exp(y) * (0.5 * y - 1.0) + (1.0 + 0.5 * y)
-    # the first omitted term is below 1e-17 of the sum: 7 terms for y < 0.01, 12 for y < 0.25, else 24
-    return (y * y * y) * _horner(BQ_COEF, 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1), y)
-
-
-cdef inline double _root_radius(double lz) noexcept nogil:
-    """A lower bound R >= pi on |w| over the non-real roots of w e^w = z, given lz = log z (z > 0).
-
-    At such a root, theta = |Im w| > pi and |w| e^{Re w} = z, so |w|^2 = log^2(z/|w|) + theta^2.
-    For z > pi, the root R0 in [pi, z) of R^2 = log^2(z/R) + pi^2 is a lower bound on |w| (if
-    |w| < R0 <= z then log(z/|w|) > log(z/R0) >= 0 and |w| > R0).  R_up = sqrt(log^2(z/pi) + pi^2)
-    is above R0 and R_lo = sqrt(log^2(z/R_up) + pi^2) below it when R_up <= z: R_lo is returned.
-    w = beta (s + c), so |s + c| >= R/beta at the non-real roots of F.
-    """
-    cdef double a, r_up
-    if not (lz > LOG_PI):
-        return PI
-    a = lz - LOG_PI
-    r_up = sqrt(a * a + PI * PI)
-    a = lz - log(r_up)
-    if not (a >= 0.0):
-        return PI
-    a = sqrt(a * a + PI * PI)
-    return a if a > PI else PI
-
-
-# delta, alpha, beta > 0 (checked by the caller) and 1 + u >= 1
-@cython.cdivision(True)
-cdef inline bint _residue_value(double iota, double delta, double alpha, double gamma, double nu,
-                                double beta, double* out) noexcept nogil:
-    """V(iota)/mu from the residues of its Laplace transform, where they converge fast; False if not usable.
-
-    The Laplace transform of V/mu in iota is alpha / (s (s + alpha) F(s)),
-    F(s) = s + c - nu e^{-s beta} (sum the transforms of the terms D_n; c = delta + nu).
-    Its poles: s = 0 (residue 1/delta), the double pole s = -alpha (F(-alpha) = 0 since
-    e^{alpha beta} = gamma/nu; F'(-alpha) = 1 + u, u = gamma beta) and the non-real roots
-    of F.  With y = alpha beta = log(gamma/nu) the first two give
-
-        V/mu = C + [R^1(alpha iota)/alpha + kappa (1 - e^{-alpha iota})] / (1 + u) + E,
-        kappa = gamma beta^2 / (2 (1 + u)),
-        C = 1/delta - (1/alpha + kappa)/(1 + u) = gamma (nu beta Bq(y) - T3(y)) / (delta alpha (1 + u)^2),
-
-    C in a form without the cancellation of its definition (T3, Bq above).  At a
-    non-real root s = sigma + i omega, |s + c| = nu e^{-sigma beta} and
-    sin(omega beta) < 0, so |omega| > (2k - 1) pi / beta for the k-th root of
-    each sign, e^{sigma iota} <= (nu/|omega|)^{iota/beta} and
-    |s|, |s + alpha|, |F'(s)|/beta >= |omega|: the residues sum to
-    |E| <= RES_TAIL alpha beta^2 (nu beta/R)^{iota/beta} with R = pi, or from
-    iota >= 16 beta on with R = ``_root_radius`` (|s + c| >= R/beta, sharper
-    for large nu beta e^{c beta}).  Used when that bound is below 1e-16 of the
-    result and |C| is at most the result (so C's rounding costs a few ulps of
-    V), i.e. when the series over n would need many terms: iota >= 4 beta and
-    nu beta < R; the caller sums the series otherwise.
-    """
-    cdef double kk, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea, nb, rad = PI
-    cdef int e2, e_lo, e_hi
-    cdef bint exact = False
-    kk = iota / beta
-    if not (kk >= RES_MIN_K):
-        return False
-    y = alpha * beta
-    if y > RES_MAX_Y:
-        return False
-    scale = RES_TAIL * alpha * beta * beta
-    nb = nu * beta
-    ub = INFINITY
-    r = nb / PI
-    if r < 1.0 and r >= DBL_MIN:
-        # the bound scale r^kk, r = m 2^e2 with 1/2 <= m < 1 and e2 <= 0, lies between
-        # 2^{(e2-1) ceil(kk)} and 2^{e2 floor(kk)}: powers of two first (exponents below -1022
-        # make no decision from below and are raised to -1022 above), the exact bound only if they do not decide
-        e2 = freshcore_exponent(r)
-        e_lo = (e2 - 1) * <int>ceil(kk) if kk <= 2000.0 else -2000000
-        if e_lo < -1022 or scale * freshcore_pow2(e_lo) * delta <= SUM_TOL:
-            e_hi = e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0)
-            ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
-            if ub * delta > SUM_TOL:
-                ub = scale * exp(kk * log(r))
-                exact = True
-    elif r < 1.0:
-        ub = scale * exp(kk * log(r))
-        exact = True
-    if ub * delta > SUM_TOL:
-        # V <= 1/delta: with the radius pi the bound cannot be below 1e-16 of V; a wider one
-        # (large z = nu beta e^{c beta}: a high recall with frequent false signals) where many terms remain
-        if kk < RES_WIDE_K:
-            return False
-        rad = _root_radius(log(nb) + (delta + nu) * beta)
-        if not (nb < rad):
-            return False
-        ub = scale * exp(kk * log(nb / rad))
-        exact = True
-        if ub * delta > SUM_TOL:
-            return False
-    u = gamma * beta
-    ai = alpha * iota
-    if ai == INFINITY:
-        ai = DBL_MAX  # R^1 and 1 - e^{-x} are 1 there, as at inf (where x e^{-x} would be NaN)
-    em = _one_minus_exp(ai, &ea)
-    if ai >= 1e-150 and delta * alpha >= 1e-280:
-        p = (_residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
-        cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
-        cneg = cpos * _t3(y)
-        cpos = cpos * (nu * beta) * _bq(y)
-    else:
-        # tiny rates (alpha iota or Delta alpha near underflow): R^1(ai)/alpha = iota R^1(ai)/ai (R^1(x)/x =
-        # x/2 (1 - 2x/3 + ...) for x < 1e-150) and, with 1/alpha = beta/y, C = u (nu beta Bq(y) - T3(y))/(y Delta
-        # (1 + u)^2), the y^3 of Bq and T3 divided out below y = 2: the same quantities without over- or underflow
-        p = (iota * (_residual1_e(ai, ea) / ai if ai >= 1e-150 else 0.5 * ai) +
-             (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
-        cpos = u / (delta * (1.0 + u) * (1.0 + u))
-        if y < 2.0:
-            cpos = cpos * (y * y)
-            cneg = cpos * (_t3(y) / (y * y * y) if y >= 1e-100 else 1.0 / 6.0)
-            cpos = cpos * (nu * beta) * (_bq(y) / (y * y * y) if y >= 1e-100 else BQ_COEF[0])
-        else:
-            cpos = cpos / y
-            cneg = cpos * _t3(y)
-            cpos = cpos * (nu * beta) * _bq(y)
-    v = p + (cpos - cneg)
-    if not (cpos + cneg <= v):
-        return False
-    if not (ub <= SUM_TOL * v):
-        if exact:
-            return False
-        if not (scale * exp(kk * log(nb / rad)) <= SUM_TOL * v):
-            return False
-    out[0] = v
-    return True
-
-
-# Residue forms of psi and w where their series are long (see ``_residue_interval``).  They replace the series
-# only where it would run past LONG_SERIES terms: at most iota/beta terms, and about gamma iota (psi) or
-# (Delta + nu) iota (w) before R^n(x s_n) falls off (n > x s_n), so every page with a shorter series keeps
-# its series' bits.  MAX_TERMS caps every series (NaN past it: the Python functions then raise ValueError).
-cdef double LONG_SERIES = 4096.0
-cdef long MAX_TERMS = 1048576
-cdef double PSI_MIN_K = 16.0
-# T2(y) = e^{-y} - 1 + y = y^2 sum_{k>=0} (-y)^k/(k+2)! for y < 1: 20 terms (the first omitted one is below 1e-20)
-cdef double T2_COEF[20]
-for _k in range(20):
-    T2_COEF[_k] = float(_Fraction((-1) ** _k, _factorial(_k + 2)))
-
-
-cdef inline double _t2(double y) noexcept nogil:
-    """T2(y) = e^{-y} - 1 + y >= 0 without cancellation."""
-    if y >= 1.0:
-        return (y - 1.0) + exp(-y)  # e^{-y} <= 1/e beside y - 1 >= 0 and the sum >= 1/e: under one bit lost
-    return (y * y) * _horner(T2_COEF, 19, y)
-
-
-@cython.cdivision(True)
-cdef bint _residue_interval(double iota, double gamma, double beta, double* psi_out,
-                            double* dpsi_out) noexcept nogil:
-    """psi(iota) (and psi', psi'' in dpsi_out when not NULL) from the residues of its Laplace transform, where the
-    series is long; False when that form is not used.
-
-    Transforming the series term by term (R^n(gamma t)/gamma has the transform (gamma/(s + gamma))^{n+1}/(gamma s),
-    shifted by n beta) gives 1/(s G(s)), G(s) = s + gamma - gamma e^{-s beta}.  Its poles: the double pole at
-    s = 0 (G(0) = 0, G'(0) = 1 + u, G''(0) = -gamma beta^2, u = gamma beta), whose residue is
-
-        (iota + kappa)/(1 + u),  kappa = gamma beta^2/(2 (1 + u))
-
-    (the renewal-theory asymptote: the drift 1 + gamma beta of tau_eff, and kappa/(1 + u) the mean overshoot of
-    the level iota), and the non-real roots s_k = sigma + i omega of G.  With w = beta (s + gamma) these solve
-    w e^w = u e^u; |s + gamma| = gamma e^{-sigma beta} and sin(omega beta) < 0 give |omega| > (2k - 1) pi/beta
-    for the k-th root of each sign, so with M_k = max(R, (2k - 1) pi) (R = pi, or from iota >= 16 beta on the
-    wider ``_root_radius`` bound on |w|) e^{sigma iota} = (gamma/|s + gamma|)^{iota/beta} <= (u/M_k)^{iota/beta},
-    |s| >= |omega| and |G'(s)| = |1 + beta (s + gamma)| >= beta |omega|.  Summing over the roots (r = u/R,
-    K = iota/beta >= 16):
-
-        |psi - (iota + kappa)/(1 + u)| <= 2 beta r^K sum_k ((2k - 1) pi)^-2 = beta r^K / 4,
-        |psi' - 1/(1 + u)|             <= (2/pi) (3 + log(1 + R/pi)) r^K,
-        |psi''|                        <= (4 R/(pi beta)) (3 + log(1 + R/pi)) r^K,
-
-    (psi' and psi'' from the residues times s and s^2, |s| <= |s + gamma| + gamma <= 2 M_k/beta).  The form is
-    used when the series would take more than LONG_SERIES terms and these bounds are below 1e-16 of psi, of
-    psi' and of psi'/beta; tests check it against 30-digit sums of the series on both sides of the switch.
-    """
-    cdef double k, u, r, rad = PI, rk, lg
-    if not (beta > 0.0 and beta < INFINITY and gamma > 0.0 and iota < INFINITY):
-        return False
-    k = iota / beta
-    if not (k >= PSI_MIN_K and k > LONG_SERIES and gamma * iota > LONG_SERIES):
-        return False
-    u = gamma * beta
-    if not (u < PI):
-        rad = _root_radius(log(u) + u)
-    r = u / rad
-    if not (r < 1.0):
-        return False
-    rk = exp(k * log(r)) if r > 0.0 else 0.0
-    lg = (2.0 / PI) * (3.0 + log1p(rad / PI)) * rk
-    psi_out[0] = (iota + u * beta / (2.0 * (1.0 + u))) / (1.0 + u)
-    if not (0.25 * beta * rk <= SUM_TOL * psi_out[0] and lg * (1.0 + u) <= SUM_TOL
-            and 2.0 * rad * lg * (1.0 + u) <= SUM_TOL):
-        return False
-    if dpsi_out != NULL:
-        dpsi_out[0] = 1.0 / (1.0 + u)
-        dpsi_out[1] = 0.0
-    return True
-
-
-@cython.cdivision(True)
-cdef bint _residue_fresh(double iota, double delta, double alpha, double gamma, double nu, double beta,
-                         double* w_out) noexcept nogil:
-    """w(iota) from the residues of its Laplace transform 1/(s F(s)), F(s) = s + Delta + nu - nu e^{-s beta},
-    where the series is long; False when that form is not used.
-
-    The real poles are s = 0 (residue 1/Delta) and s = -alpha (F(-alpha) = 0, F'(-alpha) = 1 + u), which give
-
-        w = 1/Delta - e^{-alpha iota}/(alpha (1 + u))
-          = gamma T2(y)/(Delta alpha (1 + u)) + (1 - e^{-alpha iota})/(alpha (1 + u))
-
-    with y = alpha beta = log(gamma/nu) and T2(y) = e^{-y} - 1 + y (alpha (1 + u) - Delta = gamma T2(y)): two
-    non-negative terms.  The non-real roots of F are those of G (``_residue_interval``) shifted by -alpha, at the
-    same |s + Delta + nu| = nu e^{-sigma beta}, so e^{sigma iota} <= (nu beta/M_k)^{iota/beta}, |s| >= |omega|,
-    |F'(s)| >= beta |omega| and |w - (that)| <= beta (nu beta/R)^K / 4; used past LONG_SERIES terms when this is
-    below 1e-16 of w.
-    """
-    cdef double k, u, y, r, rad = PI, rk, em, ea, v
-    if not (beta > 0.0 and beta < INFINITY and alpha > 0.0 and nu > 0.0 and iota < INFINITY):
-        return False
-    k = iota / beta
-    if not (k >= PSI_MIN_K and k > LONG_SERIES and (delta + nu) * iota > LONG_SERIES):
-        return False
-    u = gamma * beta
-    if not (u < PI):
-        rad = _root_radius(log(u) + u)
-    r = nu * beta / rad
-    if not (r < 1.0):
-        return False
-    rk = exp(k * log(r)) if r > 0.0 else 0.0
-    y = alpha * beta
-    em = _one_minus_exp(alpha * iota, &ea)
-    v = gamma * _t2(y) / (delta * alpha * (1.0 + u)) + em / (alpha * (1.0 + u))
-    if not (0.25 * beta * rk <= SUM_TOL * v):
-        return False
-    w_out[0] = v
-    return True
+    return mu * residual1_e(x, ex[0]) / delta
 
 
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
@@ -753,7 +432,7 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
         return greedy_value(iota, delta, mu)
     if alpha == 0.0:
         return 0.0
-    if terms < 0 and beta < INFINITY and _residue_value(iota, delta, alpha, gamma, nu, beta, &total):
+    if terms < 0 and beta < INFINITY and residue_value(iota, delta, alpha, gamma, nu, beta, &total):
         return mu * total
     # term 0 first: it is the whole sum when beta > iota (the same bits as the loop below gives)
     d0 = _term0(iota, c, gamma, alpha, &a0)
@@ -839,7 +518,7 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
         if slopes:
             dpsi_out[0] = 1.0
         return iota
-    if _residue_interval(iota, gamma, beta, &total, dpsi_out):
+    if residue_interval(iota, gamma, beta, &total, dpsi_out):
         return total
     while True:
         if n > MAX_TERMS:
@@ -897,7 +576,7 @@ cdef double fresh_time(double iota, double delta, double alpha, double gamma, do
         if delta == 0.0:
             return iota
         return residual_exp(0, delta * iota) / delta
-    if _residue_fresh(iota, delta, alpha, gamma, nu, beta, &total):
+    if residue_fresh(iota, delta, alpha, gamma, nu, beta, &total):
         return total
     rho = nu / c
     while True:
@@ -938,12 +617,12 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     c = delta + nu
     rho = nu / c
     lr = NAN
-    if _residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
+    if residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
         # V in closed form (as page_value does); only psi's series runs
         v_on = False
     else:
         e_ai = exp(-alpha * iota)
-    if _residue_interval(iota, gamma, beta, &p_total, dpsi_out):
+    if residue_interval(iota, gamma, beta, &p_total, dpsi_out):
         # psi in closed form (as interval_and_slope does)
         p_on = False
         dp_total = dpsi_out[0]
@@ -1008,13 +687,13 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
 def residue_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
                    const double[::1] gamma, const double[::1] nu, const double[::1] beta,
                    double[::1] value, unsigned char[::1] used):
-    """used[k] = whether ``_residue_value`` applies at tau[k] (then value[k] = V/mu), for tests."""
+    """used[k] = whether ``residue_value`` applies at tau[k] (then value[k] = V/mu), for tests."""
     cdef Py_ssize_t k, n = value.shape[0]
     cdef double v
     with nogil:
         for k in range(n):
             v = NAN
-            used[k] = _residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v)
+            used[k] = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v)
             value[k] = v
 
 

@@ -18,7 +18,7 @@ Three shapes of the same arithmetic, bit-identical to each other:
   of pages;
 * ``estimate_rates``: a whole (n_pages, k) log at once.
 
-The compiled classes and kernels live in ``freshcore._estimators``; this module
+The compiled classes and kernels live in ``freshcore._estimation``; this module
 validates, chooses defaults, allocates and delegates.
 
 References
@@ -35,7 +35,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from . import _estimators as _est
+from . import _estimation as _est
 from ._papers import AVRACHENKOV_2022, cites
 from ._parallel import parallel_chunks
 from ._validation import (
@@ -303,7 +303,7 @@ def _as_flags(changed: Any, name: str, caller: str, allow_empty: bool) -> np.nda
     return check_binary(changed, name, caller, ndim=1, allow_empty=allow_empty)
 
 
-# count_shared_update converts counts exactly below 2^52 (see _estimators._u52_to_double)
+# count_shared_update converts counts exactly below 2^52 (see _estimation._u52_to_double)
 _K_SHARED_MAX = 2**52 - 2
 
 

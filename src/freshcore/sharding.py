@@ -39,6 +39,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
 from freshcore.pages import PageModel, check_pages
 from freshcore.schedule import Scheduler
+from freshcore.value import PageValueError, crawl_value
 
 __all__ = ["ShardedScheduler"]
 
@@ -382,12 +384,17 @@ class ShardedScheduler(SchedulerBase):
             if c == 0:
                 return
             sched = self._scheds[s]
-            if pending is not None and s >= p:  # its tick in the current round, then the new bandwidth
-                first = sched.run(1)
-                sched.set_bandwidth(pending)
-                local = np.concatenate([first, sched.run(c - 1)])
-            else:
-                local = sched.run(c)
+            try:
+                if pending is not None and s >= p:  # its tick in the current round, then the new bandwidth
+                    first = sched.run(1)
+                    sched.set_bandwidth(pending)
+                    local = np.concatenate([first, sched.run(c - 1)])
+                else:
+                    local = sched.run(c)
+            except PageValueError as e:  # (named by its global id; one decision asked: nothing has moved)
+                raise self._global(e, s, " The tick is not taken: the scheduler is as before it." if n == 1 else
+                                   f" (Shard {s}.) No decision of this call is returned, but the shards that ticked "
+                                   f"before keep their ticks.") from None
             out[int(offset[s])::k] = self._members[s][local]
 
         def work_on(group: list[int]) -> None:
@@ -409,8 +416,16 @@ class ShardedScheduler(SchedulerBase):
         self._advance(n)
         return out
 
+    def _global(self, e: PageValueError, s: int, then: str) -> PageValueError:
+        """The error of shard ``s`` naming its page by the page's global id."""
+        return e.for_page(int(self._members[s][e.page]), then)
+
     def _signal(self, page: int, t: float) -> bool:
-        return self._scheds[int(self._owner[page])].signal(int(self._local[page]), t)
+        s = int(self._owner[page])
+        try:
+            return self._scheds[s].signal(int(self._local[page]), t)
+        except PageValueError as e:
+            raise self._global(e, s, e.then) from None
 
     def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Each shard receives its own signals in their original order (signals of different shards do not
@@ -420,12 +435,20 @@ class ShardedScheduler(SchedulerBase):
         if len(pages) < _MANY:
             # a few signals (the simulator's usual batch): grouping costs more than it saves
             for i, (s, j, t) in enumerate(zip(owner.tolist(), local.tolist(), times.tolist())):
-                out[i] = self._scheds[s].signal(j, t)
+                try:
+                    out[i] = self._scheds[s].signal(j, t)
+                except PageValueError as e:
+                    raise self._global(e, s, f" At signal {i + 1} of {len(pages)}: the first {i} were recorded, "
+                                       f"the others not.") from None
             return out
         order = np.argsort(owner, kind="stable")
         shards, starts = np.unique(owner[order], return_index=True)
         for s, sel in zip(shards.tolist(), np.split(order, starts[1:])):
-            out[sel] = self._scheds[s].signal_many(local[sel], times[sel])
+            try:
+                out[sel] = self._scheds[s].signal_many(local[sel], times[sel])
+            except PageValueError as e:
+                raise self._global(e, s, f" The signals of this call to the shards before shard {s}, and to shard {s} "
+                                   f"before this one, were recorded; the others not.") from None
         return out
 
     def _set_bandwidth(self, bandwidth: float) -> None:
@@ -477,6 +500,9 @@ class ShardedScheduler(SchedulerBase):
         """
         n = len(pages)
         shard = self._new_shards(n)
+        times = np.array([sched.time for sched in self._scheds])[shard]
+        self._check_values(pages, times - last, times > 0.0, lambda k: (k, f" It is pages[{k}] of those added; "
+                                                                           f"none was added."))
         first = len(self._owner)
         new = np.arange(first, first + n, dtype=np.int64)
         local = np.empty(n, dtype=np.int64)
@@ -490,6 +516,18 @@ class ShardedScheduler(SchedulerBase):
         self._members = tuple(members)
         self._alive = np.concatenate([self._alive, np.ones(n, dtype=bool)])
         return new
+
+    def _check_values(self, pages: PageModel, tau: np.ndarray, built: np.ndarray,
+                      name: Callable[[int], tuple[int, str]]) -> None:
+        """Refuse, before any shard moves, pages whose value at ``tau`` a built shard could not compute (a shard
+        evaluates new and updated pages at once, with the compiled value of ``crawl_value``: the same verdict).
+        ``name(k)``: the page id and the end of the message for ``pages[k]``."""
+        if self._value in ("exact", "approx") and built.any():  # (Greedy's and Greedy-CIS's are closed forms)
+            try:
+                crawl_value(np.where(built, tau, 0.0), pages, self._value, self._terms)
+            except PageValueError as e:
+                page, then = name(e.page)
+                raise e.for_page(page, then, who="The crawl scheduler") from None
 
     def _check_removal(self, ids: np.ndarray, caller: str) -> None:
         gone = np.bincount(self._owner[ids], minlength=self._k)
@@ -508,6 +546,11 @@ class ShardedScheduler(SchedulerBase):
 
     def _update(self, ids: np.ndarray, pages: PageModel) -> None:
         owner = self._owner[ids]
+        times = np.array([sched.time for sched in self._scheds])[owner]
+        n = self._signal_count_of(ids)
+        tau = times - self._last_crawl_of(ids)
+        tau = np.where(n > 0, tau + pages.beta * n, tau)  # (page_tau's operations, with the new beta)
+        self._check_values(pages, tau, times > 0.0, lambda k: (int(ids[k]), " None was updated."))
         for s in np.unique(owner).tolist():
             sel = np.flatnonzero(owner == s)
             self._scheds[s].update_pages(self._local[ids[sel]], pages[sel])

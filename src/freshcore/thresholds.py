@@ -831,7 +831,8 @@ def _rates_multiplier(dl: np.ndarray, mu: np.ndarray, R: float) -> float:
 def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray, counts: np.ndarray) -> float:
     """sum mu F / sum mu with F = w(iota) f(iota) (0 when not crawled, 1 when Delta = 0).
 
-    Pages crawled at their K-th signal (``counts > 0``) have F = f (1 - rho^K)/Delta.
+    Pages crawled at their K-th signal (``counts > 0``) have F = f (1 - rho^K)/Delta.  F is a fraction of time:
+    where rounding puts it above 1 (F = 1 exactly for a page crawled at every signal, f = gamma, K = 1) it is 1.
     """
     mu = pages.importance
     total = mu.sum()
@@ -842,6 +843,7 @@ def _accuracy(pages: PageModel, thresholds: np.ndarray, frequencies: np.ndarray,
         k = counts > 0
         dl, nu = pages.change_rate[k], pages.false_rate[k]
         fresh[k] = frequencies[k] * -np.expm1(counts[k] * np.log(nu / (dl + nu))) / dl
+    np.minimum(fresh, 1.0, out=fresh)
     fresh[frequencies == 0] = 0.0
     fresh[pages.change_rate == 0] = 1.0
     return float(np.dot(mu, fresh) / total)

@@ -47,7 +47,7 @@ from freshcore._parallel import parallel_chunks
 from freshcore._validation import check_array, check_choice, check_int, check_out
 from freshcore.pages import PageModel, check_pages
 
-__all__ = ["crawl_frequency", "crawl_interval", "crawl_value", "fresh_time"]
+__all__ = ["PageValueError", "crawl_frequency", "crawl_interval", "crawl_value", "fresh_time"]
 
 #: The crawl-value kinds, in the order of the compiled kernels' codes.
 VALUES = ("exact", "approx", "greedy", "cis")
@@ -72,17 +72,40 @@ def _output(out: Any, n: int, caller: str) -> np.ndarray:
     return np.empty(n, dtype=np.float64) if out is None else check_out(out, (n,), caller)
 
 
+class PageValueError(ValueError):
+    """A ValueError naming a page whose value cannot be computed in bounded time.
+
+    Its series would run past ``MAX_TERMS`` terms and no closed form applies (a recall very close to 1 with
+    very many false signals per threshold).  The functions of this module raise it, naming the page by its
+    index in the model, and so do the schedulers for a page they evaluate, naming it by its id; ``page`` holds
+    that index or id and ``at`` the ``tau_eff`` or threshold asked for.
+    """
+
+    def __init__(self, who: str, page: int, change_rate: float, recall: float, false_rate: float, name: str,
+                 at: float, then: str = "") -> None:
+        self.who, self.page, self.params, self.name, self.at, self.then = (
+            who, page, (change_rate, recall, false_rate), name, at, then)
+        super().__init__(
+            f"{who} cannot evaluate page {page} (change_rate={change_rate!r}, recall={recall!r}, "
+            f"false_rate={false_rate!r}) at {name}={at!r} in bounded time: its series would run past {MAX_TERMS} "
+            f"terms and no closed form applies (a recall this close to 1 with so many signals per threshold).{then}"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.who, self.page, *self.params, self.name, self.at, self.then)
+
+    def for_page(self, page: int, then: str, who: str | None = None) -> PageValueError:
+        """The same error naming the page ``page`` (e.g. by a sharded scheduler's id), ending with ``then``."""
+        return PageValueError(self.who if who is None else who, page, *self.params, self.name, self.at, then)
+
+
 def _check_bounded(res: np.ndarray, tau: np.ndarray, pages: PageModel, caller: str, name: str) -> np.ndarray:
-    """``res`` itself, or ValueError naming the first page whose series ran past its work bound (NaN)."""
+    """``res`` itself, or PageValueError naming the first page whose series ran past its work bound (NaN)."""
     bad = np.isnan(res)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{caller} cannot evaluate page {k} (change_rate={float(pages.change_rate[k])!r}, "
-            f"recall={float(pages.recall[k])!r}, false_rate={float(pages.false_rate[k])!r}) at "
-            f"{name}={float(tau[k])!r} in bounded time: its series would run past {MAX_TERMS} terms and no closed "
-            f"form applies (a recall this close to 1 with so many signals per threshold)."
-        )
+        raise PageValueError(caller, k, float(pages.change_rate[k]), float(pages.recall[k]),
+                             float(pages.false_rate[k]), name, float(tau[k]))
     return res
 
 

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Compiled online change-rate estimators (Naive, LLN, SA, SAM of paper 000).
+"""Compiled online change-rate estimators: Naive, LLN, SA and SAM of Avrachenkov, Patil and Thoppe (2022) [1]_
+(the compiled twin of ``freshcore.estimation``).
 
 Design
 ------
@@ -24,13 +25,18 @@ changes in total, and the change-weighted rate sum ``sum_j p_j I_j`` kept as
 ``s_old + p_seg * n1_seg``: ``s_old`` holds the sum over past constant-rate
 segments, ``n1_seg`` counts the changes seen at the current rate ``p_seg``.
 While the rate has never changed ``s_old`` is exactly ``0.0`` and the sum is
-exactly ``p * n1`` -- the numbers of eq. (1) of 000 bit for bit.
+exactly ``p * n1`` -- the numbers of eq. (1) of Avrachenkov et al. (2022) bit for bit.
 
 The batches (``NaiveBatch``/``LLNBatch``) exploit this: while every update
 used one scalar rate p the segment arrays are implicit (s_old = 0.0,
 n1_seg = n1, p_seg = p) and ``count_common_update`` touches only k, n1 and
 the rates (about half the memory traffic of ``count_batch_update``); the
 first other rate stores them and ``count_batch_update`` takes over.
+
+References
+----------
+.. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
+   pages", Performance Evaluation 153, 2022.
 """
 
 from libc.math cimport exp, log, sqrt, NAN, INFINITY
@@ -70,7 +76,8 @@ cdef inline double _power_step(long long k, double e) noexcept nogil:
 
 cdef inline void _sam_coefs(long long k, double eta, double beta, double omega, double b_prev,
                             double* e_k, double* b_k, double* zeta_k) noexcept nogil:
-    """eta_k, beta_k and zeta_k = (beta_k - omega eta_k) / beta_{k-1} (eq. (10) of 000), zeta_0 = 0.
+    """eta_k, beta_k and zeta_k = (beta_k - omega eta_k) / beta_{k-1} (eq. (10) of Avrachenkov et al. (2022)),
+    zeta_0 = 0.
 
     ``b_prev`` is beta_{k-1} = _power_step(k - 1, beta) (ignored at k = 0).
     """
@@ -81,13 +88,14 @@ cdef inline void _sam_coefs(long long k, double eta, double beta, double omega, 
 
 
 cdef inline double _sa_step(double y, double changed, double p, double eta_k) noexcept nogil:
-    """y_{k+1} = y_k + eta_k [I_{k+1} (y_k + p) - y_k], eq. (2) of 000."""
+    """y_{k+1} = y_k + eta_k [I_{k+1} (y_k + p) - y_k], eq. (2) of Avrachenkov et al. (2022)."""
     return y + eta_k * (changed * (y + p) - y)
 
 
 cdef inline double _sam_step(double z, double z_prev, double changed, double p,
                              double eta_k, double zeta_k) noexcept nogil:
-    """z_{k+1} = z_k + eta_k [I_{k+1} (z_k + p) - z_k] + zeta_k (z_k - z_{k-1}), eq. (3) of 000."""
+    """z_{k+1} = z_k + eta_k [I_{k+1} (z_k + p) - z_k] + zeta_k (z_k - z_{k-1}), eq. (3) of
+    Avrachenkov et al. (2022)."""
     return z + eta_k * (changed * (z + p) - z) + zeta_k * (z - z_prev)
 
 

@@ -1,4 +1,4 @@
-"""Typed stub of the compiled online estimators (freshcore._estimators)."""
+"""Typed stub of the compiled online estimators (freshcore._estimation)."""
 
 from collections.abc import Callable
 from typing import Any, TypeVar

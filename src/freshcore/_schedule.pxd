@@ -1,0 +1,59 @@
+# The compiled scheduler state (freshcore._schedule): its fields and C methods, declared here so that its
+# units can take the state whole (``_schedule_export``: the state as the file format holds it).  What the
+# fields hold and why: the module notes and the class docstring in ``_schedule.pyx``.
+# ``from freshcore._schedule cimport SchedulerState``.
+
+cimport cython
+from libc.stdint cimport uint32_t
+
+from freshcore._schedule_pages cimport Pages, Popped
+from freshcore._schedule_buckets cimport Buckets
+from freshcore._schedule_park cimport Park
+
+
+cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back if memory runs out
+    long long tick, n_ticks, last_popped_tick, n_evaluations
+    double now, last_winning_value, log_last_winning_value
+    Park park
+    double winner_last_crawl
+    uint32_t winner_signals
+
+
+@cython.final
+cdef class SchedulerState:
+    # the per-page arrays: the PageRecords (a numpy structured array, page_records), false rate, recall and
+    # bucket code; ``pages`` and ``buckets`` hold their data pointers
+    cdef object records_array
+    cdef object false_rate, recall, bucket
+    cdef Pages pages
+    cdef Py_ssize_t n_ids, capacity, n_live  # ids handed out, slots allocated, live pages
+    cdef Buckets buckets
+    cdef Park park
+    cdef Popped popped  # the pages popped at the current tick
+    cdef double now, signal_delay
+    cdef double last_winning_value, log_last_winning_value
+    cdef long long tick, n_ticks  # ticks since the calendar's origin, ticks in all
+    cdef bint built
+    cdef bint broken  # loading a state ran out of memory: every call refuses
+    cdef readonly long long n_evaluations
+    # the page (-1: none) whose value the current call could not compute (NaN: past the series cap), and its tau
+    cdef Py_ssize_t failed_page
+    cdef double failed_tau
+
+    cdef _usable(self)
+    cdef _failed(self, str then)
+    # pages in their buckets
+    cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil
+    cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil
+    cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil
+    cdef int _place(self, Py_ssize_t j, double t) noexcept nogil
+    # ticks
+    cdef int _build(self, double t) noexcept nogil
+    cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
+                               double* bv, Py_ssize_t* best) noexcept nogil
+    cdef void _undo_tick(self, const TickUndo* u, Py_ssize_t pn, Py_ssize_t placed, Py_ssize_t best) noexcept nogil
+    cdef Py_ssize_t _step(self) noexcept nogil
+    # signals and dynamic pages
+    cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil
+    cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
+                                  double recall) noexcept nogil

@@ -1,0 +1,97 @@
+# The scheduler state as the file format holds it (freshcore._schedule): every array and scalar the decisions
+# depend on, out of a SchedulerState and back into one.  Inline functions compiled into freshcore._schedule
+# (``SchedulerState.export_state``/``import_state`` call them; ``freshcore.schedule.Scheduler.to_dict`` and
+# ``from_dict`` name and check the entries): ``from freshcore._schedule_export cimport state_export``.
+#
+# ``key`` and ``bucket`` (65535: in no bucket, and for removed pages) are each page's bound; the buckets are
+# rebuilt from them on import, and since a bucket's heap order is the total order on ``(key, id)`` and a tick
+# pops every parked page whose key has come, the continued run makes the same decisions *and* the same
+# evaluations.  Parked pages are written as PARK whether before or after the horizon (the split is not state).
+
+from libc.math cimport INFINITY, log
+
+from freshcore._schedule cimport SchedulerState
+from freshcore._schedule_buckets cimport PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_key_of, buckets_fill
+
+
+cdef inline object state_keys(SchedulerState s):
+    """Each page's key (0 for a page in no bucket), float64."""
+    import numpy as np
+    out = np.zeros(s.n_ids)
+    cdef double[::1] o = out
+    cdef Py_ssize_t j
+    for j in range(s.n_ids):
+        if s.buckets.code[j] < N_CODES:
+            o[j] = buckets_key_of(&s.buckets, j)
+    return out
+
+
+cdef inline dict state_export(SchedulerState s):
+    """Every array and scalar of ``s`` the decisions depend on, as a dict of copies (the file format's keys)."""
+    import numpy as np
+    cdef Py_ssize_t m = s.n_ids
+    alive = s.alive_mask()
+    bucket = s.bucket[:m]
+    return {
+        "change_rate": np.array(s._field("change_rate"), copy=True),
+        "importance": np.array(s._field("importance"), copy=True),
+        "recall": np.array(s.recall[:m], copy=True),
+        "false_rate": np.array(s.false_rate[:m], copy=True),
+        "alive": alive,
+        "last": np.array(s._field("last_crawl"), copy=True),
+        "ncis": np.array(s._field("n_signals"), dtype=np.int64),
+        "key": state_keys(s),
+        "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
+        "origin": s.buckets.calendar.origin,
+        "rate": s.buckets.calendar.rate,
+        "time": s.now,
+        "signal_delay": s.signal_delay,
+        "last_best": s.last_winning_value,
+        "park_level": s.park.level,
+        "park_margin": s.park.margin,
+        "park_fall": s.park.last_fall_tick,
+        "n_unparks": s.park.n_unparks,
+        "k": s.tick,
+        "nticks": s.n_ticks,
+        "built": bool(s.built),
+        "n_evaluations": s.n_evaluations,
+    }
+
+
+cdef inline int state_import(SchedulerState s, d) except -2:
+    """Overwrite ``s`` with ``state_export`` output of a state over the same page slots; -1 if memory runs out
+    (``s`` then incomplete: it is marked broken and refuses every later call).
+
+    The caller (``Scheduler.from_dict``) has checked every entry: nothing is validated here.  The parameters
+    are those ``s`` was constructed with (the same slots).
+    """
+    import numpy as np
+    cdef Py_ssize_t m = s.n_ids
+    s._field("last_crawl")[:] = np.asarray(d["last"], dtype=np.float64)
+    s._field("n_signals")[:] = np.asarray(d["ncis"], dtype=np.uint32)
+    bucket = np.asarray(d["bucket"], dtype=np.uint16)
+    s.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
+    alive = np.asarray(d["alive"], dtype=bool)
+    s.bucket[:m][~alive] = DEAD
+    s.n_live = int(alive.sum())
+    cdef double[::1] keys = np.ascontiguousarray(d["key"], dtype=np.float64)
+    if buckets_fill(&s.buckets, m, &keys[0] if m > 0 else NULL) < 0:
+        s.broken = True
+        return -1
+    s.buckets.calendar.origin = d["origin"]
+    s.buckets.calendar.rate = d["rate"]
+    s.now = d["time"]
+    s.signal_delay = d["signal_delay"]
+    s.last_winning_value = d["last_best"]
+    s.log_last_winning_value = log(s.last_winning_value)
+    s.tick = d["k"]
+    s.n_ticks = d["nticks"]
+    s.built = d["built"]
+    s.n_evaluations = d["n_evaluations"]
+    s.park.level = d["park_level"]
+    s.park.margin = d["park_margin"]
+    s.park.last_fall_tick = d["park_fall"]
+    s.park.horizon = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
+    s.park.n_unparks = d["n_unparks"]
+    s.buckets.calendar.last_popped_tick = s.tick
+    return 0
