@@ -155,10 +155,18 @@ def test_sharded_scheduler_names_the_page_by_its_id():
             break
     else:
         pytest.fail("the page past the cap was never popped")
-    # a run of several decisions reports the page by its id too
+    # a run of several decisions reports the page by its id too; the shards may then be out of step (one ticked,
+    # another not), so the scheduler refuses to go on until it is restored from a state saved before the call
     s = ShardedScheduler(pages(), 2.0, 2, last_crawl=last)
-    with pytest.raises(PageValueError, match=MESSAGE.format(M)):
+    saved = s.to_dict()
+    with pytest.raises(PageValueError, match=MESSAGE.format(M) + ".*no longer in step"):
         s.run(60)
+    for call in (s.next, lambda: s.run(3), lambda: s.signal(0, s.time), lambda: s.set_bandwidth(3.0), s.to_dict,
+                 lambda: s.tick_times(2), lambda: s.remove_pages([1]), lambda: s.add_pages(PageModel([1.0], [1.0]))):
+        with pytest.raises(RuntimeError, match=r"no longer in step .*a run of 60 decisions failed part-way"):
+            call()
+    s = ShardedScheduler.from_dict(saved).remove_pages([M])
+    assert len(s.run(60)) == 60
     # added and updated pages are refused before any shard moves
     s = ShardedScheduler(pages(), 2.0, 2)
     s.run(4)

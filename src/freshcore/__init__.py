@@ -76,7 +76,7 @@ from .signals import SignalModelFit, fit_signal_model, naive_signal_model, simul
 from .special import lambertw, residual_exp
 from .synthetic_logs import simulate_crawls
 from .thresholds import ThresholdsResult, optimal_thresholds
-from .value import crawl_frequency, crawl_interval, crawl_value, fresh_time
+from .value import PageValueError, crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 __all__ = [
     "ClippedEstimateWarning",
@@ -90,6 +90,7 @@ __all__ = [
     "NaiveEstimator",
     "NutchAdaptive",
     "PageModel",
+    "PageValueError",
     "RatesResult",
     "RoundRobin",
     "SABatch",

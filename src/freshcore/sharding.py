@@ -231,6 +231,7 @@ class ShardedScheduler(SchedulerBase):
         self._j = ticks
         self._srate = srate
         self._pending = pending  # new shard rate for shards _pos..k-1 after their tick
+        self._out_of_step: str | None = None  # why the shards' clocks stopped matching the merge (a failed run)
 
     # -- read-only state ----------------------------------------------------
     @property
@@ -315,6 +316,7 @@ class ShardedScheduler(SchedulerBase):
         times : ndarray of shape (n,)
             Non-decreasing; the ``k`` decisions of a round share their time.
         """
+        self._check_in_step("ShardedScheduler.tick_times")
         n = check_int(n, "n", "ShardedScheduler.tick_times", low=0)
         k = self._k
         rest = min(n, k - self._pos) if self._pos else 0  # the current round's remaining shards
@@ -393,34 +395,49 @@ class ShardedScheduler(SchedulerBase):
                     local = sched.run(c)
             except PageValueError as e:  # (named by its global id; one decision asked: nothing has moved)
                 raise self._global(e, s, " The tick is not taken: the scheduler is as before it." if n == 1 else
-                                   f" (Shard {s}.) No decision of this call is returned, but the shards that ticked "
-                                   f"before keep their ticks.") from None
+                                   f" (Shard {s}.) No decision of this call is returned, and the shards are no longer "
+                                   f"in step: restore the scheduler from a state saved before the call.") from None
             out[int(offset[s])::k] = self._members[s][local]
 
         def work_on(group: list[int]) -> None:
             for s in group:
                 work(s)
 
+        self._check_in_step(f"{self._NAME}.run")
         threads = min(_parallel.get_num_threads(), k)
-        if threads > 1 and n // k >= MIN_PARALLEL_TICKS:
-            pool = _parallel._get_pool(threads - 1)
-            groups = [list(range(g, k, threads)) for g in range(threads)]
-            futures = [pool.submit(work_on, group) for group in groups[1:]]
-            try:
-                work_on(groups[0])
-            finally:
-                for f in futures:
-                    f.result()
-        else:
-            work_on(list(range(k)))
+        try:
+            if threads > 1 and n // k >= MIN_PARALLEL_TICKS:
+                pool = _parallel._get_pool(threads - 1)
+                groups = [list(range(g, k, threads)) for g in range(threads)]
+                futures = [pool.submit(work_on, group) for group in groups[1:]]
+                try:
+                    work_on(groups[0])
+                finally:
+                    for f in futures:
+                        f.result()
+            else:
+                work_on(list(range(k)))
+        except BaseException as e:
+            if n > 1:  # some shards may have ticked, others not: the merge position no longer says where they are
+                self._out_of_step = f"a run of {n} decisions failed part-way ({type(e).__name__}: {e})"
+            raise
         self._advance(n)
         return out
+
+    def _check_in_step(self, caller: str) -> None:
+        """Refuse to go on from a run that failed part-way (the shards' clocks no longer match the merge's)."""
+        if self._out_of_step is not None:
+            raise RuntimeError(
+                f"{caller}: the shards are no longer in step ({self._out_of_step}); restore the sharded scheduler from "
+                f"a state saved before that call (save/load, to_dict/from_dict, pickle)."
+            )
 
     def _global(self, e: PageValueError, s: int, then: str) -> PageValueError:
         """The error of shard ``s`` naming its page by the page's global id."""
         return e.for_page(int(self._members[s][e.page]), then)
 
     def _signal(self, page: int, t: float) -> bool:
+        self._check_in_step(f"{self._NAME}.signal")
         s = int(self._owner[page])
         try:
             return self._scheds[s].signal(int(self._local[page]), t)
@@ -430,6 +447,7 @@ class ShardedScheduler(SchedulerBase):
     def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Each shard receives its own signals in their original order (signals of different shards do not
         interact): batches of 32 or more through its ``signal_many``, else one ``signal`` call each."""
+        self._check_in_step(f"{self._NAME}.signal_many")
         out = np.zeros(len(pages), dtype=bool)
         owner, local = self._owner[pages], self._local[pages]
         if len(pages) < _MANY:
@@ -454,6 +472,7 @@ class ShardedScheduler(SchedulerBase):
     def _set_bandwidth(self, bandwidth: float) -> None:
         """Each shard ``bandwidth/shards``; in the middle of a round, the shards still to tick in it do so at
         :attr:`time` first (the merge rule of :mod:`freshcore.sharding`)."""
+        self._check_in_step(f"{self._NAME}.set_bandwidth")
         sr = bandwidth / self._k
         p = self._pos
         for s in range(p if p else self._k):
@@ -498,6 +517,7 @@ class ShardedScheduler(SchedulerBase):
         The maps from ids to shards are copied: O(m) per call, so add pages in
         batches rather than one call per page.
         """
+        self._check_in_step(f"{self._NAME}.add_pages")
         n = len(pages)
         shard = self._new_shards(n)
         times = np.array([sched.time for sched in self._scheds])[shard]
@@ -539,12 +559,14 @@ class ShardedScheduler(SchedulerBase):
                 )
 
     def _remove(self, ids: np.ndarray) -> None:
+        self._check_in_step(f"{self._NAME}.remove_pages")
         owner = self._owner[ids]
         for s in np.unique(owner).tolist():
             self._scheds[s].remove_pages(self._local[ids[owner == s]])
         self._alive[ids] = False
 
     def _update(self, ids: np.ndarray, pages: PageModel) -> None:
+        self._check_in_step(f"{self._NAME}.update_pages")
         owner = self._owner[ids]
         times = np.array([sched.time for sched in self._scheds])[owner]
         n = self._signal_count_of(ids)
@@ -570,6 +592,7 @@ class ShardedScheduler(SchedulerBase):
         :meth:`from_dict` restores it exactly: the continued decisions are
         those of an uninterrupted run.
         """
+        self._check_in_step(f"{self._NAME}.to_dict")
         return {
             "format_version": self.FORMAT_VERSION,
             "shards": self._k,
