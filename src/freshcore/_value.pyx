@@ -55,7 +55,7 @@ c (iota - n beta) change with n.
 """
 
 cimport cython
-from libc.math cimport exp, expm1, log, log1p, floor, pow, isnan, INFINITY, NAN
+from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
 from freshcore._value_residues cimport (fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
@@ -383,6 +383,61 @@ def beta_kernel(const double[::1] delta, const double[::1] recall, const double[
             out[i] = signal_beta(delta[i], recall[i], nu[i])
 
 
+# Rates beyond 2**+-200 are brought to about 1 by a change of the unit of time (see _unit_shift).
+cdef double UNIT_SHIFT_HI = 1.6069380442589903e+60  # 2**200
+cdef double UNIT_SHIFT_LO = 6.223015277861142e-61  # 2**-200
+
+
+cdef inline int _clamp_shift(int k, double t) noexcept nogil:
+    """The k' between 0 and k nearest k with the time t (>= 0) times 2**k' exact.
+
+    t = f 2**e with f in [1/2, 1): f 2**(e + k) is finite for e + k <= 1024 (scaling up is exact, subnormals
+    included) and normal, so exact, for e + k >= -1021.  Both bounds admit k = 0.
+    """
+    cdef int e = 0
+    if t == 0.0 or t == INFINITY:
+        return k
+    frexp(t, &e)
+    if k > 1024 - e:
+        return 1024 - e
+    if k < 0 and k < -1021 - e:
+        return -1021 - e if -1021 - e < 0 else 0
+    return k
+
+
+cdef inline int _unit_shift(double delta, double alpha, double gamma, double nu, double iota, double beta,
+                            bint* past=NULL) noexcept nogil:
+    """The k with max(delta, nu) 2**-k in [1/2, 1) when that rate lies outside [2**-200, 2**200], moved towards
+    0 as little as keeps every time (iota, beta) times 2**k and every rate times 2**-k exact; else 0.
+
+    V/mu, psi and w are times: a unit of time 2**k times longer multiplies every rate by 2**-k and every
+    time by 2**k, exactly (powers of two), and products of a rate and a time are unchanged to the bit.  Only
+    products of two rates depend on the unit (the closed forms divide by Delta alpha (1 + gamma beta)), and
+    they leave the double range past 2**+-511: evaluated in the unit where the rates are about 1 (or as near
+    it as the other parameters allow), a page gets the same bits as in any unit where nothing overflows, and a
+    correct answer where it would.  ``past`` (if given) is set where beta is finite and iota itself lies past
+    2**1023 in the unit where the largest rate is about 1: there V and w are their limits at iota = inf to
+    double precision (tested; K = iota/beta > 1e290 terms), while psi, which grows with iota, takes the shift
+    nearest that unit.
+    """
+    cdef double m = delta if delta > nu else nu
+    cdef int e = 0, k
+    if past != NULL:
+        past[0] = False
+    if m > 0.0 and m < INFINITY and (m >= UNIT_SHIFT_HI or m < UNIT_SHIFT_LO):
+        frexp(m, &e)
+        k = _clamp_shift(e, iota)
+        if past != NULL and k != e and 0.0 < beta < INFINITY:
+            past[0] = True
+        # (each clamp moves k towards 0 and so keeps the bounds before it)
+        k = _clamp_shift(k, beta)
+        k = -_clamp_shift(-k, delta)  # (a rate r times 2**-k: the time clamp applied to -k)
+        k = -_clamp_shift(-k, alpha)
+        k = -_clamp_shift(-k, gamma)
+        e = -_clamp_shift(-k, nu)
+    return e
+
+
 cdef double greedy_value(double iota, double delta, double mu) noexcept nogil:
     """Signal-blind value mu R^1(delta iota) / delta (0 when delta = 0)."""
     cdef double ex
@@ -418,10 +473,20 @@ cdef double page_value(double iota, double delta, double alpha, double gamma, do
     """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
     cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q, d0, a0
     cdef long n
+    cdef int k
+    cdef bint past
     if isnan(iota):
         return NAN
     if delta == 0.0 or mu == 0.0 or terms == 0:
         return 0.0
+    if beta == 0.0:
+        return greedy_value(iota, delta, mu)
+    k = _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:
+        iota = INFINITY
+    elif k != 0:
+        return ldexp(page_value(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k),
+                                ldexp(nu, -k), ldexp(beta, k), mu, terms), -k)
     c = delta + nu
     rho = nu / c
     if iota == INFINITY:
@@ -512,6 +577,15 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
             dpsi_out[0] = NAN
             dpsi_out[1] = NAN
         return NAN
+    cdef int k = 0
+    if not (iota == INFINITY or beta == 0.0 or gamma == 0.0):
+        k = _unit_shift(delta, 0.0, gamma, nu, iota, beta)
+    if k != 0:  # (psi is a time, psi' a ratio, psi'' an inverse time)
+        total = ldexp(interval_and_slope(ldexp(iota, k), ldexp(delta, -k), ldexp(gamma, -k), ldexp(nu, -k),
+                                         ldexp(beta, k), dpsi_out), -k)
+        if slopes:
+            dpsi_out[1] = ldexp(dpsi_out[1], k)
+        return total
     if iota == INFINITY:
         return INFINITY
     if beta == 0.0 or gamma == 0.0:
@@ -567,8 +641,16 @@ cdef double fresh_time(double iota, double delta, double alpha, double gamma, do
     """w(iota): expected time the copy stays fresh per crawl interval (NaN past MAX_TERMS terms)."""
     cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
     cdef long n = 0
+    cdef int k
+    cdef bint past = False
     if isnan(iota):
         return NAN
+    k = 0 if iota == INFINITY else _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:
+        iota = INFINITY
+    elif k != 0:
+        return ldexp(fresh_time(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k), ldexp(nu, -k),
+                                ldexp(beta, k)), -k)
     c = delta + nu
     if iota == INFINITY:
         return 1.0 / delta if delta > 0.0 else INFINITY
@@ -610,6 +692,17 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0, d2p_total = 0.0
     cdef bint v_on = True, p_on = True
     cdef long n = 0
+    cdef bint past = False
+    cdef int k = 0 if isnan(iota) or iota == INFINITY else _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:  # (V at its limit, psi in the unit nearest the rates')
+        psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
+        return page_value(INFINITY, delta, alpha, gamma, nu, beta, mu, -1)
+    if k != 0:  # (V/mu and psi are times, psi' a ratio, psi'' an inverse time)
+        v_total = ldexp(value_and_interval(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k),
+                                           ldexp(nu, -k), ldexp(beta, k), mu, psi_out, dpsi_out), -k)
+        psi_out[0] = ldexp(psi_out[0], -k)
+        dpsi_out[1] = ldexp(dpsi_out[1], k)
+        return v_total
     if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
             or beta == INFINITY or gamma == 0.0:
         psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
