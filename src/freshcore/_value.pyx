@@ -388,6 +388,12 @@ cdef double UNIT_SHIFT_HI = 1.6069380442589903e+60  # 2**200
 cdef double UNIT_SHIFT_LO = 6.223015277861142e-61  # 2**-200
 
 
+cdef inline bint _rates_near_one(double delta, double nu) noexcept nogil:
+    """Whether max(delta, nu) lies in [2**-200, 2**200] or is 0 (no change of unit needed)."""
+    cdef double m = delta if delta > nu else nu
+    return m < UNIT_SHIFT_HI and (m >= UNIT_SHIFT_LO or m == 0.0)
+
+
 cdef inline int _clamp_shift(int k, double t) noexcept nogil:
     """The k' between 0 and k nearest k with the time t (>= 0) times 2**k' exact.
 
@@ -471,22 +477,26 @@ cdef double greedy_value_ex(double iota, double delta, double mu, double* ex) no
 cdef double page_value(double iota, double delta, double alpha, double gamma, double nu,
                        double beta, double mu, long terms) noexcept nogil:
     """Crawl value V(iota) of one page; terms < 0: exact, else the approx-terms truncation."""
-    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q, d0, a0
-    cdef long n
     cdef int k
     cdef bint past
+    if _rates_near_one(delta, nu) or isnan(iota) or beta == 0.0 or delta == 0.0 or mu == 0.0 or terms == 0:
+        return _page_value(iota, delta, alpha, gamma, nu, beta, mu, terms)
+    k = _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:
+        return _page_value(INFINITY, delta, alpha, gamma, nu, beta, mu, terms)
+    return ldexp(_page_value(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k), ldexp(nu, -k),
+                             ldexp(beta, k), mu, terms), -k)
+
+
+cdef double _page_value(double iota, double delta, double alpha, double gamma, double nu,
+                        double beta, double mu, long terms) noexcept nogil:
+    """``page_value`` in the unit of time given."""
+    cdef double c, rho, rho_n, e_ai, lr, s, a, d, total, q, d0, a0
+    cdef long n
     if isnan(iota):
         return NAN
     if delta == 0.0 or mu == 0.0 or terms == 0:
         return 0.0
-    if beta == 0.0:
-        return greedy_value(iota, delta, mu)
-    k = _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
-    if past:
-        iota = INFINITY
-    elif k != 0:
-        return ldexp(page_value(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k),
-                                ldexp(nu, -k), ldexp(beta, k), mu, terms), -k)
     c = delta + nu
     rho = nu / c
     if iota == INFINITY:
@@ -558,6 +568,21 @@ cdef inline double _pmf_step(long n, double x, double pn) noexcept nogil:
 
 cdef double interval_and_slope(double iota, double delta, double gamma, double nu, double beta,
                                double* dpsi_out) noexcept nogil:
+    """psi(iota) and its slopes (``_interval_and_slope``) in the unit of time nearest the page's rates."""
+    cdef int k
+    cdef double total
+    if _rates_near_one(delta, nu) or isnan(iota) or iota == INFINITY or beta == 0.0 or gamma == 0.0:
+        return _interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
+    k = _unit_shift(delta, 0.0, gamma, nu, iota, beta)  # (psi is a time, psi' a ratio, psi'' an inverse time)
+    total = ldexp(_interval_and_slope(ldexp(iota, k), ldexp(delta, -k), ldexp(gamma, -k), ldexp(nu, -k),
+                                      ldexp(beta, k), dpsi_out), -k)
+    if dpsi_out != NULL:
+        dpsi_out[1] = ldexp(dpsi_out[1], k)
+    return total
+
+
+cdef double _interval_and_slope(double iota, double delta, double gamma, double nu, double beta,
+                                double* dpsi_out) noexcept nogil:
     """psi(iota), and when ``dpsi_out`` is not NULL psi'(iota) = sum_n p_n(gamma s_n) in ``dpsi_out[0]`` and
     psi''(iota) = gamma sum_n (p_{n-1} - p_n)(gamma s_n) in ``dpsi_out[1]`` (psi is the same either way).
 
@@ -577,15 +602,6 @@ cdef double interval_and_slope(double iota, double delta, double gamma, double n
             dpsi_out[0] = NAN
             dpsi_out[1] = NAN
         return NAN
-    cdef int k = 0
-    if not (iota == INFINITY or beta == 0.0 or gamma == 0.0):
-        k = _unit_shift(delta, 0.0, gamma, nu, iota, beta)
-    if k != 0:  # (psi is a time, psi' a ratio, psi'' an inverse time)
-        total = ldexp(interval_and_slope(ldexp(iota, k), ldexp(delta, -k), ldexp(gamma, -k), ldexp(nu, -k),
-                                         ldexp(beta, k), dpsi_out), -k)
-        if slopes:
-            dpsi_out[1] = ldexp(dpsi_out[1], k)
-        return total
     if iota == INFINITY:
         return INFINITY
     if beta == 0.0 or gamma == 0.0:
@@ -639,18 +655,24 @@ cdef double crawl_interval(double iota, double delta, double gamma, double nu, d
 cdef double fresh_time(double iota, double delta, double alpha, double gamma, double nu,
                        double beta) noexcept nogil:
     """w(iota): expected time the copy stays fresh per crawl interval (NaN past MAX_TERMS terms)."""
+    cdef int k
+    cdef bint past
+    if _rates_near_one(delta, nu) or isnan(iota) or iota == INFINITY:
+        return _fresh_time(iota, delta, alpha, gamma, nu, beta)
+    k = _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:
+        return _fresh_time(INFINITY, delta, alpha, gamma, nu, beta)
+    return ldexp(_fresh_time(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k), ldexp(nu, -k),
+                             ldexp(beta, k)), -k)
+
+
+cdef double _fresh_time(double iota, double delta, double alpha, double gamma, double nu,
+                        double beta) noexcept nogil:
+    """``fresh_time`` in the unit of time given."""
     cdef double c, rho, rho_n = 1.0, s, t, total = 0.0, q
     cdef long n = 0
-    cdef int k
-    cdef bint past = False
     if isnan(iota):
         return NAN
-    k = 0 if iota == INFINITY else _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
-    if past:
-        iota = INFINITY
-    elif k != 0:
-        return ldexp(fresh_time(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k), ldexp(nu, -k),
-                                ldexp(beta, k)), -k)
     c = delta + nu
     if iota == INFINITY:
         return 1.0 / delta if delta > 0.0 else INFINITY
@@ -680,6 +702,26 @@ cdef double fresh_time(double iota, double delta, double alpha, double gamma, do
 
 cdef double value_and_interval(double iota, double delta, double alpha, double gamma, double nu,
                                double beta, double mu, double* psi_out, double* dpsi_out) noexcept nogil:
+    """V and psi (``_value_and_interval``) in the unit of time nearest the page's rates."""
+    cdef int k
+    cdef bint past
+    cdef double v
+    if _rates_near_one(delta, nu) or isnan(iota) or iota == INFINITY:
+        return _value_and_interval(iota, delta, alpha, gamma, nu, beta, mu, psi_out, dpsi_out)
+    k = _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
+    if past:  # (V at its limit, psi in the unit nearest the rates')
+        psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
+        return page_value(INFINITY, delta, alpha, gamma, nu, beta, mu, -1)
+    # (V/mu and psi are times, psi' a ratio, psi'' an inverse time)
+    v = ldexp(_value_and_interval(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k),
+                                  ldexp(nu, -k), ldexp(beta, k), mu, psi_out, dpsi_out), -k)
+    psi_out[0] = ldexp(psi_out[0], -k)
+    dpsi_out[1] = ldexp(dpsi_out[1], k)
+    return v
+
+
+cdef double _value_and_interval(double iota, double delta, double alpha, double gamma, double nu,
+                                double beta, double mu, double* psi_out, double* dpsi_out) noexcept nogil:
     """Exact V(iota) (as ``page_value(..., -1)``) and psi(iota) (as ``crawl_interval``) in one pass.
 
     Both series run over the same s_n; a term whose Q^n(gamma s_n) psi takes
@@ -692,17 +734,6 @@ cdef double value_and_interval(double iota, double delta, double alpha, double g
     cdef double v_total = 0.0, p_total = 0.0, dp_total = 0.0, d2p_total = 0.0
     cdef bint v_on = True, p_on = True
     cdef long n = 0
-    cdef bint past = False
-    cdef int k = 0 if isnan(iota) or iota == INFINITY else _unit_shift(delta, alpha, gamma, nu, iota, beta, &past)
-    if past:  # (V at its limit, psi in the unit nearest the rates')
-        psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
-        return page_value(INFINITY, delta, alpha, gamma, nu, beta, mu, -1)
-    if k != 0:  # (V/mu and psi are times, psi' a ratio, psi'' an inverse time)
-        v_total = ldexp(value_and_interval(ldexp(iota, k), ldexp(delta, -k), ldexp(alpha, -k), ldexp(gamma, -k),
-                                           ldexp(nu, -k), ldexp(beta, k), mu, psi_out, dpsi_out), -k)
-        psi_out[0] = ldexp(psi_out[0], -k)
-        dpsi_out[1] = ldexp(dpsi_out[1], k)
-        return v_total
     if isnan(iota) or iota == INFINITY or delta == 0.0 or mu == 0.0 or beta == 0.0 or alpha == 0.0 \
             or beta == INFINITY or gamma == 0.0:
         psi_out[0] = interval_and_slope(iota, delta, gamma, nu, beta, dpsi_out)
