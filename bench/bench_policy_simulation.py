@@ -12,27 +12,15 @@ U[0, 1], no signals; round robin, so the policy costs next to nothing):
 
 ``extra_info`` records m, the crawls and the events.  Run briefly::
 
-    PYTHONPATH=src:bench python -m pytest bench/bench_simulator.py -o python_files='bench_*.py' \\
+    PYTHONPATH=src:bench python -m pytest bench/bench_policy_simulation.py -o python_files='bench_*.py' \\
         --benchmark-min-rounds=3 --benchmark-max-time=0.5
 
-Run as a script (``PYTHONPATH=src python bench/bench_simulator.py``) it times
+Run as a script (``PYTHONPATH=src python bench/bench_policy_simulation.py``) it times
 the issue's size, m = 10^4 pages and 10^5 crawls (R = 100, horizon 1000),
 with round robin, GREEDY and GREEDY-NCIS with signals.
 
-Measured (2 shared cores, 2026-11-22).  Groups (median ratios to the event
-loop): m = 1000: round robin 6.6x faster, GREEDY 0.47x (the scheduler's
-10^4 ticks, 69 ms, dominate); m = 10^4: round robin 6.3x, GREEDY 0.92x.
-Script, m = 10^4 and 10^5 crawls::
-
-    m = 10000, 100000 crawls, 10050772 events, round robin: 1.19 s (accuracy 0.0512 ± 0.0002)
-    m = 10000, 100000 crawls, 10050772 events, GREEDY: 1.13 s (accuracy 0.1153 ± 0.0003)
-    m = 10000, 100000 crawls, 16034238 events, GREEDY-NCIS, signals: 63.55 s (accuracy 0.1179 ± 0.0003)
-
-The simulator delivers the signals with one ``signal_many`` call per tick
-(round robin with the same signals took 7.0 s).  2026-11-25, after the
-scheduler's slope-line rewrite (a signal lowers a key, no evaluation):
-round robin 1.28 s, GREEDY 1.35 s, GREEDY-NCIS with signals 12.76 s (same
-accuracies).
+The simulator delivers the signals with one ``signal_many`` call per tick.  Current figures:
+``bench/README.md``; how they were reached: ``bench/HISTORY.md``.
 """
 
 from __future__ import annotations

@@ -14,11 +14,7 @@ at 10^5 pages the compiled fit runs alone, and its ratio to the baseline is
 ``t(10^5) / (100 t_baseline(10^3))`` (the fit is linear in the number of pages),
 computed by hand from the printed medians.
 
-Measured on this machine (2 shared cores; ``PYTHONPATH=src:bench python -m pytest
-bench/bench_signals.py --benchmark-min-rounds=3 --benchmark-max-time=0.5``), medians:
-baseline 553.9 ms at 10^3 pages; compiled 5.12 ms at 10^3 pages (108x) and 592 ms
-at 10^5 pages, i.e. 55.4 s / 0.592 s = 94x against the baseline scaled to 10^5 pages.
-The compiled fit takes 6.2 Newton iterations per page on average here (at most 13).
+Current figures: ``bench/README.md``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """One-thread CPU time of exact V and of optimal_thresholds (issue 3), steadier than wall time on a shared machine.
 
 ``value N``: ``bench_value.value_numpy`` (numpy + ``scipy.special.gammainc``)
-against ``crawl_value(kind="exact")`` on ``bench_value.pages_instance(N)``, both
+against ``crawl_value(..., value="exact")`` on ``bench_value.pages_instance(N)``, both
 timed with ``time.process_time`` (best of 3 / best of 6, interleaved).  ``thresholds N``:
 wall and CPU time of ``optimal_thresholds(pages, N/10)`` on the same pages.
 
-Run (as bench/README.md quotes it)::
+Run (as bench/HISTORY.md quotes it)::
 
     FRESHCORE_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=src:bench python bench/cpu_value.py value 1000000
     FRESHCORE_NUM_THREADS=1 PYTHONPATH=src:bench python bench/cpu_value.py thresholds 100000
