@@ -29,14 +29,7 @@
 #include <malloc.h>
 #endif
 
-/* static, and no warning in a module that includes this header without using all of it */
-#ifndef FRESHCORE_STATIC
-#if defined(__GNUC__) || defined(__clang__)
-#define FRESHCORE_STATIC static __attribute__((unused))
-#else
-#define FRESHCORE_STATIC static
-#endif
-#endif
+#include "_static.h"  /* FRESHCORE_STATIC */
 
 FRESHCORE_STATIC long long freshcore_fail_countdown = 0;  /* > 0: allocations left until the one that fails */
 FRESHCORE_STATIC long long freshcore_allocations = 0;     /* allocations made (or refused) so far */

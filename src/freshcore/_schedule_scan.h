@@ -25,14 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* static, and no warning in a module that includes this header without using all of it */
-#ifndef FRESHCORE_STATIC
-#if defined(__GNUC__) || defined(__clang__)
-#define FRESHCORE_STATIC static __attribute__((unused))
-#else
-#define FRESHCORE_STATIC static
-#endif
-#endif
+#include "_static.h"  /* FRESHCORE_STATIC */
 
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(FRESHCORE_NO_SIMD)
 #include <emmintrin.h>

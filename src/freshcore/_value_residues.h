@@ -22,14 +22,7 @@
 #define FRESHCORE_PI 3.141592653589793
 #define FRESHCORE_LOG_PI 1.1447298858494002
 
-/* static, and no warning in a module that includes this header without using all of it */
-#ifndef FRESHCORE_STATIC
-#if defined(__GNUC__) || defined(__clang__)
-#define FRESHCORE_STATIC static __attribute__((unused))
-#else
-#define FRESHCORE_STATIC static
-#endif
-#endif
+#include "_static.h"  /* FRESHCORE_STATIC */
 
 /* The coefficient tables, filled once by freshcore._value when it is imported (fill_tables in
  * _value_residues.pxd: each entry from its exact definition) */
