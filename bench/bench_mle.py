@@ -79,19 +79,35 @@ def test_mle_compiled(benchmark, n):
 # ---------------------------------------------------------------------------
 
 
-def _numpy_binned_update(n1, s1, q1, totals, idx, changed, tau, tau_min, tau_max):
-    """The plain-numpy way to do IntervalMLEBatch.update (np.add.at handles repeated indices)."""
-    n_bins = n1.shape[1]
-    b = np.clip(np.floor((np.log(tau) - np.log(tau_min)) * (n_bins / (np.log(tau_max) - np.log(tau_min)))),
-                0, n_bins - 1).astype(np.intp)
+def _numpy_interval_update(bins, totals, anchor, grid, idx, changed, tau):
+    """The plain-numpy way to do IntervalMLEBatch.update when no page repeats and no window moves: the
+    same bin index (log grid anchored at each page's first change) and the same one-pass moment update."""
+    w = bins.shape[1]
     ch = changed.astype(bool)
-    np.add.at(n1, (idx[ch], b[ch]), 1.0)
-    np.add.at(s1, (idx[ch], b[ch]), tau[ch])
-    np.add.at(q1, (idx[ch], b[ch]), tau[ch] ** 2)
-    np.add.at(totals, (idx[ch], 2), 1.0)
-    np.add.at(totals, (idx[ch], 3), tau[ch])
-    np.add.at(totals, (idx[~ch], 0), 1.0)
-    np.add.at(totals, (idx[~ch], 1), tau[~ch])
+    i0, i1, t = idx[~ch], idx[ch], tau[ch]
+    totals[i0, 0] += 1.0
+    totals[i0, 1] += tau[~ch]
+    lt = np.log2(t)
+    new = totals[i1, 2] == 0.0
+    anchor[i1[new]] = lt[new]
+    grid[i1[new]] = (0, -(w // 2))
+    totals[i1, 2] += 1.0
+    totals[i1, 3] += t
+    jf = np.floor(16.0 * (lt - anchor[i1]) + 0.5).astype(np.int64)
+    k = (jf >> grid[i1, 0]) - grid[i1, 1]
+    if np.any((k < 0) | (k >= w)):
+        raise NotImplementedError("the numpy baseline covers updates that stay in each page's window")
+    b = bins[i1, k]
+    n = b[:, 0]
+    n_new = n + 1.0
+    delta = t - b[:, 1]
+    dn = delta / n_new
+    t1 = delta * dn * n
+    b[:, 1] += dn
+    b[:, 3] += t1 * dn * (n_new - 2.0) - 3.0 * dn * b[:, 2]
+    b[:, 2] += t1
+    b[:, 0] = n_new
+    bins[i1, k] = b
 
 
 def _one_crawl(n):
@@ -109,12 +125,13 @@ def test_binned_update_numpy(benchmark, n):
     role(benchmark, "baseline", n=n)
     idx, changed, tau = _one_crawl(n)
     b = IntervalMLEBatch(n)
-    ref = IntervalMLEBatch(n).update(changed, idx, intervals=tau)  # the baseline computes the same state
-    _numpy_binned_update(b._n1, b._s1, b._q1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
-    np.testing.assert_allclose(b._totals, ref._totals, rtol=1e-15)
-    np.testing.assert_allclose(b._s1.sum(axis=1), ref._s1.sum(axis=1), rtol=1e-15)
-    np.testing.assert_allclose(b._q1.sum(axis=1), ref._q1.sum(axis=1), rtol=1e-15)
-    benchmark(_numpy_binned_update, b._n1, b._s1, b._q1, b._totals, idx, changed, tau, b.tau_min, b.tau_max)
+    ref = IntervalMLEBatch(n)
+    for _ in range(2):  # the baseline computes the same state (a first change, then a second in its bin)
+        ref.update(changed, idx, intervals=tau)
+        _numpy_interval_update(b._bins, b._totals, b._anchor, b._grid, idx, changed, tau)
+    for name in ("_bins", "_totals", "_anchor", "_grid"):
+        np.testing.assert_allclose(getattr(b, name), getattr(ref, name), rtol=1e-15)
+    benchmark(_numpy_interval_update, b._bins, b._totals, b._anchor, b._grid, idx, changed, tau)
 
 
 @pytest.mark.parametrize("n", sizes(1_000, 100_000, 1_000_000))

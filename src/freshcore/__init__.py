@@ -59,6 +59,7 @@ from .estimation import (
     estimate_rates,
 )
 from .mle import (
+    BinningWarning,
     ClippedEstimateWarning,
     IntervalMLEBatch,
     IntervalMLEEstimator,
@@ -79,6 +80,7 @@ from .thresholds import ThresholdsResult, optimal_thresholds
 from .value import PageValueError, crawl_frequency, crawl_interval, crawl_value, fresh_time
 
 __all__ = [
+    "BinningWarning",
     "ClippedEstimateWarning",
     "CrawlPolicy",
     "IntervalMLEBatch",

@@ -39,8 +39,8 @@ References
 .. [1] K. Avrachenkov, K. Patil, G. Thoppe, "Online algorithms for estimating change rates of web
    pages", Performance Evaluation 153, 2022.
 """
-from libc.math cimport expm1, exp, log, log1p, sqrt, fabs, INFINITY
-from libc.stdint cimport uint8_t
+from libc.math cimport expm1, exp, floor, log, log1p, log2, sqrt, fabs, INFINITY
+from libc.stdint cimport int64_t, uint8_t
 
 import numpy as np
 
@@ -92,28 +92,6 @@ cdef inline void _mle_term(double d, double tau, double w, double* f, double* d1
     d2[0] += w * a * x * (1.0 + 2.0 * r)
 
 
-cdef inline void _bin_terms(double d, double s, double n, double q, double* f, double* d1,
-                            double* d2) noexcept nogil:
-    """Add the terms of one bin (n changed intervals, sum s, sum of squares q).
-
-    Two points t - sigma and t + sigma of weight n/2 have the bin's mean and
-    variance, so sum_bin phi(tau) is matched up to the fourth central moment
-    (exact when all intervals of the bin are equal: sigma = 0).  If rounding
-    gives a negative variance, or the spread is too wide for t - sigma > 0
-    (possible only in the open end bins), the bin's mean alone is used.
-    """
-    cdef double t = s / n
-    cdef double v = q / n - t * t
-    cdef double sig
-    if v > 0.0:
-        sig = sqrt(v)
-        if sig < t:
-            _mle_term(d, t - sig, 0.5 * n, f, d1, d2)
-            _mle_term(d, t + sig, 0.5 * n, f, d1, d2)
-            return
-    _mle_term(d, t, n, f, d1, d2)
-
-
 cdef inline double _next_iterate(double dn, double lo, double hi) noexcept nogil:
     """Return the Newton iterate dn if it lies strictly inside (lo, hi), else a bisection point."""
     if dn > lo and dn < hi:
@@ -123,18 +101,13 @@ cdef inline double _next_iterate(double dn, double lo, double hi) noexcept nogil
     return 0.5 * (lo + hi)
 
 
-cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssize_t m,
-                     double s0) noexcept nogil:
-    """Root of sum_j w_j t_j/(e^{D t_j} - 1) = s0 over the entries with w_j != 0.
+cdef double mle_root(const double* a, const weight_t* w, Py_ssize_t m, double s0) noexcept nogil:
+    """Root of sum_j w_j t_j/(e^{D t_j} - 1) = s0 over the entries with w_j != 0, t_j = a_j.
 
-    Raw data (``weight_t`` is uint8): ``a`` are the intervals, ``w`` the change
-    flags, t_j = a_j (``q`` unused).  Binned data (``weight_t`` is double):
-    ``a``, ``q`` are the bin sums of the changed intervals and of their squares
-    and ``w`` the bin counts; each bin enters as two points t -+ sigma of weight
-    w/2 (mean t = a/w, variance sigma^2 = q/w - t^2), which reproduces the first
-    two moments of the bin (see ``_bin_terms``).
-    Returns 0 when no change was seen and +inf when s0 == 0 (every interval
-    changed: no finite root).
+    Raw data (``weight_t`` is uint8): ``a`` are the intervals and ``w`` the change flags.  Binned data
+    (``weight_t`` is double): ``a`` are the quadrature points of the bins and ``w`` their weights (see
+    ``_gauss_points``).  Returns 0 when no change was seen and +inf when s0 == 0 (every interval changed:
+    no finite root).
     """
     cdef double n1 = 0.0, s1 = 0.0, lo, hi, d, dn, f, d1, d2, g, p1, p2, den
     cdef Py_ssize_t j
@@ -142,7 +115,7 @@ cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssi
     for j in range(m):
         if w[j] != 0:
             n1 += w[j]
-            s1 += a[j]
+            s1 += w[j] * a[j]
     if n1 == 0.0:
         return 0.0
     if not (s0 > 0.0):
@@ -163,10 +136,7 @@ cdef double mle_root(const double* a, const weight_t* w, const double* q, Py_ssi
         d2 = 0.0
         for j in range(m):
             if w[j] != 0:
-                if weight_t is double:
-                    _bin_terms(d, a[j], w[j], q[j], &f, &d1, &d2)
-                else:
-                    _mle_term(d, a[j], 1.0, &f, &d1, &d2)
+                _mle_term(d, a[j], w[j], &f, &d1, &d2)
         if f > s0:
             lo = d
         elif f < s0:
@@ -368,7 +338,7 @@ def mle_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, doub
                 else:
                     buf[m] = intervals[i, j]
                     m += 1
-            out[i] = mle_root[uint8_t](&buf[0], &ones[0], NULL, m, s0)
+            out[i] = mle_root[uint8_t](&buf[0], &ones[0], m, s0)
 
 
 def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, double[::1] out):
@@ -384,143 +354,261 @@ def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, doubl
 # ---------------------------------------------------------------------------
 # Binned sufficient statistics of the MLE (streaming, bounded memory per page)
 # ---------------------------------------------------------------------------
+#
+# Each page keeps N_BINS bins of its changed intervals on a logarithmic grid anchored at the page's first
+# changed interval a: at level L, bin j holds the intervals tau with
+# floor(FINE (log2 tau - log2 a) + 1/2) >> L == j, a width of 2^L/FINE octaves.  The grid depends on ratios of
+# intervals only, so it is the same in every unit of time (its edges, at irrational ratios
+# 2^((k + 1/2)/FINE), are not hit by round numbers); a window of N_BINS consecutive bins starting at
+# ``lo`` holds them.  An interval outside the window moves it when the occupied bins and the new one fit
+# in N_BINS, and otherwise doubles the width (level + 1: bins merge in pairs, exactly).  Each bin holds
+# (count, mean, M2, M3), its central moment sums, updated in one pass (Pebay's formulas: no
+# cancellation) and merged exactly; the score equation takes each bin as the two-point Gauss rule of
+# its intervals (exact for cubics).  Per page: ``bins[W, 4]``, ``totals[4]`` = (n0, s0, n1, s1),
+# ``anchor`` = log2 a (set at the first change: n1 = 0 before) and ``grid[2]`` = (level, lo).
 
-cdef inline Py_ssize_t _bin_index(double tau, double log_tau_min, double inv_log_width,
-                                  Py_ssize_t n_bins) noexcept nogil:
-    cdef double u = (log(tau) - log_tau_min) * inv_log_width
-    if not (u > 0.0):
-        return 0
-    if u >= <double> n_bins:
-        return n_bins - 1
-    return <Py_ssize_t> u
+cdef double FINE = 16.0  # bins per octave at level 0
 
 
-cdef inline void _grid(double tau_min, double tau_max, Py_ssize_t n_bins,
-                       double* log_tau_min, double* inv_log_width) noexcept nogil:
-    log_tau_min[0] = log(tau_min)
-    inv_log_width[0] = n_bins / (log(tau_max) - log_tau_min[0])
+cdef inline int64_t _floor_shift(int64_t j, int64_t level) noexcept nogil:
+    """floor(j / 2**level) for any sign of j."""
+    if j >= 0:
+        return j >> level
+    return -((-j - 1) >> level) - 1
 
 
-def binned_update(double[:, ::1] n1, double[:, ::1] s1, double[:, ::1] q1, double[:, ::1] totals,
-                  const Py_ssize_t[::1] indices, const uint8_t[::1] changed,
-                  const double[::1] intervals, double tau_min, double tau_max):
-    """Add observation j to page indices[j], in order (repeated indices allowed).
+cdef inline void _moments_add(double* b, double x) noexcept nogil:
+    """Add x to the bin b = (count, mean, M2, M3): Pebay's one-pass update."""
+    cdef double n = b[0], n_new = b[0] + 1.0
+    cdef double delta = x - b[1]
+    cdef double dn = delta / n_new
+    cdef double t1 = delta * dn * n
+    b[1] += dn
+    b[3] += t1 * dn * (n_new - 2.0) - 3.0 * dn * b[2]
+    b[2] += t1
+    b[0] = n_new
 
-    ``totals[i]`` holds (n0, s0, n1, s1) of page i: count and sum of the
-    intervals without / with a change.
+
+cdef inline void _moments_merge(double* a, double* b) noexcept nogil:
+    """a <- the union of bins a and b (Pebay's pairwise formulas); b is emptied."""
+    cdef double na = a[0], nb = b[0], n, delta, dn
+    if nb == 0.0:
+        return
+    if na == 0.0:
+        a[0] = b[0]
+        a[1] = b[1]
+        a[2] = b[2]
+        a[3] = b[3]
+    else:
+        n = na + nb
+        delta = b[1] - a[1]
+        dn = delta / n
+        a[3] = a[3] + b[3] + delta * dn * dn * na * nb * (na - nb) + 3.0 * dn * (na * b[2] - nb * a[2])
+        a[2] = a[2] + b[2] + delta * dn * na * nb
+        a[1] = a[1] + dn * nb
+        a[0] = n
+    b[0] = 0.0
+    b[1] = 0.0
+    b[2] = 0.0
+    b[3] = 0.0
+
+
+cdef void _fit_window(double* bins, int64_t* grid, Py_ssize_t w, int64_t jf) noexcept nogil:
+    """Move or widen the window (``grid`` = level, lo) until the interval of fine index jf falls in it."""
+    cdef int64_t level, lo, j, omin, omax, nmin, nmax, new_lo, shift, dest
+    cdef Py_ssize_t k
+    while True:
+        level = grid[0]
+        lo = grid[1]
+        j = _floor_shift(jf, level)
+        if j >= lo and j < lo + w:
+            return
+        omin = lo + w
+        omax = lo - 1
+        for k in range(w):
+            if bins[4 * k] > 0.0:
+                if lo + k < omin:
+                    omin = lo + k
+                omax = lo + k
+        nmin = j if j < omin else omin
+        nmax = j if j > omax else omax
+        if nmax - nmin < w:  # move the window as little as fits j
+            new_lo = nmin if j < lo else nmax - w + 1
+            shift = new_lo - lo
+            if shift > 0:
+                for k in range(w):
+                    if k + shift < w:
+                        bins[4 * k] = bins[4 * (k + shift)]
+                        bins[4 * k + 1] = bins[4 * (k + shift) + 1]
+                        bins[4 * k + 2] = bins[4 * (k + shift) + 2]
+                        bins[4 * k + 3] = bins[4 * (k + shift) + 3]
+                    else:
+                        bins[4 * k] = 0.0
+                        bins[4 * k + 1] = 0.0
+                        bins[4 * k + 2] = 0.0
+                        bins[4 * k + 3] = 0.0
+            else:
+                for k in range(w - 1, -1, -1):
+                    if k + shift >= 0:
+                        bins[4 * k] = bins[4 * (k + shift)]
+                        bins[4 * k + 1] = bins[4 * (k + shift) + 1]
+                        bins[4 * k + 2] = bins[4 * (k + shift) + 2]
+                        bins[4 * k + 3] = bins[4 * (k + shift) + 3]
+                    else:
+                        bins[4 * k] = 0.0
+                        bins[4 * k + 1] = 0.0
+                        bins[4 * k + 2] = 0.0
+                        bins[4 * k + 3] = 0.0
+            grid[1] = new_lo
+        else:  # widen: old bin lo + k becomes bin floor((lo + k)/2); in increasing k every target is done
+            new_lo = _floor_shift(lo, 1)
+            for k in range(w):
+                dest = _floor_shift(lo + k, 1) - new_lo
+                if dest != k:
+                    _moments_merge(&bins[4 * dest], &bins[4 * k])
+            grid[0] = level + 1
+            grid[1] = new_lo
+
+
+cdef inline void _add_interval(double* bins, double* totals, double* anchor, int64_t* grid, Py_ssize_t w,
+                               bint changed, double tau) noexcept nogil:
+    """Add one crawl (a change seen or not after the interval tau > 0) to one page's state."""
+    cdef int64_t jf
+    if not changed:
+        totals[0] += 1.0
+        totals[1] += tau
+        return
+    cdef double lt = log2(tau)
+    if totals[2] == 0.0:
+        anchor[0] = lt
+        grid[0] = 0
+        grid[1] = -(w // 2)
+    totals[2] += 1.0
+    totals[3] += tau
+    # (differences of log2: the ratio of two intervals can overflow; |jf| <= FINE 2100)
+    jf = <int64_t> floor(FINE * (lt - anchor[0]) + 0.5)
+    _fit_window(bins, grid, w, jf)
+    _moments_add(&bins[4 * (_floor_shift(jf, grid[0]) - grid[1])], tau)
+
+
+cdef Py_ssize_t _gauss_points(const double* bins, Py_ssize_t w, double* t, double* wt) noexcept nogil:
+    """The two-point Gauss rule of every nonempty bin (nodes t, weights wt); returns the number of points.
+
+    For a bin of count n, mean m and central moments v = M2/n, c = M3/n, the nodes m + x are the roots of
+    x^2 - (c/v) x - v (the orthogonal polynomial of degree 2 of the bin's intervals) with weights that
+    keep n and the mean: the rule integrates every cubic exactly, so sum_bin phi(tau) is matched up to
+    the fourth derivative of phi times the bin's width^4.  A bin of equal intervals (v = 0), or one whose
+    lower node rounds to <= 0, is its mean with weight n.
     """
-    cdef Py_ssize_t m = indices.shape[0], n_bins = n1.shape[1], j, i, b
-    cdef double lmin, inv
-    _grid(tau_min, tau_max, n_bins, &lmin, &inv)
+    cdef Py_ssize_t k, p = 0
+    cdef double n, m, v, c, disc, x1, x2
+    for k in range(w):
+        n = bins[4 * k]
+        if n == 0.0:
+            continue
+        m = bins[4 * k + 1]
+        v = bins[4 * k + 2] / n
+        if v > 0.0:
+            c = (bins[4 * k + 3] / n) / v
+            disc = sqrt(c * c + 4.0 * v)
+            x1 = 0.5 * (c - disc)
+            x2 = 0.5 * (c + disc)
+            if m + x1 > 0.0 and x1 < 0.0 and x2 > 0.0:
+                t[p] = m + x1
+                wt[p] = n * (x2 / (x2 - x1))
+                t[p + 1] = m + x2
+                wt[p + 1] = n * (-x1 / (x2 - x1))
+                p += 2
+                continue
+        t[p] = m
+        wt[p] = n
+        p += 1
+    return p
+
+
+cdef inline double _binned_root(const double* bins, const double* totals, Py_ssize_t w, double* t,
+                                double* wt) noexcept nogil:
+    cdef Py_ssize_t p = _gauss_points(bins, w, t, wt)
+    return mle_root[double](t, wt, p, totals[1])
+
+
+def interval_update(double[:, :, ::1] bins, double[:, ::1] totals, double[::1] anchor,
+                    int64_t[:, ::1] grid, const Py_ssize_t[::1] indices, const uint8_t[::1] changed,
+                    const double[::1] intervals):
+    """Add observation j to page indices[j], in order (repeated indices allowed)."""
+    cdef Py_ssize_t m = indices.shape[0], w = bins.shape[1], j, i
+    if m == 0:
+        return
     with nogil:
         for j in range(m):
             i = indices[j]
-            if changed[j]:
-                b = _bin_index(intervals[j], lmin, inv, n_bins)
-                n1[i, b] += 1.0
-                s1[i, b] += intervals[j]
-                q1[i, b] += intervals[j] * intervals[j]
-                totals[i, 2] += 1.0
-                totals[i, 3] += intervals[j]
-            else:
-                totals[i, 0] += 1.0
-                totals[i, 1] += intervals[j]
+            _add_interval(&bins[i, 0, 0], &totals[i, 0], &anchor[i], &grid[i, 0], w, changed[j], intervals[j])
 
 
-def binned_roots(const double[:, ::1] n1, const double[:, ::1] s1, const double[:, ::1] q1,
-                 const double[:, ::1] totals,
-                 double[::1] out):
+def interval_roots(const double[:, :, ::1] bins, const double[:, ::1] totals, double[::1] out):
     """out[i] = root of the binned MLE equation of page i (0 / +inf as in mle_rows)."""
-    cdef Py_ssize_t n = n1.shape[0], n_bins = n1.shape[1], i
+    cdef Py_ssize_t n = bins.shape[0], w = bins.shape[1], i
+    cdef double[::1] t = np.empty(2 * w)
+    cdef double[::1] wt = np.empty(2 * w)
     if n == 0:
         return
     with nogil:
         for i in range(n):
-            out[i] = mle_root[double](&s1[i, 0], &n1[i, 0], &q1[i, 0], n_bins, totals[i, 1])
+            out[i] = _binned_root(&bins[i, 0, 0], &totals[i, 0], w, &t[0], &wt[0])
 
 
 cdef class IntervalBinsState:
     """Compiled state of one streaming binned-MLE estimator (see freshcore.mle).
 
-    Holds, per log-spaced interval bin, the number, the sum and the sum of
-    squares of the intervals that ended in a detected change, plus the totals (n0, s0, n1, s1) of the
-    intervals without / with a change.  ``update`` is O(1); ``root`` solves the
-    binned MLE equation with the same kernel as ``binned_roots``, so a batch of
-    pages fed the same observations gives bit-identical results.
+    The state of one page of ``interval_update`` (``bins``, ``totals``, ``anchor``, ``grid``), updated and
+    solved by the same functions, so a batch of pages fed the same observations gives bit-identical results.
     """
     cdef readonly Py_ssize_t n_bins
-    cdef readonly double tau_min, tau_max
-    cdef double _lmin, _inv
-    cdef double[::1] _n1, _s1, _q1
-    cdef readonly double n0, s0, n1_total, s1_total
+    cdef double[:, ::1] _bins
+    cdef double[::1] _totals, _t, _wt
+    cdef double _anchor
+    cdef int64_t _grid[2]
 
-    def __init__(self, Py_ssize_t n_bins, double tau_min, double tau_max):
+    def __init__(self, Py_ssize_t n_bins):
         self.n_bins = n_bins
-        self.tau_min = tau_min
-        self.tau_max = tau_max
-        _grid(tau_min, tau_max, n_bins, &self._lmin, &self._inv)
-        self._n1 = np.zeros(n_bins)
-        self._s1 = np.zeros(n_bins)
-        self._q1 = np.zeros(n_bins)
-        self.n0 = 0.0
-        self.s0 = 0.0
-        self.n1_total = 0.0
-        self.s1_total = 0.0
-
-    cdef inline void _add(self, bint changed, double tau) noexcept nogil:
-        cdef Py_ssize_t b
-        if changed:
-            b = _bin_index(tau, self._lmin, self._inv, self.n_bins)
-            self._n1[b] += 1.0
-            self._s1[b] += tau
-            self._q1[b] += tau * tau
-            self.n1_total += 1.0
-            self.s1_total += tau
-        else:
-            self.n0 += 1.0
-            self.s0 += tau
+        self._bins = np.zeros((n_bins, 4))
+        self._totals = np.zeros(4)
+        self._t = np.empty(2 * n_bins)
+        self._wt = np.empty(2 * n_bins)
+        self._anchor = 0.0
+        self._grid[0] = 0
+        self._grid[1] = 0
 
     def update(self, bint changed, double tau):
-        self._add(changed, tau)
+        _add_interval(&self._bins[0, 0], &self._totals[0], &self._anchor, self._grid, self.n_bins, changed, tau)
 
     def update_many(self, const uint8_t[::1] changed, const double[::1] intervals):
         cdef Py_ssize_t j
         with nogil:
             for j in range(changed.shape[0]):
-                self._add(changed[j], intervals[j])
+                _add_interval(&self._bins[0, 0], &self._totals[0], &self._anchor, self._grid, self.n_bins,
+                              changed[j], intervals[j])
 
     def root(self):
-        return mle_root[double](&self._s1[0], &self._n1[0], &self._q1[0], self.n_bins, self.s0)
+        return _binned_root(&self._bins[0, 0], &self._totals[0], self.n_bins, &self._t[0], &self._wt[0])
 
-    @property
-    def n1(self):
-        return np.asarray(self._n1).copy()
+    def get_state(self):
+        """(bins, totals, anchor, level, lo): copies of the state arrays and scalars."""
+        return (np.asarray(self._bins).copy(), np.asarray(self._totals).copy(), self._anchor, self._grid[0],
+                self._grid[1])
 
-    @property
-    def s1(self):
-        return np.asarray(self._s1).copy()
-
-    @property
-    def q1(self):
-        return np.asarray(self._q1).copy()
-
-    def set_state(self, n1, s1, q1, double n0, double s0, double n1_total, double s1_total):
-        cdef Py_ssize_t b
-        for b in range(self.n_bins):
-            self._n1[b] = n1[b]
-            self._s1[b] = s1[b]
-            self._q1[b] = q1[b]
-        self.n0 = n0
-        self.s0 = s0
-        self.n1_total = n1_total
-        self.s1_total = s1_total
+    def set_state(self, bins, totals, double anchor, int64_t level, int64_t lo):
+        np.asarray(self._bins)[...] = bins
+        np.asarray(self._totals)[...] = totals
+        self._anchor = anchor
+        self._grid[0] = level
+        self._grid[1] = lo
 
     def __reduce__(self):
-        return (_rebuild_state, (self.n_bins, self.tau_min, self.tau_max, self.n1, self.s1, self.q1,
-                                 self.n0, self.s0, self.n1_total, self.s1_total))
+        return (_rebuild_state, (self.n_bins,) + self.get_state())
 
 
-def _rebuild_state(n_bins, tau_min, tau_max, n1, s1, q1, n0, s0, n1_total, s1_total):
-    st = IntervalBinsState(n_bins, tau_min, tau_max)
-    st.set_state(n1, s1, q1, n0, s0, n1_total, s1_total)
+def _rebuild_state(n_bins, bins, totals, anchor, level, lo):
+    st = IntervalBinsState(n_bins)
+    st.set_state(bins, totals, anchor, level, lo)
     return st

@@ -304,7 +304,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
     est: Any  # the interval-aware MLE or an online estimator of Avrachenkov et al. (2022)
     if args.method == "mle":
-        est = mle.IntervalMLEBatch(n, tau_min=0.1 / uniform[0], tau_max=100.0 / floor)
+        est = mle.IntervalMLEBatch(n, n_bins=64)  # crawl rates from the floor to the optimum: ~30 octaves
     else:
         est = getattr(estimation, _STREAMING[args.method])(n, crawl_rate=uniform)
 
