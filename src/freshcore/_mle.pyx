@@ -413,6 +413,13 @@ cdef inline void _moments_merge(double* a, double* b) noexcept nogil:
     b[3] = 0.0
 
 
+cdef inline void _take_bin(double* bins, Py_ssize_t k, int64_t src, Py_ssize_t w) noexcept nogil:
+    """Slot k of the window gets slot src's bin, or an empty bin where src is outside the window."""
+    cdef Py_ssize_t c
+    for c in range(4):
+        bins[4 * k + c] = bins[4 * src + c] if 0 <= src < w else 0.0
+
+
 cdef void _fit_window(double* bins, int64_t* grid, Py_ssize_t w, int64_t jf) noexcept nogil:
     """Move or widen the window (``grid`` = level, lo) until the interval of fine index jf falls in it."""
     cdef int64_t level, lo, j, omin, omax, nmin, nmax, new_lo, shift, dest
@@ -435,30 +442,12 @@ cdef void _fit_window(double* bins, int64_t* grid, Py_ssize_t w, int64_t jf) noe
         if nmax - nmin < w:  # move the window as little as fits j
             new_lo = nmin if j < lo else nmax - w + 1
             shift = new_lo - lo
-            if shift > 0:
+            if shift > 0:  # (slot k takes slot k + shift: in increasing k, each source is read before it is written)
                 for k in range(w):
-                    if k + shift < w:
-                        bins[4 * k] = bins[4 * (k + shift)]
-                        bins[4 * k + 1] = bins[4 * (k + shift) + 1]
-                        bins[4 * k + 2] = bins[4 * (k + shift) + 2]
-                        bins[4 * k + 3] = bins[4 * (k + shift) + 3]
-                    else:
-                        bins[4 * k] = 0.0
-                        bins[4 * k + 1] = 0.0
-                        bins[4 * k + 2] = 0.0
-                        bins[4 * k + 3] = 0.0
+                    _take_bin(bins, k, k + shift, w)
             else:
                 for k in range(w - 1, -1, -1):
-                    if k + shift >= 0:
-                        bins[4 * k] = bins[4 * (k + shift)]
-                        bins[4 * k + 1] = bins[4 * (k + shift) + 1]
-                        bins[4 * k + 2] = bins[4 * (k + shift) + 2]
-                        bins[4 * k + 3] = bins[4 * (k + shift) + 3]
-                    else:
-                        bins[4 * k] = 0.0
-                        bins[4 * k + 1] = 0.0
-                        bins[4 * k + 2] = 0.0
-                        bins[4 * k + 3] = 0.0
+                    _take_bin(bins, k, k + shift, w)
             grid[1] = new_lo
         else:  # widen: old bin lo + k becomes bin floor((lo + k)/2); in increasing k every target is done
             new_lo = _floor_shift(lo, 1)
