@@ -47,6 +47,7 @@ References
 __version__ = "0.1.0.dev0"
 
 from ._parallel import get_num_threads, set_num_threads
+from .crawl_logs import LogRates, SingleCrawlWarning, estimate_log_rates, log_intervals
 from .estimation import (
     LLNBatch,
     LLNEstimator,
@@ -87,6 +88,7 @@ __all__ = [
     "IntervalMLEEstimator",
     "LLNBatch",
     "LLNEstimator",
+    "LogRates",
     "LowDiscrepancy",
     "NaiveBatch",
     "NaiveEstimator",
@@ -103,6 +105,7 @@ __all__ = [
     "ShardedScheduler",
     "SignalModelFit",
     "SimulationResult",
+    "SingleCrawlWarning",
     "ThresholdsResult",
     "UniformRandom",
     "__version__",
@@ -110,12 +113,14 @@ __all__ = [
     "crawl_frequency",
     "crawl_interval",
     "crawl_value",
+    "estimate_log_rates",
     "estimate_rates",
     "fit_signal_model",
     "fresh_time",
     "freshness",
     "get_num_threads",
     "lambertw",
+    "log_intervals",
     "mle_rates",
     "moment_rates",
     "naive_signal_model",

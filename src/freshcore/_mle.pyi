@@ -11,6 +11,19 @@ __test__: dict[str, str]
 def mle_rows(changed: npt.NDArray[np.uint8], intervals: npt.NDArray[np.float64], out: npt.NDArray[np.float64]) -> None: ...
 def poisson_rows(changed: npt.NDArray[np.uint8], crawl_rates: npt.NDArray[np.float64], out: npt.NDArray[np.float64]) -> None: ...
 def mm_rows(changed: npt.NDArray[np.uint8], intervals: npt.NDArray[np.float64], out: npt.NDArray[np.float64]) -> None: ...
+def mle_segments(
+    intervals: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.intp],
+    out: npt.NDArray[np.float64],
+    information: npt.NDArray[np.float64],
+) -> None: ...
+def mm_segments(
+    intervals: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    starts: npt.NDArray[np.intp],
+    out: npt.NDArray[np.float64],
+) -> None: ...
 def interval_update(
     bins: npt.NDArray[np.float64],
     totals: npt.NDArray[np.float64],

@@ -352,6 +352,76 @@ def mm_rows(const uint8_t[:, ::1] changed, const double[:, ::1] intervals, doubl
 
 
 # ---------------------------------------------------------------------------
+# Ragged logs: one segment of intervals per page
+# ---------------------------------------------------------------------------
+
+cdef inline double _sinh(double h) noexcept nogil:
+    return 0.5 * (expm1(h) - expm1(-h))
+
+
+cdef inline double _information_term(double x) noexcept nogil:
+    """(x / (2 sinh(x/2)))^2: one changed interval's share of D^2 times the observed information."""
+    cdef double h = 0.5 * x, r
+    if h < 1e-8:
+        return 1.0
+    if h > 350.0:
+        r = x * exp(-h)  # 2 sinh(h) = e^h to double precision; x e^{-h} may still be a normal number
+        return r * r
+    r = h / _sinh(h)
+    return r * r
+
+
+def mle_segments(const double[::1] intervals, const uint8_t[::1] changed, const Py_ssize_t[::1] starts,
+                 double[::1] out, double[::1] information):
+    """out[s] = MLE root of the intervals[starts[s]:starts[s + 1]] (0 for no change, +inf for all changes), as
+    ``mle_rows`` computes it for a row (bit-identical), and information[s] = D^2 times the observed Fisher
+    information at the root, sum over changed intervals of (x/(2 sinh(x/2)))^2, x = D tau (so that the
+    standard error of log D is information**-0.5; 0 where the root is 0 or +inf)."""
+    cdef Py_ssize_t n = starts.shape[0] - 1, i, j, m, k_max = 0
+    cdef double s0, d, info
+    cdef double[::1] buf
+    cdef uint8_t[::1] ones
+    for i in range(n):
+        if starts[i + 1] - starts[i] > k_max:
+            k_max = starts[i + 1] - starts[i]
+    if n <= 0:
+        return
+    buf = np.empty(max(k_max, 1))
+    ones = np.ones(max(k_max, 1), dtype=np.uint8)
+    with nogil:
+        for i in range(n):
+            s0 = 0.0
+            m = 0
+            for j in range(starts[i], starts[i + 1]):
+                if changed[j] == 0:
+                    s0 += intervals[j]
+                else:
+                    buf[m] = intervals[j]
+                    m += 1
+            d = mle_root[uint8_t](&buf[0], &ones[0], m, s0)
+            out[i] = d
+            info = 0.0
+            if d > 0.0 and d < INFINITY:
+                for j in range(m):
+                    info += _information_term(d * buf[j])
+            information[i] = info
+
+
+def mm_segments(const double[::1] intervals, const uint8_t[::1] changed, const Py_ssize_t[::1] starts,
+                double[::1] out):
+    """out[s] = moment-matching root of segment s, as ``mm_rows`` computes it for a row (bit-identical)."""
+    cdef Py_ssize_t n = starts.shape[0] - 1, i
+    if n <= 0:
+        return
+    with nogil:
+        for i in range(n):
+            if starts[i + 1] == starts[i]:
+                out[i] = 0.0  # (no interval: a page crawled once)
+            else:
+                out[i] = mm_root(&intervals[starts[i]], &changed[starts[i]], starts[i + 1] - starts[i])
+
+
+# ---------------------------------------------------------------------------
 # Binned sufficient statistics of the MLE (streaming, bounded memory per page)
 # ---------------------------------------------------------------------------
 #
