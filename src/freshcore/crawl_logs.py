@@ -108,7 +108,7 @@ def _column(log: Any, name: str, what: str, caller: str) -> np.ndarray:
     return log[name].to_numpy()
 
 
-def _page_codes(pages: np.ndarray, caller: str) -> tuple[np.ndarray, np.ndarray]:
+def _page_codes(pages: np.ndarray, caller: str, row0: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Sorted unique page keys and each row's code (its index among them)."""
     try:
         import pandas as pd
@@ -118,11 +118,11 @@ def _page_codes(pages: np.ndarray, caller: str) -> tuple[np.ndarray, np.ndarray]
         codes, uniques = pd.factorize(pages, sort=True, use_na_sentinel=True)
         if codes.size and codes.min() < 0:
             i = int(np.flatnonzero(codes < 0)[0])
-            raise ValueError(f"The 'pages' of {caller} must not be missing; row {i} is {_key(pages[i])!r}.")
+            raise ValueError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.")
         return np.asarray(uniques), codes.astype(np.intp, copy=False)
     if pages.dtype.kind == "f" and np.isnan(pages).any():
         i = int(np.flatnonzero(np.isnan(pages))[0])
-        raise ValueError(f"The 'pages' of {caller} must not be missing; row {i} is {_key(pages[i])!r}.")
+        raise ValueError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.")
     try:
         uniques, codes = np.unique(pages, return_inverse=True)
     except TypeError:  # (keys of mixed types: compared as strings)
@@ -130,8 +130,9 @@ def _page_codes(pages: np.ndarray, caller: str) -> tuple[np.ndarray, np.ndarray]
     return uniques, codes.astype(np.intp, copy=False)
 
 
-def _times(times: Any, unit: Any, caller: str) -> tuple[np.ndarray, float]:
-    """The times as float64 or int64 nanoseconds, and the length of the output unit in those numbers."""
+def _times(times: Any, unit: Any, caller: str, row0: int = 0) -> tuple[np.ndarray, str, float]:
+    """The times as float64 or int64 nanoseconds, their kind ("f", "M" or "m": numbers, dates, durations), and
+    the length of the output unit in those numbers.  Rows are numbered from ``row0`` in messages."""
     t = np.asarray(times)
     if t.ndim != 1:
         raise ValueError(f"The 'times' of {caller} must be one-dimensional. Got shape {t.shape} instead.")
@@ -143,14 +144,16 @@ def _times(times: Any, unit: Any, caller: str) -> tuple[np.ndarray, float]:
                 try:
                     np.datetime64(v, "ns")
                 except (ValueError, TypeError, OverflowError):
-                    raise ValueError(f"The 'times' of {caller} must be numbers or timestamps; row {i} is {_key(v)!r}, "
-                                     "which is neither.") from None
+                    raise ValueError(f"The 'times' of {caller} must be numbers or timestamps; row {row0 + i} is "
+                                     f"{_key(v)!r}, which is neither.") from None
             raise
     if t.dtype.kind in "Mm":
-        ns = t.astype("datetime64[ns]" if t.dtype.kind == "M" else "timedelta64[ns]").view(np.int64)
+        kind = t.dtype.kind
+        ns = t.astype("datetime64[ns]" if kind == "M" else "timedelta64[ns]").view(np.int64)
         nat = ns == np.iinfo(np.int64).min
         if nat.any():
-            raise ValueError(f"The 'times' of {caller} must not be missing; row {int(np.flatnonzero(nat)[0])} is NaT.")
+            row = row0 + int(np.flatnonzero(nat)[0])
+            raise ValueError(f"The 'times' of {caller} must not be missing; row {row} is NaT.")
         if unit is None:
             unit = "day"
         if isinstance(unit, str):
@@ -159,7 +162,7 @@ def _times(times: Any, unit: Any, caller: str) -> tuple[np.ndarray, float]:
             length = float(np.timedelta64(unit, "ns").astype(np.int64))
             if not length > 0:
                 raise ValueError(f"The 'unit' parameter of {caller} must be a positive duration. Got {unit!r}.")
-        return ns, length
+        return ns, kind, length
     if t.dtype.kind not in "iuf":
         raise TypeError(f"The 'times' of {caller} must be numbers or timestamps. Got dtype {t.dtype}.")
     if unit is not None:
@@ -169,8 +172,8 @@ def _times(times: Any, unit: Any, caller: str) -> tuple[np.ndarray, float]:
     bad = ~np.isfinite(t)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"The 'times' of {caller} must be finite; row {i} is {_key(t[i])!r}.")
-    return t, 1.0
+        raise ValueError(f"The 'times' of {caller} must be finite; row {row0 + i} is {_key(t[i])!r}.")
+    return t, "f", 1.0
 
 
 def log_intervals(
@@ -206,30 +209,43 @@ def log_intervals(
         Arrays of different lengths, a missing page or time, a flag other than 0/1, or two crawls of one
         page at the same time (named by page and time).
     """
+    uniques, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller)
+    if codes.shape[0] == 0:
+        raise ValueError(f"{caller}: the log is empty.")
+    return _intervals(uniques, codes, t, kind, length, c, caller)
+
+
+def _encode(pages: Any, times: Any, changed: Any, unit: Any, caller: str, row0: int = 0
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
+    """One block of log rows, checked and encoded: (sorted unique pages, each row's page code, times, their kind,
+    the unit's length, flags)."""
     keys = np.asarray(pages)
     if keys.ndim != 1:
         raise ValueError(f"The 'pages' of {caller} must be one-dimensional. Got shape {keys.shape} instead.")
-    t, length = _times(times, unit, caller)
+    t, kind, length = _times(times, unit, caller, row0)
     c = check_binary(changed, "changed", caller, allow_empty=True)
     if not (keys.shape[0] == t.shape[0] == c.shape[0]):
         raise ValueError(f"The columns of {caller} must have the same length: pages has {keys.shape[0]}, times "
                          f"{t.shape[0]}, changed {c.shape[0]}.")
     if keys.shape[0] == 0:
-        raise ValueError(f"{caller}: the log is empty.")
-    uniques, codes = _page_codes(keys, caller)
-    order = np.lexsort((t, codes))
+        return keys, np.empty(0, np.intp), t, kind, length, c
+    uniques, codes = _page_codes(keys, caller, row0)
+    return uniques, codes, t, kind, length, c
+
+
+def _intervals(uniques: np.ndarray, codes: np.ndarray, t: np.ndarray, kind: str, length: float, c: np.ndarray,
+               caller: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sort the encoded rows by page and time and take each page's intervals (see :func:`log_intervals`)."""
+    order = _page_time_order(codes, t)
     codes_s, t_s, c_s = codes[order], t[order], c[order]
     same = codes_s[1:] == codes_s[:-1]
     steps = np.diff(t_s)
-    if t.dtype == np.int64:
-        zero = same & (steps == 0)
-    else:
-        zero = same & ~(steps > 0)
+    zero = same & ~(steps > 0)
     if zero.any():
         j = int(np.flatnonzero(zero)[0])
         row = int(order[j + 1])
-        key, when = _key(uniques[codes_s[j]]), _time_at(times, row)
-        raise ValueError(f"{caller}: page {key!r} has two crawls at time {when!r} (rows {int(order[j])} and {row}); "
+        key, when = _key(uniques[codes_s[j]]), _time_str(t[row], kind)
+        raise ValueError(f"{caller}: page {key!r} has two crawls at time {when} (rows {int(order[j])} and {row}); "
                          "drop or merge them.")
     intervals = steps[same].astype(np.float64) / length
     flags = np.ascontiguousarray(c_s[1:][same])
@@ -240,17 +256,87 @@ def log_intervals(
     return uniques, starts, np.ascontiguousarray(intervals), flags
 
 
+def _chunks(log: Any, caller: str) -> Any:
+    """The DataFrames of an iterable of chunks (e.g. ``pandas.read_csv(..., chunksize=...)``), checked."""
+    if isinstance(log, (str, bytes, dict, np.ndarray)) or not hasattr(log, "__iter__"):
+        raise TypeError(f"The 'log' parameter of {caller} must be a pandas DataFrame or an iterable of DataFrames "
+                        f"(give pages=, times= and changed= for arrays). Got {type(log).__name__}.")
+    for i, chunk in enumerate(log):
+        if not _is_frame(chunk):
+            raise TypeError(f"The 'log' parameter of {caller} must be a pandas DataFrame or an iterable of "
+                            f"DataFrames; its chunk {i} is a {type(chunk).__name__}.")
+        yield chunk
+
+
+def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller: str
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
+    """Encode a log chunk by chunk: page codes (int64), times and flags, 17 bytes a row, plus the distinct
+    pages; only one chunk of the log itself is in memory at a time."""
+    pd = _pandas(caller)
+    known = pd.Index([], dtype=object)
+    keys: list[Any] = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    kind0, length0, row0 = "", 1.0, 0
+    for chunk in chunks:
+        pages = _column(chunk, columns[0], "page", caller)
+        times = _column(chunk, columns[1], "time", caller)
+        changed = _column(chunk, columns[2], "changed", caller)
+        uniq, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller, row0)
+        if codes.shape[0]:
+            if not kind0:
+                kind0, length0 = kind, length
+            elif kind != kind0:
+                raise ValueError(f"{caller}: the times from row {row0} on are {_KINDS[kind]}, those before "
+                                 f"{_KINDS[kind0]}.")
+            ids = np.asarray(known.get_indexer(uniq), dtype=np.int64)
+            new = ids < 0
+            if new.any():
+                ids[new] = len(keys) + np.arange(int(new.sum()))
+                keys.extend(uniq[new].tolist())
+                known = known.append(pd.Index(uniq[new], dtype=object))
+            parts.append((ids[codes], t, c))
+        row0 += int(chunk.shape[0])
+    if not parts:
+        raise ValueError(f"{caller}: the log is empty.")
+    all_keys = np.empty(len(keys), dtype=object)
+    all_keys[:] = keys
+    try:
+        order = np.argsort(all_keys, kind="stable")
+    except TypeError:  # (keys of mixed types: compared as strings)
+        order = np.argsort(all_keys.astype(str), kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.shape[0])
+    codes_all = rank[np.concatenate([p[0] for p in parts])]
+    return (all_keys[order], codes_all.astype(np.intp, copy=False), np.concatenate([p[1] for p in parts]), kind0,
+            length0, np.concatenate([p[2] for p in parts]))
+
+
+_KINDS = {"f": "numbers", "M": "dates", "m": "durations"}
+
+
+def _time_str(t: Any, kind: str) -> str:
+    """One encoded time as the user would write it (for messages)."""
+    if kind == "M":
+        return str(np.datetime64(int(t), "ns"))
+    if kind == "m":
+        return str(np.timedelta64(int(t), "ns"))
+    return repr(_key(t))
+
+
+def _page_time_order(codes: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The row order by page, then time: one argsort of page code << 32 | rank of the time (5 times faster
+    than np.lexsort at 10^6 rows); lexsort past 2**31 rows."""
+    m = t.shape[0]
+    if m >= 2**31:
+        return np.lexsort((t, codes))
+    rank = np.empty(m, dtype=np.int64)
+    rank[np.argsort(t)] = np.arange(m, dtype=np.int64)
+    return np.argsort((codes.astype(np.int64) << 32) | rank)
+
+
 def _key(x: Any) -> Any:
     """A page key as the user wrote it (a numpy scalar as its Python value)."""
     return x.item() if isinstance(x, np.generic) else x
-
-
-def _time_at(times: Any, row: int) -> Any:
-    """The time of one row as given (for messages): a number, or a timestamp as its ISO string."""
-    t = times.iloc[row] if hasattr(times, "iloc") else np.asarray(times)[row]
-    if isinstance(t, (np.datetime64, np.timedelta64)) or hasattr(t, "isoformat"):
-        return str(t)
-    return _key(t)
 
 
 @overload
@@ -338,14 +424,8 @@ def estimate_log_rates(
     caller = "estimate_log_rates"
     frame = log is not None
     if frame:
-        if not _is_frame(log):
-            raise TypeError(f"The 'log' parameter of {caller} must be a pandas DataFrame (or give pages=, times= "
-                            f"and changed=). Got {type(log).__name__}.")
         if pages is not None or times is not None or changed is not None:
             raise ValueError(f"{caller} takes either a DataFrame or pages=, times= and changed=, not both.")
-        pages = _column(log, page_column, "page", caller)
-        times = _column(log, time_column, "time", caller)
-        changed = _column(log, changed_column, "changed", caller)
     elif pages is None or times is None or changed is None:
         missing = [n for n, v in (("pages", pages), ("times", times), ("changed", changed)) if v is None]
         raise ValueError(f"{caller} needs a DataFrame or all of pages=, times= and changed= (missing: "
@@ -355,7 +435,12 @@ def estimate_log_rates(
                          high_inclusive=False)
     cap = None if upper is None else check_scalar(upper, "upper", caller, low=0.0, low_inclusive=False,
                                                   allow_inf=True)
-    page, starts, intervals, flags = log_intervals(pages, times, changed, unit=unit, caller=caller)
+    if frame:
+        columns = (page_column, time_column, changed_column)
+        chunks = [log] if _is_frame(log) else _chunks(log, caller)
+        page, starts, intervals, flags = _intervals(*_encode_chunks(chunks, columns, unit, caller), caller)
+    else:
+        page, starts, intervals, flags = log_intervals(pages, times, changed, unit=unit, caller=caller)
     result = _estimate(page, starts, intervals, flags, method, level, cap)
     return result.to_frame(page_column) if frame else result
 
@@ -374,7 +459,7 @@ def _estimate(page: np.ndarray, starts: np.ndarray, intervals: np.ndarray, flags
     else:
         mm_segments(intervals, flags, starts, root)
     with np.errstate(divide="ignore", invalid="ignore"):
-        up = np.full(n, cap) if cap is not None else 1000.0 * counts / total
+        up = np.full(n, cap) if cap is not None else 1000.0 / (total / counts)  # (1000/mean, as mle_rates)
     clipped = (counts > 0) & (np.isinf(root) | (root > up))
     rate = np.where(clipped, up, root)
     single = counts == 0
