@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freshcore.crawl_logs import LogRates, SingleCrawlWarning, estimate_log_rates, log_intervals
+from freshcore.crawl_logs import LogError, LogRates, SingleCrawlWarning, estimate_log_rates, log_intervals
 from freshcore.mle import mle_rates, moment_rates
 from freshcore.synthetic_logs import simulate_crawls
 
@@ -160,8 +160,10 @@ def test_log_intervals_layout():
          ValueError, r"^The 'times' of estimate_log_rates must not be missing; row 1 is NaT\.$"),
         (dict(pages=["a", None], times=[0.0, 1.0], changed=[0, 1]), ValueError,
          r"^The 'pages' of estimate_log_rates must not be missing; row 1 is None\.$"),
-        (dict(pages=["a", "a"], times=[0.0, 1.0], changed=[0, 2]), ValueError,
-         r"'changed' parameter of estimate_log_rates must contain only 0/1 .* changed\[1\] = 2\."),
+        (dict(pages=["a", "a"], times=[0.0, 1.0], changed=[0, 2]), LogError,
+         r"^The 'changed' of estimate_log_rates must be 0/1 \(or False/True\); row 1 is 2\.$"),
+        (dict(pages=["a", "a"], times=[0.0, 1.0], changed=[0, "yes"]), LogError,
+         r"^The 'changed' of estimate_log_rates must be 0/1 \(or False/True\); row 1 is 'yes'\.$"),
         (dict(pages=["a", "a"], times=[0.0, 1.0, 2.0], changed=[0, 1]), ValueError,
          r"^The columns of estimate_log_rates must have the same length: pages has 2, times 3, changed 2\.$"),
         (dict(pages=[], times=[], changed=[]), ValueError, r"^estimate_log_rates: the log is empty\.$"),
@@ -177,8 +179,12 @@ def test_log_intervals_layout():
     ],
 )
 def test_bad_logs_are_refused_by_name(kwargs, exc, message):
-    with pytest.raises(exc, match=message):
+    with pytest.raises(exc, match=message) as info:
         estimate_log_rates(**kwargs)
+    if "row" in message:  # a LogError says where: the row, and the field (for a file's line and column)
+        assert isinstance(info.value, LogError) and info.value.row == 1
+        assert info.value.field in message.replace("pages", "page").replace("times", "time") or \
+            (info.value.field == "time" and "two crawls" in message)
 
 
 def test_log_must_be_a_frame_and_not_both():

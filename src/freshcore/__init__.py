@@ -47,7 +47,7 @@ References
 __version__ = "0.1.0.dev0"
 
 from ._parallel import get_num_threads, set_num_threads
-from .crawl_logs import LogRates, SingleCrawlWarning, estimate_log_rates, log_intervals
+from .crawl_logs import LogError, LogRates, SingleCrawlWarning, estimate_log_rates, log_intervals
 from .estimation import (
     LLNBatch,
     LLNEstimator,
@@ -88,6 +88,7 @@ __all__ = [
     "IntervalMLEEstimator",
     "LLNBatch",
     "LLNEstimator",
+    "LogError",
     "LogRates",
     "LowDiscrepancy",
     "NaiveBatch",

@@ -26,9 +26,10 @@ import hashlib
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import IO, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -246,8 +247,13 @@ def _lists(node: Any) -> Any:
     return conv
 
 
-def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic: str) -> None:
-    """Write ``arrays`` plus ``magic`` and their digest to ``path`` atomically (temporary file, fsync, rename).
+@contextmanager
+def atomic_file(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
+    """A file object, open for writing, that becomes ``path`` only when the block ends without an error.
+
+    It is a temporary file beside ``path``: flushed, synced and renamed over ``path`` at the end (and the
+    rename synced), removed on an error, so that ``path`` is never left half written.  ``kwargs`` go to
+    :func:`open` (text modes: ``newline=""``, ``encoding``...).
 
     Raises
     ------
@@ -255,17 +261,14 @@ def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic:
         As opening ``path`` for writing would, naming ``path`` (never the temporary file).
     """
     path = os.fspath(path)
-    arrays = dict(arrays)
-    arrays["magic"] = np.array(magic)
-    arrays["sha256"] = np.array(digest(arrays))
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
     except OSError as exc:  # (the error would name the temporary file, not what the caller asked for)
         raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)  # type: ignore[arg-type]  # (numpy's stub types the first keyword)
+        with os.fdopen(fd, mode, **kwargs) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -285,6 +288,21 @@ def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic:
         pass
     finally:
         os.close(dfd)
+
+
+def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic: str) -> None:
+    """Write ``arrays`` plus ``magic`` and their digest to ``path`` atomically (:func:`atomic_file`).
+
+    Raises
+    ------
+    FileNotFoundError, NotADirectoryError, PermissionError, OSError
+        As opening ``path`` for writing would, naming ``path`` (never the temporary file).
+    """
+    arrays = dict(arrays)
+    arrays["magic"] = np.array(magic)
+    arrays["sha256"] = np.array(digest(arrays))
+    with atomic_file(path) as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]  # (numpy's stub types the first keyword)
 
 
 def read(path: str | os.PathLike[str], magic: str, version: int, what: str) -> dict[str, np.ndarray]:

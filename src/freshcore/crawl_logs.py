@@ -30,15 +30,27 @@ import numpy as np
 
 from ._mle import mle_segments, mm_segments
 from ._papers import AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003, cites
-from ._validation import check_binary, check_choice, check_scalar
+from ._validation import check_choice, check_scalar
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LogRates", "SingleCrawlWarning", "estimate_log_rates", "log_intervals"]
+__all__ = ["LogError", "LogRates", "SingleCrawlWarning", "estimate_log_rates", "log_intervals"]
 
 _UNITS = {"day": 86400.0, "hour": 3600.0, "minute": 60.0, "second": 1.0}
 _METHODS = ("mle", "mm")
+
+
+class LogError(ValueError):
+    """A crawl log with a bad row: ``row`` (0-based, in the whole log) and ``field`` ("page", "time",
+    "changed" or "fingerprint") say where, and ``detail`` what, for a caller that reports file lines and
+    column names (the message says all three)."""
+
+    def __init__(self, message: str, *, row: int, field: str, detail: str) -> None:
+        super().__init__(message)
+        self.row = row
+        self.field = field
+        self.detail = detail
 
 
 class SingleCrawlWarning(UserWarning):
@@ -105,7 +117,10 @@ def _column(log: Any, name: str, what: str, caller: str) -> np.ndarray:
         cols = ", ".join(repr(str(c)) for c in log.columns)
         raise ValueError(f"{caller}: the log has no {what} column {name!r} (its columns: {cols}); name it with "
                          f"{what}_column=.")
-    return log[name].to_numpy()
+    col = log[name]
+    if getattr(col.dtype, "tz", None) is not None:  # timestamps with a time zone: in UTC, as datetime64
+        return col.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+    return col.to_numpy()
 
 
 def _page_codes(pages: np.ndarray, caller: str, row0: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -118,11 +133,13 @@ def _page_codes(pages: np.ndarray, caller: str, row0: int = 0) -> tuple[np.ndarr
         codes, uniques = pd.factorize(pages, sort=True, use_na_sentinel=True)
         if codes.size and codes.min() < 0:
             i = int(np.flatnonzero(codes < 0)[0])
-            raise ValueError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.")
+            raise LogError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.",
+                           row=row0 + i, field="page", detail="the page is missing")
         return np.asarray(uniques), codes.astype(np.intp, copy=False)
     if pages.dtype.kind == "f" and np.isnan(pages).any():
         i = int(np.flatnonzero(np.isnan(pages))[0])
-        raise ValueError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.")
+        raise LogError(f"The 'pages' of {caller} must not be missing; row {row0 + i} is {_key(pages[i])!r}.",
+                       row=row0 + i, field="page", detail="the page is missing")
     try:
         uniques, codes = np.unique(pages, return_inverse=True)
     except TypeError:  # (keys of mixed types: compared as strings)
@@ -138,14 +155,15 @@ def _times(times: Any, unit: Any, caller: str, row0: int = 0) -> tuple[np.ndarra
         raise ValueError(f"The 'times' of {caller} must be one-dimensional. Got shape {t.shape} instead.")
     if t.dtype.kind in "OUS":
         try:
-            t = t.astype("datetime64[ns]")
+            t = _parse_times(t)
         except (ValueError, TypeError, OverflowError):
             for i, v in enumerate(t):
                 try:
                     np.datetime64(v, "ns")
                 except (ValueError, TypeError, OverflowError):
-                    raise ValueError(f"The 'times' of {caller} must be numbers or timestamps; row {row0 + i} is "
-                                     f"{_key(v)!r}, which is neither.") from None
+                    raise LogError(f"The 'times' of {caller} must be numbers or timestamps; row {row0 + i} is "
+                                   f"{_key(v)!r}, which is neither.", row=row0 + i, field="time",
+                                   detail=f"{_key(v)!r} is not a number or a timestamp") from None
             raise
     if t.dtype.kind in "Mm":
         kind = t.dtype.kind
@@ -153,7 +171,8 @@ def _times(times: Any, unit: Any, caller: str, row0: int = 0) -> tuple[np.ndarra
         nat = ns == np.iinfo(np.int64).min
         if nat.any():
             row = row0 + int(np.flatnonzero(nat)[0])
-            raise ValueError(f"The 'times' of {caller} must not be missing; row {row} is NaT.")
+            raise LogError(f"The 'times' of {caller} must not be missing; row {row} is NaT.", row=row, field="time",
+                           detail="the time is missing")
         if unit is None:
             unit = "day"
         if isinstance(unit, str):
@@ -172,8 +191,23 @@ def _times(times: Any, unit: Any, caller: str, row0: int = 0) -> tuple[np.ndarra
     bad = ~np.isfinite(t)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"The 'times' of {caller} must be finite; row {row0 + i} is {_key(t[i])!r}.")
+        raise LogError(f"The 'times' of {caller} must be finite; row {row0 + i} is {_key(t[i])!r}.", row=row0 + i,
+                       field="time", detail=f"the time is {_key(t[i])!r}")
     return t, "f", 1.0
+
+
+def _parse_times(t: np.ndarray) -> np.ndarray:
+    """Timestamps given as strings or objects (pandas Timestamps, datetimes) as datetime64[ns] in UTC: with
+    pandas, ISO 8601 with any offset ("Z", "+02:00") is converted to UTC; without it, numpy's parser (no offsets)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return t.astype("datetime64[ns]")
+    if t.dtype.kind == "O" and t.shape[0] and all(isinstance(v, (int, float)) for v in t[:1]):
+        raise TypeError("numbers")
+    parsed = pd.to_datetime(pd.Series(t), utc=True, format="ISO8601") if t.dtype.kind in "US" or \
+        isinstance(t[0] if t.shape[0] else None, str) else pd.to_datetime(pd.Series(t), utc=True)
+    return parsed.dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
 
 
 def log_intervals(
@@ -215,27 +249,76 @@ def log_intervals(
     return _intervals(uniques, codes, t, kind, length, c, caller)
 
 
-def _encode(pages: Any, times: Any, changed: Any, unit: Any, caller: str, row0: int = 0
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
+def _encode(pages: Any, times: Any, changed: Any, unit: Any, caller: str, row0: int = 0,
+            fingerprints: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
     """One block of log rows, checked and encoded: (sorted unique pages, each row's page code, times, their kind,
-    the unit's length, flags)."""
+    the unit's length, flags or, with ``fingerprints``, 64-bit hashes of the content fingerprints)."""
     keys = np.asarray(pages)
     if keys.ndim != 1:
         raise ValueError(f"The 'pages' of {caller} must be one-dimensional. Got shape {keys.shape} instead.")
     t, kind, length = _times(times, unit, caller, row0)
-    c = check_binary(changed, "changed", caller, allow_empty=True)
+    c = _hashes(changed, caller, row0) if fingerprints else _flags(changed, caller, row0)
     if not (keys.shape[0] == t.shape[0] == c.shape[0]):
+        what = "fingerprints" if fingerprints else "changed"
         raise ValueError(f"The columns of {caller} must have the same length: pages has {keys.shape[0]}, times "
-                         f"{t.shape[0]}, changed {c.shape[0]}.")
+                         f"{t.shape[0]}, {what} {c.shape[0]}.")
     if keys.shape[0] == 0:
         return keys, np.empty(0, np.intp), t, kind, length, c
     uniques, codes = _page_codes(keys, caller, row0)
     return uniques, codes, t, kind, length, c
 
 
+def _hashes(fingerprints: Any, caller: str, row0: int) -> np.ndarray:
+    """64-bit hashes of content fingerprints (any hashable values; equal values, equal hashes: pandas' hash,
+    stable across chunks and runs).  A missing fingerprint is a LogError naming its row."""
+    pd = _pandas(caller)
+    f = np.asarray(fingerprints)
+    if f.ndim != 1:
+        raise ValueError(f"The 'fingerprints' of {caller} must be one-dimensional. Got shape {f.shape} instead.")
+    missing = np.asarray(pd.isna(f))
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise LogError(f"The 'fingerprints' of {caller} must not be missing; row {row0 + i} is {_key(f[i])!r}.",
+                       row=row0 + i, field="fingerprint", detail="the fingerprint is missing")
+    return np.asarray(pd.util.hash_array(f.astype(object) if f.dtype.kind in "OUS" else f), dtype=np.uint64)
+
+
+_FLAG_WORDS = {"0": 0, "1": 1, "false": 0, "true": 1}
+
+
+def _flag(v: Any) -> int:
+    """One changed flag from a bool, a number 0/1 or the words 0, 1, true, false (any case); -1 if none."""
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, float, np.number)):
+        return int(v) if v in (0, 1) else -1
+    if isinstance(v, (str, bytes)):
+        word = (v.decode() if isinstance(v, bytes) else v).strip().lower()
+        return _FLAG_WORDS.get(word, -1)
+    return -1
+
+
+def _flags(changed: Any, caller: str, row0: int) -> np.ndarray:
+    """The changed flags as uint8 0/1; anything else is a LogError naming the first bad row."""
+    c = np.asarray(changed)
+    if c.dtype.kind == "b":
+        return np.ascontiguousarray(c, dtype=np.uint8)
+    if c.dtype.kind in "iuf":
+        values = np.where((c == 0) | (c == 1), c, -1).astype(np.int8)
+    else:
+        values = np.fromiter((_flag(v) for v in c), dtype=np.int8, count=c.shape[0])
+    bad = values < 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogError(f"The 'changed' of {caller} must be 0/1 (or False/True); row {row0 + i} is {_key(c[i])!r}.",
+                       row=row0 + i, field="changed", detail=f"{_key(c[i])!r} is not 0/1 or true/false")
+    return np.ascontiguousarray(values.astype(np.uint8))
+
+
 def _intervals(uniques: np.ndarray, codes: np.ndarray, t: np.ndarray, kind: str, length: float, c: np.ndarray,
-               caller: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sort the encoded rows by page and time and take each page's intervals (see :func:`log_intervals`)."""
+               caller: str, fingerprints: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sort the encoded rows by page and time and take each page's intervals (see :func:`log_intervals`); with
+    ``fingerprints``, ``c`` holds hashes and a crawl changed where its hash differs from the previous crawl's."""
     order = _page_time_order(codes, t)
     codes_s, t_s, c_s = codes[order], t[order], c[order]
     same = codes_s[1:] == codes_s[:-1]
@@ -245,10 +328,15 @@ def _intervals(uniques: np.ndarray, codes: np.ndarray, t: np.ndarray, kind: str,
         j = int(np.flatnonzero(zero)[0])
         row = int(order[j + 1])
         key, when = _key(uniques[codes_s[j]]), _time_str(t[row], kind)
-        raise ValueError(f"{caller}: page {key!r} has two crawls at time {when} (rows {int(order[j])} and {row}); "
-                         "drop or merge them.")
+        first, second = sorted((int(order[j]), row))
+        raise LogError(f"{caller}: page {key!r} has two crawls at time {when} (rows {int(order[j])} and {row}); "
+                       "drop or merge them.", row=second, field="time",
+                       detail=f"page {key!r} is crawled twice at {when} (also on row {first} of the log)")
     intervals = steps[same].astype(np.float64) / length
-    flags = np.ascontiguousarray(c_s[1:][same])
+    if fingerprints:
+        flags = np.ascontiguousarray((c_s[1:] != c_s[:-1])[same].astype(np.uint8))
+    else:
+        flags = np.ascontiguousarray(c_s[1:][same])
     first = np.r_[0, np.flatnonzero(~same) + 1]  # first row of each page in the sorted log
     starts = np.empty(uniques.shape[0] + 1, dtype=np.intp)
     starts[:-1] = first - np.arange(first.shape[0])
@@ -268,7 +356,7 @@ def _chunks(log: Any, caller: str) -> Any:
         yield chunk
 
 
-def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller: str
+def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller: str, fingerprints: bool = False
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
     """Encode a log chunk by chunk: page codes (int64), times and flags, 17 bytes a row, plus the distinct
     pages; only one chunk of the log itself is in memory at a time."""
@@ -280,8 +368,8 @@ def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller
     for chunk in chunks:
         pages = _column(chunk, columns[0], "page", caller)
         times = _column(chunk, columns[1], "time", caller)
-        changed = _column(chunk, columns[2], "changed", caller)
-        uniq, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller, row0)
+        changed = _column(chunk, columns[2], "fingerprint" if fingerprints else "changed", caller)
+        uniq, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller, row0, fingerprints)
         if codes.shape[0]:
             if not kind0:
                 kind0, length0 = kind, length
@@ -317,9 +405,9 @@ _KINDS = {"f": "numbers", "M": "dates", "m": "durations"}
 def _time_str(t: Any, kind: str) -> str:
     """One encoded time as the user would write it (for messages)."""
     if kind == "M":
-        return str(np.datetime64(int(t), "ns"))
+        return str(np.datetime_as_string(np.datetime64(int(t), "ns"), unit="auto"))
     if kind == "m":
-        return str(np.timedelta64(int(t), "ns"))
+        return f"{int(t) / 1e9:g} s"
     return repr(_key(t))
 
 
@@ -341,17 +429,17 @@ def _key(x: Any) -> Any:
 
 @overload
 def estimate_log_rates(
-    log: pd.DataFrame, *, pages: None = None, times: None = None, changed: None = None, method: str = ...,
-    unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
-    time_column: str = ..., changed_column: str = ...,
+    log: pd.DataFrame, *, pages: None = None, times: None = None, changed: None = None, fingerprints: None = None,
+    method: str = ..., unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
+    time_column: str = ..., changed_column: str = ..., fingerprint_column: str | None = ...,
 ) -> pd.DataFrame: ...
 
 
 @overload
 def estimate_log_rates(
-    log: None = None, *, pages: Any, times: Any, changed: Any, method: str = ..., unit: Any = ...,
-    confidence: float = ..., upper: float | None = ..., page_column: str = ..., time_column: str = ...,
-    changed_column: str = ...,
+    log: None = None, *, pages: Any, times: Any, changed: Any = ..., fingerprints: Any = ..., method: str = ...,
+    unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
+    time_column: str = ..., changed_column: str = ..., fingerprint_column: str | None = ...,
 ) -> LogRates: ...
 
 
@@ -362,6 +450,7 @@ def estimate_log_rates(
     pages: Any = None,
     times: Any = None,
     changed: Any = None,
+    fingerprints: Any = None,
     method: str = "mle",
     unit: Any = None,
     confidence: float = 0.95,
@@ -369,6 +458,7 @@ def estimate_log_rates(
     page_column: str = "url",
     time_column: str = "time",
     changed_column: str = "changed",
+    fingerprint_column: str | None = None,
 ) -> Any:
     """Change rate of every page of a ragged crawl log, with a confidence interval.
 
@@ -379,6 +469,9 @@ def estimate_log_rates(
         result is then a DataFrame indexed by page.  Without it, give ``pages``, ``times`` and ``changed``.
     pages, times, changed : array-like, shape (m,)
         The log as arrays (see :func:`log_intervals`); the result is then a :class:`LogRates`.
+    fingerprints : array-like, shape (m,), optional
+        Instead of ``changed``: a fingerprint of each crawl's content (a hash, an ETag, the text...): a crawl
+        changed when its fingerprint differs from the page's previous crawl's (compared through 64-bit hashes).
     method : {"mle", "mm"}, default "mle"
         ``"mle"``: the maximum-likelihood estimate from the intervals (eq. (16) of Avrachenkov et al.
         (2022)), consistent under any crawl schedule that does not depend on the changes.  ``"mm"``: moment
@@ -392,6 +485,8 @@ def estimate_log_rates(
         Cap of the estimates; default ``1000 / mean(interval)`` per page (as :func:`freshcore.mle_rates`).
     page_column, time_column, changed_column : str
         Column names of ``log``.
+    fingerprint_column : str, optional
+        A column of content fingerprints of ``log`` to use instead of ``changed_column``.
 
     Returns
     -------
@@ -423,24 +518,32 @@ def estimate_log_rates(
     """
     caller = "estimate_log_rates"
     frame = log is not None
+    by_content = fingerprints is not None or fingerprint_column is not None
     if frame:
-        if pages is not None or times is not None or changed is not None:
+        if pages is not None or times is not None or changed is not None or fingerprints is not None:
             raise ValueError(f"{caller} takes either a DataFrame or pages=, times= and changed=, not both.")
-    elif pages is None or times is None or changed is None:
-        missing = [n for n, v in (("pages", pages), ("times", times), ("changed", changed)) if v is None]
-        raise ValueError(f"{caller} needs a DataFrame or all of pages=, times= and changed= (missing: "
-                         f"{', '.join(missing)}).")
+    else:
+        if changed is not None and fingerprints is not None:
+            raise ValueError(f"{caller} takes changed= or fingerprints=, not both.")
+        flags = fingerprints if fingerprints is not None else changed
+        if pages is None or times is None or flags is None:
+            missing = [n for n, v in (("pages", pages), ("times", times), ("changed", flags)) if v is None]
+            raise ValueError(f"{caller} needs a DataFrame or all of pages=, times= and changed= (missing: "
+                             f"{', '.join(missing)}).")
     check_choice(method, "method", caller, _METHODS)
     level = check_scalar(confidence, "confidence", caller, low=0.0, high=1.0, low_inclusive=False,
                          high_inclusive=False)
     cap = None if upper is None else check_scalar(upper, "upper", caller, low=0.0, low_inclusive=False,
                                                   allow_inf=True)
     if frame:
-        columns = (page_column, time_column, changed_column)
+        columns = (page_column, time_column, fingerprint_column or changed_column)
         chunks = [log] if _is_frame(log) else _chunks(log, caller)
-        page, starts, intervals, flags = _intervals(*_encode_chunks(chunks, columns, unit, caller), caller)
+        encoded = _encode_chunks(chunks, columns, unit, caller, by_content)
     else:
-        page, starts, intervals, flags = log_intervals(pages, times, changed, unit=unit, caller=caller)
+        encoded = _encode(pages, times, flags, unit, caller, 0, by_content)
+        if encoded[1].shape[0] == 0:
+            raise ValueError(f"{caller}: the log is empty.")
+    page, starts, intervals, flags = _intervals(*encoded, caller, by_content)
     result = _estimate(page, starts, intervals, flags, method, level, cap)
     return result.to_frame(page_column) if frame else result
 

@@ -1,4 +1,4 @@
-"""The ``freshcore`` command.
+"""``freshcore demo``: the whole pipeline on a built-in synthetic web.
 
 ``freshcore demo`` runs the whole pipeline on a built-in synthetic web:
 
@@ -59,16 +59,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any, TextIO
 
 import numpy as np
 
-from . import __version__
-from ._papers import BUSA_FEKETE_2025, cites
-from ._validation import check_int, check_rng
+from .. import __version__
+from .._papers import BUSA_FEKETE_2025, cites
+from .._validation import check_int, check_rng
+from ._common import plain_text, positive_float, positive_int
 
-__all__ = ["main", "synthetic_signals", "synthetic_web"]
+__all__ = ["add_parser", "synthetic_signals", "synthetic_web"]
 
 
 def synthetic_web(n_pages: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -158,26 +158,6 @@ def _streams(seed: int) -> dict[str, np.random.Generator]:
     }
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {v}")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (v > 0 and np.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
-    return v
-
-
 # --policies names and their row labels, in the table's order
 _POLICIES = {
     "ncis": "GREEDY-NCIS (Scheduler)",
@@ -239,12 +219,12 @@ def _scheduling(
     """Stage 4 of the demo: simulate the policies on the true web, print one table."""
     from tqdm import tqdm
 
-    from .pages import PageModel
-    from .policies import LowDiscrepancy, NutchAdaptive, RoundRobin
-    from .policy_simulation import simulate
-    from .rates import freshness, optimal_rates
-    from .schedule import Scheduler
-    from .thresholds import optimal_thresholds
+    from ..pages import PageModel
+    from ..policies import LowDiscrepancy, NutchAdaptive, RoundRobin
+    from ..policy_simulation import simulate
+    from ..rates import freshness, optimal_rates
+    from ..schedule import Scheduler
+    from ..thresholds import optimal_thresholds
 
     n = len(delta)
     recall, false_rate = synthetic_signals(n, _streams(args.seed)["signals"])
@@ -287,9 +267,9 @@ def _scheduling(
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
-    from . import estimation, mle
-    from .rates import freshness, optimal_rates
-    from .synthetic_logs import simulate_crawls
+    from .. import estimation, mle
+    from ..rates import freshness, optimal_rates
+    from ..synthetic_logs import simulate_crawls
 
     t0 = time.perf_counter()
     n = args.pages
@@ -359,24 +339,23 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="freshcore", description="Keep a crawler's copy of the web fresh.")
-    parser.add_argument("--version", action="version", version=f"freshcore {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+def add_parser(sub: Any) -> None:
+    """The ``demo`` subcommand and its options."""
     demo = sub.add_parser(
         "demo",
         help="estimate change rates, optimal crawl rates and schedules on a built-in synthetic web",
-        description=__doc__.split("\n\n", 1)[1],
+        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\nexample:\n  freshcore demo --pages 2000 --epochs 10",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    demo.set_defaults(run=_demo)
     demo.add_argument("--seed", type=int, default=0,
                       help="seed of the synthetic web, its signals, the crawls and the simulation (default 0)")
-    demo.add_argument("--pages", type=_positive_int, default=10_000, help="number of pages (default 10000)")
+    demo.add_argument("--pages", type=positive_int, default=10_000, help="number of pages (default 10000)")
     demo.add_argument(
-        "--bandwidth", type=_positive_float, default=None, help="crawls per day for all pages (default pages/5)"
+        "--bandwidth", type=positive_float, default=None, help="crawls per day for all pages (default pages/5)"
     )
-    demo.add_argument("--epochs", type=_positive_int, default=30, help="learning epochs (default 30)")
-    demo.add_argument("--crawls", type=_positive_int, default=20, help="crawls per page per epoch (default 20)")
+    demo.add_argument("--epochs", type=positive_int, default=30, help="learning epochs (default 30)")
+    demo.add_argument("--crawls", type=positive_int, default=20, help="crawls per page per epoch (default 20)")
     demo.add_argument(
         "--method",
         choices=tuple(_STREAMING),
@@ -384,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="streaming change-rate estimator (default mle: the interval-aware streaming MLE)",
     )
     demo.add_argument(
-        "--horizon", type=_positive_float, default=40.0,
+        "--horizon", type=positive_float, default=40.0,
         help="simulated days of the scheduling stage (default 40: about 15 s in all for 10000 pages)",
     )
     demo.add_argument(
@@ -393,19 +372,3 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--no-schedule", action="store_true", help="skip the scheduling stage")
     demo.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """Entry point of the ``freshcore`` command; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    out = sys.stdout if out is None else out
-    if args.command == "demo":
-        return _demo(args, out)
-    parser.print_help(out)
-    return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Write examples/crawl_log.csv: a small crawl log as a crawler would keep it (the input of
+``freshcore estimate``).
+
+25 URLs crawled at irregular times over 60 days (each at its own mean interval, from 6 hours to 4 days,
+jittered), timestamps in ISO 8601 UTC, a ``changed`` flag (the page's content differed from the previous
+crawl) and the ``etag`` that a crawler would have compared to find it.  The true change rates are written
+to examples/crawl_log_truth.csv so that the estimates can be compared with them.
+
+Run: ``python examples/make_crawl_log.py --write`` writes the files (deterministic: the ones in the
+repository are its output); without ``--write`` it checks that they are, and prints what they hold.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+
+
+def make(n_urls: int = 25, days: float = 60.0, seed: int = 2026) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The log and the true rates."""
+    rng = np.random.default_rng(seed)
+    rate = np.round(10 ** rng.uniform(-1.3, 0.5, n_urls), 4)  # changes per day: every 3 h to every 20 days
+    interval = np.round(10 ** rng.uniform(-0.6, 0.6, n_urls), 3)  # mean days between crawls
+    start = np.datetime64("2026-09-01T00:00:00")
+    rows = []
+    for i in range(n_urls):
+        url = f"https://www.example.org/catalog/item-{i:02d}.html"
+        t, version = 0.0, 0
+        while t < days:
+            etag = f"{seed:x}-{i:02d}-{version:04d}"
+            stamp = start + np.timedelta64(round(t * 86400), "s")
+            rows.append((url, str(stamp) + "Z", etag))
+            gap = interval[i] * rng.uniform(0.5, 1.5)
+            changes = rng.poisson(rate[i] * gap)
+            version += changes
+            t += gap
+    log = pd.DataFrame(rows, columns=["url", "time", "etag"])
+    log["changed"] = (log["etag"] != log.groupby("url")["etag"].shift()).astype(int)
+    log.loc[log.groupby("url").head(1).index, "changed"] = 0  # a first crawl has nothing to compare with
+    log = log.sample(frac=1.0, random_state=seed).reset_index(drop=True)  # logs come in any order
+    truth = pd.DataFrame({"url": [f"https://www.example.org/catalog/item-{i:02d}.html" for i in range(n_urls)],
+                          "change_rate": rate, "mean_crawl_interval": interval})
+    return log[["url", "time", "changed", "etag"]], truth
+
+
+def main(write: bool) -> None:
+    files = dict(zip(("crawl_log.csv", "crawl_log_truth.csv"), make()))
+    for name, table in files.items():
+        text = table.to_csv(index=False)
+        path = HERE / name
+        if write:
+            path.write_text(text)
+            print(f"wrote {path}")
+        elif not path.exists() or path.read_text() != text:
+            sys.exit(f"{path} is not this script's output: run it with --write")
+    log = files["crawl_log.csv"]
+    print(f"crawl_log.csv: {len(log)} crawls of {log['url'].nunique()} URLs, {log['time'].min()} to "
+          f"{log['time'].max()}, {int(log['changed'].sum())} changes seen")
+    print(f"crawl_log_truth.csv: the true change rates, {files['crawl_log_truth.csv']['change_rate'].min():g} to "
+          f"{files['crawl_log_truth.csv']['change_rate'].max():g} per day")
+    print("estimate them with: freshcore estimate examples/crawl_log.csv")
+
+
+if __name__ == "__main__":
+    main("--write" in sys.argv[1:])

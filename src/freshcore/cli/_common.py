@@ -1,0 +1,138 @@
+"""What every ``freshcore`` command shares: option types, plain help text, reading tables, writing outputs
+atomically, and user errors reported as one line (exit status 1) instead of a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, TextIO, cast
+
+import numpy as np
+
+
+class CommandError(Exception):
+    """A user error (a bad file, column or value): ``main`` prints ``freshcore <command>: <message>`` and exits
+    with status 1."""
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {v}")
+    return v
+
+
+def positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (v > 0 and np.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return v
+
+
+def plain_text(doc: str) -> str:
+    """A docstring's reST as plain text for ``--help``: no ``literal`` quotes, **bold**, :role:`x` markup."""
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", doc)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    return text
+
+
+def pandas(command: str) -> Any:
+    try:
+        import pandas as pd
+    except ImportError:
+        raise CommandError(f"reading crawl logs needs pandas: pip install 'freshcore[logs]' (for {command})") from None
+    return pd
+
+
+def table_format(path: str) -> str:
+    """"parquet" or "csv" from a file name (``-`` is CSV on standard input)."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    return "parquet" if ".parquet" in suffixes or ".pq" in suffixes else "csv"
+
+
+def read_chunks(path: str, columns: list[str], command: str, chunk_rows: int = 1_000_000) -> Iterator[Any]:
+    """A CSV or Parquet table as DataFrame chunks of ``chunk_rows`` rows (only one in memory at a time).
+
+    Errors name the file: a missing or unreadable path, a table without one of ``columns``, a truncated or
+    corrupted Parquet file.
+    """
+    pd = pandas(command)
+    if path != "-" and not os.path.exists(path):
+        raise CommandError(f"{path}: no such file")
+    if table_format(path) == "parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise CommandError(f"{path}: reading Parquet needs pyarrow: pip install 'freshcore[logs]'") from None
+        try:
+            pf = pq.ParquetFile(path)
+        except Exception as e:  # pyarrow raises ArrowInvalid / OSError for bad files
+            raise CommandError(f"{path}: not a readable Parquet file ({_first_line(e)})") from None
+        missing = [c for c in columns if c not in pf.schema_arrow.names]
+        if missing:
+            raise CommandError(f"{path}: no column {missing[0]!r} (its columns: "
+                               f"{', '.join(repr(n) for n in pf.schema_arrow.names)})")
+        try:
+            for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+                yield batch.to_pandas()
+        except Exception as e:
+            raise CommandError(f"{path}: not a readable Parquet file ({_first_line(e)})") from None
+        return
+    try:
+        reader = pd.read_csv(path if path != "-" else _stdin(), chunksize=chunk_rows, skip_blank_lines=False,
+                             skipinitialspace=True)
+        first = True
+        for chunk in reader:
+            if first:
+                missing = [c for c in columns if c not in chunk.columns]
+                if missing:
+                    raise CommandError(f"{path}: no column {missing[0]!r} (its columns: "
+                                       f"{', '.join(repr(str(n)) for n in chunk.columns)})")
+                first = False
+            yield chunk
+        if first:
+            raise CommandError(f"{path}: the file is empty")
+    except pd.errors.EmptyDataError:
+        raise CommandError(f"{path}: the file is empty") from None
+    except pd.errors.ParserError as e:
+        raise CommandError(f"{path}: not a readable CSV file ({_first_line(e)})") from None
+    except (UnicodeDecodeError, OSError) as e:
+        raise CommandError(f"{path}: cannot be read ({_first_line(e)})") from None
+
+
+def _stdin() -> IO[str]:
+    import sys
+
+    return sys.stdin
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def write_output(path: str, write: Callable[[TextIO], None], out: TextIO) -> None:
+    """Write a text output to ``path`` atomically (a failed run leaves no partial file), or to ``out`` when
+    ``path`` is ``-``."""
+    from .._statefile import atomic_file
+
+    if path == "-":
+        write(out)
+        return
+    target = Path(path)
+    if not target.parent.exists():
+        raise CommandError(f"{path}: no such folder {str(target.parent)!r}")
+    try:
+        with atomic_file(target, "w", newline="") as f:
+            write(cast(TextIO, f))
+    except OSError as e:
+        raise CommandError(f"{path}: cannot be written ({e.strerror or e})") from None

@@ -1,0 +1,156 @@
+"""``freshcore estimate LOG``: per-URL change rates from a crawl log.
+
+The log is a CSV or Parquet table (by its name: ``.parquet`` is Parquet, anything else CSV, ``-`` CSV on
+standard input) with one row per crawl: the URL, the time of the crawl, and whether the crawl saw the page
+changed since its previous crawl (``changed``: 0/1 or true/false), or instead a fingerprint of the content
+(``--fingerprint-column``: a hash, an ETag...; a crawl changed where it differs from the URL's previous
+crawl).  Times are ISO 8601 timestamps or numbers (seconds by default: ``--time-unit``).  Rows may come in
+any order; the log is read in chunks of 10^6 rows.
+
+The output (CSV by default, or JSON lines) has one row per URL, sorted: the change rate per ``--unit``
+(a day by default), its confidence interval, the number of intervals and of changes seen, and whether the
+estimate is the cap (a change at every crawl).  The estimator is the maximum-likelihood estimate from the
+actual intervals (``--method mle``, the default: crawl intervals in real logs are irregular), or moment
+matching (``--method mm``); see ``freshcore.estimate_log_rates``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from typing import Any, TextIO
+
+import numpy as np
+
+from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
+from ._common import CommandError, plain_text, read_chunks, table_format, write_output
+
+_UNITS = ("day", "hour", "minute", "second")
+# nanoseconds in one unit of numeric times
+_TIME_UNITS = {"second": 10**9, "millisecond": 10**6, "microsecond": 10**3, "minute": 60 * 10**9,
+               "hour": 3600 * 10**9, "day": 86400 * 10**9}
+
+EXAMPLES = """examples:
+  freshcore estimate crawls.csv -o rates.csv
+  freshcore estimate crawls.parquet --unit hour --format json -o -
+  freshcore estimate crawls.csv --fingerprint-column etag --page-column page"""
+
+
+def add_parser(sub: Any) -> None:
+    """The ``estimate`` subcommand and its options."""
+    p = sub.add_parser(
+        "estimate", help="per-URL change rates from a crawl log (CSV or Parquet)",
+        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("log", metavar="LOG", help="the crawl log: a .csv or .parquet file, or - for CSV on stdin")
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help="where to write the estimates (default -: standard output); written atomically")
+    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    p.add_argument("--method", choices=("mle", "mm"), default="mle",
+                   help="mle (default): maximum likelihood from the intervals; mm: moment matching")
+    p.add_argument("--unit", choices=_UNITS, default="day", help="rates per this unit of time (default day)")
+    p.add_argument("--time-unit", choices=tuple(_TIME_UNITS), default="second",
+                   help="the unit of numeric times (default second: Unix timestamps); ISO timestamps need none")
+    p.add_argument("--confidence", type=float, default=0.95, help="level of the intervals (default 0.95)")
+    p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
+    p.add_argument("--time-column", default="time", metavar="NAME", help="column of the times (default time)")
+    p.add_argument("--changed-column", default="changed", metavar="NAME",
+                   help="column of the change flags (default changed)")
+    p.add_argument("--fingerprint-column", default=None, metavar="NAME",
+                   help="column of content fingerprints, instead of change flags")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no warnings")
+    p.add_argument("-v", "--verbose", action="store_true", help="say what was read and how long it took")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    if not 0.0 < args.confidence < 1.0:
+        raise CommandError(f"--confidence must be between 0 and 1, got {args.confidence}")
+    flag_column = args.fingerprint_column or args.changed_column
+    columns = [args.page_column, args.time_column, flag_column]
+    t0 = time.perf_counter()
+    bar = tqdm(desc="reading", unit=" rows", unit_scale=True, file=sys.stderr,
+               disable=args.quiet or not sys.stderr.isatty(), leave=False)
+    rows = 0
+
+    def chunks() -> Any:
+        nonlocal rows
+        for chunk in read_chunks(args.log, columns, "estimate"):
+            chunk = chunk[columns]
+            times = chunk[args.time_column]
+            if times.dtype.kind in "iuf":  # numbers in --time-unit since the Unix epoch: as dates
+                chunk = chunk.assign(**{args.time_column: _durations(times.to_numpy(), args.time_unit)
+                                        + np.datetime64(0, "ns")})
+            rows += len(chunk)
+            bar.update(len(chunk))
+            yield chunk
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SingleCrawlWarning)
+            rates = estimate_log_rates(
+                chunks(), method=args.method, unit=args.unit, confidence=args.confidence,
+                page_column=args.page_column, time_column=args.time_column, changed_column=args.changed_column,
+                fingerprint_column=args.fingerprint_column,
+            )
+    except LogError as e:
+        raise CommandError(f"{_place(e, args, flag_column)}: {e.detail}") from None
+    except ValueError as e:
+        raise CommandError(f"{args.log}: {str(e).removeprefix('estimate_log_rates: ')}") from None
+    finally:
+        bar.close()
+    for w in caught:
+        if not issubclass(w.category, SingleCrawlWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        elif not args.quiet:
+            print(f"freshcore estimate: warning: {str(w.message).removeprefix('estimate_log_rates: ')}",
+                  file=sys.stderr)
+    rates = rates.reset_index()
+    write_output(args.output, lambda f: _write(rates, args.format, f), out)
+    if args.verbose:
+        print(f"freshcore estimate: {rows} rows, {len(rates)} URLs, {time.perf_counter() - t0:.2f} s",
+              file=sys.stderr)
+    return 0
+
+
+def _durations(values: np.ndarray, unit: str) -> np.ndarray:
+    """Numbers in ``unit`` as timedelta64[ns] (NaN as NaT): whole numbers exactly, fractions to the
+    nanosecond (or to the double's precision of such a count)."""
+    if values.dtype.kind in "iu":
+        return (values.astype(np.int64) * _TIME_UNITS[unit]).astype("timedelta64[ns]")
+    v = values.astype(np.float64) * float(_TIME_UNITS[unit])
+    bad = ~np.isfinite(v)
+    ns = np.where(bad, 0.0, np.round(v)).astype(np.int64)
+    out = ns.astype("timedelta64[ns]")
+    out[bad] = np.timedelta64("NaT")
+    return out
+
+
+def _place(e: LogError, args: argparse.Namespace, flag_column: str) -> str:
+    """Where a bad row is: the file's line (CSV, after the header) or row (Parquet), and the column."""
+    column = {"page": args.page_column, "time": args.time_column}.get(e.field, flag_column)
+    where = f"row {e.row + 1}" if table_format(args.log) == "parquet" else f"line {e.row + 2}"
+    return f"{args.log}, {where}, column {column!r}"
+
+
+def _write(rates: Any, fmt: str, f: TextIO) -> None:
+    if fmt == "csv":
+        rates.to_csv(f, index=False, float_format="%.10g")
+    else:
+        for rec in rates.to_dict(orient="records"):
+            f.write(json.dumps({k: _jsonable(v) for k, v in rec.items()}) + "\n")
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        return None if np.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
