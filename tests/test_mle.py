@@ -12,6 +12,7 @@ from scipy.optimize import brentq, minimize_scalar
 from freshcore.mle import (
     BinningWarning,
     ClippedEstimateWarning,
+    CrawlTimesWarning,
     IntervalMLEBatch,
     IntervalMLEEstimator,
     cgm_rates,
@@ -726,3 +727,23 @@ def test_bad_batch_size_and_dicts():
     del e["anchor"]
     with pytest.raises(ValueError, match="no 'anchor' entry"):
         IntervalMLEEstimator.from_dict(e)
+
+
+def test_times_given_as_intervals_warn_and_durations_are_refused():
+    """A 1-D column of crawl times passed as intervals: a CrawlTimesWarning pointing at estimate_log_rates;
+    timedelta64 intervals: a TypeError saying how to give them."""
+    times = 1.7e9 + 3600.0 * np.arange(1, 11)
+    flags = np.array([1, 0, 1, 0, 1, 0, 0, 1, 0, 1])
+    with pytest.warns(CrawlTimesWarning, match=r"^mle_rates: the 10 intervals increase strictly, as crawl times do "
+                                                r".* use freshcore\.estimate_log_rates\.$"):
+        mle_rates(flags, times)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CrawlTimesWarning)
+        mle_rates(flags, np.r_[times[:9], 1.0])  # not increasing: no warning
+        mle_rates(flags[:7], times[:7])  # too short to tell
+        mle_rates(np.tile(flags, (2, 1)), np.tile(times, (2, 1)))  # rows of a 2-D log are pages already
+    durations = np.array([3600, 7200, 1800], dtype="timedelta64[s]")
+    for fn in (mle_rates, moment_rates, cgm_rates):
+        with pytest.raises(TypeError, match=r"must be numbers in your unit of time .* Got dtype timedelta64\[s\]: "
+                                            r"divide by a unit, e\.g\. intervals / np\.timedelta64\(1, 'D'\)"):
+            fn(np.array([1, 0, 1]), durations)

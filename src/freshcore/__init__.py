@@ -62,6 +62,7 @@ from .estimation import (
 from .mle import (
     BinningWarning,
     ClippedEstimateWarning,
+    CrawlTimesWarning,
     IntervalMLEBatch,
     IntervalMLEEstimator,
     cgm_rates,
@@ -84,6 +85,7 @@ __all__ = [
     "BinningWarning",
     "ClippedEstimateWarning",
     "CrawlPolicy",
+    "CrawlTimesWarning",
     "IntervalMLEBatch",
     "IntervalMLEEstimator",
     "LLNBatch",

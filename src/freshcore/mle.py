@@ -61,12 +61,22 @@ from ._validation import (
 __all__ = [
     "BinningWarning",
     "ClippedEstimateWarning",
+    "CrawlTimesWarning",
     "IntervalMLEBatch",
     "IntervalMLEEstimator",
     "cgm_rates",
     "mle_rates",
     "moment_rates",
 ]
+
+
+class CrawlTimesWarning(UserWarning):
+    """A single page's intervals that increase strictly, as the crawl times of a log do: probably times given
+    where intervals are meant (``freshcore.estimate_log_rates`` takes a log of crawl times)."""
+
+
+# a 1-D log of this many or more strictly increasing intervals warns (1/8! = 2.5e-5 by chance)
+_LOOKS_LIKE_TIMES = 8
 
 
 class ClippedEstimateWarning(UserWarning):
@@ -117,7 +127,20 @@ def _observations(
     c2 = c.reshape(1, -1) if scalar else c
     t2 = None
     if intervals is not None:
+        if getattr(intervals, "dtype", None) is not None and np.dtype(intervals.dtype).kind in "mM":
+            raise TypeError(
+                f"The 'intervals' parameter of {caller} must be numbers in your unit of time (the rates are per that "
+                f"unit). Got dtype {np.dtype(intervals.dtype)}: divide by a unit, e.g. intervals / np.timedelta64(1, "
+                "'D') for rates per day, or give a log of crawl times to freshcore.estimate_log_rates."
+            )
         t = check_array(intervals, "intervals", caller, ndim=(1, 2), low=0.0, low_inclusive=False, allow_empty=True)
+        if t.ndim == 1 and t.shape[0] >= _LOOKS_LIKE_TIMES and bool(np.all(np.diff(t) > 0)):
+            warnings.warn(
+                f"{caller}: the {t.shape[0]} intervals increase strictly, as crawl times do (by chance with "
+                f"probability 1/{t.shape[0]}!): they are taken as the intervals of one page; for the times of a "
+                "crawl log, of one or many pages, use freshcore.estimate_log_rates.",
+                CrawlTimesWarning, stacklevel=3,
+            )
         if t.shape != c.shape:
             raise ValueError(
                 f"The 'changed' and 'intervals' parameters of {caller} must have the same shape. "
