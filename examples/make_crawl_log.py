@@ -3,8 +3,10 @@
 
 25 URLs crawled at irregular times over 60 days (each at its own mean interval, from 6 hours to 4 days,
 jittered), timestamps in ISO 8601 UTC, a ``changed`` flag (the page's content differed from the previous
-crawl) and the ``etag`` that a crawler would have compared to find it.  The true change rates are written
-to examples/crawl_log_truth.csv so that the estimates can be compared with them.
+crawl) and the ``etag`` that a crawler would have compared to find it.  The pages' true parameters go to
+examples/pages.csv, a page table (the input of ``freshcore rates``): change rate (per day), importance,
+change-signal recall and false signals per day, and the mean interval at which the log crawled them, so
+that the estimates can be compared with the truth.
 
 Run: ``python examples/make_crawl_log.py --write`` writes the files (deterministic: the ones in the
 repository are its output); without ``--write`` it checks that they are, and prints what they hold.
@@ -41,13 +43,17 @@ def make(n_urls: int = 25, days: float = 60.0, seed: int = 2026) -> tuple[pd.Dat
     log["changed"] = (log["etag"] != log.groupby("url")["etag"].shift()).astype(int)
     log.loc[log.groupby("url").head(1).index, "changed"] = 0  # a first crawl has nothing to compare with
     log = log.sample(frac=1.0, random_state=seed).reset_index(drop=True)  # logs come in any order
+    signals = np.random.default_rng(seed + 1)
     truth = pd.DataFrame({"url": [f"https://www.example.org/catalog/item-{i:02d}.html" for i in range(n_urls)],
-                          "change_rate": rate, "mean_crawl_interval": interval})
+                          "change_rate": rate, "importance": np.round(signals.pareto(1.5, n_urls) + 1.0, 3),
+                          "recall": np.round(signals.beta(0.25, 0.25, n_urls), 3),
+                          "false_rate": np.round(signals.uniform(0.1, 0.6, n_urls), 3),
+                          "mean_crawl_interval": interval})
     return log[["url", "time", "changed", "etag"]], truth
 
 
 def main(write: bool) -> None:
-    files = dict(zip(("crawl_log.csv", "crawl_log_truth.csv"), make()))
+    files = dict(zip(("crawl_log.csv", "pages.csv"), make()))
     for name, table in files.items():
         text = table.to_csv(index=False)
         path = HERE / name
@@ -59,9 +65,11 @@ def main(write: bool) -> None:
     log = files["crawl_log.csv"]
     print(f"crawl_log.csv: {len(log)} crawls of {log['url'].nunique()} URLs, {log['time'].min()} to "
           f"{log['time'].max()}, {int(log['changed'].sum())} changes seen")
-    print(f"crawl_log_truth.csv: the true change rates, {files['crawl_log_truth.csv']['change_rate'].min():g} to "
-          f"{files['crawl_log_truth.csv']['change_rate'].max():g} per day")
-    print("estimate them with: freshcore estimate examples/crawl_log.csv")
+    pages = files["pages.csv"]
+    print(f"pages.csv: the true change rates, {pages['change_rate'].min():g} to {pages['change_rate'].max():g} per "
+          "day, with importance and signal parameters")
+    print("estimate them with: freshcore estimate examples/crawl_log.csv; plan crawls with: freshcore rates "
+          "examples/pages.csv --bandwidth 10")
 
 
 if __name__ == "__main__":

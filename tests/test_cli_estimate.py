@@ -32,7 +32,7 @@ def test_example_log_gives_the_library_estimates(capsys):
     assert got["url"].tolist() == want["url"].tolist() and len(got) == 25
     np.testing.assert_allclose(got["change_rate"], want["change_rate"], rtol=1e-9)
     np.testing.assert_array_equal(got["n_changes"], want["n_changes"])
-    truth = pd.read_csv(EXAMPLES / "crawl_log_truth.csv")
+    truth = pd.read_csv(EXAMPLES / "pages.csv")
     inside = (got["ci_low"] <= truth["change_rate"]) & (truth["change_rate"] <= got["ci_high"])
     assert inside.mean() >= 0.8  # (25 pages: 84% of the 95% intervals hold the truth in this file)
 

@@ -3,7 +3,9 @@
 Commands (``freshcore COMMAND --help`` describes each, with an example):
 
 - ``demo``: the whole pipeline on a built-in synthetic web (:mod:`freshcore.cli.demo`);
-- ``estimate``: per-URL change rates from a crawl log, CSV or Parquet (:mod:`freshcore.cli.estimate`).
+- ``estimate``: per-URL change rates from a crawl log, CSV or Parquet (:mod:`freshcore.cli.estimate`);
+- ``rates``: optimal crawl rates (or signal thresholds) for a page table under a bandwidth
+  (:mod:`freshcore.cli.rates`).
 
 Exit status: 0 on success, 1 when the input is wrong (a missing file or column, an unreadable value: one
 line naming the file, line and column, no traceback), 2 for a usage error (unknown option or value).
@@ -18,7 +20,7 @@ from typing import TextIO
 
 from .. import __version__
 from ..crawl_logs import LogError
-from . import demo, estimate
+from . import demo, estimate, rates
 from ._common import CommandError
 from .demo import synthetic_signals, synthetic_web
 
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo.add_parser(sub)
     estimate.add_parser(sub)
+    rates.add_parser(sub)
     return parser
 
 

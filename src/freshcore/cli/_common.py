@@ -136,3 +136,22 @@ def write_output(path: str, write: Callable[[TextIO], None], out: TextIO) -> Non
             write(cast(TextIO, f))
     except OSError as e:
         raise CommandError(f"{path}: cannot be written ({e.strerror or e})") from None
+
+
+def write_table(table: Any, fmt: str, f: TextIO) -> None:
+    """A DataFrame as CSV (10 significant digits) or JSON lines (inf as "inf", NaN as null)."""
+    import json
+
+    if fmt == "csv":
+        table.to_csv(f, index=False, float_format="%.10g")
+        return
+    for rec in table.to_dict(orient="records"):
+        f.write(json.dumps({k: _jsonable(v) for k, v in rec.items()}) + "\n")
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        return None if np.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v

@@ -17,7 +17,6 @@ matching (``--method mm``); see ``freshcore.estimate_log_rates``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from typing import Any, TextIO
@@ -25,7 +24,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
-from ._common import CommandError, plain_text, read_chunks, table_format, write_output
+from ._common import CommandError, plain_text, read_chunks, table_format, write_output, write_table
 
 _UNITS = ("day", "hour", "minute", "second")
 # nanoseconds in one unit of numeric times
@@ -113,7 +112,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             print(f"freshcore estimate: warning: {str(w.message).removeprefix('estimate_log_rates: ')}",
                   file=sys.stderr)
     rates = rates.reset_index()
-    write_output(args.output, lambda f: _write(rates, args.format, f), out)
+    write_output(args.output, lambda f: write_table(rates, args.format, f), out)
     if args.verbose:
         print(f"freshcore estimate: {rows} rows, {len(rates)} URLs, {time.perf_counter() - t0:.2f} s",
               file=sys.stderr)
@@ -138,19 +137,3 @@ def _place(e: LogError, args: argparse.Namespace, flag_column: str) -> str:
     column = {"page": args.page_column, "time": args.time_column}.get(e.field, flag_column)
     where = f"row {e.row + 1}" if table_format(args.log) == "parquet" else f"line {e.row + 2}"
     return f"{args.log}, {where}, column {column!r}"
-
-
-def _write(rates: Any, fmt: str, f: TextIO) -> None:
-    if fmt == "csv":
-        rates.to_csv(f, index=False, float_format="%.10g")
-    else:
-        for rec in rates.to_dict(orient="records"):
-            f.write(json.dumps({k: _jsonable(v) for k, v in rec.items()}) + "\n")
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not np.isfinite(v):
-        return None if np.isnan(v) else ("inf" if v > 0 else "-inf")
-    return v

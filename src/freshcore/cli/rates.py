@@ -1,0 +1,129 @@
+"""``freshcore rates PAGES --bandwidth B``: how often to crawl each page under a bandwidth budget.
+
+PAGES is a page table (CSV or Parquet, by its name) with one row per URL: ``url``, ``change_rate`` (changes
+per unit of time, e.g. the output of ``freshcore estimate``), optionally ``importance`` (a weight: request
+rate, popularity...; 1 for every page without it) and, for ``--model signals``, ``recall`` (the probability
+that a change is signalled) and ``false_rate`` (false signals per unit of time).  The bandwidth is in crawls
+per the same unit of time.
+
+Models: ``poisson`` (the default: crawls at random times, eq. (10) of Avrachenkov, Patil and Thoppe
+(2020)), ``periodic`` (evenly spaced crawls), ``signals`` (crawl on a change signal or at a time threshold:
+Theorem 2 of Busa-Fekete, Zimmert, György et al. (2025)).  The output has one row per URL with its crawl
+rate (crawls per unit of time) and its expected freshness (the fraction of time its copy is fresh; for
+``signals`` its time threshold, and the accuracy in place of freshness), and the command says the
+importance-weighted total on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from ._common import CommandError, plain_text, positive_float, read_chunks, table_format, write_output, write_table
+
+EXAMPLES = """examples:
+  freshcore rates pages.csv --bandwidth 500 -o plan.csv
+  freshcore estimate crawls.csv -o pages.csv && freshcore rates pages.csv --bandwidth 2000 --model periodic
+  freshcore rates pages.parquet --bandwidth 100 --model signals --format json"""
+
+
+def add_parser(sub: Any) -> None:
+    """The ``rates`` subcommand and its options."""
+    p = sub.add_parser(
+        "rates", help="optimal crawl rates (or signal thresholds) for a page table under a bandwidth",
+        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file, or - for CSV on stdin")
+    p.add_argument("--bandwidth", type=positive_float, required=True,
+                   help="crawls per unit of time for all pages together")
+    p.add_argument("--model", choices=("poisson", "periodic", "signals"), default="poisson",
+                   help="how crawls are spaced (default poisson); signals: crawl on change signals too")
+    p.add_argument("--min-rate", type=float, default=0.0, help="lowest crawl rate of a page (default 0)")
+    p.add_argument("--max-rate", type=float, default=np.inf, help="highest crawl rate of a page (default none)")
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help="where to write the plan (default -: standard output); written atomically")
+    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print the total on standard error")
+    p.set_defaults(run=run)
+
+
+_REQUIRED = {"poisson": ("change_rate",), "periodic": ("change_rate",),
+             "signals": ("change_rate", "recall", "false_rate")}
+
+
+def read_pages(path: str, page_column: str, needed: tuple[str, ...], command: str) -> Any:
+    """The page table, checked: every needed column, no missing or repeated URL, finite rates >= 0 (errors name
+    the file's line and column)."""
+    import pandas as pd
+
+    columns = [page_column, *needed]
+    chunks = list(read_chunks(path, columns, command))
+    table = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+    if table.shape[0] == 0:
+        raise CommandError(f"{path}: the table has no page")
+    def where(i: int) -> str:
+        return f"row {i + 1}" if table_format(path) == "parquet" else f"line {i + 2}"
+
+    urls = table[page_column]
+    missing = np.flatnonzero(urls.isna().to_numpy())
+    if missing.size:
+        raise CommandError(f"{path}, {where(int(missing[0]))}, column {page_column!r}: the URL is missing")
+    dup = np.flatnonzero(urls.duplicated().to_numpy())
+    if dup.size:
+        i = int(dup[0])
+        first = int(np.flatnonzero((urls == urls.iloc[i]).to_numpy())[0])
+        raise CommandError(f"{path}, {where(i)}, column {page_column!r}: {urls.iloc[i]!r} is listed twice "
+                           f"(first on {where(first)})")
+    optional = ["importance"] if "importance" in table.columns else []
+    for name in [*needed, *optional]:
+        values = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values) | (values < 0)
+        if name == "recall":
+            bad |= values > 1
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "in [0, 1]" if name == "recall" else "a finite number >= 0"
+            v = table[name].iloc[i]
+            detail = "the value is missing" if pd.isna(v) else \
+                f"{v.item() if isinstance(v, np.generic) else v!r} is not {what}"
+            raise CommandError(f"{path}, {where(i)}, column {name!r}: {detail}")
+        table[name] = values
+    if not optional:
+        table["importance"] = 1.0
+    return table
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from ..pages import PageModel
+    from ..rates import freshness, optimal_rates
+    from ..thresholds import optimal_thresholds
+
+    table = read_pages(args.pages, args.page_column, _REQUIRED[args.model], "rates")
+    delta = table["change_rate"].to_numpy()
+    weight = table["importance"].to_numpy()
+    try:
+        if args.model == "signals":
+            res = optimal_thresholds(PageModel(delta, weight, table["recall"].to_numpy(),
+                                               table["false_rate"].to_numpy()), args.bandwidth)
+            plan = {"crawl_rate": res.frequencies, "threshold": res.thresholds}
+            total, label = res.accuracy, "accuracy (importance-weighted fraction of requests served fresh)"
+        else:
+            rate = optimal_rates(delta, weight, args.bandwidth, model=args.model, min_rate=args.min_rate,
+                                 max_rate=args.max_rate)
+            plan = {"crawl_rate": rate,
+                    "freshness": freshness(rate, delta, weight, model=args.model, per_page=True)}
+            total = float(freshness(rate, delta, weight, model=args.model))
+            label = "freshness (importance-weighted fraction of time fresh)"
+    except ValueError as e:
+        raise CommandError(f"{args.pages}: {e}") from None
+    result = table[[args.page_column, "change_rate", "importance"]].assign(**plan)
+    write_output(args.output, lambda f: write_table(result, args.format, f), out)
+    if not args.quiet:
+        print(f"freshcore rates: {len(result)} pages, bandwidth {args.bandwidth:g}, model {args.model}: expected "
+              f"{label} {total:.6f}", file=sys.stderr)
+    return 0
