@@ -5,7 +5,9 @@ Commands (``freshcore COMMAND --help`` describes each, with an example):
 - ``demo``: the whole pipeline on a built-in synthetic web (:mod:`freshcore.cli.demo`);
 - ``estimate``: per-URL change rates from a crawl log, CSV or Parquet (:mod:`freshcore.cli.estimate`);
 - ``rates``: optimal crawl rates (or signal thresholds) for a page table under a bandwidth
-  (:mod:`freshcore.cli.rates`).
+  (:mod:`freshcore.cli.rates`);
+- ``schedule``: the crawl order for a horizon, with change signals, continuing a saved scheduler
+  (:mod:`freshcore.cli.schedule`).
 
 Exit status: 0 on success, 1 when the input is wrong (a missing file or column, an unreadable value: one
 line naming the file, line and column, no traceback), 2 for a usage error (unknown option or value).
@@ -20,7 +22,7 @@ from typing import TextIO
 
 from .. import __version__
 from ..crawl_logs import LogError
-from . import demo, estimate, rates
+from . import demo, estimate, rates, schedule
 from ._common import CommandError
 from .demo import synthetic_signals, synthetic_web
 
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_parser(sub)
     estimate.add_parser(sub)
     rates.add_parser(sub)
+    schedule.add_parser(sub)
     return parser
 
 

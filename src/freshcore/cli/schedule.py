@@ -1,0 +1,150 @@
+"""``freshcore schedule PAGES --bandwidth B --horizon H``: the crawl order for the next H units of time.
+
+PAGES is a page table as for ``freshcore rates`` (``url``, ``change_rate``, optional ``importance``,
+``recall``, ``false_rate``).  The exact scheduler (Algorithm 1 of Busa-Fekete, Zimmert, György et al.
+(2025)) crawls one page every 1/B units of time, the page whose crawl is worth most now (``--value``: exact
+with signals by default, or greedy without), and the command streams its decisions, one row per crawl:
+the time and the URL, as CSV or JSON lines.
+
+``--signals FILE`` (CSV or Parquet with ``url`` and ``time``) gives change signals (sitemap pings, feeds...)
+on the scheduler's clock: each is counted as the scheduler reaches its time.  ``--state FILE`` continues from
+a saved scheduler when FILE exists (the page table must be the one it was made from, same order) and saves
+it there at the end (atomically), so that successive runs continue one schedule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from ._common import CommandError, plain_text, positive_float, read_chunks, table_format, write_output, write_table
+from .rates import read_pages
+
+EXAMPLES = """examples:
+  freshcore schedule pages.csv --bandwidth 1000 --horizon 1 -o today.csv
+  freshcore schedule pages.csv --bandwidth 1000 --horizon 1 --state crawler.sched --signals pings.csv
+  freshcore schedule pages.parquet --bandwidth 50 --horizon 7 --value greedy --format json -o -"""
+
+_BATCH = 65_536  # decisions per call of the scheduler between two writes or signals
+
+
+def add_parser(sub: Any) -> None:
+    """The ``schedule`` subcommand and its options."""
+    p = sub.add_parser(
+        "schedule", help="the crawl order for a horizon, from a page table (and change signals)",
+        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file")
+    p.add_argument("--bandwidth", type=positive_float, required=True, help="crawls per unit of time")
+    p.add_argument("--horizon", type=positive_float, required=True, help="units of time to schedule")
+    p.add_argument("--value", choices=("exact", "greedy", "approx", "cis"), default="exact",
+                   help="the crawl value ranking the pages (default exact: with signals)")
+    p.add_argument("--signals", default=None, metavar="FILE", help="change signals: a table with url and time")
+    p.add_argument("--state", default=None, metavar="FILE",
+                   help="continue from this saved scheduler if it exists, and save it there at the end")
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help="where to write the decisions (default -: standard output); written atomically")
+    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    import pandas as pd
+    from tqdm import tqdm
+
+    from ..pages import PageModel
+    from ..schedule import Scheduler
+
+    table = read_pages(args.pages, args.page_column, ("change_rate",), "schedule")
+    n = table.shape[0]
+    column = {name: table[name].to_numpy(dtype=np.float64) if name in table.columns else np.zeros(n)
+              for name in ("recall", "false_rate")}
+    pages = PageModel(table["change_rate"].to_numpy(), table["importance"].to_numpy(), column["recall"],
+                      column["false_rate"])
+    urls = table[args.page_column].to_numpy()
+    try:
+        if args.state is not None and os.path.exists(args.state):
+            sched = Scheduler.load(args.state)
+            if sched.n_pages != n:
+                raise CommandError(f"{args.state}: a scheduler of {sched.n_pages} pages, but {args.pages} has {n}")
+            if sched.bandwidth != args.bandwidth:
+                sched.set_bandwidth(args.bandwidth)
+        else:
+            sched = Scheduler(pages, args.bandwidth, value=args.value)
+    except (ValueError, OSError) as e:
+        raise CommandError(f"{args.state or args.pages}: {e}") from None
+    sig_pages, sig_times = _signals(args, urls, sched.time)
+    ticks = int(np.floor(args.horizon * args.bandwidth + 1e-9))
+    start = sched.time
+
+    def write(f: TextIO) -> None:
+        done, k = 0, 0  # decisions made, signals delivered
+        bar = tqdm(total=ticks, desc="scheduling", unit=" crawls", unit_scale=True, file=sys.stderr,
+                   disable=args.quiet or not sys.stderr.isatty(), leave=False)
+        header = True
+        while done < ticks:
+            # the signals up to the next tick's time, then the ticks before the next signal (at most a batch)
+            upto = np.searchsorted(sig_times, sched.time + 1.0 / args.bandwidth, side="right")
+            if upto > k:
+                sched.signal_many(sig_pages[k:upto], sig_times[k:upto])
+                k = upto
+            step = min(_BATCH, ticks - done)
+            if k < sig_times.shape[0]:
+                before = int(np.ceil((sig_times[k] - sched.time) * args.bandwidth)) - 1
+                step = max(1, min(step, before))
+            t0 = sched.time
+            crawled = sched.run(step)
+            times = t0 + np.arange(1, step + 1) / args.bandwidth
+            block = pd.DataFrame({"time": times, "url": urls[crawled]})
+            if args.format == "csv":
+                block.to_csv(f, index=False, header=header, float_format="%.10g")
+            else:
+                write_table(block, "json", f)
+            header = False
+            done += step
+            bar.update(step)
+        bar.close()
+
+    write_output(args.output, write, out)
+    if args.state is not None:
+        sched.save(args.state)
+    if not args.quiet:
+        print(f"freshcore schedule: {ticks} crawls of {n} pages from time {start:g} to {sched.time:g}",
+              file=sys.stderr)
+    return 0
+
+
+def _signals(args: argparse.Namespace, urls: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
+    """The signals file as page ids and times, sorted by time (URLs not in the page table are an error)."""
+    if args.signals is None:
+        return np.empty(0, np.int64), np.empty(0)
+    import pandas as pd
+
+    chunks = list(read_chunks(args.signals, [args.page_column, "time"], "schedule"))
+    table = pd.concat(chunks, ignore_index=True)
+
+    def where(i: int) -> str:
+        return f"row {i + 1}" if table_format(args.signals) == "parquet" else f"line {i + 2}"
+
+    times = pd.to_numeric(table["time"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(times)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CommandError(f"{args.signals}, {where(i)}, column 'time': {table['time'].iloc[i]!r} is not a time on "
+                           "the scheduler's clock (a number)")
+    ids = pd.Index(urls).get_indexer(table[args.page_column])
+    unknown = np.flatnonzero(ids < 0)
+    if unknown.size:
+        i = int(unknown[0])
+        raise CommandError(f"{args.signals}, {where(i)}, column {args.page_column!r}: "
+                           f"{table[args.page_column].iloc[i]!r} is not in {args.pages}")
+    order = np.argsort(times, kind="stable")
+    keep = times[order] >= now  # (signals before the scheduler's clock were delivered by an earlier run)
+    return ids[order][keep].astype(np.int64), times[order][keep]

@@ -1,0 +1,98 @@
+"""``freshcore schedule``: the library scheduler's decisions streamed, with signals and a saved state."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from freshcore import PageModel, Scheduler
+from freshcore.cli import main
+
+PAGES = Path(__file__).resolve().parent.parent / "examples" / "pages.csv"
+
+
+def run(args, capsys):
+    out = io.StringIO()
+    status = main(args, out=out)
+    return status, out.getvalue(), capsys.readouterr().err
+
+
+def library(signals=None, horizon=3.0, bandwidth=10.0, value="exact"):
+    """The same schedule from the library: before each tick, the signals up to that tick's time."""
+    t = pd.read_csv(PAGES)
+    s = Scheduler(PageModel(t["change_rate"].to_numpy(), t["importance"].to_numpy(), t["recall"].to_numpy(),
+                            t["false_rate"].to_numpy()), bandwidth, value=value)
+    ids = {u: i for i, u in enumerate(t["url"])}
+    sig = [] if signals is None else sorted(zip(signals["time"], signals["url"]))
+    k, out = 0, []
+    for _ in range(int(horizon * bandwidth)):
+        while k < len(sig) and sig[k][0] <= s.time + 1 / bandwidth:
+            s.signal(ids[sig[k][1]], sig[k][0])
+            k += 1
+        out.append(t["url"].iloc[s.next()])
+    return out
+
+
+def test_decisions_are_the_library_schedulers(capsys):
+    status, out, err = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3"], capsys)
+    got = pd.read_csv(io.StringIO(out))
+    assert status == 0 and list(got.columns) == ["time", "url"] and len(got) == 30
+    np.testing.assert_allclose(got["time"], np.arange(1, 31) / 10, rtol=1e-12)
+    assert got["url"].tolist() == library()
+    assert err == "freshcore schedule: 30 crawls of 25 pages from time 0 to 3\n"
+    _, greedy, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "--value", "greedy", "-q"],
+                       capsys)
+    assert pd.read_csv(io.StringIO(greedy))["url"].tolist() == library(value="greedy")
+
+
+def test_signals_are_counted_at_their_times(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    urls = pd.read_csv(PAGES)["url"]
+    signals = pd.DataFrame({"url": urls.sample(40, replace=True, random_state=1).to_numpy(),
+                            "time": np.round(rng.uniform(0, 3, 40), 3)})
+    path = tmp_path / "signals.csv"
+    signals.to_csv(path, index=False)
+    _, out, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "--signals", str(path), "-q"],
+                    capsys)
+    got = pd.read_csv(io.StringIO(out))["url"].tolist()
+    assert got == library(signals)
+    assert got != library()  # (the signals change the order)
+
+
+def test_a_saved_state_continues_the_schedule(tmp_path, capsys):
+    state = tmp_path / "crawler.sched"
+    first = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1.5", "--state", str(state), "-q"],
+                capsys)[1]
+    assert state.exists()
+    second = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1.5", "--state", str(state), "-q"],
+                 capsys)[1]
+    whole = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "-q"], capsys)[1]
+    both = pd.concat([pd.read_csv(io.StringIO(first)), pd.read_csv(io.StringIO(second))], ignore_index=True)
+    pd.testing.assert_frame_equal(both, pd.read_csv(io.StringIO(whole)))
+    small = tmp_path / "small.csv"
+    pd.read_csv(PAGES).head(3).to_csv(small, index=False)
+    status, _, err = run(["schedule", str(small), "--bandwidth", "10", "--horizon", "1", "--state", str(state)],
+                         capsys)
+    assert status == 1 and err == f"freshcore schedule: {state}: a scheduler of 25 pages, but {small} has 3\n"
+
+
+@pytest.mark.parametrize(
+    ("signals", "message"),
+    [
+        ("url,time\nhttps://nowhere.example/x,1.0\n", "{s}, line 2, column 'url': 'https://nowhere.example/x' is not "
+                                                      "in {p}"),
+        ("url,time\nhttps://www.example.org/catalog/item-00.html,soon\n",
+         "{s}, line 2, column 'time': 'soon' is not a time on the scheduler's clock (a number)"),
+        ("url,when\n", "{s}: no column 'time' (its columns: 'url', 'when')"),
+    ],
+)
+def test_bad_signals_are_one_line_errors(tmp_path, capsys, signals, message):
+    s = tmp_path / "signals.csv"
+    s.write_text(signals)
+    target = tmp_path / "out.csv"
+    status, out, err = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--signals", str(s),
+                            "-o", str(target)], capsys)
+    assert status == 1 and out == "" and not target.exists()
+    assert err == "freshcore schedule: " + message.format(s=s, p=PAGES) + "\n"
