@@ -7,7 +7,8 @@ Commands (``freshcore COMMAND --help`` describes each, with an example):
 - ``rates``: optimal crawl rates (or signal thresholds) for a page table under a bandwidth
   (:mod:`freshcore.cli.rates`);
 - ``schedule``: the crawl order for a horizon, with change signals, continuing a saved scheduler
-  (:mod:`freshcore.cli.schedule`).
+  (:mod:`freshcore.cli.schedule`);
+- ``simulate``: crawl policies judged on the same simulated events (:mod:`freshcore.cli.simulate`).
 
 Exit status: 0 on success, 1 when the input is wrong (a missing file or column, an unreadable value: one
 line naming the file, line and column, no traceback), 2 for a usage error (unknown option or value).
@@ -22,7 +23,7 @@ from typing import TextIO
 
 from .. import __version__
 from ..crawl_logs import LogError
-from . import demo, estimate, rates, schedule
+from . import demo, estimate, rates, schedule, simulate
 from ._common import CommandError
 from .demo import synthetic_signals, synthetic_web
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimate.add_parser(sub)
     rates.add_parser(sub)
     schedule.add_parser(sub)
+    simulate.add_parser(sub)
     return parser
 
 

@@ -191,6 +191,25 @@ _STREAMING = {
 }
 
 
+def policy_builders(known: Any, bandwidth: float) -> dict[str, Any]:
+    """A constructor of each policy of ``_POLICIES`` for pages whose model the crawler knows as ``known`` (a
+    PageModel) at a bandwidth: the exact scheduler with signals and without, low discrepancy at the periodic
+    optimum's rates, round robin, Nutch's adaptive schedule."""
+    from ..policies import LowDiscrepancy, NutchAdaptive, RoundRobin
+    from ..rates import optimal_rates
+    from ..schedule import Scheduler
+
+    n = len(known)
+    return {
+        "ncis": lambda: Scheduler(known, bandwidth, value="exact"),
+        "greedy": lambda: Scheduler(known, bandwidth, value="greedy"),
+        "lds": lambda: LowDiscrepancy(optimal_rates(known.change_rate, known.importance, bandwidth, model="periodic"),
+                                      bandwidth),
+        "round-robin": lambda: RoundRobin(n, bandwidth),
+        "nutch": lambda: NutchAdaptive(n, bandwidth),
+    }
+
+
 class _Timed:
     """A policy seen through a stopwatch: every attribute is forwarded, calls are timed into ``seconds``."""
 
@@ -220,10 +239,8 @@ def _scheduling(
     from tqdm import tqdm
 
     from ..pages import PageModel
-    from ..policies import LowDiscrepancy, NutchAdaptive, RoundRobin
     from ..policy_simulation import simulate
     from ..rates import freshness, optimal_rates
-    from ..schedule import Scheduler
     from ..thresholds import optimal_thresholds
 
     n = len(delta)
@@ -231,13 +248,7 @@ def _scheduling(
     mu = n * w  # one request per page per day on average; accuracy is weighted by requests, as freshness by w
     true = PageModel(delta, mu, recall, false_rate)
     known = PageModel(d_hat, mu, recall, false_rate)
-    builders = {
-        "ncis": lambda: Scheduler(known, bandwidth, value="exact"),
-        "greedy": lambda: Scheduler(known, bandwidth, value="greedy"),
-        "lds": lambda: LowDiscrepancy(optimal_rates(d_hat, mu, bandwidth, model="periodic"), bandwidth),
-        "round-robin": lambda: RoundRobin(n, bandwidth),
-        "nutch": lambda: NutchAdaptive(n, bandwidth),
-    }
+    builders = policy_builders(known, bandwidth)
     with_signals = optimal_thresholds(true, bandwidth).accuracy
     blind = freshness(optimal_rates(delta, mu, bandwidth, model="periodic"), delta, mu, model="periodic")
 

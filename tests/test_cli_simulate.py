@@ -1,0 +1,56 @@
+"""``freshcore simulate``: every policy on the same simulated events of a page table."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from freshcore import PageModel, Scheduler, simulate
+from freshcore.cli import main
+
+PAGES = Path(__file__).resolve().parent.parent / "examples" / "pages.csv"
+
+
+def run(args, capsys):
+    out = io.StringIO()
+    status = main(args, out=out)
+    return status, out.getvalue(), capsys.readouterr().err
+
+
+def test_table_of_every_policy(capsys):
+    status, out, err = run(["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "100"], capsys)
+    lines = out.splitlines()
+    assert status == 0 and err == ""
+    assert lines[0] == ("5 policies, 100 units of time, bandwidth 10, seed 0; accuracy: fraction of requests served "
+                        "fresh after 0.2 of the horizon")
+    assert [line[:32].strip() for line in lines[2:]] == [
+        "optimum with signals (analytic)", "optimum, no signals (analytic)", "GREEDY-NCIS (Scheduler)",
+        "GREEDY (no signals)", "LDS (optimum's rates)", "round robin", "Nutch adaptive"]
+
+
+def test_rows_are_the_library_simulation(capsys):
+    """The NCIS row is simulate(Scheduler(pages, B)) on the events of seed [seed, 2]; CSV and JSON carry it."""
+    _, out, _ = run(["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "80", "--policies", "ncis,lds",
+                     "--seed", "5", "--format", "csv"], capsys)
+    table = pd.read_csv(io.StringIO(out))
+    t = pd.read_csv(PAGES)
+    pages = PageModel(t["change_rate"].to_numpy(), t["importance"].to_numpy(), t["recall"].to_numpy(),
+                      t["false_rate"].to_numpy())
+    res = simulate(Scheduler(pages, 10.0), pages, 80.0, rng=np.random.default_rng([5, 2]))
+    row = table[table["policy"] == "GREEDY-NCIS (Scheduler)"].iloc[0]
+    assert row["accuracy"] == float(f"{res.accuracy:.10g}") and row["crawls"] == 800  # (CSV: 10 digits)
+    assert len(table) == 4
+    _, js, _ = run(["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "80", "--policies", "ncis",
+                    "--seed", "5", "--format", "json"], capsys)
+    assert '"accuracy_se": null' in js.splitlines()[0] and f'"accuracy": {res.accuracy!r}' in js.splitlines()[-1]
+
+
+def test_bad_options(tmp_path, capsys):
+    status, _, err = run(["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "5", "--burn-in", "1"], capsys)
+    assert status == 1 and err == "freshcore simulate: --burn-in must be in [0, 1), got 1.0\n"
+    try:
+        main(["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "5", "--policies", "ncis,magic"])
+    except SystemExit as e:
+        assert e.code == 2
+    assert "unknown policy 'magic'" in capsys.readouterr().err
