@@ -12,6 +12,12 @@ The output (CSV by default, or JSON lines) has one row per URL, sorted: the chan
 estimate is the cap (a change at every crawl).  The estimator is the maximum-likelihood estimate from the
 actual intervals (``--method mle``, the default: crawl intervals in real logs are irregular), or moment
 matching (``--method mm``); see ``freshcore.estimate_log_rates``.
+
+``--layout bing DIR`` reads the public Bing crawl-history dataset of Kolobov et al. (a folder holding
+``urlid_offset_history.txt``, ``urlid_imp.txt`` and ``urlid_chrate_compl_obs_hist.txt``; see
+``freshcore.bing_crawl_history``) instead: the URLs are its ids, times are in days, and the output adds each
+URL's importance and the dataset's complete-observation change rate (``reference_rate``) where it has one,
+so that the two can be compared, and the output fed to ``freshcore rates``.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ _TIME_UNITS = {"second": 10**9, "millisecond": 10**6, "microsecond": 10**3, "min
 EXAMPLES = """examples:
   freshcore estimate crawls.csv -o rates.csv
   freshcore estimate crawls.parquet --unit hour --format json -o -
-  freshcore estimate crawls.csv --fingerprint-column etag --page-column page"""
+  freshcore estimate crawls.csv --fingerprint-column etag --page-column page
+  freshcore estimate --layout bing PoliteCrawling/ -o bing_rates.csv"""
 
 
 def add_parser(sub: Any) -> None:
@@ -44,7 +51,10 @@ def add_parser(sub: Any) -> None:
         description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("log", metavar="LOG", help="the crawl log: a .csv or .parquet file, or - for CSV on stdin")
+    p.add_argument("log", metavar="LOG", help="the crawl log: a .csv or .parquet file, or - for CSV on stdin "
+                                              "(with --layout bing: the dataset's folder)")
+    p.add_argument("--layout", choices=("table", "bing"), default="table",
+                   help="table (default): one row per crawl; bing: the Bing crawl-history dataset's files")
     p.add_argument("-o", "--output", default="-", metavar="FILE",
                    help="where to write the estimates (default -: standard output); written atomically")
     p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
@@ -78,6 +88,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     bar = tqdm(desc="reading", unit=" rows", unit_scale=True, file=sys.stderr,
                disable=args.quiet or not sys.stderr.isatty(), leave=False)
     rows = 0
+
+    if args.layout == "bing":
+        return _run_bing(args, out, bar, t0)
 
     def chunks() -> Any:
         nonlocal rows
@@ -115,6 +128,44 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     write_output(args.output, lambda f: write_table(rates, args.format, f), out)
     if args.verbose:
         print(f"freshcore estimate: {rows} rows, {len(rates)} URLs, {time.perf_counter() - t0:.2f} s",
+              file=sys.stderr)
+    return 0
+
+
+def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int:
+    """``--layout bing``: the dataset's history through the same estimator, joined with its page files."""
+    import time
+
+    from ..bing_crawl_history import BingFormatError, read_history, read_pages
+
+    rows = 0
+
+    def chunks() -> Any:
+        nonlocal rows
+        for chunk in read_history(args.log):
+            rows += len(chunk)
+            bar.update(len(chunk))
+            yield chunk
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SingleCrawlWarning)  # (a URL crawled once has no estimate: NaN)
+            rates = estimate_log_rates(chunks(), method=args.method, confidence=args.confidence)
+        pages = read_pages(args.log)
+    except BingFormatError as e:
+        raise CommandError(str(e)) from None
+    except FileNotFoundError as e:
+        raise CommandError(f"{e.filename}: no such file") from None
+    finally:
+        bar.close()
+    if args.unit != "day":  # (the dataset's times are days)
+        scale = {"hour": 24.0, "minute": 1440.0, "second": 86400.0}[args.unit]
+        rates[["change_rate", "ci_low", "ci_high"]] /= scale
+        pages["reference_rate"] /= scale
+    table = rates.join(pages, how="left").reset_index()
+    write_output(args.output, lambda f: write_table(table, args.format, f), out)
+    if args.verbose:
+        print(f"freshcore estimate: {rows} crawls, {len(table)} URLs, {time.perf_counter() - t0:.2f} s",
               file=sys.stderr)
     return 0
 
