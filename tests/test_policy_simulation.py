@@ -463,3 +463,14 @@ def test_simulate_invariants(m, kind, rate, horizon, schedule, delay, seed):
     assert np.array_equal(res.request_fresh, direct_fresh(res, pages, horizon, seed))
     if res.n_requests:
         assert res.accuracy == pytest.approx(res.request_fresh[res.request_times >= res.window[0]].mean())
+
+
+def test_progress_bar_changes_nothing(capsys):
+    """progress=True draws a bar of the simulated time on stderr; the result is the same bit for bit."""
+    pages = PageModel(np.linspace(0.2, 2.0, 50), np.ones(50), np.full(50, 0.5), np.full(50, 0.3))
+    quiet = simulate(Scheduler(pages, 10.0), pages, 100.0, rng=4)
+    shown = simulate(Scheduler(pages, 10.0), pages, 100.0, rng=4, progress=True)
+    assert "simulate" in capsys.readouterr().err
+    assert shown.accuracy == quiet.accuracy and np.array_equal(shown.crawl_pages, quiet.crawl_pages)
+    with pytest.raises(TypeError, match=r"'progress' parameter of simulate must be True or False. Got 'yes'\."):
+        simulate(Scheduler(pages, 10.0), pages, 100.0, rng=4, progress="yes")

@@ -137,11 +137,13 @@ def _parse_history_line(line: str, path: str, number: int) -> tuple[int, float, 
     bad = ~(np.isfinite(intervals) & (intervals > 0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise BingFormatError(path, number, f"interval {i + 1} of the history is {float(intervals[i])!r}, not a number > 0")
+        raise BingFormatError(path, number,
+                              f"interval {i + 1} of the history is {float(intervals[i])!r}, not a number > 0")
     bad = (changed != 0) & (changed != 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise BingFormatError(path, number, f"change indicator {i + 1} of the history is {float(changed[i])!r}, not 0/1")
+        raise BingFormatError(path, number,
+                              f"change indicator {i + 1} of the history is {float(changed[i])!r}, not 0/1")
     return url, offset, intervals, changed.astype(np.uint8)
 
 

@@ -185,6 +185,7 @@ def simulate(
     signal_delay: float | Callable[[np.random.Generator, int], Any] | None = None,
     bandwidth_schedule: Any = None,
     n_blocks: int = 20,
+    progress: bool = False,
 ) -> SimulationResult:
     """Run a crawl policy against simulated page changes, requests and signals.
 
@@ -217,6 +218,8 @@ def simulate(
         plus ``1/rates[k]``.
     n_blocks : int, default=20
         Number of time blocks for the batch-means standard error (``>= 2``).
+    progress : bool, default=False
+        Show a progress bar of the simulated time on standard error (tqdm); the result is the same.
 
     Returns
     -------
@@ -275,6 +278,8 @@ def simulate(
     H = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)
     burn = check_scalar(burn_in, "burn_in", caller, low=0.0, high=1.0, high_inclusive=False)
     nb = check_int(n_blocks, "n_blocks", caller, low=2)
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"The 'progress' parameter of {caller} must be True or False. Got {progress!r}.")
     if bandwidth_schedule is None:
         rs_t, rs_r = np.empty(0), np.empty(0)
     else:
@@ -319,7 +324,19 @@ def simulate(
     order = np.argsort(sig_t, kind="stable")
     sig_t, sig_p = sig_t[order], sig_p[order]
 
-    crawls_p, crawls_t, counted = _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m)
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=H, desc="simulate", unit=" time", file=sys.stderr, leave=False,
+                   bar_format="{l_bar}{bar}| {n:.4g}/{total:.4g} [{elapsed}<{remaining}]")
+    try:
+        crawls_p, crawls_t, counted = _run_loop(policy, H, sig_t, sig_p, rs_t, rs_r, kc, m, bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
     # freshness of every request: last crawl key at or before the request, changes in between
     ck = np.sort(np.concatenate([np.arange(m, dtype=np.float64), crawls_p + crawls_t / (2.0 * H)]))
@@ -352,9 +369,10 @@ def simulate(
 
 def _run_loop(
     policy: CrawlPolicy, H: float, sig_t: np.ndarray, sig_p: np.ndarray, rs_t: np.ndarray, rs_r: np.ndarray,
-    kc: np.ndarray, m: int,
+    kc: np.ndarray, m: int, bar: Any = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Deliver signals and bandwidth changes, collect the decisions (pages, times) and the counted signals."""
+    """Deliver signals and bandwidth changes, collect the decisions (pages, times) and the counted signals
+    (``bar``: a tqdm bar over the simulated time, or None)."""
     observe = getattr(policy, "observe", None)
     observe = observe if callable(observe) else None
     many = getattr(policy, "signal_many", None)
@@ -370,6 +388,8 @@ def _run_loop(
     counted = 0
     while True:
         t_now = policy.time
+        if bar is not None:
+            bar.update(min(t_now, H) - bar.n)
         r = policy.bandwidth
         t_next = t_now + 1.0 / r if ticks is None else float(ticks(1)[0])
         while ri < n_rs and rs_t[ri] < t_next:
