@@ -54,3 +54,32 @@ def test_bad_options(tmp_path, capsys):
     except SystemExit as e:
         assert e.code == 2
     assert "unknown policy 'magic'" in capsys.readouterr().err
+
+
+def test_plots_are_written(tmp_path, capsys, monkeypatch):
+    """--plot draws a figure for estimate, rates and simulate (PNG, SVG or PDF by the name), with the mode a plain
+    file gets; without matplotlib it is a one-line error and nothing is written."""
+    import os
+    import stat
+
+    examples = PAGES.parent
+    runs = {
+        "est.png": ["estimate", str(examples / "crawl_log.csv")],
+        "bing.svg": ["estimate", "--layout", "bing", str(examples / "bing_layout")],
+        "rates.pdf": ["rates", str(PAGES), "--bandwidth", "10", "-q"],
+        "sim.png": ["simulate", str(PAGES), "--bandwidth", "10", "--horizon", "20", "--policies", "ncis,lds"],
+    }
+    magic = {".png": b"\x89PNG", ".svg": b"<?xml", ".pdf": b"%PDF"}
+    mask = os.umask(0)
+    os.umask(mask)
+    for name, args in runs.items():
+        target = tmp_path / name
+        assert main([*args, "-o", str(tmp_path / (name + ".out")), "--plot", str(target)]) == 0
+        assert target.read_bytes().startswith(magic[target.suffix])
+        assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    status = main(["rates", str(PAGES), "--bandwidth", "10", "-q", "-o", str(tmp_path / "p.csv"),
+                   "--plot", str(tmp_path / "none.png")])
+    assert status == 1 and not (tmp_path / "none.png").exists() and not (tmp_path / "p.csv").exists()
+    assert capsys.readouterr().err.endswith("freshcore rates: --plot needs matplotlib: pip install "
+                                            "'freshcore[plot]' (for rates)\n")

@@ -247,6 +247,15 @@ def _lists(node: Any) -> Any:
     return conv
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # (read once: setting it to read it is not thread-safe)
+
+
 @contextmanager
 def atomic_file(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """A file object, open for writing, that becomes ``path`` only when the block ends without an error.
@@ -267,6 +276,7 @@ def atomic_file(path: str | os.PathLike[str], mode: str = "wb", **kwargs: Any) -
     except OSError as exc:  # (the error would name the temporary file, not what the caller asked for)
         raise type(exc)(exc.errno, f"cannot write {path!r}: {exc.strerror}") from None
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # (mkstemp makes it 0600: give it the mode a plain open would)
         with os.fdopen(fd, mode, **kwargs) as f:
             yield f
             f.flush()

@@ -24,7 +24,7 @@ from typing import TextIO
 from .. import __version__
 from ..crawl_logs import LogError
 from . import demo, estimate, rates, schedule, simulate
-from ._common import CommandError
+from ._common import CommandError, check_plot
 from .demo import synthetic_signals, synthetic_web
 
 __all__ = ["build_parser", "main", "synthetic_signals", "synthetic_web"]
@@ -55,6 +55,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         parser.print_help(out)
         return 2
     try:
+        if getattr(args, "plot", None):
+            check_plot(args.plot, args.command)
         return int(args.run(args, out))
     except (CommandError, LogError) as e:
         print(f"freshcore {args.command}: {e}", file=sys.stderr)

@@ -155,3 +155,44 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, float) and not np.isfinite(v):
         return None if np.isnan(v) else ("inf" if v > 0 else "-inf")
     return v
+
+
+def check_plot(path: str, command: str) -> None:
+    """Before any work: matplotlib is there, the file type is one it writes, the folder exists."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise CommandError(f"--plot needs matplotlib: pip install 'freshcore[plot]' (for {command})") from None
+    if Path(path).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise CommandError(f"{path}: --plot writes .png, .svg or .pdf files")
+    if not Path(path).parent.exists():
+        raise CommandError(f"{path}: no such folder {str(Path(path).parent)!r}")
+
+
+def save_plot(path: str, draw: Callable[[Any], None], command: str) -> None:
+    """Draw a figure with ``draw(ax)`` and write it to ``path`` (PNG, SVG or PDF by its suffix) atomically.
+
+    matplotlib is an optional dependency: without it this is a :class:`CommandError` saying how to get it.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CommandError(f"--plot needs matplotlib: pip install 'freshcore[plot]' (for {command})") from None
+    from .._statefile import atomic_file
+
+    fmt = Path(path).suffix.lower().lstrip(".") or "png"
+    if fmt not in ("png", "svg", "pdf"):
+        raise CommandError(f"{path}: --plot writes .png, .svg or .pdf files")
+    target = Path(path)
+    if not target.parent.exists():
+        raise CommandError(f"{path}: no such folder {str(target.parent)!r}")
+    fig, ax = plt.subplots(figsize=(7.0, 4.5), layout="constrained")
+    try:
+        draw(ax)
+        with atomic_file(target, "wb") as f:
+            fig.savefig(f, format=fmt, dpi=120)
+    finally:
+        plt.close(fig)

@@ -30,7 +30,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
-from ._common import CommandError, plain_text, read_chunks, table_format, write_output, write_table
+from ._common import CommandError, plain_text, read_chunks, save_plot, table_format, write_output, write_table
 
 _UNITS = ("day", "hour", "minute", "second")
 # nanoseconds in one unit of numeric times
@@ -70,6 +70,9 @@ def add_parser(sub: Any) -> None:
                    help="column of the change flags (default changed)")
     p.add_argument("--fingerprint-column", default=None, metavar="NAME",
                    help="column of content fingerprints, instead of change flags")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="also draw the estimates with their intervals (against the dataset's reference rates with "
+                        "--layout bing) to FILE (.png, .svg, .pdf; needs matplotlib)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no warnings")
     p.add_argument("-v", "--verbose", action="store_true", help="say what was read and how long it took")
     p.set_defaults(run=run)
@@ -126,6 +129,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                   file=sys.stderr)
     rates = rates.reset_index()
     write_output(args.output, lambda f: write_table(rates, args.format, f), out)
+    if args.plot:
+        save_plot(args.plot, lambda ax: plot_estimates(ax, rates, args.unit), "estimate")
     if args.verbose:
         print(f"freshcore estimate: {rows} rows, {len(rates)} URLs, {time.perf_counter() - t0:.2f} s",
               file=sys.stderr)
@@ -164,10 +169,39 @@ def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int
         pages["reference_rate"] /= scale
     table = rates.join(pages, how="left").reset_index()
     write_output(args.output, lambda f: write_table(table, args.format, f), out)
+    if args.plot:
+        save_plot(args.plot, lambda ax: plot_estimates(ax, table, args.unit), "estimate")
     if args.verbose:
         print(f"freshcore estimate: {rows} crawls, {len(table)} URLs, {time.perf_counter() - t0:.2f} s",
               file=sys.stderr)
     return 0
+
+
+def plot_estimates(ax: Any, table: Any, unit: str) -> None:
+    """The estimates with their intervals: against the reference rates where the table has them (log-log,
+    the diagonal for agreement), else sorted, on a log scale.  Capped (clipped) and missing estimates are
+    left out."""
+    ok = table[~table["clipped"] & np.isfinite(table["change_rate"]) & (table["change_rate"] > 0)]
+    if "reference_rate" in ok.columns and ok["reference_rate"].notna().any():
+        ref = ok[ok["reference_rate"].notna()]
+        err = np.vstack([ref["change_rate"] - ref["ci_low"], ref["ci_high"] - ref["change_rate"]])
+        ax.errorbar(ref["reference_rate"], ref["change_rate"], yerr=err, fmt="o", ms=3, capsize=2, alpha=0.8)
+        lo = float(np.nanmin([ref["reference_rate"].min(), ref["ci_low"][ref["ci_low"] > 0].min()]))
+        hi = float(np.nanmax([ref["reference_rate"].max(), ref["ci_high"][np.isfinite(ref["ci_high"])].max()]))
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=1, label="estimate = reference")
+        ax.set_xscale("log")
+        ax.set_xlabel(f"reference change rate (per {unit})")
+        ax.set_title(f"{len(ref)} URLs with a reference rate: estimate and its interval")
+        ax.legend()
+    else:
+        s = ok.sort_values("change_rate").reset_index(drop=True)
+        err = np.vstack([s["change_rate"] - s["ci_low"], np.where(np.isfinite(s["ci_high"]),
+                                                                  s["ci_high"] - s["change_rate"], 0.0)])
+        ax.errorbar(np.arange(len(s)), s["change_rate"], yerr=err, fmt="o", ms=3, capsize=2, alpha=0.8)
+        ax.set_xlabel("URLs, by estimated change rate")
+        ax.set_title(f"{len(s)} URLs: estimate and its interval ({int(table['clipped'].sum())} capped, not shown)")
+    ax.set_yscale("log")
+    ax.set_ylabel(f"estimated change rate (per {unit})")
 
 
 def _durations(values: np.ndarray, unit: str) -> np.ndarray:

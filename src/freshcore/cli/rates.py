@@ -22,7 +22,16 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import CommandError, plain_text, positive_float, read_chunks, table_format, write_output, write_table
+from ._common import (
+    CommandError,
+    plain_text,
+    positive_float,
+    read_chunks,
+    save_plot,
+    table_format,
+    write_output,
+    write_table,
+)
 
 EXAMPLES = """examples:
   freshcore rates pages.csv --bandwidth 500 -o plan.csv
@@ -48,6 +57,8 @@ def add_parser(sub: Any) -> None:
                    help="where to write the plan (default -: standard output); written atomically")
     p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="also draw crawl rate against change rate to FILE (.png, .svg, .pdf; needs matplotlib)")
     p.add_argument("-q", "--quiet", action="store_true", help="do not print the total on standard error")
     p.set_defaults(run=run)
 
@@ -123,7 +134,22 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError(f"{args.pages}: {e}") from None
     result = table[[args.page_column, "change_rate", "importance"]].assign(**plan)
     write_output(args.output, lambda f: write_table(result, args.format, f), out)
+    if args.plot:
+        save_plot(args.plot, lambda ax: _plot(ax, result, args), "rates")
     if not args.quiet:
         print(f"freshcore rates: {len(result)} pages, bandwidth {args.bandwidth:g}, model {args.model}: expected "
               f"{label} {total:.6f}", file=sys.stderr)
     return 0
+
+
+def _plot(ax: Any, plan: Any, args: argparse.Namespace) -> None:
+    """Crawl rate against change rate (log-log), the marker's area growing with importance."""
+    ok = plan[(plan["change_rate"] > 0) & np.isfinite(plan["change_rate"])]
+    size = 12.0 * ok["importance"] / max(float(ok["importance"].mean()), 1e-300)
+    ax.scatter(ok["change_rate"], np.maximum(ok["crawl_rate"], 1e-300), s=np.clip(size, 2.0, 200.0), alpha=0.6)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("change rate")
+    ax.set_ylabel("crawl rate")
+    never = int((ok["crawl_rate"] <= 0).sum())
+    ax.set_title(f"{args.model} model, bandwidth {args.bandwidth:g}: {len(ok)} pages ({never} never crawled)")

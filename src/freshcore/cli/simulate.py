@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import CommandError, plain_text, positive_float, write_output, write_table
+from ._common import CommandError, plain_text, positive_float, save_plot, write_output, write_table
 from .demo import _POLICIES, _policy_list, _Timed, policy_builders
 from .rates import read_pages
 
@@ -51,6 +51,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "csv", "json"), default="text",
                    help="text (default: an aligned table), csv or json (one row per line)")
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help="also draw each policy's accuracy with its standard error to FILE (.png, .svg, .pdf; needs "
+                        "matplotlib)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -95,7 +98,23 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     bar.close()
     result = pd.DataFrame(records).drop(columns="seconds", errors="ignore")
     write_output(args.output, lambda f: _write(result, args, f), out)
+    if args.plot:
+        save_plot(args.plot, lambda ax: _plot(ax, result, args), "simulate")
     return 0
+
+
+def _plot(ax: Any, result: Any, args: argparse.Namespace) -> None:
+    """Each policy's accuracy with a 2-standard-error bar, the analytic optima as lines."""
+    sim = result.iloc[2:]
+    ax.bar(np.arange(len(sim)), sim["accuracy"], yerr=2 * sim["accuracy_se"], capsize=4, color="C0", alpha=0.8)
+    ax.set_xticks(np.arange(len(sim)), sim["policy"], rotation=20, ha="right")
+    for (_, row), color in zip(result.iloc[:2].iterrows(), ("C3", "C2")):
+        ax.axhline(row["accuracy"], color=color, lw=1.2, ls="--", label=row["policy"])
+    low = float(min(sim["accuracy"].min(), result["accuracy"].iloc[:2].min()))
+    ax.set_ylim(max(0.0, low - 0.1), 1.0)
+    ax.set_ylabel("accuracy (requests served fresh)")
+    ax.set_title(f"{args.horizon:g} units of time, bandwidth {args.bandwidth:g}, seed {args.seed} (bars: ± 2 se)")
+    ax.legend(loc="upper right")
 
 
 def _write(result: Any, args: argparse.Namespace, f: TextIO) -> None:
