@@ -8,7 +8,8 @@ Commands (``freshcore COMMAND --help`` describes each, with an example):
   (:mod:`freshcore.cli.rates`);
 - ``schedule``: the crawl order for a horizon, with change signals, continuing a saved scheduler
   (:mod:`freshcore.cli.schedule`);
-- ``simulate``: crawl policies judged on the same simulated events (:mod:`freshcore.cli.simulate`).
+- ``simulate``: crawl policies judged on the same simulated events (:mod:`freshcore.cli.simulate`);
+- ``reproduce``: the papers' experiments beside the numbers SPEC lists (:mod:`freshcore.cli.reproduce`).
 
 Exit status: 0 on success, 1 when the input is wrong (a missing file or column, an unreadable value: one
 line naming the file, line and column, no traceback), 2 for a usage error (unknown option or value).
@@ -23,7 +24,7 @@ from typing import TextIO
 
 from .. import __version__
 from ..crawl_logs import LogError
-from . import demo, estimate, rates, schedule, simulate
+from . import demo, estimate, rates, reproduce, schedule, simulate
 from ._common import CommandError, check_plot
 from .demo import synthetic_signals, synthetic_web
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     rates.add_parser(sub)
     schedule.add_parser(sub)
     simulate.add_parser(sub)
+    reproduce.add_parser(sub)
     return parser
 
 

@@ -38,6 +38,32 @@ def positive_float(text: str) -> float:
     return v
 
 
+def command_parser(sub: Any, name: str, help: str, doc: str, examples: str) -> argparse.ArgumentParser:
+    """A subcommand's parser: ``help`` in the command list, its module docstring (after the first paragraph)
+    as plain text and its examples as the description."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=plain_text(doc.split("\n\n", 1)[1]) + "\n\n" + examples,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def add_output(p: argparse.ArgumentParser, what: str, formats: tuple[str, ...] | None = ("csv", "json")) -> None:
+    """``-o/--output`` (``-`` for standard output, else written atomically) and ``--format`` (first: default)."""
+    p.add_argument("-o", "--output", default="-", metavar="FILE",
+                   help=f"where to write the {what} (default -: standard output); written atomically")
+    if formats:
+        p.add_argument("--format", choices=formats, default=formats[0],
+                       help=f"{formats[0]} (default), " + " or ".join(formats[1:]) + " (JSON: one row per line)")
+
+
+def add_pages_bandwidth(p: argparse.ArgumentParser, horizon_help: str) -> None:
+    """The page table, ``--bandwidth`` and ``--horizon`` of the commands that run a policy over time."""
+    p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file")
+    p.add_argument("--bandwidth", type=positive_float, required=True, help="crawls per unit of time")
+    p.add_argument("--horizon", type=positive_float, required=True, help=horizon_help)
+
+
 def plain_text(doc: str) -> str:
     """A docstring's reST as plain text for ``--help``: no ``literal`` quotes, **bold**, :role:`x` markup."""
     text = re.sub(r":\w+:`~?([^`]+)`", r"\1", doc)

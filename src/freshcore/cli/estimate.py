@@ -30,7 +30,16 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
-from ._common import CommandError, plain_text, read_chunks, save_plot, table_format, write_output, write_table
+from ._common import (
+    CommandError,
+    add_output,
+    command_parser,
+    read_chunks,
+    save_plot,
+    table_format,
+    write_output,
+    write_table,
+)
 
 _UNITS = ("day", "hour", "minute", "second")
 # nanoseconds in one unit of numeric times
@@ -46,18 +55,12 @@ EXAMPLES = """examples:
 
 def add_parser(sub: Any) -> None:
     """The ``estimate`` subcommand and its options."""
-    p = sub.add_parser(
-        "estimate", help="per-URL change rates from a crawl log (CSV or Parquet)",
-        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(sub, "estimate", "per-URL change rates from a crawl log (CSV or Parquet)", __doc__, EXAMPLES)
     p.add_argument("log", metavar="LOG", help="the crawl log: a .csv or .parquet file, or - for CSV on stdin "
                                               "(with --layout bing: the dataset's folder)")
     p.add_argument("--layout", choices=("table", "bing"), default="table",
                    help="table (default): one row per crawl; bing: the Bing crawl-history dataset's files")
-    p.add_argument("-o", "--output", default="-", metavar="FILE",
-                   help="where to write the estimates (default -: standard output); written atomically")
-    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    add_output(p, "estimates", ("csv", "json"))
     p.add_argument("--method", choices=("mle", "mm"), default="mle",
                    help="mle (default): maximum likelihood from the intervals; mm: moment matching")
     p.add_argument("--unit", choices=_UNITS, default="day", help="rates per this unit of time (default day)")
@@ -127,19 +130,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         elif not args.quiet:
             print(f"freshcore estimate: warning: {str(w.message).removeprefix('estimate_log_rates: ')}",
                   file=sys.stderr)
-    rates = rates.reset_index()
-    write_output(args.output, lambda f: write_table(rates, args.format, f), out)
-    if args.plot:
-        save_plot(args.plot, lambda ax: plot_estimates(ax, rates, args.unit), "estimate")
-    if args.verbose:
-        print(f"freshcore estimate: {rows} rows, {len(rates)} URLs, {time.perf_counter() - t0:.2f} s",
-              file=sys.stderr)
-    return 0
+    return _finish(args, out, rates.reset_index(), rows, t0)
 
 
 def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int:
     """``--layout bing``: the dataset's history through the same estimator, joined with its page files."""
-    import time
 
     from ..bing_crawl_history import BingFormatError, read_history, read_pages
 
@@ -167,7 +162,13 @@ def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int
         scale = {"hour": 24.0, "minute": 1440.0, "second": 86400.0}[args.unit]
         rates[["change_rate", "ci_low", "ci_high"]] /= scale
         pages["reference_rate"] /= scale
-    table = rates.join(pages, how="left").reset_index()
+    return _finish(args, out, rates.join(pages, how="left").reset_index(), rows, t0)
+
+
+def _finish(args: argparse.Namespace, out: TextIO, table: Any, rows: int, t0: float) -> int:
+    """Write the estimates (and the plot); with --verbose, say what was read."""
+    import time
+
     write_output(args.output, lambda f: write_table(table, args.format, f), out)
     if args.plot:
         save_plot(args.plot, lambda ax: plot_estimates(ax, table, args.unit), "estimate")

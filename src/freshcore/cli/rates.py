@@ -24,7 +24,8 @@ import numpy as np
 
 from ._common import (
     CommandError,
-    plain_text,
+    add_output,
+    command_parser,
     positive_float,
     read_chunks,
     save_plot,
@@ -41,11 +42,8 @@ EXAMPLES = """examples:
 
 def add_parser(sub: Any) -> None:
     """The ``rates`` subcommand and its options."""
-    p = sub.add_parser(
-        "rates", help="optimal crawl rates (or signal thresholds) for a page table under a bandwidth",
-        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_parser(sub, "rates", "optimal crawl rates (or signal thresholds) for a page table under a bandwidth",
+                       __doc__, EXAMPLES)
     p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file, or - for CSV on stdin")
     p.add_argument("--bandwidth", type=positive_float, required=True,
                    help="crawls per unit of time for all pages together")
@@ -53,9 +51,7 @@ def add_parser(sub: Any) -> None:
                    help="how crawls are spaced (default poisson); signals: crawl on change signals too")
     p.add_argument("--min-rate", type=float, default=0.0, help="lowest crawl rate of a page (default 0)")
     p.add_argument("--max-rate", type=float, default=np.inf, help="highest crawl rate of a page (default none)")
-    p.add_argument("-o", "--output", default="-", metavar="FILE",
-                   help="where to write the plan (default -: standard output); written atomically")
-    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    add_output(p, "plan", ("csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw crawl rate against change rate to FILE (.png, .svg, .pdf; needs matplotlib)")

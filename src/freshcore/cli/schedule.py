@@ -21,7 +21,16 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import CommandError, plain_text, positive_float, read_chunks, table_format, write_output, write_table
+from ._common import (
+    CommandError,
+    add_output,
+    add_pages_bandwidth,
+    command_parser,
+    read_chunks,
+    table_format,
+    write_output,
+    write_table,
+)
 from .rates import read_pages
 
 EXAMPLES = """examples:
@@ -34,22 +43,15 @@ _BATCH = 65_536  # decisions per call of the scheduler between two writes or sig
 
 def add_parser(sub: Any) -> None:
     """The ``schedule`` subcommand and its options."""
-    p = sub.add_parser(
-        "schedule", help="the crawl order for a horizon, from a page table (and change signals)",
-        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file")
-    p.add_argument("--bandwidth", type=positive_float, required=True, help="crawls per unit of time")
-    p.add_argument("--horizon", type=positive_float, required=True, help="units of time to schedule")
+    p = command_parser(sub, "schedule", "the crawl order for a horizon, from a page table (and change signals)",
+                       __doc__, EXAMPLES)
+    add_pages_bandwidth(p, "units of time to schedule")
     p.add_argument("--value", choices=("exact", "greedy", "approx", "cis"), default="exact",
                    help="the crawl value ranking the pages (default exact: with signals)")
     p.add_argument("--signals", default=None, metavar="FILE", help="change signals: a table with url and time")
     p.add_argument("--state", default=None, metavar="FILE",
                    help="continue from this saved scheduler if it exists, and save it there at the end")
-    p.add_argument("-o", "--output", default="-", metavar="FILE",
-                   help="where to write the decisions (default -: standard output); written atomically")
-    p.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json (one per line)")
+    add_output(p, "decisions", ("csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)

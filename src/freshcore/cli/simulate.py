@@ -22,7 +22,15 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import CommandError, plain_text, positive_float, save_plot, write_output, write_table
+from ._common import (
+    CommandError,
+    add_output,
+    add_pages_bandwidth,
+    command_parser,
+    save_plot,
+    write_output,
+    write_table,
+)
 from .demo import _POLICIES, _policy_list, _Timed, policy_builders
 from .rates import read_pages
 
@@ -33,23 +41,15 @@ EXAMPLES = """examples:
 
 def add_parser(sub: Any) -> None:
     """The ``simulate`` subcommand and its options."""
-    p = sub.add_parser(
-        "simulate", help="the accuracy of crawl policies on simulated changes, requests and signals",
-        description=plain_text(__doc__.split("\n\n", 1)[1]) + "\n\n" + EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file")
-    p.add_argument("--bandwidth", type=positive_float, required=True, help="crawls per unit of time")
-    p.add_argument("--horizon", type=positive_float, required=True, help="units of time to simulate")
+    p = command_parser(sub, "simulate", "the accuracy of crawl policies on simulated changes, requests and signals",
+                       __doc__, EXAMPLES)
+    add_pages_bandwidth(p, "units of time to simulate")
     p.add_argument("--policies", type=_policy_list, default=tuple(_POLICIES), metavar="LIST",
                    help=f"comma-separated policies (default all: {','.join(_POLICIES)})")
     p.add_argument("--burn-in", type=float, default=0.2,
                    help="fraction of the horizon before requests count (default 0.2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated events (default 0)")
-    p.add_argument("-o", "--output", default="-", metavar="FILE",
-                   help="where to write the table (default -: standard output); written atomically")
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="text (default: an aligned table), csv or json (one row per line)")
+    add_output(p, "table", ("text", "csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw each policy's accuracy with its standard error to FILE (.png, .svg, .pdf; needs "
