@@ -45,7 +45,16 @@ from typing import Any, Literal, cast, overload
 
 import numpy as np
 
-from ._mle import IntervalBinsState, interval_roots, interval_update, mle_rows, mm_rows, poisson_rows
+from ._mle import (
+    IntervalBinsState,
+    interval_roots,
+    interval_update,
+    mle_rows,
+    mle_segments,
+    mm_rows,
+    mm_segments,
+    poisson_rows,
+)
 from ._papers import AVRACHENKOV_2022, CHO_GARCIA_MOLINA_2003, UPADHYAY_2020, cites
 from ._validation import (
     check_array,
@@ -153,6 +162,44 @@ def _observations(
     return c2, t2, p, scalar
 
 
+def _with_gaps(
+    changed: Any, intervals: Any, crawl_rate: Any, upper: Any, caller: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool] | None:
+    """A log whose missing observations are NaN intervals (rows of different lengths padded with NaN): the
+    observed intervals and flags row after row, each row's start, the caps and whether the log is 1-D; None
+    when no interval is NaN.  The flags at NaN intervals are not read (NaN or anything there)."""
+    if intervals is None or crawl_rate is not None:
+        return None
+    t = np.asarray(intervals)
+    if t.dtype.kind != "f" or not np.isnan(t).any():
+        return None
+    missing = np.isnan(t)
+    t = check_array(np.where(missing, 1.0, t), "intervals", caller, ndim=(1, 2), low=0.0, low_inclusive=False)
+    c_raw = np.asarray(changed)
+    if c_raw.shape != t.shape:
+        raise ValueError(f"The 'changed' and 'intervals' parameters of {caller} must have the same shape. "
+                         f"Got {c_raw.shape} and {t.shape} instead.")
+    if c_raw.dtype.kind == "f":
+        c_raw = np.where(missing, 0.0, c_raw)
+    c = check_binary(c_raw, "changed", caller, ndim=(1, 2))
+    scalar = t.ndim == 1
+    t2, c2, m2 = (t.reshape(1, -1), c.reshape(1, -1), missing.reshape(1, -1)) if scalar else (t, c, missing)
+    counts = (~m2).sum(axis=1)
+    if np.any(counts == 0):
+        i = int(np.flatnonzero(counts == 0)[0])
+        raise ValueError(f"The 'intervals' of {caller} must hold at least one observation per page; "
+                         f"{'the page' if scalar else f'row {i}'} is all NaN.")
+    keep = ~m2
+    flat_t = np.ascontiguousarray(t2[keep])
+    flat_c = np.ascontiguousarray(c2[keep])
+    starts = np.r_[0, np.cumsum(counts)].astype(np.intp)
+    if upper is None:
+        up = 1000.0 / (np.where(keep, t2, 0.0).sum(axis=1) / counts)
+    else:
+        up = _per_page(upper, "upper", caller, t2.shape[0], allow_inf=True)
+    return flat_t, flat_c, starts, up, scalar
+
+
 def _upper(upper: Any, caller: str, c2: np.ndarray, t2: np.ndarray | None, p: np.ndarray | None) -> np.ndarray:
     n = c2.shape[0]
     if upper is not None:
@@ -239,7 +286,10 @@ def mle_rates(
         ``changed[i, j] = 1`` iff page ``i`` changed during its ``j``-th crawl interval.
     intervals : array-like of float > 0, same shape as ``changed``, optional
         The crawl intervals tau.  If omitted, ``crawl_rate`` is required and the
-        crawls are taken to be Poisson at that rate (intervals unobserved).
+        crawls are taken to be Poisson at that rate (intervals unobserved).  A NaN
+        interval is a missing observation (rows of different lengths padded with
+        NaN; the flag there is not read); for a long-format log of crawl times see
+        :func:`freshcore.estimate_log_rates`.
     crawl_rate : float or array of shape (n_pages,) or (n_pages, k), optional
         Poisson crawl rate p: one for all pages, one per page, or the rate that
         generated each interval.  Only used without ``intervals`` and for the
@@ -286,6 +336,12 @@ def mle_rates(
     array([4., 0.])
     """
     caller = "mle_rates"
+    gaps = _with_gaps(changed, intervals, crawl_rate, upper, caller)
+    if gaps is not None:  # (NaN intervals: observations missing, rows of different lengths)
+        flat_t, flat_c, starts, up, scalar = gaps
+        est = _check_out(out, up.shape[0], scalar, caller)
+        mle_segments(flat_t, flat_c, starts, est, np.empty(up.shape[0]))
+        return _finish(est, up, return_clipped, scalar, caller)
     c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
     up = _upper(upper, caller, c2, t2, p)
     est = _check_out(out, c2.shape[0], scalar, caller)
@@ -349,6 +405,12 @@ def moment_rates(
     0.693147
     """
     caller = "moment_rates"
+    gaps = _with_gaps(changed, intervals, crawl_rate, upper, caller)
+    if gaps is not None:  # (NaN intervals: observations missing, rows of different lengths)
+        flat_t, flat_c, starts, up, scalar = gaps
+        est = _check_out(out, up.shape[0], scalar, caller)
+        mm_segments(flat_t, flat_c, starts, est)
+        return _finish(est, up, return_clipped, scalar, caller)
     c2, t2, p, scalar = _observations(changed, intervals, crawl_rate, caller)
     up = _upper(upper, caller, c2, t2, p)
     est = _check_out(out, c2.shape[0], scalar, caller)
