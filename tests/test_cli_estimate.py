@@ -27,11 +27,15 @@ def test_example_log_gives_the_library_estimates(capsys):
     status, out, err = run(["estimate", str(LOG)], capsys)
     assert status == 0 and err == ""
     got = pd.read_csv(io.StringIO(out))
-    want = estimate_log_rates(pd.read_csv(LOG)).reset_index()
-    assert list(got.columns) == ["url", "change_rate", "ci_low", "ci_high", "n_intervals", "n_changes", "clipped"]
+    want = estimate_log_rates(pd.read_csv(LOG), signal_column="signals").reset_index()
+    assert list(got.columns) == ["url", "change_rate", "ci_low", "ci_high", "n_intervals", "n_changes", "clipped",
+                                 "recall", "false_rate"]  # (the log has a 'signals' column)
     assert got["url"].tolist() == want["url"].tolist() and len(got) == 25
     np.testing.assert_allclose(got["change_rate"], want["change_rate"], rtol=1e-9)
     np.testing.assert_array_equal(got["n_changes"], want["n_changes"])
+    np.testing.assert_allclose(got["recall"], want["recall"], rtol=1e-9)
+    _, no_signals, _ = run(["estimate", str(LOG), "--signal-column", "signals"], capsys)
+    assert no_signals == out
     truth = pd.read_csv(EXAMPLES / "pages.csv")
     inside = (got["ci_low"] <= truth["change_rate"]) & (truth["change_rate"] <= got["ci_high"])
     assert inside.mean() >= 0.8  # (25 pages: 84% of the 95% intervals hold the truth in this file)
@@ -88,6 +92,8 @@ def test_numeric_times_and_output_file(tmp_path, capsys):
          "freshcore estimate: {log}, line 4, column 'time': page 'a' is crawled twice at 1970-01-01T00:00:02 "
          "(also on row 1 of the log)"),
         ("url,time,changed\na,1,0\n,2,1\n", [], "freshcore estimate: {log}, line 3, column 'url': the page is missing"),
+        ("url,time,changed,signals\na,1,0,0\na,2,1,x\n", [],
+         "freshcore estimate: {log}, line 3, column 'signals': 'x' is not a count of signals"),
         ("url,time,changed\na,1,0\na,2,1\n", ["--confidence", "1.5"],
          "freshcore estimate: --confidence must be between 0 and 1, got 1.5"),
     ],

@@ -228,3 +228,35 @@ def test_chunks_give_the_same_estimates(tmp_path):
     with pytest.raises(ValueError, match=r"'times' of estimate_log_rates must be finite; row 12 is nan\.$"):
         estimate_log_rates([df.iloc[:10], df.iloc[10:].assign(time=np.where(np.arange(len(df) - 10) == 2, np.nan,
                                                                             df["time"].iloc[10:]))])
+
+
+def test_signal_counts_give_recall_and_false_rate(tmp_path):
+    """A log with the signals received before each crawl: each page's recall and false-signal rate are those
+    fit_signal_model finds on its intervals given its estimated change rate; near the truth on average."""
+    from freshcore import fit_signal_model
+    from freshcore.signals import simulate_signal_log
+
+    log = simulate_signal_log(np.full(300, 0.2), 0.6, 0.1, 0.4, 150, rng=3)
+    rng = np.random.default_rng(5)
+    n, k = log.elapsed.shape
+    times = np.c_[np.zeros(n), np.cumsum(log.elapsed, axis=1)]
+    sig = np.c_[np.zeros(n, dtype=np.int64), log.n_signals].ravel()
+    flags = np.c_[np.zeros(n, dtype=np.uint8), log.changed].ravel()
+    pages = np.repeat(np.arange(n), k + 1)
+    order = rng.permutation(pages.size)
+    r = estimate_log_rates(pages=pages[order], times=times.ravel()[order], changed=flags[order],
+                           signals=sig[order])
+    tau = np.diff(times, axis=1)
+    ok = ~r.clipped & (r.change_rate > 0)
+    want = fit_signal_model(tau[ok], log.n_signals[ok], log.changed[ok], change_rate=r.change_rate[ok])
+    np.testing.assert_allclose(r.recall[ok], want.recall, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.false_rate[ok], want.false_rate, rtol=1e-9, atol=1e-12)
+    assert abs(np.nanmean(r.recall) - 0.6) < 0.05 and abs(np.nanmean(r.false_rate) - 0.1) < 0.02
+    df = pd.DataFrame({"url": pages[order], "time": times.ravel()[order], "changed": flags[order],
+                       "pings": sig[order]})
+    framed = estimate_log_rates(df, signal_column="pings")
+    assert list(framed.columns)[-2:] == ["recall", "false_rate"]
+    np.testing.assert_array_equal(framed["recall"].to_numpy(), r.recall)
+    with pytest.raises(LogError, match=r"^The 'signals' of estimate_log_rates must be whole numbers >= 0; "
+                                       r"row 2 is -1\.$"):
+        estimate_log_rates(pages=[1, 1, 1], times=[0.0, 1.0, 2.0], changed=[0, 1, 0], signals=[0, 2, -1])

@@ -21,6 +21,7 @@ References
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -77,6 +78,10 @@ class LogRates:
         Intervals that ended in a detected change.
     clipped : ndarray of bool
         Estimates set to the cap ``upper`` (every crawl saw a change, or the root exceeded the cap).
+    recall, false_rate : ndarray of float, or None
+        With signal counts in the log: each page's signal recall and false-signal rate (per unit of time),
+        fitted given its estimated change rate (:func:`freshcore.fit_signal_model`); NaN where the rate is
+        0, the cap or missing.
     """
 
     page: np.ndarray
@@ -86,13 +91,16 @@ class LogRates:
     n_intervals: np.ndarray
     n_changes: np.ndarray
     clipped: np.ndarray
+    recall: np.ndarray | None = None
+    false_rate: np.ndarray | None = None
 
     def to_frame(self, page_column: str = "url") -> pd.DataFrame:
         """The estimates as a pandas DataFrame indexed by page (pandas is an optional dependency)."""
         pd = _pandas("LogRates.to_frame")
         return pd.DataFrame(
             {"change_rate": self.change_rate, "ci_low": self.ci_low, "ci_high": self.ci_high,
-             "n_intervals": self.n_intervals, "n_changes": self.n_changes, "clipped": self.clipped},
+             "n_intervals": self.n_intervals, "n_changes": self.n_changes, "clipped": self.clipped,
+             **({} if self.recall is None else {"recall": self.recall, "false_rate": self.false_rate})},
             index=pd.Index(self.page, name=page_column),
         )
 
@@ -246,7 +254,7 @@ def log_intervals(
     uniques, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller)
     if codes.shape[0] == 0:
         raise ValueError(f"{caller}: the log is empty.")
-    return _intervals(uniques, codes, t, kind, length, c, caller)
+    return _intervals(uniques, codes, t, kind, length, c, caller)[:4]
 
 
 def _encode(pages: Any, times: Any, changed: Any, unit: Any, caller: str, row0: int = 0,
@@ -316,9 +324,11 @@ def _flags(changed: Any, caller: str, row0: int) -> np.ndarray:
 
 
 def _intervals(uniques: np.ndarray, codes: np.ndarray, t: np.ndarray, kind: str, length: float, c: np.ndarray,
-               caller: str, fingerprints: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               caller: str, fingerprints: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Sort the encoded rows by page and time and take each page's intervals (see :func:`log_intervals`); with
-    ``fingerprints``, ``c`` holds hashes and a crawl changed where its hash differs from the previous crawl's."""
+    ``fingerprints``, ``c`` holds hashes and a crawl changed where its hash differs from the previous crawl's.
+    Also returns, for each interval, the row of the crawl that ends it (to carry other columns along)."""
     order = _page_time_order(codes, t)
     codes_s, t_s, c_s = codes[order], t[order], c[order]
     same = codes_s[1:] == codes_s[:-1]
@@ -341,7 +351,7 @@ def _intervals(uniques: np.ndarray, codes: np.ndarray, t: np.ndarray, kind: str,
     starts = np.empty(uniques.shape[0] + 1, dtype=np.intp)
     starts[:-1] = first - np.arange(first.shape[0])
     starts[-1] = intervals.shape[0]
-    return uniques, starts, np.ascontiguousarray(intervals), flags
+    return uniques, starts, np.ascontiguousarray(intervals), flags, order[1:][same]
 
 
 def _chunks(log: Any, caller: str) -> Any:
@@ -356,10 +366,12 @@ def _chunks(log: Any, caller: str) -> Any:
         yield chunk
 
 
-def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller: str, fingerprints: bool = False
+def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller: str, fingerprints: bool = False,
+                   signal_column: str | None = None, signals_out: list[np.ndarray] | None = None,
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, float, np.ndarray]:
     """Encode a log chunk by chunk: page codes (int64), times and flags, 17 bytes a row, plus the distinct
-    pages; only one chunk of the log itself is in memory at a time."""
+    pages; only one chunk of the log itself is in memory at a time.  With ``signal_column``, each chunk's signal
+    counts go to ``signals_out``."""
     pd = _pandas(caller)
     known = pd.Index([], dtype=object)
     keys: list[Any] = []
@@ -370,6 +382,8 @@ def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller
         times = _column(chunk, columns[1], "time", caller)
         changed = _column(chunk, columns[2], "fingerprint" if fingerprints else "changed", caller)
         uniq, codes, t, kind, length, c = _encode(pages, times, changed, unit, caller, row0, fingerprints)
+        if signal_column is not None and signals_out is not None:
+            signals_out.append(_counts(_column(chunk, signal_column, "signal", caller), caller, row0))
         if codes.shape[0]:
             if not kind0:
                 kind0, length0 = kind, length
@@ -402,6 +416,25 @@ def _encode_chunks(chunks: Any, columns: tuple[str, str, str], unit: Any, caller
 _KINDS = {"f": "numbers", "M": "dates", "m": "durations"}
 
 
+def _counts(values: Any, caller: str, row0: int) -> np.ndarray:
+    """Signal counts as int64 (whole numbers >= 0); anything else is a LogError naming the first bad row."""
+    v = np.asarray(values)
+    f = v.astype(np.float64) if v.dtype.kind in "iufb" else np.array([_number(x) for x in v], dtype=np.float64)
+    bad = ~(np.isfinite(f) & (f >= 0) & (f == np.floor(f)))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogError(f"The 'signals' of {caller} must be whole numbers >= 0; row {row0 + i} is {_key(v[i])!r}.",
+                       row=row0 + i, field="signals", detail=f"{_key(v[i])!r} is not a count of signals")
+    return f.astype(np.int64)
+
+
+def _number(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _time_str(t: Any, kind: str) -> str:
     """One encoded time as the user would write it (for messages)."""
     if kind == "M":
@@ -430,16 +463,18 @@ def _key(x: Any) -> Any:
 @overload
 def estimate_log_rates(
     log: pd.DataFrame, *, pages: None = None, times: None = None, changed: None = None, fingerprints: None = None,
-    method: str = ..., unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
-    time_column: str = ..., changed_column: str = ..., fingerprint_column: str | None = ...,
+    signals: None = None, method: str = ..., unit: Any = ..., confidence: float = ..., upper: float | None = ...,
+    page_column: str = ..., time_column: str = ..., changed_column: str = ..., fingerprint_column: str | None = ...,
+    signal_column: str | None = ...,
 ) -> pd.DataFrame: ...
 
 
 @overload
 def estimate_log_rates(
-    log: None = None, *, pages: Any, times: Any, changed: Any = ..., fingerprints: Any = ..., method: str = ...,
-    unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
+    log: None = None, *, pages: Any, times: Any, changed: Any = ..., fingerprints: Any = ..., signals: Any = ...,
+    method: str = ..., unit: Any = ..., confidence: float = ..., upper: float | None = ..., page_column: str = ...,
     time_column: str = ..., changed_column: str = ..., fingerprint_column: str | None = ...,
+    signal_column: str | None = ...,
 ) -> LogRates: ...
 
 
@@ -451,6 +486,7 @@ def estimate_log_rates(
     times: Any = None,
     changed: Any = None,
     fingerprints: Any = None,
+    signals: Any = None,
     method: str = "mle",
     unit: Any = None,
     confidence: float = 0.95,
@@ -459,6 +495,7 @@ def estimate_log_rates(
     time_column: str = "time",
     changed_column: str = "changed",
     fingerprint_column: str | None = None,
+    signal_column: str | None = None,
 ) -> Any:
     """Change rate of every page of a ragged crawl log, with a confidence interval.
 
@@ -487,6 +524,10 @@ def estimate_log_rates(
         Column names of ``log``.
     fingerprint_column : str, optional
         A column of content fingerprints of ``log`` to use instead of ``changed_column``.
+    signals, signal_column : array-like of whole numbers >= 0, or a column name of ``log``, optional
+        The change signals (sitemap pings, feed entries...) received since the page's previous crawl, per crawl:
+        then each page's signal recall and false-signal rate are fitted too (columns ``recall``,
+        ``false_rate``), ready for ``optimal_thresholds`` or ``freshcore rates --model signals``.
 
     Returns
     -------
@@ -535,17 +576,62 @@ def estimate_log_rates(
                          high_inclusive=False)
     cap = None if upper is None else check_scalar(upper, "upper", caller, low=0.0, low_inclusive=False,
                                                   allow_inf=True)
+    parts: list[np.ndarray] = []
     if frame:
         columns = (page_column, time_column, fingerprint_column or changed_column)
         chunks = [log] if _is_frame(log) else _chunks(log, caller)
-        encoded = _encode_chunks(chunks, columns, unit, caller, by_content)
+        encoded = _encode_chunks(chunks, columns, unit, caller, by_content, signal_column, parts)
     else:
         encoded = _encode(pages, times, flags, unit, caller, 0, by_content)
         if encoded[1].shape[0] == 0:
             raise ValueError(f"{caller}: the log is empty.")
-    page, starts, intervals, flags = _intervals(*encoded, caller, by_content)
+        if signals is not None:
+            parts.append(_counts(signals, caller, 0))
+            if parts[0].shape != encoded[1].shape:
+                raise ValueError(f"The columns of {caller} must have the same length: pages has "
+                                 f"{encoded[1].shape[0]}, signals {parts[0].shape[0]}.")
+    page, starts, intervals, flags, ends = _intervals(*encoded, caller, by_content)
     result = _estimate(page, starts, intervals, flags, method, level, cap)
+    if parts:
+        n_signals = np.concatenate(parts)[ends]
+        recall, false_rate = _fit_signals(starts, intervals, flags, n_signals, result)
+        result = LogRates(**{**result.__dict__, "recall": recall, "false_rate": false_rate})
     return result.to_frame(page_column) if frame else result
+
+
+def _fit_signals(starts: np.ndarray, intervals: np.ndarray, flags: np.ndarray, n_signals: np.ndarray,
+                 result: LogRates) -> tuple[np.ndarray, np.ndarray]:
+    """Each page's signal recall and false-signal rate, fitted given its estimated change rate.
+
+    Pages go to ``fit_signal_model`` in groups of similar interval counts (within a factor 2), each padded with
+    (0, 0, 0) entries (which carry no information) to its longest: the padding stays below the data.
+    """
+    from .signals import fit_signal_model
+
+    n = result.page.shape[0]
+    recall = np.full(n, np.nan)
+    false_rate = np.full(n, np.nan)
+    rate = result.change_rate
+    counts = np.diff(starts)
+    fit = np.flatnonzero(~result.clipped & (counts > 0) & np.isfinite(rate) & (rate > 0))
+    if fit.size == 0:
+        return recall, false_rate
+    group = np.floor(np.log2(counts[fit])).astype(np.int64)
+    for g in np.unique(group):
+        members = fit[group == g]
+        width = int(counts[members].max())
+        tau = np.zeros((members.size, width))
+        sig = np.zeros((members.size, width), dtype=np.int64)
+        chg = np.zeros((members.size, width), dtype=np.uint8)
+        for row, p in enumerate(members):
+            lo, hi = starts[p], starts[p + 1]
+            tau[row, : hi - lo] = intervals[lo:hi]
+            sig[row, : hi - lo] = n_signals[lo:hi]
+            chg[row, : hi - lo] = flags[lo:hi]
+        res = fit_signal_model(tau, sig, chg, change_rate=rate[members])
+        recall[members] = res.recall
+        false_rate[members] = res.false_rate
+    return recall, false_rate
 
 
 def _estimate(page: np.ndarray, starts: np.ndarray, intervals: np.ndarray, flags: np.ndarray, method: str,

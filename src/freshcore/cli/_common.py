@@ -86,8 +86,10 @@ def table_format(path: str) -> str:
     return "parquet" if ".parquet" in suffixes or ".pq" in suffixes else "csv"
 
 
-def read_chunks(path: str, columns: list[str], command: str, chunk_rows: int = 1_000_000) -> Iterator[Any]:
-    """A CSV or Parquet table as DataFrame chunks of ``chunk_rows`` rows (only one in memory at a time).
+def read_chunks(path: str, columns: list[str], command: str, chunk_rows: int = 1_000_000,
+                optional: tuple[str, ...] = ()) -> Iterator[Any]:
+    """A CSV or Parquet table as DataFrame chunks of ``chunk_rows`` rows (only one in memory at a time), with
+    ``columns`` (required) and those of ``optional`` the table has.
 
     Errors name the file: a missing or unreadable path, a table without one of ``columns``, a truncated or
     corrupted Parquet file.
@@ -109,7 +111,8 @@ def read_chunks(path: str, columns: list[str], command: str, chunk_rows: int = 1
             raise CommandError(f"{path}: no column {missing[0]!r} (its columns: "
                                f"{', '.join(repr(n) for n in pf.schema_arrow.names)})")
         try:
-            for batch in pf.iter_batches(batch_size=chunk_rows, columns=columns):
+            wanted = [*columns, *(c for c in optional if c in pf.schema_arrow.names and c not in columns)]
+            for batch in pf.iter_batches(batch_size=chunk_rows, columns=wanted):
                 yield batch.to_pandas()
         except Exception as e:
             raise CommandError(f"{path}: not a readable Parquet file ({_first_line(e)})") from None

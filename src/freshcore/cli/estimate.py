@@ -4,7 +4,9 @@ The log is a CSV or Parquet table (by its name: ``.parquet`` is Parquet, anythin
 standard input) with one row per crawl: the URL, the time of the crawl, and whether the crawl saw the page
 changed since its previous crawl (``changed``: 0/1 or true/false), or instead a fingerprint of the content
 (``--fingerprint-column``: a hash, an ETag...; a crawl changed where it differs from the URL's previous
-crawl).  Times are ISO 8601 timestamps or numbers (seconds by default: ``--time-unit``).  Rows may come in
+crawl).  A ``signals`` column (``--signal-column``), the change signals received since the URL's previous
+crawl, adds each URL's signal recall and false-signal rate (for ``freshcore rates --model signals``).  Times
+are ISO 8601 timestamps or numbers (seconds by default: ``--time-unit``).  Rows may come in
 any order; the log is read in chunks of 10^6 rows.
 
 The output (CSV by default, or JSON lines) has one row per URL, sorted: the change rate per ``--unit``
@@ -23,6 +25,7 @@ so that the two can be compared, and the output fed to ``freshcore rates``.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import warnings
 from typing import Any, TextIO
@@ -73,6 +76,9 @@ def add_parser(sub: Any) -> None:
                    help="column of the change flags (default changed)")
     p.add_argument("--fingerprint-column", default=None, metavar="NAME",
                    help="column of content fingerprints, instead of change flags")
+    p.add_argument("--signal-column", default=None, metavar="NAME",
+                   help="column of the change signals received before each crawl (default: signals, if the log "
+                        "has it): adds each URL's signal recall and false-signal rate")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw the estimates with their intervals (against the dataset's reference rates with "
                         "--layout bing) to FILE (.png, .svg, .pdf; needs matplotlib)")
@@ -98,10 +104,18 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.layout == "bing":
         return _run_bing(args, out, bar, t0)
 
+    signal_column = args.signal_column
+    source = read_chunks(args.log, columns + ([signal_column] if signal_column else []), "estimate",
+                         optional=() if signal_column else ("signals",))
+    first = next(source, None)
+    if signal_column is None and first is not None and "signals" in first.columns:
+        signal_column = "signals"  # (a column named signals is used when present)
+    keep = columns + ([signal_column] if signal_column else [])
+
     def chunks() -> Any:
         nonlocal rows
-        for chunk in read_chunks(args.log, columns, "estimate"):
-            chunk = chunk[columns]
+        for chunk in itertools.chain([] if first is None else [first], source):
+            chunk = chunk[keep]
             times = chunk[args.time_column]
             if times.dtype.kind in "iuf":  # numbers in --time-unit since the Unix epoch: as dates
                 chunk = chunk.assign(**{args.time_column: _durations(times.to_numpy(), args.time_unit)
@@ -116,10 +130,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             rates = estimate_log_rates(
                 chunks(), method=args.method, unit=args.unit, confidence=args.confidence,
                 page_column=args.page_column, time_column=args.time_column, changed_column=args.changed_column,
-                fingerprint_column=args.fingerprint_column,
+                fingerprint_column=args.fingerprint_column, signal_column=signal_column,
             )
     except LogError as e:
-        raise CommandError(f"{_place(e, args, flag_column)}: {e.detail}") from None
+        raise CommandError(f"{_place(e, args, flag_column, signal_column)}: {e.detail}") from None
     except ValueError as e:
         raise CommandError(f"{args.log}: {str(e).removeprefix('estimate_log_rates: ')}") from None
     finally:
@@ -218,8 +232,9 @@ def _durations(values: np.ndarray, unit: str) -> np.ndarray:
     return out
 
 
-def _place(e: LogError, args: argparse.Namespace, flag_column: str) -> str:
+def _place(e: LogError, args: argparse.Namespace, flag_column: str, signal_column: str | None) -> str:
     """Where a bad row is: the file's line (CSV, after the header) or row (Parquet), and the column."""
-    column = {"page": args.page_column, "time": args.time_column}.get(e.field, flag_column)
+    column = {"page": args.page_column, "time": args.time_column, "signals": signal_column}.get(e.field) or \
+        flag_column
     where = f"row {e.row + 1}" if table_format(args.log) == "parquet" else f"line {e.row + 2}"
     return f"{args.log}, {where}, column {column!r}"
