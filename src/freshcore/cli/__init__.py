@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -56,10 +57,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.command is None:
         parser.print_help(out)
         return 2
+    t0 = time.perf_counter()
     try:
         if getattr(args, "plot", None):
             check_plot(args.plot, args.command)
-        return int(args.run(args, out))
+        status = int(args.run(args, out))
+        if getattr(args, "verbose", False):
+            print(f"freshcore {args.command}: done in {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        return status
     except (CommandError, LogError) as e:
         print(f"freshcore {args.command}: {e}", file=sys.stderr)
         return 1

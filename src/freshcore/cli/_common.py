@@ -57,6 +57,13 @@ def add_output(p: argparse.ArgumentParser, what: str, formats: tuple[str, ...] |
                        help=f"{formats[0]} (default), " + " or ".join(formats[1:]) + " (JSON: one row per line)")
 
 
+def add_verbosity(p: argparse.ArgumentParser, quiet: str) -> None:
+    """``-q/--quiet`` (what it silences: ``quiet``) and ``-v/--verbose`` (say what was done and how long it
+    took, on standard error)."""
+    p.add_argument("-q", "--quiet", action="store_true", help=quiet)
+    p.add_argument("-v", "--verbose", action="store_true", help="say what was done and how long it took")
+
+
 def add_pages_bandwidth(p: argparse.ArgumentParser, horizon_help: str) -> None:
     """The page table, ``--bandwidth`` and ``--horizon`` of the commands that run a policy over time."""
     p.add_argument("pages", metavar="PAGES", help="the page table: a .csv or .parquet file")

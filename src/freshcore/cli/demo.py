@@ -66,7 +66,7 @@ import numpy as np
 from .. import __version__
 from .._papers import BUSA_FEKETE_2025, cites
 from .._validation import check_int, check_rng
-from ._common import plain_text, positive_float, positive_int
+from ._common import add_verbosity, plain_text, positive_float, positive_int
 
 __all__ = ["add_parser", "synthetic_signals", "synthetic_web"]
 
@@ -382,4 +382,4 @@ def add_parser(sub: Any) -> None:
         help=f"comma-separated policies of the scheduling stage (default all: {','.join(_POLICIES)})",
     )
     demo.add_argument("--no-schedule", action="store_true", help="skip the scheduling stage")
-    demo.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_verbosity(demo, "no progress bar")

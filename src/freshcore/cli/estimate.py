@@ -36,6 +36,7 @@ from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
 from ._common import (
     CommandError,
     add_output,
+    add_verbosity,
     command_parser,
     read_chunks,
     save_plot,
@@ -82,8 +83,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw the estimates with their intervals (against the dataset's reference rates with "
                         "--layout bing) to FILE (.png, .svg, .pdf; needs matplotlib)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no warnings")
-    p.add_argument("-v", "--verbose", action="store_true", help="say what was read and how long it took")
+    add_verbosity(p, "no progress bar, no warnings")
     p.set_defaults(run=run)
 
 
@@ -181,14 +181,12 @@ def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int
 
 def _finish(args: argparse.Namespace, out: TextIO, table: Any, rows: int, t0: float) -> int:
     """Write the estimates (and the plot); with --verbose, say what was read."""
-    import time
 
     write_output(args.output, lambda f: write_table(table, args.format, f), out)
     if args.plot:
         save_plot(args.plot, lambda ax: plot_estimates(ax, table, args.unit), "estimate")
     if args.verbose:
-        print(f"freshcore estimate: {rows} crawls, {len(table)} URLs, {time.perf_counter() - t0:.2f} s",
-              file=sys.stderr)
+        print(f"freshcore estimate: {rows} crawls, {len(table)} URLs", file=sys.stderr)
     return 0
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from ._common import (
     CommandError,
     add_output,
+    add_verbosity,
     command_parser,
     positive_float,
     read_chunks,
@@ -55,7 +56,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw crawl rate against change rate to FILE (.png, .svg, .pdf; needs matplotlib)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not print the total on standard error")
+    add_verbosity(p, "do not print the total on standard error")
     p.set_defaults(run=run)
 
 

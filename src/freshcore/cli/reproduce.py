@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import add_output, command_parser, save_plot, write_output
+from ._common import add_output, add_verbosity, command_parser, save_plot, write_output
 
 EXAMPLES = """examples:
   freshcore reproduce estimators
@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     add_output(p, "tables", None)
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw the main table to FILE (.png, .svg, .pdf; needs matplotlib)")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not print the time taken")
+    add_verbosity(p, "do not print the time taken")
     p.set_defaults(run=run)
 
 

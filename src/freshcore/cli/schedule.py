@@ -25,6 +25,7 @@ from ._common import (
     CommandError,
     add_output,
     add_pages_bandwidth,
+    add_verbosity,
     command_parser,
     read_chunks,
     table_format,
@@ -53,7 +54,7 @@ def add_parser(sub: Any) -> None:
                    help="continue from this saved scheduler if it exists, and save it there at the end")
     add_output(p, "decisions", ("csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_verbosity(p, "no progress bar")
     p.set_defaults(run=run)
 
 

@@ -26,6 +26,7 @@ from ._common import (
     CommandError,
     add_output,
     add_pages_bandwidth,
+    add_verbosity,
     command_parser,
     save_plot,
     write_output,
@@ -54,7 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--plot", default=None, metavar="FILE",
                    help="also draw each policy's accuracy with its standard error to FILE (.png, .svg, .pdf; needs "
                         "matplotlib)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_verbosity(p, "no progress bar")
     p.set_defaults(run=run)
 
 
