@@ -144,3 +144,14 @@ def test_stdin_and_a_closed_pipe():
     head = subprocess.run(f"{sys.executable} -m freshcore estimate {LOG} | head -1", shell=True, capture_output=True,
                           text=True)
     assert head.returncode == 0 and head.stdout.startswith("url,") and "Traceback" not in head.stderr
+
+
+def test_reference_rates_are_joined_and_plotted(tmp_path, capsys):
+    """--reference adds the known rates beside the estimates (the plot draws one against the other)."""
+    status, out, _ = run(["estimate", str(LOG), "--reference", str(EXAMPLES / "pages.csv"), "--plot",
+                          str(tmp_path / "e.png")], capsys)
+    got = pd.read_csv(io.StringIO(out))
+    truth = pd.read_csv(EXAMPLES / "pages.csv")
+    assert status == 0 and list(got.columns)[-1] == "reference_rate"
+    np.testing.assert_array_equal(got["reference_rate"], truth.set_index("url").loc[got["url"], "change_rate"])
+    assert (tmp_path / "e.png").read_bytes().startswith(b"\x89PNG")

@@ -54,7 +54,8 @@ EXAMPLES = """examples:
   freshcore estimate crawls.csv -o rates.csv
   freshcore estimate crawls.parquet --unit hour --format json -o -
   freshcore estimate crawls.csv --fingerprint-column etag --page-column page
-  freshcore estimate --layout bing PoliteCrawling/ -o bing_rates.csv"""
+  freshcore estimate --layout bing PoliteCrawling/ -o bing_rates.csv
+  freshcore estimate examples/crawl_log.csv --reference examples/pages.csv --plot estimates.png"""
 
 
 def add_parser(sub: Any) -> None:
@@ -77,6 +78,9 @@ def add_parser(sub: Any) -> None:
                    help="column of the change flags (default changed)")
     p.add_argument("--fingerprint-column", default=None, metavar="NAME",
                    help="column of content fingerprints, instead of change flags")
+    p.add_argument("--reference", default=None, metavar="PAGES",
+                   help="a page table (url, change_rate) of known rates, e.g. a simulation's truth: adds them as "
+                        "reference_rate, and --plot draws the estimates against them")
     p.add_argument("--signal-column", default=None, metavar="NAME",
                    help="column of the change signals received before each crawl (default: signals, if the log "
                         "has it): adds each URL's signal recall and false-signal rate")
@@ -144,7 +148,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         elif not args.quiet:
             print(f"freshcore estimate: warning: {str(w.message).removeprefix('estimate_log_rates: ')}",
                   file=sys.stderr)
-    return _finish(args, out, rates.reset_index(), rows, t0)
+    table = rates.reset_index()
+    if args.reference:
+        table = _with_reference(table, args)
+    return _finish(args, out, table, rows, t0)
+
+
+def _with_reference(table: Any, args: argparse.Namespace) -> Any:
+    """The estimates with the reference table's change rates (``reference_rate``; NaN for URLs it lacks)."""
+    from .rates import read_pages
+
+    ref = read_pages(args.reference, args.page_column, ("change_rate",), "estimate")
+    known = ref.set_index(args.page_column)["change_rate"].rename("reference_rate")
+    return table.join(known, on=args.page_column)
 
 
 def _run_bing(args: argparse.Namespace, out: TextIO, bar: Any, t0: float) -> int:
