@@ -9,18 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run
 
 from freshcore.cli import main
 from freshcore.crawl_logs import estimate_log_rates
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 LOG = EXAMPLES / "crawl_log.csv"
-
-
-def run(args, capsys):
-    out = io.StringIO()
-    status = main(args, out=out)
-    return status, out.getvalue(), capsys.readouterr().err
 
 
 def test_example_log_gives_the_library_estimates(capsys):

@@ -6,18 +6,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run
 
 from freshcore import PageModel, freshness, optimal_rates, optimal_thresholds
-from freshcore.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 PAGES = EXAMPLES / "pages.csv"
-
-
-def run(args, capsys):
-    out = io.StringIO()
-    status = main(args, out=out)
-    return status, out.getvalue(), capsys.readouterr().err
 
 
 @pytest.mark.parametrize("model", ["poisson", "periodic"])

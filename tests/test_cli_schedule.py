@@ -6,17 +6,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run
 
 from freshcore import PageModel, Scheduler
-from freshcore.cli import main
 
 PAGES = Path(__file__).resolve().parent.parent / "examples" / "pages.csv"
-
-
-def run(args, capsys):
-    out = io.StringIO()
-    status = main(args, out=out)
-    return status, out.getvalue(), capsys.readouterr().err
 
 
 def library(signals=None, horizon=3.0, bandwidth=10.0, value="exact"):

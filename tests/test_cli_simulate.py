@@ -5,17 +5,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _cli import run
 
 from freshcore import PageModel, Scheduler, simulate
 from freshcore.cli import main
 
 PAGES = Path(__file__).resolve().parent.parent / "examples" / "pages.csv"
-
-
-def run(args, capsys):
-    out = io.StringIO()
-    status = main(args, out=out)
-    return status, out.getvalue(), capsys.readouterr().err
 
 
 def test_table_of_every_policy(capsys):

@@ -57,6 +57,12 @@ def add_output(p: argparse.ArgumentParser, what: str, formats: tuple[str, ...] |
                        help=f"{formats[0]} (default), " + " or ".join(formats[1:]) + " (JSON: one row per line)")
 
 
+def add_plot(p: argparse.ArgumentParser, what: str) -> None:
+    """``--plot FILE``: also draw ``what`` (PNG, SVG or PDF by the name; matplotlib, the ``plot`` extra)."""
+    p.add_argument("--plot", default=None, metavar="FILE",
+                   help=f"also draw {what} to FILE (.png, .svg, .pdf; needs matplotlib)")
+
+
 def add_verbosity(p: argparse.ArgumentParser, quiet: str) -> None:
     """``-q/--quiet`` (what it silences: ``quiet``) and ``-v/--verbose`` (say what was done and how long it
     took, on standard error)."""

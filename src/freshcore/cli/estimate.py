@@ -36,6 +36,7 @@ from ..crawl_logs import LogError, SingleCrawlWarning, estimate_log_rates
 from ._common import (
     CommandError,
     add_output,
+    add_plot,
     add_verbosity,
     command_parser,
     read_chunks,
@@ -84,9 +85,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--signal-column", default=None, metavar="NAME",
                    help="column of the change signals received before each crawl (default: signals, if the log "
                         "has it): adds each URL's signal recall and false-signal rate")
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="also draw the estimates with their intervals (against the dataset's reference rates with "
-                        "--layout bing) to FILE (.png, .svg, .pdf; needs matplotlib)")
+    add_plot(p, "the estimates with their intervals (against reference rates, with --reference or --layout bing)")
     add_verbosity(p, "no progress bar, no warnings")
     p.set_defaults(run=run)
 

@@ -25,6 +25,7 @@ import numpy as np
 from ._common import (
     CommandError,
     add_output,
+    add_plot,
     add_verbosity,
     command_parser,
     positive_float,
@@ -54,8 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-rate", type=float, default=np.inf, help="highest crawl rate of a page (default none)")
     add_output(p, "plan", ("csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="also draw crawl rate against change rate to FILE (.png, .svg, .pdf; needs matplotlib)")
+    add_plot(p, "crawl rate against change rate")
     add_verbosity(p, "do not print the total on standard error")
     p.set_defaults(run=run)
 

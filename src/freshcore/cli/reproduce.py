@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from ._common import add_output, add_verbosity, command_parser, save_plot, write_output
+from ._common import add_output, add_plot, add_verbosity, command_parser, save_plot, write_output
 
 EXAMPLES = """examples:
   freshcore reproduce estimators
@@ -35,8 +35,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--quick", action="store_true", help="a smaller run (fewer sizes, runs or a shorter horizon)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated runs (default 0)")
     add_output(p, "tables", None)
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="also draw the main table to FILE (.png, .svg, .pdf; needs matplotlib)")
+    add_plot(p, "the main table")
     add_verbosity(p, "do not print the time taken")
     p.set_defaults(run=run)
 

@@ -26,6 +26,7 @@ from ._common import (
     CommandError,
     add_output,
     add_pages_bandwidth,
+    add_plot,
     add_verbosity,
     command_parser,
     save_plot,
@@ -52,9 +53,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated events (default 0)")
     add_output(p, "table", ("text", "csv", "json"))
     p.add_argument("--page-column", default="url", metavar="NAME", help="column of the URLs (default url)")
-    p.add_argument("--plot", default=None, metavar="FILE",
-                   help="also draw each policy's accuracy with its standard error to FILE (.png, .svg, .pdf; needs "
-                        "matplotlib)")
+    add_plot(p, "each policy's accuracy with its standard error")
     add_verbosity(p, "no progress bar")
     p.set_defaults(run=run)
 
