@@ -204,7 +204,8 @@ class ShardedScheduler(SchedulerBase):
                       last_crawl=None if last is None else last[members[s]])
             for s in range(k)
         )
-        self._adopt(pages, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
+        # (the caller's PageModel is not kept: ``pages`` rebuilds it from the shards when asked)
+        self._adopt(None, r, owner, members, local, scheds, 0, 0.0, 0.0, 0, r / k, None)
 
     def _adopt(self, pages: PageModel | None, bandwidth: float, owner: np.ndarray, members: tuple, local: np.ndarray,
                scheds: tuple, pos: int, time: float, origin: float, ticks: int, srate: float,
