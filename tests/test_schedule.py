@@ -361,3 +361,29 @@ def test_schedulers_do_not_keep_the_callers_page_model():
         rebuilt = sched.pages
         for name in ("change_rate", "importance", "recall", "false_rate", "alpha", "gamma", "beta"):
             np.testing.assert_array_equal(getattr(rebuilt, name), getattr(pages, name))
+
+
+def test_signal_many_fast_path_records_what_the_checked_path_records():
+    """int arrays of intp and float64 that are all valid skip the Python checks (one compiled pass decides): the
+    same counted flags and decisions as lists going through the checks; a bad entry still gets the checked
+    path's error, naming its index, and changes nothing."""
+    rng = np.random.default_rng(12)
+    pages = PageModel(rng.uniform(0.1, 2, 200), rng.uniform(0.1, 1, 200), rng.beta(0.25, 0.25, 200),
+                      rng.uniform(0.1, 0.6, 200))
+    fast, checked = Scheduler(pages, 20.0), Scheduler(pages, 20.0)
+    for _ in range(50):
+        fast.run(7)
+        checked.run(7)
+        ids = rng.integers(0, 200, 5).astype(np.intp)
+        times = np.full(5, fast.time)
+        a = fast.signal_many(ids, times)
+        b = checked.signal_many(ids.tolist(), times.tolist())
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fast.run(300), checked.run(300))
+    before = fast.to_dict()
+    with pytest.raises(ValueError, match=r"times\[1\] = 1e-09 < .*, the last crawl of page"):
+        fast.signal_many(np.array([3, 4], dtype=np.intp), np.array([fast.time, 1e-9]))
+    fast.remove_pages([5])
+    with pytest.raises(ValueError, match=r"pages\[0\] = 5 \(removed\)"):
+        fast.signal_many(np.array([5], dtype=np.intp), np.array([fast.time]))
+    assert fast.to_dict()["time"] == before["time"]

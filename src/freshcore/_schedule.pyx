@@ -779,6 +779,26 @@ cdef class SchedulerState:
             raise self._failed(" The signal is not counted: the scheduler is as before it.")
         return r == 1
 
+    def signals_ok(self, const Py_ssize_t[::1] pages, const double[::1] times):
+        """Whether ``signal_many(pages, times)`` needs no check: the lengths agree, every id is live, every time is
+        finite and not before its page's last crawl, and no page could pass MAX_SIGNALS (its count plus all n).
+        False sends the caller to the checks that name the first bad index."""
+        cdef Py_ssize_t i, j, n = pages.shape[0]
+        cdef double t
+        cdef bint ok = times.shape[0] == n
+        with nogil:
+            for i in range(n if ok else 0):
+                j = pages[i]
+                if j < 0 or j >= self.n_ids or self.buckets.code[j] == DEAD:
+                    ok = False
+                    break
+                t = times[i]
+                if not (t >= self.pages.records[j].last_crawl) or t == INFINITY or \
+                        <double>self.pages.records[j].n_signals + <double>n > 4294967295.0:
+                    ok = False
+                    break
+        return ok
+
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
         """out[i] = signal(pages[i], times[i]), in order (pages, times and counts already validated)."""
         cdef Py_ssize_t i, n = pages.shape[0]

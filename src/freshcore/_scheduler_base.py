@@ -129,6 +129,11 @@ class SchedulerBase(_statefile.StateFile):
         """Record a checked signal."""
         raise NotImplementedError
 
+    def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
+        """Whether a compiled pass finds the signals valid (then ``signal_many`` skips its checks); the default
+        is False: every signal goes through the checks."""
+        return False
+
     def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:  # pragma: no cover
         """Record checked signals in order; the counted flags (bool)."""
         raise NotImplementedError
@@ -278,6 +283,10 @@ class SchedulerBase(_statefile.StateFile):
         TypeError
             If ``pages`` is not an integer array or ``times`` not real.
         """
+        if (type(pages) is np.ndarray and type(times) is np.ndarray and pages.dtype == np.intp
+                and times.dtype == np.float64 and pages.ndim == 1 and pages.flags.c_contiguous
+                and times.flags.c_contiguous and len(pages) and self._signals_ok(pages, times)):
+            return self._signal_many(pages, times)  # (all valid, checked in one compiled pass)
         caller = f"{self._NAME}.signal_many"
         p = check_page_ids(pages, "pages", caller, self._n_ids, self._alive_of)
         tt = check_array(times, "times", caller, allow_empty=True)

@@ -205,6 +205,9 @@ class Scheduler(SchedulerBase):
     def _signal(self, page: int, t: float) -> bool:
         return bool(self._state.signal(page, t))
 
+    def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
+        return bool(self._state.signals_ok(pages, times))
+
     def _signal_many(self, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
         out = np.empty(len(pages), dtype=np.uint8)
         self._state.signal_many(pages, times, out)
