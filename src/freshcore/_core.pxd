@@ -13,6 +13,17 @@ cdef double residual_exp_order(double i, double x) noexcept nogil
 cdef double poisson_lower(long i, double x) noexcept nogil
 
 
+cdef inline double horner(const double* coef, int last, double x) noexcept nogil:
+    """sum_{k<=last} coef[k] x^k by Horner's rule (the polynomials of the special functions and of the crawl
+    value's closed forms)."""
+    cdef double h = coef[last]
+    cdef int k = last - 1
+    while k >= 0:
+        h = h * x + coef[k]
+        k -= 1
+    return h
+
+
 cdef inline double residual1_inverse(double c, double om) noexcept nogil:
     """x >= 0 with R^1(x) = 1 - e^-x (1 + x) = c, i.e. x = -(1 + W-1(-(1 - c)/e)); om = 1 - c given accurately.
 

@@ -476,16 +476,6 @@ cdef double[10] LOG1P_REM = [
 cdef double TWO_PI = 6.283185307179586
 
 
-cdef inline double _poly(const double* c, int last, double x) noexcept nogil:
-    """sum_{k<=last} c[k] x^k (Horner)."""
-    cdef double h = c[last]
-    cdef int k = last - 1
-    while k >= 0:
-        h = h * x + c[k]
-        k -= 1
-    return h
-
-
 cdef double _residual_large(double i, double x) noexcept nogil:
     """R^i(x) for an integral order i >= 2^31 (a double), x >= 0 finite: Temme's expansion (module notes).
 
@@ -504,12 +494,12 @@ cdef double _residual_large(double i, double x) noexcept nogil:
     if t > 0.01:
         return 1.0
     # a eta^2 / 2 = a (t - log1p t) = ((x - a) t) (t - log1p t)/t^2
-    h = _poly(LOG1P_REM, 9, t)
+    h = horner(LOG1P_REM, 9, t)
     y2 = (((x - i) - 1.0) * t) * h
     if y2 > 750.0:
         return 0.0 if t < 0.0 else 1.0
     eta = t * sqrt(2.0 * h)
-    s = _poly(TEMME_C0, 7, eta) + (_poly(TEMME_C1, 5, eta) + _poly(TEMME_C2, 2, eta) / a) / a
+    s = horner(TEMME_C0, 7, eta) + (horner(TEMME_C1, 5, eta) + horner(TEMME_C2, 2, eta) / a) / a
     ra = exp(-y2) / sqrt(TWO_PI * a) * s
     if t < 0.0:
         return 0.5 * erfc(sqrt(y2)) - ra   # P(a, x), eta sqrt(a/2) = -sqrt(y2)

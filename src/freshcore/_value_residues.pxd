@@ -14,6 +14,8 @@ cimport cython
 from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport exp, log, log1p, floor, ceil, sqrt, INFINITY
 
+from freshcore._core cimport horner
+
 cdef extern from "_float_bits.h":
     int freshcore_exponent(double x) noexcept nogil
     double freshcore_pow2(int e) noexcept nogil
@@ -62,16 +64,6 @@ cdef inline int fill_tables() except -1:
     for k in range(20):
         T2_COEF[k] = float(Fraction((-1) ** k, factorial(k + 2)))
     return 0
-
-
-cdef inline double horner(const double* coef, int last, double x) noexcept nogil:
-    """sum_{k<=last} coef[k] x^k by Horner's rule."""
-    cdef double h = coef[last]
-    cdef int k = last - 1
-    while k >= 0:
-        h = h * x + coef[k]
-        k -= 1
-    return h
 
 
 cdef inline double one_minus_exp(double x, double* e_out) noexcept nogil:
