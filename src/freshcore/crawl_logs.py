@@ -621,14 +621,14 @@ def _fit_signals(starts: np.ndarray, intervals: np.ndarray, flags: np.ndarray, n
     for g in np.unique(group):
         members = fit[group == g]
         width = int(counts[members].max())
+        # each member's intervals, scattered into its row of the padded arrays in one step
+        row = np.repeat(np.arange(members.size), counts[members])
+        col = np.arange(row.size) - np.repeat(np.cumsum(counts[members]) - counts[members], counts[members])
+        src = np.repeat(starts[members], counts[members]) + col
         tau = np.zeros((members.size, width))
         sig = np.zeros((members.size, width), dtype=np.int64)
         chg = np.zeros((members.size, width), dtype=np.uint8)
-        for row, p in enumerate(members):
-            lo, hi = starts[p], starts[p + 1]
-            tau[row, : hi - lo] = intervals[lo:hi]
-            sig[row, : hi - lo] = n_signals[lo:hi]
-            chg[row, : hi - lo] = flags[lo:hi]
+        tau[row, col], sig[row, col], chg[row, col] = intervals[src], n_signals[src], flags[src]
         res = fit_signal_model(tau, sig, chg, change_rate=rate[members])
         recall[members] = res.recall
         false_rate[members] = res.false_rate
