@@ -147,3 +147,15 @@ def test_memory_scheduler(benchmark, m):
          traced_construction_peak_bytes_per_page=peak)
     pages = pages_instance(m)
     benchmark(lambda: Scheduler(pages, m / 10.0, value="greedy").next())
+
+
+@pytest.mark.skipif(not SMOKE, reason="the scripts' own figures come from running them (bench/README.md)")
+def test_scripts_run(capsys):
+    # the command-line measurements (cold_start.py, scale_schedule.py) at tiny sizes, so that they cannot rot
+    import cold_start
+    import scale_schedule
+
+    cold_start.main(["--pages", "2000", "--decisions", "50", "--warm", "200"])
+    scale_schedule.main(["--sizes", "2000", "--decisions", "100", "--burn-in", "100"])
+    out = capsys.readouterr().out
+    assert out.count("greedy") >= 4 and out.count("exact") >= 4

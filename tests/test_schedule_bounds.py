@@ -50,6 +50,37 @@ def test_value_lies_below_the_slope_line(dl, mu, lam, nu, kind):
         assert np.all(v[i + 1:] <= line + 1e-13 * np.abs(v[i + 1:])), (kind, i)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    dl=st.floats(1e-4, 1e3),
+    mu=st.floats(1e-3, 1e3),
+    lam=st.sampled_from([0.0, 1e-6, 0.05, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0 - 1e-9]),
+    nu=st.sampled_from([0.0, 1e-6, 0.05, 0.2, 0.58, 1.0, 3.0, 10.0]),
+    kind=st.sampled_from(["exact", "cis", "greedy", "approx1", "approx2", "approx3"]),
+)
+def test_value_over_tau_squared_does_not_increase(dl, mu, lam, nu, kind):
+    # the lines bounding sqrt V (freshcore._schedule, "The start"): V(tau)/tau**2 does not increase, so
+    # sqrt V(tau) <= sqrt V(tau_0) tau/tau_0 for tau >= tau_0; and V(tau) <= (mu alpha/2) tau**2.  tau on the
+    # page's own scale, far beyond it and, where signals are worth much (large gamma beta), across the
+    # signals' steps beta
+    pages1 = pages_from(dl, mu, lam, nu)
+    beta = float(pages1.beta[0]) if kind != "greedy" else math.inf
+    tau = np.geomspace(1e-6, 1e3, 400) / dl
+    if 0.0 < beta < 1e6 / dl:
+        tau = np.sort(np.concatenate([tau, beta * (np.arange(1, 9)[:, None] + np.linspace(-0.05, 0.5, 80)).ravel()]))
+    pages = pages_from(dl, mu, lam, nu, len(tau))
+    if kind.startswith("approx"):
+        v = crawl_value(tau, pages, "approx", int(kind[-1]))
+    else:
+        v = crawl_value(tau, pages, kind)
+    a = dl if kind == "greedy" else (1.0 - lam) * dl
+    ratio = v / tau**2
+    # each ratio at most every earlier one (rounding of V: 1e-13 relative, what the scheduler's margin covers)
+    running_min = np.minimum.accumulate(ratio)
+    assert np.all(ratio <= running_min * (1 + 1e-13) + 1e-300), (kind, int(np.argmax(ratio > running_min)))
+    assert np.all(v <= 0.5 * mu * a * tau**2 * (1 + 1e-13) + 1e-300), kind
+
+
 def test_greedy_bound_is_the_tangent_beyond_the_inflection():
     # Greedy: dV/dtau = mu Delta tau e^{-Delta tau}: the bound is mu/e at Delta tau <= 1 and the slope itself beyond
     pages = pages_from(2.0, 3.0, 0.0, 0.0)

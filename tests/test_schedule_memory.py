@@ -8,6 +8,8 @@ what ``save`` writes: keys, buckets, evaluation counts) of a run that never fail
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -127,36 +129,54 @@ def test_every_allocation_failure_is_a_memory_error_that_changes_nothing(value):
 
 
 def test_set_bandwidth_without_memory_keeps_the_bandwidth():
-    # the calendar's pages go back to FAR, which grows when they do not fit (here, pages that all start at 0:
-    # early ticks park most of them in the calendar)
+    # the calendar's pages go back to FAR, which grows when they do not fit: a staggered start, run until the
+    # winning value has settled and most pages are parked, then the pages of FAR removed (it shrinks) but for
+    # ten, and those of the calendar (due within m/32 ticks) do not fit in its slack
     rng = np.random.default_rng(4)
-    s = Scheduler(pages(rng, 2000, signals=False), 200.0, value="greedy")
-    s.run(20)
+    m = 20_000
+    s = Scheduler(pages(rng, m, signals=False), m / 10.0, value="greedy", last_crawl=-rng.uniform(0.0, 10.0, m))
+    s.run(3000)
+    far = np.flatnonzero(s._state._buckets() == _schedule.FAR_CODE)
+    s.remove_pages(far[10:])
+    sizes = s._state.bucket_sizes()
+    assert sizes[_schedule.PARK_CODE] > 100 and sizes[_schedule.FAR_CODE] == 10
     before = s.to_dict()
     _schedule._fail_allocation(1)
     with pytest.raises(MemoryError, match=r"changing the rate \(the rate is unchanged\)"):
-        s.set_bandwidth(400.0)
+        s.set_bandwidth(2 * m / 10.0)
     _schedule._fail_allocation(0)
     same_state(s.to_dict(), before)
     twin = Scheduler.from_dict(before)
-    np.testing.assert_array_equal(s.set_bandwidth(400.0).run(2000), twin.set_bandwidth(400.0).run(2000))
+    np.testing.assert_array_equal(s.set_bandwidth(2 * m / 10.0).run(2000), twin.set_bandwidth(2 * m / 10.0).run(2000))
 
 
 def test_run_keeps_the_ticks_before_the_failure():
     rng = np.random.default_rng(5)
     model = pages(rng, 200)
     want = Scheduler(model, 20.0, value="greedy").run(3000)
-    twin, s = Scheduler(model, 20.0, value="greedy"), Scheduler(model, 20.0, value="greedy")
+    twin = Scheduler(model, 20.0, value="greedy")
     twin.run(1)
-    s.run(1)
     n0 = _schedule._allocation_count()
     twin.run(2999)
     n = _schedule._allocation_count() - n0
     assert n > 2
-    _schedule._fail_allocation(n // 2)  # an allocation of the twin's run: the same one here
-    with pytest.raises(MemoryError, match=r"tick \d+ of 2999 \(the first \d+ were taken") as e:
-        s.run(2999)
-    done = int(str(e.value).split("tick ")[1].split(" of")[0]) - 1
+    # an allocation of the twin's run from its middle on (the same here) that a tick needs (a shrink that fails
+    # is not an error)
+    for k in range(n // 2, n + 1):
+        s = Scheduler(model, 20.0, value="greedy")
+        s.run(1)
+        _schedule._fail_allocation(k)
+        try:
+            s.run(2999)
+        except MemoryError as e:
+            message = str(e)
+            break
+        finally:
+            _schedule._fail_allocation(0)
+    else:
+        pytest.fail("no allocation of the run was needed")
+    assert re.search(r"tick \d+ of 2999 \(the first \d+ were taken", message), message
+    done = int(message.split("tick ")[1].split(" of")[0]) - 1
     assert 0 < done < 2999 and s.time == (1 + done) / 20.0
     np.testing.assert_array_equal(np.concatenate([want[:1 + done], s.run(3000 - 1 - done)]), want)
 

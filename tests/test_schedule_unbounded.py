@@ -60,9 +60,22 @@ def check_continues_as_twin(s, before, bad=M, n=300):
     assert state_equal(s, twin)
 
 
+def popped_soon(value="exact", groups=None, t=1.0):
+    """An importance for the bad page, crawled last at -(CAP - 1.5): evaluable until t = 1 (tau_eff = CAP - 0.5),
+    not after, and of value just below the best benign one of each group of pages (each shard's) at time t: not
+    the first winner, but popped (the best) soon after."""
+    terms = 2 * MAX_TERMS if value == "approx" else None
+    last = np.random.default_rng(2).uniform(0.0, 5.0, M)  # (the benign pages' last crawls in scheduler, negated)
+    benign = PageModel(*(getattr(pages(), k)[:M] for k in ("change_rate", "importance", "recall", "false_rate")))
+    v = crawl_value(t + last, benign, value, terms)
+    groups = (np.arange(M),) if groups is None else groups
+    best = min(float(np.max(v[g[g < M]])) for g in groups)
+    return 0.99 * best / float(crawl_value(CAP - 1.5 + t, BAD, value, terms)[0])
+
+
 @pytest.mark.parametrize("value", ["exact", "approx"])
 def test_a_tick_that_pops_the_page_past_the_cap_is_refused_and_changes_nothing(value):
-    s = scheduler(-(CAP - 1.5), value)  # evaluable at the first tick (tau_eff = CAP - 0.5), not from the second
+    s = scheduler(-(CAP - 1.5), value, bad_importance=popped_soon(value))
     for tick in range(1, 30):
         before = s.to_dict()
         try:
@@ -87,7 +100,7 @@ def test_the_first_tick_refuses_a_page_past_the_cap():
 
 
 def test_run_keeps_the_ticks_before_the_refused_one():
-    s = scheduler(-(CAP - 1.5))
+    s = scheduler(-(CAP - 1.5), bad_importance=popped_soon())
     twin = Scheduler.from_dict(s.to_dict())
     taken = []
     with pytest.raises(PageValueError):
@@ -138,6 +151,10 @@ def test_sharded_scheduler_names_the_page_by_its_id():
     last = np.r_[-np.random.default_rng(2).uniform(0.0, 5.0, M), -(CAP - 1.5)]
     s = ShardedScheduler(pages(), 2.0, 2, last_crawl=last)  # (page M = 20 is page 10 of shard 0)
     assert s.local_index(M) != M
+    groups = tuple(s.shard_pages(k) for k in range(2))
+    first = float(min(s.tick_times(2)))
+    bad = pages(popped_soon(groups=groups, t=first))
+    s = ShardedScheduler(bad, 2.0, 2, last_crawl=last)
     for _ in range(60):
         before = s.to_dict()
         try:
@@ -157,7 +174,7 @@ def test_sharded_scheduler_names_the_page_by_its_id():
         pytest.fail("the page past the cap was never popped")
     # a run of several decisions reports the page by its id too; the shards may then be out of step (one ticked,
     # another not), so the scheduler refuses to go on until it is restored from a state saved before the call
-    s = ShardedScheduler(pages(), 2.0, 2, last_crawl=last)
+    s = ShardedScheduler(bad, 2.0, 2, last_crawl=last)
     saved = s.to_dict()
     with pytest.raises(PageValueError, match=MESSAGE.format(M) + ".*no longer in step"):
         s.run(60)

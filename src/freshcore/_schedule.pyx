@@ -56,24 +56,57 @@ both bounds).  A line bounding ``V`` from ``v_0 ~ mu Delta tau_0^2/2`` with
 slope ``mu/e`` is loose by a factor ``~1/x``; the one bounding ``ln V``
 follows the quadratic growth, which is what all pages do at start-up.
 
+Every kind, and the start from equal crawl times: lines bounding sqrt V
+---------------------------------------------------------------------------
+``V(tau)/tau**2`` does not increase, for every kind, so ``sqrt V(tau) <=
+sqrt(v_0) tau/tau_0`` for ``tau >= tau_0``: a line in ``t`` through the root
+``tau = 0`` of slope ``sqrt(v_0)/tau_0``; with ``v_0 = 0`` (just crawled),
+``V' <= mu alpha tau`` gives ``V <= (mu alpha/2) tau**2``, slope ``sqrt(mu
+alpha/2)``.  Proof: ``(V/tau**2)' <= 0`` is ``tau V' <= 2 V``; with ``V' = mu
+alpha e^{-alpha tau} psi(tau)`` and ``e^{-alpha s} >= e^{-alpha tau}`` on
+``[0, tau]`` it suffices that ``tau psi(tau) <= 2 Psi(tau)``, ``Psi`` the
+integral of ``psi``.  ``gamma psi(tau) = sum_i P(Z_i <= tau)`` counts the
+points ``Z_i = S_{i+1} + i beta`` (``S_i`` sums of i Exp(gamma)) of a
+renewal process with gaps ``G_0 ~ Exp(gamma)``, ``G_i = beta + Exp(gamma)``,
+and ``tau psi - 2 Psi`` is ``E sum_{Z_i <= tau} (2 Z_i - tau)/gamma``.  Given
+n + 1 points in ``[0, tau]``, that sum is ``(n + 1)(G_0 - G_{n+1}) + sum_j
+(n + 1 - 2j) G_j`` (``G_{n+1} = tau - Z_n``); the middle gaps are
+exchangeable (zero mean), and swapping the first gap a and the last b changes
+the density by ``e^{gamma (min(b, beta) - min(a, beta))}`` (the last gap is
+censored by ``beta + Exp(gamma)``), so the larger of the two is the last more
+often: ``E[G_0 - G_{n+1}] <= 0``.  Approx-j keeps the first j + 1 points,
+whose mean is below that of all; Greedy (``psi = tau``, ``F(x)/x**2``
+decreasing) and Greedy-CIS (``psi`` concave) are special cases
+(tests/test_schedule_bounds.py checks it for every kind, near the signals'
+steps ``i beta`` included).  When every page starts crawled at the same time,
+every value grows like ``tau**2`` at first and the ratios between them hold
+still: a line bounding sqrt V grows with its page, where one bounding V (slope
+``mu/e`` from ``~mu alpha tau_0**2/2``, loose by ``~1/(alpha tau_0)``) or ln V
+(``e^{2 d}`` against ``(1 + d)**2`` over ``tau = tau_0 (1 + d)``) is popped
+at every doubling of tau, and the first ticks popped most pages.  A page's
+line is the one of the three (V, sqrt V, and ln V for Greedy's convex
+values) that reaches the last winning value last.
+
 The pages are kept in buckets by ``s_b``: bucket 0 for constant values; then
 four per octave, ``(1/2 + (q + 1)/8) 2**e`` for slopes from 2**-100 to 2**50
 (smaller ones rounded up to the first), 600 buckets for lines bounding ``V``
-(1 .. 600) and the same 600 for lines bounding ``ln V`` (601 .. 1200); above
-the largest slope an unbounded bucket (1201) whose bound is ``inf``; 1204
-bucket codes with the two of the parked pages (1202, 1203).  Each is a 4-ary
+(1 .. 600), the same 600 for lines bounding ``ln V`` (601 .. 1200) and for
+lines bounding ``sqrt V`` (1201 .. 1800); above the largest slope an
+unbounded bucket (1801) whose bound is ``inf``; 1804 bucket codes with the two
+of the parked pages (1802, 1803).  Each is a 4-ary
 min-heap on ``(k_j, j)`` (keys stored beside the ids): in one bucket the page
 with the smallest key has the largest bound, and a level change of any kind
 costs nothing, since keys do not depend on a level.
 
 A tick at ``t``: take the bucket whose top has the largest bound (ties: the
-lower page id; a bound of ``ln V`` compared through ``exp``), pop that page,
+lower page id; a bound of ``ln V`` compared through ``exp``, of ``sqrt V``
+through its square), pop that page,
 evaluate it exactly and keep the best value ``v*`` so far (ties: lowest id;
 buckets whose top's bound is below ``v*``, or ``ln v*``, leave the tick's
 candidates, since ``v*`` only grows); repeat until every bound left,
-inflated for rounding (``U (1 + 1e-11) + s_b 8 eps |t|``; for ``ln V``,
-``U + 1e-11 (1 + |U|) + s_b 8 eps |t|``), is below ``v*`` (or ``ln v*``; or
-equal, for a higher id).  Every page not popped then has ``V_j(t) <=
+inflated for rounding (``U (1 + 1e-11) + s_b 8 eps |t|``, for ``V`` and
+``sqrt V``; for ``ln V``, ``U + 1e-11 (1 + |U|) + s_b 8 eps |t|``), is below
+``v*`` (or ``ln v*``, ``sqrt v*``; or equal, for a higher id).  Every page not popped then has ``V_j(t) <=
 U_j(t) < v*``: the best popped page is the exact argmax.  It is crawled
 (``last = t``, ``n = 0``) and every popped page goes back with the line from
 its value at ``t``.  Pages popped at a tick are those whose bound reaches the
@@ -116,6 +149,15 @@ halves again after a cycle without a fall.  The buckets then hold only the
 ~m x margin pages near the top (~1e3 at m = 1e6), each popped ~3 times on its
 way up.  Other value kinds do not park.
 
+While the winning value moves (by more than four smallest margins over a
+window of m times the smallest margin, sqrt(m) ticks; a scheduler starts
+moving), no page parks: while it rises, a page parked at the level is
+popped, below the risen level, every time tau grows by a constant factor,
+where its line bounding sqrt V grows with it; while it falls, each fall below
+the level evaluates every parked page.  When a window ends without a move,
+every page of the slope buckets whose bound is below the park level parks
+(O(m), once per move).
+
 The parked pages due by a horizon m/32 ticks ahead are in a calendar of ticks
 (``PARK``), the others in an unsorted list (``FAR``; ``_schedule_park``).  The
 split is not state: files say ``PARK`` for both.
@@ -134,11 +176,9 @@ page leaves its bucket; an added or re-parameterised page is evaluated at the
 current time and placed with its line (O(log m), no rebuild).
 
 Start-up: every live page is evaluated once at the first tick and the buckets
-are heapified (O(m)).  Pages that all start crawled at time 0 have values that
-grow together, quadratically at first, and the first ticks, at which ``tau``
-doubles from one tick to the next, pop many pages (hundreds per tick over the
-first m/10 ticks at m = 1e5); ``Scheduler(last_crawl=...)`` staggers the
-initial crawl times and avoids that.
+are heapified (O(m)).  Pages that all start crawled at the same time have
+values that grow together, quadratically at first: the lines bounding sqrt V
+(above) keep the first ticks to a few evaluations each.
 
 Memory: allocation failure raises ``MemoryError`` and leaves the state as the
 call found it (``step``, ``add``, ``update``, ``signal``, ``set_rate``);
@@ -162,7 +202,7 @@ References
    algorithm utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport INFINITY, fabs, exp, log
+from libc.math cimport INFINITY, fabs, exp, log, sqrt
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free
@@ -175,16 +215,19 @@ from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, f
                                          freshcore_allocation_count)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
                                         popped_resize, popped_free, page_records, grown)
-from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up
-from freshcore._schedule_lines cimport BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, page_line
-from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching
+from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, unsorted_append
+from freshcore._schedule_lines cimport (BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
+                                        family_of)
+from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
+                                       tops_remove)
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_release, calendar_empty,
                                            calendar_clear, calendar_prefetch)
 from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_init,
                                           buckets_free, buckets_push, buckets_take, buckets_remove, buckets_key_of,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
+                                          buckets_grow, buckets_note,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
-from freshcore._schedule_park cimport Park, PARK_EPS, park_floor, parks, park_key, park_follow, park_advance
+from freshcore._schedule_park cimport Park, PARK_EPS, parks, park_key, park_start, park_follow, park_advance
 from freshcore._schedule_export cimport state_export, state_import
 
 cdef extern from "_schedule_constants.h":
@@ -325,13 +368,14 @@ cdef class SchedulerState:
         return self.park.n_unparks
 
     def bucket_sizes(self):
-        """Pages in each bucket code, int64 (length N_BUCKETS = 1204).
+        """Pages in each bucket code, int64 (length N_BUCKETS = 1804).
 
         0: constant values; 1 .. 600: lines bounding V, by slope (four per
         octave from 2**-100 to 2**50); 601 .. 1200: lines bounding ln V, the
-        same slopes; 1201 (UNBOUNDED_CODE): larger slopes; 1202 (PARK_CODE):
-        parked pages due by the horizon (the calendar); 1203 (FAR_CODE): the
-        other parked pages.
+        same slopes; 1201 .. 1800: lines bounding sqrt V, the same slopes;
+        1801 (UNBOUNDED_CODE): larger slopes; 1802 (PARK_CODE): parked pages
+        due by the horizon (the calendar); 1803 (FAR_CODE): the other parked
+        pages.
         """
         out = np.zeros(N_CODES, dtype=np.int64)
         cdef Py_ssize_t b
@@ -396,7 +440,9 @@ cdef class SchedulerState:
 
     def nbytes(self):
         """Bytes held: per-slot arrays at capacity, the heaps and the calendar at capacity, the tables and buffers."""
-        cdef Py_ssize_t b, heaps = 0, scanned = self.buckets.tops.capacity[0] + self.buckets.tops.capacity[1]
+        cdef Py_ssize_t b, heaps = 0
+        cdef Py_ssize_t scanned = (self.buckets.tops.capacity[0] + self.buckets.tops.capacity[1]
+                                   + self.buckets.tops.capacity[2])
         for b in range(N_CODES):
             heaps += self.buckets.heaps[b].capacity + (HEAP_LEAD if self.buckets.heaps[b].capacity > 0 else 0)
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
@@ -409,7 +455,7 @@ cdef class SchedulerState:
                 + (self.buckets.calendar.mask + 1) * sizeof(int32_t)
                 + N_CODES * (sizeof(Heap) + sizeof(int32_t))
                 + scanned * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
-                + (scanned + 4) * (sizeof(double) + sizeof(int32_t)))
+                + (scanned + 9) * (sizeof(double) + sizeof(int32_t)))
 
     # -- pages in their buckets -----------------------------------------------
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
@@ -467,8 +513,7 @@ cdef class SchedulerState:
             free(keys)
             return NO_VALUE
         if self.pages.kind == GREEDY:
-            self.park.margin = park_floor(self.n_live)
-            self.park.level = vmax * (1.0 - self.park.margin)  # the first winning value is vmax
+            park_start(&self.park, vmax, self.n_ticks, self.n_live)  # the first winning value is vmax
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
@@ -478,9 +523,9 @@ cdef class SchedulerState:
                 code[j] = FAR  # (the horizon is -inf until the tick moves it)
                 keys[j] = park_key(&self.park, &self.pages.records[j])
             else:
-                code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, -1.0, self.buckets.slope_table,
-                                              self.last_winning_value, self.log_last_winning_value,
-                                              self.buckets.calendar.rate, &keys[j])
+                # (the lines chosen for the first winning value, vmax)
+                code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, -1.0, self.buckets.slope_table, vmax,
+                                              log(vmax), self.buckets.calendar.rate, &keys[j])
         if buckets_fill(&self.buckets, self.n_ids, keys) < 0:
             for j in range(self.n_ids):
                 if code[j] != DEAD:
@@ -511,6 +556,61 @@ cdef class SchedulerState:
             return True
         return False
 
+    cdef void _park_lines(self, double t) noexcept nogil:
+        """Greedy, once the winning value has stopped moving: every page of a slope bucket whose bound at t is
+        below the park level parks (O(pages in the slope buckets), once per move; the tick has made room in
+        FAR)."""
+        cdef Buckets* s = &self.buckets
+        cdef Heap* h
+        cdef Py_ssize_t b, i, k, n
+        cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE)
+        cdef int32_t j
+        n = s.heaps[FAR].size + self._count_below_park(t)
+        if n > s.heaps[FAR].capacity and buckets_grow(s, FAR, n) < 0:
+            return  # (the tick made the room: cannot happen)
+        for b in range(1, UNBOUNDED):
+            h = &s.heaps[b]
+            k = 0
+            for i in range(h.size):
+                j = h.ids[i]
+                if self._below_park(b, h.keys[i], t, tpad, lim):
+                    unsorted_append(&s.heaps[FAR], j, park_key(&self.park, &self.pages.records[j]), s.records)
+                    s.code[j] = FAR
+                else:
+                    h.ids[k] = j
+                    h.keys[k] = h.keys[i]
+                    s.records[j].entry = <int32_t>k
+                    k += 1
+            if k < h.size:
+                h.size = <int32_t>k
+                if k == 0:
+                    tops_remove(&s.tops, b)
+                else:
+                    heap_heapify(h, s.records)
+                    buckets_set_top(s, b)
+                buckets_note(s, b)
+        self.park.horizon = -INFINITY  # (FAR's keys are no longer all after the horizon: the next tick moves it)
+
+    cdef Py_ssize_t _count_below_park(self, double t) noexcept nogil:
+        """Pages of the slope buckets whose bound at t is below the park level (those _park_lines parks)."""
+        cdef Py_ssize_t b, i, n = 0
+        cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE)
+        for b in range(1, UNBOUNDED):
+            for i in range(self.buckets.heaps[b].size):
+                n += self._below_park(b, self.buckets.heaps[b].keys[i], t, tpad, lim)
+        return n
+
+    cdef inline bint _below_park(self, Py_ssize_t b, double key, double t, double tpad, double lim) noexcept nogil:
+        """Whether the (inflated) bound at t of a page of slope bucket b with this key, as a bound of V, is below
+        lim."""
+        cdef double u = top_bound(self.buckets.slope_table, b, key, t, tpad)
+        cdef int f = family_of(b)
+        if f == 1:
+            return exp(u) < lim
+        if f == 2:
+            return u * u < lim
+        return u < lim
+
     cdef void _undo_tick(self, const TickUndo* u, Py_ssize_t pn, Py_ssize_t placed, Py_ssize_t best) noexcept nogil:
         """Put back a tick that ran out of memory: the first ``placed`` popped pages out of their new buckets,
         the winner's record and the scalars as they were, every popped page back where it was popped from
@@ -532,19 +632,25 @@ cdef class SchedulerState:
     cdef Py_ssize_t _step(self) noexcept nogil:
         """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted, NO_VALUE if the value of
         a page it evaluates cannot be computed (the state is then as before the call)."""
-        cdef double t, tpad, u, bu, ul, bv, lbv, key, mg, th0, th1
+        cdef double t, tpad, u, bu, ul, uq, bv, lbv, qbv, key, mg, th0, th1, th2
         cdef Buckets* s = &self.buckets
         cdef int32_t* buckets
         cdef int32_t* cand
         cdef int32_t* cand_l
+        cdef int32_t* cand_q
+        cdef int32_t* fc
         cdef double* slopes
         cdef double* top_keys
         cdef double* bounds
         cdef double* cbound
         cdef double* cbound_l
+        cdef double* cbound_q
+        cdef double* fb
+        cdef Py_ssize_t* fn
         cdef int32_t* heads
-        cdef bint rejoined = False, fell
-        cdef Py_ssize_t n0, n1, o1, nc, ncl, a, ba, bl, b, j, btop, best, pn, i, nfar
+        cdef bint rejoined = False, fell, was_moving
+        cdef Py_ssize_t o1, o2, nc, ncl, ncq, a, ba, bl, bq, fi, b, j, btop, best, pn, i, nfar
+        cdef int fam
         cdef TickUndo undo
         undo.tick, undo.n_ticks, undo.now = self.tick, self.n_ticks, self.now
         undo.last_popped_tick, undo.n_evaluations = s.calendar.last_popped_tick, self.n_evaluations
@@ -570,22 +676,28 @@ cdef class SchedulerState:
         # value (any above it was popped at the last tick), so theta keeps a handful of the scanned buckets.
         th0 = self.last_winning_value * (1.0 - PREFILTER)
         th1 = self.log_last_winning_value - PREFILTER  # for the lines bounding ln V
+        th2 = sqrt(th0)  # for those bounding sqrt V
         # (the arrays in locals: the stores below would otherwise make the compiler reload them)
         buckets, slopes, top_keys, bounds = s.tops.buckets, s.tops.slopes, s.tops.top_keys, s.tops.bounds
         cand, cbound = s.tops.cand_buckets, s.tops.cand_bounds
         mg = BOUND_MARGIN
-        n0, n1, o1 = s.tops.count[0], s.tops.count[1], s.tops.capacity[0]
+        o1, o2 = tops_offset(&s.tops, 1), tops_offset(&s.tops, 2)
         # the bounds of the tops (by position) and the candidates among them: those of lines bounding V in
-        # cand/cbound[:nc], those bounding ln V in cand_l/cbound_l[:ncl] (each family's argmax then takes no
-        # branch on the family)
-        cand_l, cbound_l = cand + o1 + 3, cbound + o1 + 3
-        nc = freshcore_scan(slopes, top_keys, buckets, n0, t, tpad, mg, 0.0, th0, bounds, cand, cbound, 0)
-        ncl = freshcore_scan(slopes + o1, top_keys + o1, buckets + o1, n1, t, tpad, mg, 1.0, th1, bounds + o1,
-                             cand_l, cbound_l, 0)
+        # cand/cbound[:nc], ln V in cand_l/cbound_l[:ncl], sqrt V in cand_q/cbound_q[:ncq] (each family's
+        # argmax then takes no branch on the family)
+        cand_l, cbound_l = cand + cand_offset(&s.tops, 1), cbound + cand_offset(&s.tops, 1)
+        cand_q, cbound_q = cand + cand_offset(&s.tops, 2), cbound + cand_offset(&s.tops, 2)
+        nc = freshcore_scan(slopes, top_keys, buckets, s.tops.count[0], t, tpad, mg, 0.0, th0, bounds, cand,
+                            cbound, 0)
+        ncl = freshcore_scan(slopes + o1, top_keys + o1, buckets + o1, s.tops.count[1], t, tpad, mg, 1.0, th1,
+                             bounds + o1, cand_l, cbound_l, 0)
+        ncq = freshcore_scan(slopes + o2, top_keys + o2, buckets + o2, s.tops.count[2], t, tpad, mg, 0.0, th2,
+                             bounds + o2, cand_q, cbound_q, 0)
         nc = buckets_unscanned_candidates(s, t, tpad, th0, nc)
         best = -1
         bv = -INFINITY
         lbv = -INFINITY
+        qbv = -INFINITY
         pn = 0
         if t >= self.park.horizon and s.heaps[FAR].size > 0:
             if park_advance(&self.park, s, t, self.n_live) < 0:
@@ -615,12 +727,13 @@ cdef class SchedulerState:
         s.calendar.last_popped_tick = self.tick
         if best >= 0:
             lbv = log(bv)
+            qbv = sqrt(bv)
         while True:
-            while nc + ncl > 0:
-                # the largest bound among the lines bounding V and among those bounding ln V (ties: the lower
-                # page id); the bounds of ln V are compared with ln of the best value
-                ba = bl = -1
-                bu = ul = -INFINITY
+            while nc + ncl + ncq > 0:
+                # the largest bound among the lines bounding V, ln V and sqrt V (ties: the lower page id);
+                # the bounds of ln V are compared with ln of the best value, those of sqrt V with its sqrt
+                ba = bl = bq = -1
+                bu = ul = uq = -INFINITY
                 for a in range(nc):
                     u = cbound[a]
                     if ba < 0 or u > bu or (u == bu and s.heaps[cand[a]].ids[0] < s.heaps[cand[ba]].ids[0]):
@@ -629,17 +742,31 @@ cdef class SchedulerState:
                     u = cbound_l[a]
                     if bl < 0 or u > ul or (u == ul and s.heaps[cand_l[a]].ids[0] < s.heaps[cand_l[bl]].ids[0]):
                         bl, ul = a, u
+                for a in range(ncq):
+                    u = cbound_q[a]
+                    if bq < 0 or u > uq or (u == uq and s.heaps[cand_q[a]].ids[0] < s.heaps[cand_q[bq]].ids[0]):
+                        bq, uq = a, u
                 if ba >= 0 and not (bu > bv or (bu == bv and s.heaps[cand[ba]].ids[0] < best)):
                     ba = -1  # no line bounding V reaches the best value
                 if bl >= 0 and not (ul > lbv or (ul == lbv and s.heaps[cand_l[bl]].ids[0] < best)):
                     bl = -1
-                if ba < 0 and bl < 0:
+                if bq >= 0 and not (uq > qbv or (uq == qbv and s.heaps[cand_q[bq]].ids[0] < best)):
+                    bq = -1
+                if ba < 0 and bl < 0 and bq < 0:
                     break  # every candidate left is below the best value (or equal with a higher id)
-                if ba < 0 or (bl >= 0 and exp(ul) > bu):
-                    b = cand_l[bl]  # (a line bounding ln V)
+                # the family whose bound, as a bound of V, is the largest
+                fam, u = 0, bu if ba >= 0 else -INFINITY
+                if bl >= 0 and exp(ul) > u:
+                    fam, u = 1, exp(ul)
+                if bq >= 0 and uq * uq > u:
+                    fam = 2
+                if fam == 0:
+                    fc, fb, fn, fi = cand, cbound, &nc, ba
+                elif fam == 1:
+                    fc, fb, fn, fi = cand_l, cbound_l, &ncl, bl
                 else:
-                    b = cand[ba]
-                    bl = -1
+                    fc, fb, fn, fi = cand_q, cbound_q, &ncq, bq
+                b = fc[fi]
                 btop = s.heaps[b].ids[0]
                 key = s.heaps[b].keys[0]
                 # the page's record (one cache line) and the other kinds' fields: fetched while the heap is updated
@@ -653,34 +780,29 @@ cdef class SchedulerState:
                 buckets_take(s, b, 0)
                 if s.heaps[b].size > 0:
                     u = buckets_top_bound(s, b, t, tpad)
-                    if bl >= 0:
-                        cbound_l[bl] = u
-                    else:
-                        cbound[ba] = u
+                    fb[fi] = u
                     if s.tops.position[b] >= 0:
                         bounds[s.tops.position[b]] = u  # (its new top's bound, for a rejoin)
-                elif bl >= 0:
-                    ncl -= 1
-                    cand_l[bl] = cand_l[ncl]
-                    cbound_l[bl] = cbound_l[ncl]
                 else:
-                    nc -= 1
-                    cand[ba] = cand[nc]
-                    cbound[ba] = cbound[nc]
+                    fn[0] -= 1
+                    fc[fi] = fc[fn[0]]
+                    fb[fi] = fb[fn[0]]
                 if self._evaluate(btop, t, b, key, &pn, &bv, &best):
                     lbv = log(bv)
+                    qbv = sqrt(bv)
                     # the best value only grows: drop the candidates that can no longer reach it
                     nc = reaching(cand, cbound, nc, bv)
                     ncl = reaching(cand_l, cbound_l, ncl, lbv)
-            if rejoined or (bv >= th0 and lbv >= th1):
-                break  # every deferred bound is below theta (ln theta), so below the best value
+                    ncq = reaching(cand_q, cbound_q, ncq, qbv)
+            if rejoined or (bv >= th0 and lbv >= th1 and qbv >= th2):
+                break  # every deferred bound is below theta (ln theta, sqrt theta), so below the best value
             # the best value ended below theta: every nonempty bucket whose top's bound reaches it rejoins (the
             # candidates left are below it: the search over them has ended).  bounds holds the bounds at t: a
             # deferred bucket is untouched since the scan, a popped one's was updated, and a bucket emptied
             # since is no longer scanned (the last one of its family took its place)
-            o1 = s.tops.capacity[0]
             nc = freshcore_pick(bounds, buckets, s.tops.count[0], bv, cand, cbound, 0)
             ncl = freshcore_pick(bounds + o1, buckets + o1, s.tops.count[1], lbv, cand_l, cbound_l, 0)
+            ncq = freshcore_pick(bounds + o2, buckets + o2, s.tops.count[2], qbv, cand_q, cbound_q, 0)
             nc = buckets_unscanned_candidates(s, t, tpad, bv, nc)
             rejoined = True
         nfar = s.heaps[FAR].size
@@ -705,11 +827,20 @@ cdef class SchedulerState:
             s.heaps[FAR].size = 0  # (its capacity is kept: most pages are parked again below)
             self.park.horizon = -INFINITY
             lbv = log(bv)
+            qbv = sqrt(bv)
         if self.failed_page >= 0:  # a popped page's value could not be computed (and is not the best): no tick
             self._undo_tick(&undo, pn, 0, -1)
             return NO_VALUE
+        was_moving = self.park.moving
         if self.pages.kind == GREEDY and bv > 0.0:
             park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
+        if was_moving and not self.park.moving:
+            # the pages of the slope buckets below the level will park (_park_lines, once the tick has
+            # succeeded): room for them in FAR now, and for the popped pages, so that the tick fails here or not
+            nfar = s.heaps[FAR].size + self._count_below_park(t) + pn
+            if nfar > s.heaps[FAR].capacity and buckets_grow(s, FAR, nfar) < 0:
+                self._undo_tick(&undo, pn, 0, -1)
+                return NO_MEMORY
         # crawl the winner; every popped page goes back, parked or with its line from t
         self.last_winning_value = bv
         self.log_last_winning_value = lbv
@@ -729,7 +860,10 @@ cdef class SchedulerState:
             if a < 0:
                 self._undo_tick(&undo, pn, i, best)
                 return NO_MEMORY if a == -1 else NO_VALUE
-        # the tick has succeeded: oversized arrays shrink (each a best effort)
+        # the tick has succeeded: Greedy's pages park if the winning value has stopped moving; oversized arrays
+        # shrink (each a best effort)
+        if was_moving and not self.park.moving:
+            self._park_lines(t)
         buckets_shrink(s)
         if fell:
             calendar_clear(&s.calendar)

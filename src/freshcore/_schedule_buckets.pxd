@@ -18,9 +18,10 @@ from freshcore._schedule_memory cimport freshcore_malloc
 from freshcore._schedule_pages cimport PageRecord
 from freshcore._schedule_heap cimport (Heap, HEAP_LEAD, heap_resize, heap_free, heap_push, heap_take, heap_heapify,
                                        unsorted_append, unsorted_take)
-from freshcore._schedule_lines cimport N_SLOPES, CONSTANT, UNBOUNDED, fill_slope_table, bucket_slope, top_bound
-from freshcore._schedule_scan cimport (Tops, tops_init, tops_free, tops_full, tops_grow, tops_add, tops_remove,
-                                       tops_clear, tops_reserve, family_of)
+from freshcore._schedule_lines cimport (N_SLOPES, CONSTANT, UNBOUNDED, fill_slope_table, bucket_slope, top_bound,
+                                        family_of)
+from freshcore._schedule_scan cimport (Tops, N_FAMILIES, tops_init, tops_free, tops_full, tops_grow, tops_add,
+                                       tops_remove, tops_clear, tops_reserve)
 from freshcore._schedule_calendar cimport Calendar, calendar_push, calendar_take, calendar_empty, calendar_clear
 
 ctypedef uint16_t bucket_t
@@ -36,7 +37,7 @@ cdef enum:
 
 cdef struct Buckets:
     Heap* heaps          # by bucket code: PARK's is unused (the calendar), FAR's an unsorted list
-    double* slope_table  # the slopes of buckets 0 .. N_SLOPES (those of the ln V family are the same)
+    double* slope_table  # the slopes of buckets 0 .. N_SLOPES (those of the ln V and sqrt V families are the same)
     Tops tops            # the nonempty slope buckets scanned at each tick, and the tick's candidates
     Calendar calendar    # PARK, and the ticks
     PageRecord* records  # the pages' records and bucket codes (the state's arrays; set again when they move)
@@ -186,7 +187,7 @@ cdef inline int buckets_fill(Buckets* s, Py_ssize_t n, const double* keys) noexc
     """Every bucket emptied, then filled from code[j] and keys[j] of pages 0 .. n - 1 (parked ones in FAR)
     and heapified; -1 if memory is exhausted before any is filled (every bucket then empty)."""
     cdef Py_ssize_t j, b, k
-    cdef Py_ssize_t need[2]
+    cdef Py_ssize_t need[N_FAMILIES]
     cdef Heap* h
     cdef int f
     for b in range(N_CODES):
@@ -198,7 +199,7 @@ cdef inline int buckets_fill(Buckets* s, Py_ssize_t n, const double* keys) noexc
         if s.code[j] < N_CODES:
             s.heaps[s.code[j]].size += 1
     # room in every heap (grown, or shrunk when oversized) and in the scan before any page is placed
-    need[0] = need[1] = 0
+    need[0] = need[1] = need[2] = 0
     for b in range(N_CODES):
         h = &s.heaps[b]
         k = h.size
@@ -210,7 +211,7 @@ cdef inline int buckets_fill(Buckets* s, Py_ssize_t n, const double* keys) noexc
                 return -1
         if k > 0 and b != CONSTANT and b < UNBOUNDED:
             need[family_of(b)] += 1
-    for f in range(2):
+    for f in range(N_FAMILIES):
         k = s.tops.capacity[f]
         while k < need[f]:
             k = k + k // 4 + 8  # (tops_grow's steps)

@@ -51,6 +51,9 @@ cdef inline dict state_export(SchedulerState s):
         "park_margin": s.park.margin,
         "park_fall": s.park.last_fall_tick,
         "n_unparks": s.park.n_unparks,
+        "park_moving": bool(s.park.moving),
+        "park_move_ref": s.park.move_ref,
+        "park_move_tick": s.park.move_tick,
         "k": s.tick,
         "nticks": s.n_ticks,
         "built": bool(s.built),
@@ -93,5 +96,8 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     s.park.last_fall_tick = d["park_fall"]
     s.park.horizon = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
     s.park.n_unparks = d["n_unparks"]
+    s.park.moving = d["park_moving"]
+    s.park.move_ref = d["park_move_ref"]
+    s.park.move_tick = d["park_move_tick"]
     s.buckets.calendar.last_popped_tick = s.tick
     return 0

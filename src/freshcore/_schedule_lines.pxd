@@ -1,10 +1,10 @@
 # The bounds on a page's value that the scheduler keeps (freshcore._schedule's module notes prove them):
-# the slope of a line bounding V or ln V from an evaluation, the slope buckets (four per octave) and
+# the slope of a line bounding V, ln V or sqrt V from an evaluation, the slope buckets (four per octave) and
 # their table, a page's line (bucket and key), the bound of a bucket's top at a tick, and Greedy's park
 # key.  Every function is inline
 # (compiled into freshcore._schedule): ``from freshcore._schedule_lines cimport bucket_of_slope``.
 
-from libc.math cimport INFINITY, fabs, exp, log, frexp, ldexp
+from libc.math cimport INFINITY, fabs, exp, log, sqrt, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
@@ -26,10 +26,12 @@ cdef enum:
     EXPONENT_OFFSET = 100
     N_SLOPES = N_OCTAVES * SLOPES_PER_OCTAVE  # slope buckets of each family
     # bucket codes of the lines: CONSTANT (constant values, keyed by -value), 1 .. N_SLOPES (lines bounding
-    # V, by slope), N_SLOPES + 1 .. 2 N_SLOPES (lines bounding ln V, the same slopes), UNBOUNDED (slopes
-    # above the largest: bound inf)
+    # V, by slope), N_SLOPES + 1 .. 2 N_SLOPES (lines bounding ln V, the same slopes), 2 N_SLOPES + 1 ..
+    # 3 N_SLOPES (lines bounding sqrt V, the same slopes), UNBOUNDED (slopes above the largest: bound inf)
     CONSTANT = 0
-    UNBOUNDED = 1 + 2 * N_SLOPES
+    LOG_FAMILY = N_SLOPES        # a bucket of lines bounding ln V: LOG_FAMILY + its slope's bucket
+    SQRT_FAMILY = 2 * N_SLOPES   # a bucket of lines bounding sqrt V: SQRT_FAMILY + its slope's bucket
+    UNBOUNDED = 1 + 3 * N_SLOPES
 
 
 cdef inline void fill_slope_table(double* table) noexcept nogil:
@@ -45,9 +47,14 @@ cdef inline void fill_slope_table(double* table) noexcept nogil:
                          (b - 1) // SLOPES_PER_OCTAVE + 1 - EXPONENT_OFFSET)
 
 
+cdef inline int family_of(Py_ssize_t b) noexcept nogil:
+    """The family of slope bucket b: 0 (lines bounding V), 1 (ln V) or 2 (sqrt V)."""
+    return 2 if b > SQRT_FAMILY else (1 if b > LOG_FAMILY else 0)
+
+
 cdef inline double bucket_slope(const double* table, Py_ssize_t b) noexcept nogil:
-    """The slope of slope bucket b (1 .. 2 N_SLOPES: the two families share the table)."""
-    return table[b - N_SLOPES if b > N_SLOPES else b]
+    """The slope of slope bucket b (1 .. 3 N_SLOPES: the three families share the table)."""
+    return table[b - SQRT_FAMILY if b > SQRT_FAMILY else (b - LOG_FAMILY if b > LOG_FAMILY else b)]
 
 
 cdef inline int bucket_of_slope(double s) noexcept nogil:
@@ -116,29 +123,59 @@ cdef inline double log_line_slope(double mu, double delta, double v0, double tau
     return 1.0 / tau1
 
 
+cdef inline double sqrt_line_slope(double mu, double a, double v0, double tau0, double* c) noexcept nogil:
+    """Slope s and value c (in ``c[0]``) at tau0 of a line in tau bounding sqrt V for every tau >= tau0.
+
+    ``V(tau)/tau**2`` does not increase (the module notes), so ``sqrt V(tau)
+    <= sqrt(v0) tau/tau0``: the line through ``(tau0, sqrt v0)`` and the root
+    ``tau = 0``, of slope ``sqrt(v0)/tau0``.  When ``v0 = 0`` or ``tau0 = 0``
+    (just crawled, or underflow): ``V' <= mu a tau`` gives ``V(tau) <=
+    (mu a/2) tau**2``, slope ``sqrt(mu a/2)`` and ``c = s tau0``.  ``a``: the
+    page's alpha (Greedy: Delta).  0 if the slope underflows.
+    """
+    cdef double s
+    if v0 > 0.0 and tau0 > 0.0:
+        c[0] = sqrt(v0)
+        return c[0] / tau0
+    s = sqrt(0.5 * (mu * a))
+    c[0] = s * tau0
+    return s
+
+
 cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0, double ex,
                           const double* table, double last_winning_value, double log_last_winning_value,
                           double rate, double* key) noexcept nogil:
     """Bucket and key (in ``key[0]``) of the bound of page j from V_j = v0 at time t0 (tau_j = tau0; ``ex`` as
-    for :func:`value_slope`)."""
-    cdef double s, sb, pad, c, sl, cl, L
+    for :func:`value_slope`).
+
+    Of the lines that bound V (every kind), sqrt V (every kind) and ln V
+    (Greedy where V is convex), the one that reaches the last winning value
+    L last is kept (all are valid bounds; bucket rounding is ignored in the
+    choice); the line bounding sqrt V when there is no L yet.
+    """
+    cdef double s, sb, pad, c, sl, cl, sq, cq, L, r, rbest
     cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
-    cdef int b
-    cdef bint in_log = False
-    s = value_slope(mu, dl, dl if p.kind == GREEDY else page_alpha(p, j), tau0, ex)
+    cdef double a = dl if p.kind == GREEDY else page_alpha(p, j)
+    cdef int b, family = 0
+    s = value_slope(mu, dl, a, tau0, ex)
     c = v0
     if not (s > 0.0):
         key[0] = -v0  # a constant value
         return CONSTANT
-    if p.kind == GREEDY and not (dl * tau0 >= 1.0 and v0 > 0.0):
+    L = last_winning_value
+    rbest = (L - v0) / s if L > 0.0 else -INFINITY  # when the line bounding V reaches L
+    sq = sqrt_line_slope(mu, a, v0, tau0, &cq)
+    if sq > 0.0:
+        r = (sqrt(L) - cq) / sq if L > 0.0 else INFINITY
+        if r > rbest:
+            s, c, family, rbest = sq, cq, 2, r
+    if p.kind == GREEDY and not (dl * tau0 >= 1.0 and v0 > 0.0) and L > 0.0:
         # Greedy where V is convex (where it is concave, the line bounding V is its tangent): also a line
-        # bounding ln V; keep the one that reaches the last winning value L later (both are valid bounds;
-        # bucket rounding is ignored in the choice)
+        # bounding ln V
         sl = log_line_slope(mu, dl, v0, tau0, ex, last_winning_value, rate, &cl)
-        L = last_winning_value
-        if not (L > 0.0) or (L - v0) * sl < (log_last_winning_value - cl) * s:
-            s, c = sl, cl
-            in_log = True
+        r = (log_last_winning_value - cl) / sl
+        if r > rbest:
+            s, c, family = sl, cl, 1
     s = s * SLOPE_SAFETY
     if not (s > 0.0):
         key[0] = -v0
@@ -147,8 +184,10 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     if b == UNBOUNDED:
         key[0] = t0
         return UNBOUNDED
-    if in_log:
-        b += N_SLOPES
+    if family == 1:
+        b += LOG_FAMILY
+    elif family == 2:
+        b += SQRT_FAMILY
     sb = bucket_slope(table, b)
     pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl)
                                + (fabs(signal_shift(p, j)) if p.kind != GREEDY else 0.0)) + 1e-300
@@ -159,8 +198,9 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
 cdef inline double top_bound(const double* table, Py_ssize_t b, double key, double t, double tpad) noexcept nogil:
     """The inflated bound at time t of the top (key ``key``) of nonempty bucket b (tpad = 8 eps |t|).
 
-    ``U = s_b (t - key)``, inflated by ``BOUND_MARGIN |U| + s_b tpad``; for the lines bounding ln V (a bound
-    of ln V) by ``BOUND_MARGIN (1 + |U|) + s_b tpad``; ``-key`` for CONSTANT, inf for UNBOUNDED.  The scan
+    ``U = s_b (t - key)``, inflated by ``BOUND_MARGIN |U| + s_b tpad`` (for the lines bounding sqrt V, a bound
+    of sqrt V); for the lines bounding ln V (a bound of ln V) by ``BOUND_MARGIN (1 + |U|) + s_b tpad``;
+    ``-key`` for CONSTANT, inf for UNBOUNDED.  The scan
     (``freshcore_scan`` in _schedule_scan.h) repeats this arithmetic in this order.
     """
     cdef double u, sb
@@ -171,7 +211,7 @@ cdef inline double top_bound(const double* table, Py_ssize_t b, double key, doub
         return u + BOUND_MARGIN * fabs(u)
     sb = bucket_slope(table, b)
     u = sb * (t - key)
-    if b > N_SLOPES:  # a bound of ln V: absolute margin
+    if b > LOG_FAMILY and b <= SQRT_FAMILY:  # a bound of ln V: absolute margin
         return u + BOUND_MARGIN * (1.0 + fabs(u)) + sb * tpad
     return u + BOUND_MARGIN * fabs(u) + sb * tpad
 

@@ -35,6 +35,9 @@ cdef struct Park:
     long long last_fall_tick  # the tick count at the last fall below the level, or halving of the margin
     double horizon           # every page in FAR has a key > horizon (-inf: none known)
     long long n_unparks      # ticks whose best value ended below the level
+    bint moving              # the winning value moved over the last window: no page parks
+    double move_ref          # the winning value at the window's start
+    long long move_tick      # the tick count at the window's start
 
 
 cdef inline double park_floor(Py_ssize_t n_live) noexcept nogil:
@@ -45,13 +48,14 @@ cdef inline double park_floor(Py_ssize_t n_live) noexcept nogil:
 
 
 cdef inline bint parks(const Park* p, const PageRecord* r, double v, double tau) noexcept nogil:
-    """Whether a Greedy page (record r) of value v at tau parks: below the park level, not constant.
+    """Whether a Greedy page (record r) of value v at tau parks: the winning value not moving, below the park
+    level, not constant.
 
     (Below ``level (1 - 2 PARK_SHADE)``: a parked page then either never reaches the level of its key,
     whose key is ``inf``, or ends above it.)
     """
-    return (v < p.level * (1.0 - 2.0 * PARK_SHADE) and r.importance > 0.0 and r.change_rate > 0.0
-            and tau < INFINITY)
+    return (not p.moving and v < p.level * (1.0 - 2.0 * PARK_SHADE) and r.importance > 0.0
+            and r.change_rate > 0.0 and tau < INFINITY)
 
 
 cdef inline double park_key(const Park* p, const PageRecord* r) noexcept nogil:
@@ -59,11 +63,41 @@ cdef inline double park_key(const Park* p, const PageRecord* r) noexcept nogil:
     return park_time(r.last_crawl, r.change_rate, r.importance, p.level)
 
 
+cdef inline Py_ssize_t move_window(Py_ssize_t n_live) noexcept nogil:
+    """Ticks over which the move of the winning value is measured: m times the smallest margin, sqrt(m) (at
+    least 16)."""
+    cdef Py_ssize_t w = <Py_ssize_t>(<double>n_live * park_floor(n_live))
+    return w if w > 16 else 16
+
+
+cdef inline void park_start(Park* p, double vmax, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
+    """The park at the first tick, whose winning value is vmax: moving (until a window shows otherwise)."""
+    p.margin = park_floor(n_live)
+    p.level = vmax * (1.0 - p.margin)
+    p.moving = True
+    p.move_ref = vmax
+    p.move_tick = n_ticks
+
+
 cdef inline void park_follow(Park* p, double bv, bint fell, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
     """The level after a tick whose best value is bv > 0: lowered after a fall (with twice the margin), raised
     (free: keys of a lower level stay valid) when the winning value has moved two margins above it, with
     half the margin if none fell for a cycle (as many ticks as pages; at small m the winning value moves
-    more)."""
+    more).
+
+    Every ``move_window`` ticks, whether the winning value moved by more than four smallest margins over the
+    window.  While it moves, no page parks (those parked stay, their keys valid): while it rises (the start
+    from equal crawl times, where every value grows like tau**2) a page parked at the level would be popped,
+    below the risen level, every time tau grows by a constant factor, whereas its line bounding sqrt V grows
+    with it; while it falls (a start far from the steady state) the level would fall under the parked pages
+    again and again, each fall evaluating every parked page.
+    """
+    cdef double f
+    if n_ticks - p.move_tick >= move_window(n_live):
+        f = 4.0 * park_floor(n_live)
+        p.moving = not (bv <= p.move_ref * (1.0 + f) and bv >= p.move_ref * (1.0 - f))
+        p.move_ref = bv
+        p.move_tick = n_ticks
     if fell or p.level == 0.0:
         if fell:
             p.margin = 2.0 * p.margin if p.margin < 0.25 else 0.5

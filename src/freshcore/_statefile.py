@@ -315,7 +315,7 @@ def write(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray], magic:
         np.savez(f, **arrays)  # type: ignore[arg-type]  # (numpy's stub types the first keyword)
 
 
-def read(path: str | os.PathLike[str], magic: str, version: int, what: str) -> dict[str, np.ndarray]:
+def read(path: str | os.PathLike[str], magic: str, versions: tuple[int, ...], what: str) -> dict[str, np.ndarray]:
     """The arrays :func:`write` put in ``path`` (without ``magic`` and ``sha256``), checked.
 
     ``what`` names the kind of file in the messages ("scheduler").
@@ -325,7 +325,7 @@ def read(path: str | os.PathLike[str], magic: str, version: int, what: str) -> d
     ValueError
         If the archive is unreadable (truncated, corrupted, or not an archive
         of arrays at all), its magic string is not ``magic``, its
-        ``format_version`` is not ``version`` or its payload does not match
+        ``format_version`` is not one of ``versions`` or its payload does not match
         its SHA-256.
     FileNotFoundError, IsADirectoryError, PermissionError
         As ``open`` raises them.
@@ -354,9 +354,10 @@ def read(path: str | os.PathLike[str], magic: str, version: int, what: str) -> d
             )
         raise ValueError(f"{path!r} is not a freshcore {what} file (no {magic!r} magic string).")
     found_version = item(data.get("format_version", -1))
-    if found_version != version:
+    if found_version not in versions:
         raise ValueError(
-            f"{path!r} is a {what} file of format version {found_version!r}; this freshcore reads version {version}."
+            f"{path!r} is a {what} file of format version {found_version!r}; this freshcore reads "
+            + (f"version {versions[0]}." if len(versions) == 1 else f"versions {', '.join(map(str, versions))}.")
         )
     if digest(data) != item(data.pop("sha256", "")):
         raise ValueError(f"{path!r} is corrupted: the SHA-256 of its payload does not match.")
@@ -373,6 +374,8 @@ class StateFile:
     """
 
     FORMAT_VERSION: ClassVar[int]
+    #: The format versions ``load`` reads (a subclass that reads older ones widens it).
+    READABLE_VERSIONS: ClassVar[tuple[int, ...]]
     _MAGIC: ClassVar[str]
     _WHAT: ClassVar[str]
 
@@ -425,4 +428,4 @@ class StateFile:
         FileNotFoundError
             If ``path`` does not exist.
         """
-        return cls.from_dict(unflatten(read(path, cls._MAGIC, cls.FORMAT_VERSION, cls._WHAT)))
+        return cls.from_dict(unflatten(read(path, cls._MAGIC, cls.READABLE_VERSIONS, cls._WHAT)))

@@ -123,7 +123,9 @@ class Scheduler(SchedulerBase):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
-    FORMAT_VERSION = 5
+    FORMAT_VERSION = 6
+    #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V).
+    READABLE_VERSIONS = (5, 6)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -278,11 +280,13 @@ class Scheduler(SchedulerBase):
         """
         caller = "Scheduler.from_dict"
         version = _statefile.check_entries(d, (Entry("format_version", "int"),), caller)["format_version"]
-        if version != cls.FORMAT_VERSION:
+        if version not in cls.READABLE_VERSIONS:
             raise ValueError(
                 f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore reads "
-                f"version {cls.FORMAT_VERSION}."
+                f"versions {', '.join(map(str, cls.READABLE_VERSIONS))}."
             )
+        if version == 5:
+            d = _upgrade_from_5(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         state = _statefile.check_entries(d, _STATE, caller, m)
         _check_invariants(state, caller)
@@ -350,11 +354,29 @@ _STATE = (
     Entry("park_margin", "float", low=0.0, high=1.0, open_low=True, open_high=True),
     Entry("park_fall", "int", low=0),
     Entry("n_unparks", "int", low=0),
+    Entry("park_moving", "bool"),
+    Entry("park_move_ref", "float", low=0.0),
+    Entry("park_move_tick", "int", low=0),
     Entry("k", "int", low=0),
     Entry("nticks", "int", low=0),
     Entry("n_evaluations", "int", low=0),
     Entry("built", "bool"),
 )
+
+
+def _upgrade_from_5(d: Any) -> dict[str, Any]:
+    """A format-5 dict as format 6: bucket codes from 1201 on (the unbounded slopes, the parked pages) move up by
+    the 600 codes of the lines bounding sqrt V, and the park is not moving (its window starts now)."""
+    d = dict(d)
+    if "bucket" in d:
+        bucket = np.array(d["bucket"], copy=True)
+        if bucket.dtype.kind in "iu":
+            old = (bucket >= 1201) & (bucket < _schedule.NOT_PLACED_CODE)
+            bucket[old] += _schedule.UNBOUNDED_CODE - 1201
+        d["bucket"] = bucket
+    d.update(format_version=6, park_moving=False, park_move_ref=d.get("last_best", 0.0),
+             park_move_tick=d.get("nticks", 0))
+    return d
 
 
 def _check_invariants(state: dict[str, Any], caller: str) -> None:
@@ -370,8 +392,8 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
     origin, k, rate, time = state["origin"], state["k"], state["rate"], state["time"]
     if time != origin + k / rate:
         raise bad("time", f"must be 'origin' + 'k' / 'rate' ({origin!r} + {k} / {rate!r}), got {time!r}")
-    if k > state["nticks"] or state["park_fall"] > state["nticks"] or state["n_unparks"] > state["nticks"]:
-        raise bad("nticks", "must count every tick: at least 'k', 'park_fall' and 'n_unparks'")
+    if k > state["nticks"] or max(state["park_fall"], state["n_unparks"], state["park_move_tick"]) > state["nticks"]:
+        raise bad("nticks", "must count every tick: at least 'k', 'park_fall', 'n_unparks' and 'park_move_tick'")
     built, alive, bucket = state["built"], state["alive"], state["bucket"]
     if not built and (state["nticks"] or time != 0.0):
         raise bad("built", "must be True once a tick has passed")

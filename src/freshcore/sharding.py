@@ -171,6 +171,7 @@ class ShardedScheduler(SchedulerBase):
     """
 
     FORMAT_VERSION = 2
+    READABLE_VERSIONS = (2,)
     _MAGIC = "freshcore.ShardedScheduler"
     _WHAT = "sharded scheduler"
     _NAME = "ShardedScheduler"

@@ -1,0 +1,103 @@
+"""What a scheduler's first decisions cost, against its steady state and a brute-force tick (issue 16).
+
+For each value kind and start, a :class:`freshcore.schedule.Scheduler` over ``bench_schedule.pages_instance(m)``
+(SPEC section 3's check pages) at R = m/10, one thread, in one process:
+
+- ``start``: the initial crawl times: ``zero`` (the default: every page crawled at time 0), ``staggered``
+  (``last_crawl = -U(0, m/R)``) or ``clumps`` (four equal groups crawled at 0, -m/(4R), -m/(2R), -3m/(4R));
+- ``cold``: construction plus the first ``decisions`` decisions (the first tick builds the buckets);
+- ``worst``: the costliest of those decisions after the first, each timed alone (``next()``);
+- ``steady``: ``decisions`` decisions timed after ``warm`` more (t = warm/R; 3e6 at m = 1e6 is t = 30), in
+  the same process;
+- ``brute``: one brute-force tick, the compiled ``crawl_value`` of every page and ``np.argmax``, from the
+  same state (the median of three).
+
+The figures are ``cold/steady`` (the issue's target: at most 20) and ``worst/brute`` (at most 1), with the
+value evaluations per decision of each phase.  Every decision of a run is made; none is skipped or chosen.
+
+Run::
+
+    PYTHONPATH=src FRESHCORE_NUM_THREADS=1 python bench/cold_start.py --pages 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from bench_schedule import pages_instance
+
+from freshcore.schedule import Scheduler
+from freshcore.value import crawl_value
+
+
+def initial_crawls(start: str, m: int, rate: float) -> np.ndarray | None:
+    if start == "zero":
+        return None
+    if start == "staggered":
+        return -np.random.default_rng(1).uniform(0.0, m / rate, m)
+    return -(np.arange(m) % 4) * (m / rate / 4.0)  # clumps
+
+
+def brute_tick(s: Scheduler) -> float:
+    pages, value, last = s.pages, s.value, s.last_crawl
+    t = s.time + 1.0 / s.bandwidth
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.argmax(crawl_value(t - last, pages, value))
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def measure(m: int, value: str, start: str, decisions: int, warm: int) -> dict:
+    pages = pages_instance(m)
+    rate = m / 10.0
+    last = initial_crawls(start, m, rate)
+    t0 = time.perf_counter()
+    s = Scheduler(pages, rate, value=value, last_crawl=last)
+    s.next()
+    build = time.perf_counter() - t0
+    e0 = s._state.n_evaluations
+    worst = 0.0
+    for _ in range(decisions - 1):
+        t1 = time.perf_counter()
+        s.next()
+        worst = max(worst, time.perf_counter() - t1)
+    cold = time.perf_counter() - t0
+    cold_evals = (s._state.n_evaluations - e0) / (decisions - 1)
+    s.run(warm)
+    e1 = s._state.n_evaluations
+    t1 = time.perf_counter()
+    s.run(decisions)
+    steady = time.perf_counter() - t1
+    steady_evals = (s._state.n_evaluations - e1) / decisions
+    brute = brute_tick(s)
+    return dict(value=value, start=start, build_s=build, cold_s=cold, steady_s=steady, ratio=cold / steady,
+                worst_ms=worst * 1e3, brute_ms=brute * 1e3, worst_over_brute=worst / brute,
+                cold_evals=cold_evals, steady_evals=steady_evals)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=1_000_000)
+    ap.add_argument("--values", nargs="+", default=["greedy", "exact"])
+    ap.add_argument("--starts", nargs="+", default=["zero", "staggered", "clumps"])
+    ap.add_argument("--decisions", type=int, default=10_000)
+    ap.add_argument("--warm", type=int, default=None, help="decisions before the steady ones (default 3 m)")
+    args = ap.parse_args(argv)
+    warm = 3 * args.pages if args.warm is None else args.warm
+    print(f"m = {args.pages}, R = m/10, {args.decisions} decisions cold and steady (after {warm}), one process each")
+    print(f"{'value':7} {'start':10} {'build s':>8} {'cold s':>8} {'steady s':>9} {'cold/steady':>11} "
+          f"{'worst ms':>9} {'brute ms':>9} {'worst/brute':>11} {'evals cold':>10} {'evals steady':>12}")
+    for value in args.values:
+        for start in args.starts:
+            r = measure(args.pages, value, start, args.decisions, warm)
+            print(f"{r['value']:7} {r['start']:10} {r['build_s']:8.3f} {r['cold_s']:8.3f} {r['steady_s']:9.4f} "
+                  f"{r['ratio']:11.1f} {r['worst_ms']:9.3f} {r['brute_ms']:9.2f} {r['worst_over_brute']:11.3f} "
+                  f"{r['cold_evals']:10.1f} {r['steady_evals']:12.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
