@@ -311,3 +311,60 @@ def test_kernel_levels():
     finally:
         _est._set_kernel_level(old)
     assert _est._kernel_levels() == (used, widest)
+
+
+@pytest.mark.parametrize("method", ["naive", "lln"])
+def test_32_bit_counts_while_k_is_shared_and_below_2_32(method, level):
+    """Naive/LLN keep Î_k in 32 bits while k is shared and below 2^32: across 2^32 the counts widen, the numbers
+    stay the streaming estimators' (restored at k close to 2^32)."""
+    batch_cls, stream_cls = PAIRS[method]
+    n, p = 700, 1.7
+    k0 = 2**32 - 3
+    rng = np.random.default_rng(8)
+    n1 = k0 - rng.integers(0, 4, n)
+    params = {"alpha": "log"} if method == "lln" else {}
+    d = batch_cls(n, crawl_rate=p, **params).to_dict()
+    d["state"].update(n_updates=np.full(n, k0), n_changes=n1, segment_changes=n1.copy(), segment_rate=np.full(n, p),
+                      past_sum=np.zeros(n))
+    batch = batch_cls.from_dict(d)
+    assert batch._k_shared == k0 and batch._common == p
+    streams = []
+    for i in range(n):
+        s = stream_cls(crawl_rate=p, **params)
+        s._set_state({"n_updates": k0, "elapsed": 0.0, "rate": 0.0, "n_changes": int(n1[i]),
+                      "segment_changes": int(n1[i]), "segment_rate": p, "past_sum": 0.0})
+        streams.append(s)
+    for step in range(4):
+        flags = rng.random(n) < 0.7
+        batch.update(flags)
+        for f, s in zip(flags, streams):
+            s.update(bool(f))
+        assert (batch._n1_32 is not None) == (step < 2)  # k = 2^32 - 2, 2^32 - 1: 32 bits; then 64
+        assert batch.n_changes.dtype == np.int64
+        assert batch.n_changes.tolist() == [s.n_changes for s in streams]
+        assert _bits(batch.rates) == _bits([s.rate for s in streams])
+
+
+@pytest.mark.parametrize("method", ["naive", "lln"])
+def test_32_bit_counts_are_read_without_widening(method):
+    batch_cls, stream_cls = PAIRS[method]
+    batch = batch_cls(5, crawl_rate=2.0).update([1, 0, 1, 1, 0]).update([1, 1, 0, 1, 0])
+    assert batch._n1_32 is not None and batch._n1_32.dtype == np.uint32
+    assert batch.n_changes.tolist() == [2, 1, 1, 2, 0] and batch.n_changes.dtype == np.int64
+    d = batch.to_dict()["state"]
+    assert d["n_changes"].dtype == d["segment_changes"].dtype == np.int64
+    for twin in (pickle.loads(pickle.dumps(batch)), copy.deepcopy(batch)):
+        assert twin._n1_32 is not None
+        np.testing.assert_array_equal(twin.n_changes, batch.n_changes)
+    assert batch._n1_32 is not None and batch._n1_wide is None
+    batch.update([1], pages=[4])  # k per page: the counts widen for good
+    assert batch._n1_32 is None and batch._n1_wide is not None
+    assert batch.n_changes.tolist() == [2, 1, 1, 2, 1]
+    batch.update(np.ones(5, dtype=bool))
+    assert batch._n1_32 is None
+    restored = batch_cls.from_dict(batch.to_dict())  # k differs between pages: stays per page, 64 bits
+    assert restored._n1_32 is None and restored._k_shared is None
+    stream = stream_cls(crawl_rate=2.0)
+    for f in (0, 0, 1, 1):
+        stream.update(f)
+    assert batch.rates[4] == stream.rate

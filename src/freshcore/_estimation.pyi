@@ -103,6 +103,16 @@ def count_shared_update(
     alpha_kind: int,
     alpha: float,
 ) -> None: ...
+def count_shared_update32(
+    n1: npt.NDArray[np.uint32],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    k1: int,
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+) -> None: ...
 def count_common_pages(
     koff: npt.NDArray[np.int64],
     blk: npt.NDArray[np.int64],

@@ -104,6 +104,9 @@ cdef extern from "_estimation_kernels.h":
                                           Py_ssize_t ps, Py_ssize_t n, double eta_k, double zeta_k) noexcept nogil
     void _count_block "freshcore_count_block"(long long* n1, double* out, const unsigned char* c, Py_ssize_t n,
                                               long long k1, double p, double a, int naive) noexcept nogil
+    void _count32_block "freshcore_count32_block"(unsigned int* n1, double* out, const unsigned char* c,
+                                                  Py_ssize_t n, long long k1, double p, double a,
+                                                  int naive) noexcept nogil
     int _max_level "freshcore_est_max_level"() noexcept nogil
     int _set_level "freshcore_est_set_level"(int level) noexcept nogil
 
@@ -494,17 +497,28 @@ cdef void _common_general(long long* koff, long long* blk, long long base, long 
         rate[i] = _common_rate(mode, kk, nn, p, a[0])
 
 
-cdef void _common_full_shared(long long* n1, double* rt, const unsigned char* cp, Py_ssize_t m,
-                              long long k1, double p, double a, int mode) noexcept nogil:
-    """Full update of a batch whose pages all share k = k1 - 1 (no k array is touched)."""
+cdef inline void _shared_block(long long* n1, unsigned int* n1_32, double* out, const unsigned char* c,
+                               Py_ssize_t n, long long k1, double p, double a, int naive) noexcept nogil:
+    if n1_32 != NULL:
+        _count32_block(n1_32, out, c, n, k1, p, a, naive)
+    else:
+        _count_block(n1, out, c, n, k1, p, a, naive)
+
+
+cdef void _common_full_shared(long long* n1, unsigned int* n1_32, double* rt, const unsigned char* cp,
+                              Py_ssize_t m, long long k1, double p, double a, int mode) noexcept nogil:
+    """Full update of a batch whose pages all share k = k1 - 1 (no k array is touched); the counts are
+    ``n1`` or, when it is not NULL, the 32-bit ``n1_32``."""
     cdef double buf[_BLOCK]
     cdef Py_ssize_t s = 0, e
+    cdef int naive = mode == MODE_NAIVE
     if m < _STREAM_MIN:
-        _count_block(n1, rt, cp, m, k1, p, a, mode == MODE_NAIVE)
+        _shared_block(n1, n1_32, rt, cp, m, k1, p, a, naive)
         return
     while s < m:
         e = s + _BLOCK if s + _BLOCK < m else m
-        _count_block(&n1[s], buf, &cp[s], e - s, k1, p, a, mode == MODE_NAIVE)
+        _shared_block(NULL if n1 == NULL else &n1[s], NULL if n1_32 == NULL else &n1_32[s], buf, &cp[s],
+                      e - s, k1, p, a, naive)
         _stream(&rt[s], buf, e - s)
         s = e
     _sfence()
@@ -523,7 +537,18 @@ def count_shared_update(long long[::1] n1, double[::1] rate, const unsigned char
         return
     cdef double a = alpha if alpha_kind == ALPHA_CONST else _lln_alpha(alpha_kind, alpha, k1)
     with nogil:
-        _common_full_shared(&n1[0], &rate[0], &changed[0], m, k1, p, a, mode)
+        _common_full_shared(&n1[0], NULL, &rate[0], &changed[0], m, k1, p, a, mode)
+
+
+def count_shared_update32(unsigned int[::1] n1, double[::1] rate, const unsigned char[::1] changed,
+                          long long k1, double p, int mode, int alpha_kind, double alpha):
+    """``count_shared_update`` with 32-bit counts (about 17 bytes per page); requires k1 < 2^32."""
+    cdef Py_ssize_t m = changed.shape[0]
+    if m == 0:
+        return
+    cdef double a = alpha if alpha_kind == ALPHA_CONST else _lln_alpha(alpha_kind, alpha, k1)
+    with nogil:
+        _common_full_shared(NULL, &n1[0], &rate[0], &changed[0], m, k1, p, a, mode)
 
 
 def count_common_pages(long long[::1] koff, long long[::1] blk, long long base, long long[::1] n1,

@@ -9,6 +9,7 @@
  * - freshcore_count_block: the common-rate Naive/LLN update of n consecutive pages that all had
  *   k = k1 - 1: n1[i] += c[i] and out[i] = p n1 / k1 (naive) or p n1 / (a + (k1 - n1)).
  *   0 <= n1 <= k1 < 2^52 makes freshcore_u52_to_double exact, so these are the bits of (double)n1.
+ *   freshcore_count32_block: the same numbers from 32-bit counts n1 (k1 < 2^32).
  * None of them touches k: the batches keep it elsewhere (one shared number, or a base plus a
  * per-page offset that a full update leaves alone).
  *
@@ -113,21 +114,49 @@ FRESHCORE_EST_INLINE void freshcore_count_block_body(long long* FRESHCORE_RESTRI
     }
 }
 
+/* The same with 32-bit counts (the shared-k batches keep n1 so while k < 2^32: n1 <= k fits, exactly). */
+FRESHCORE_EST_INLINE void freshcore_count32_block_body(unsigned int* FRESHCORE_RESTRICT n1,
+                                                       double* FRESHCORE_RESTRICT out,
+                                                       const unsigned char* FRESHCORE_RESTRICT c, ptrdiff_t n,
+                                                       long long k1, double p, double a, int naive) {
+    ptrdiff_t i;
+    long long nn;
+    double dk = (double)k1;
+    if (naive) {
+        for (i = 0; i < n; i++) {
+            nn = (long long)(n1[i] + c[i]);
+            n1[i] = (unsigned int)nn;
+            out[i] = (p * freshcore_u52_to_double(nn)) / dk;
+        }
+    } else {
+        for (i = 0; i < n; i++) {
+            nn = (long long)(n1[i] + c[i]);
+            n1[i] = (unsigned int)nn;
+            out[i] = (p * freshcore_u52_to_double(nn)) / (a + freshcore_u52_to_double(k1 - nn));
+        }
+    }
+}
+
 /* The versions: _0 baseline, _1 AVX2, _2 AVX-512 (the same bodies). */
-#define FRESHCORE_EST_VERSIONS(ATTR, SUFFIX)                                                                     \
-    ATTR FRESHCORE_STATIC void freshcore_sa_block##SUFFIX(double* y, const unsigned char* c, const double* p,    \
-                                                          ptrdiff_t ps, ptrdiff_t n, double eta_k) {             \
-        freshcore_sa_block_body(y, c, p, ps, n, eta_k);                                                          \
-    }                                                                                                            \
-    ATTR FRESHCORE_STATIC void freshcore_sam_block##SUFFIX(double* z, double* zp, const unsigned char* c,        \
-                                                           const double* p, ptrdiff_t ps, ptrdiff_t n,           \
-                                                           double eta_k, double zeta_k) {                        \
-        freshcore_sam_block_body(z, zp, c, p, ps, n, eta_k, zeta_k);                                             \
-    }                                                                                                            \
-    ATTR FRESHCORE_STATIC void freshcore_count_block##SUFFIX(long long* n1, double* out, const unsigned char* c, \
-                                                             ptrdiff_t n, long long k1, double p, double a,      \
-                                                             int naive) {                                        \
-        freshcore_count_block_body(n1, out, c, n, k1, p, a, naive);                                              \
+#define FRESHCORE_EST_VERSIONS(ATTR, SUFFIX)                                                                      \
+    ATTR FRESHCORE_STATIC void freshcore_sa_block##SUFFIX(double* y, const unsigned char* c, const double* p,     \
+                                                          ptrdiff_t ps, ptrdiff_t n, double eta_k) {              \
+        freshcore_sa_block_body(y, c, p, ps, n, eta_k);                                                           \
+    }                                                                                                             \
+    ATTR FRESHCORE_STATIC void freshcore_sam_block##SUFFIX(double* z, double* zp, const unsigned char* c,         \
+                                                           const double* p, ptrdiff_t ps, ptrdiff_t n,            \
+                                                           double eta_k, double zeta_k) {                         \
+        freshcore_sam_block_body(z, zp, c, p, ps, n, eta_k, zeta_k);                                              \
+    }                                                                                                             \
+    ATTR FRESHCORE_STATIC void freshcore_count_block##SUFFIX(long long* n1, double* out, const unsigned char* c,  \
+                                                             ptrdiff_t n, long long k1, double p, double a,       \
+                                                             int naive) {                                         \
+        freshcore_count_block_body(n1, out, c, n, k1, p, a, naive);                                               \
+    }                                                                                                             \
+    ATTR FRESHCORE_STATIC void freshcore_count32_block##SUFFIX(unsigned int* n1, double* out,                     \
+                                                               const unsigned char* c, ptrdiff_t n, long long k1, \
+                                                               double p, double a, int naive) {                   \
+        freshcore_count32_block_body(n1, out, c, n, k1, p, a, naive);                                             \
     }
 
 #define FRESHCORE_EST_NO_ATTR
@@ -142,11 +171,14 @@ typedef void (*freshcore_sam_block_fn)(double*, double*, const unsigned char*, c
                                        double, double);
 typedef void (*freshcore_count_block_fn)(long long*, double*, const unsigned char*, ptrdiff_t, long long, double,
                                          double, int);
+typedef void (*freshcore_count32_block_fn)(unsigned int*, double*, const unsigned char*, ptrdiff_t, long long,
+                                           double, double, int);
 
 /* The version in use (freshcore_est_set_level sets them; the baseline until then). */
 FRESHCORE_STATIC freshcore_sa_block_fn freshcore_sa_block = freshcore_sa_block_0;
 FRESHCORE_STATIC freshcore_sam_block_fn freshcore_sam_block = freshcore_sam_block_0;
 FRESHCORE_STATIC freshcore_count_block_fn freshcore_count_block = freshcore_count_block_0;
+FRESHCORE_STATIC freshcore_count32_block_fn freshcore_count32_block = freshcore_count32_block_0;
 
 /* The widest version this CPU and OS run: 2 (AVX-512), 1 (AVX2) or 0 (baseline). */
 FRESHCORE_STATIC int freshcore_est_max_level(void) {
@@ -168,15 +200,18 @@ FRESHCORE_STATIC int freshcore_est_set_level(int level) {
     freshcore_sa_block = freshcore_sa_block_0;
     freshcore_sam_block = freshcore_sam_block_0;
     freshcore_count_block = freshcore_count_block_0;
+    freshcore_count32_block = freshcore_count32_block_0;
 #ifdef FRESHCORE_EST_DISPATCH
     if (level == 1) {
         freshcore_sa_block = freshcore_sa_block_1;
         freshcore_sam_block = freshcore_sam_block_1;
         freshcore_count_block = freshcore_count_block_1;
+        freshcore_count32_block = freshcore_count32_block_1;
     } else if (level == 2) {
         freshcore_sa_block = freshcore_sa_block_2;
         freshcore_sam_block = freshcore_sam_block_2;
         freshcore_count_block = freshcore_count_block_2;
+        freshcore_count32_block = freshcore_count32_block_2;
     }
 #endif
     return level;

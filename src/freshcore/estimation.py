@@ -560,7 +560,11 @@ class NaiveBatch(_Batch):
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None) -> None:
         super().__init__(n_pages, crawl_rate)
-        self._n_changes = np.zeros(self._n, dtype=np.int64)
+        # Î_k per page: int64, or while k is shared and below 2^32 (so Î_k <= k
+        # fits) 32-bit, which the shared-k update moves in half the bytes
+        # (exactly one of the two is kept; reading _n_changes widens for good).
+        self._n1_wide: np.ndarray | None = None
+        self._n1_32: np.ndarray | None = np.zeros(self._n, dtype=np.uint32)
         self._rates = np.zeros(self._n)
         # Common-rate regime (segment arrays None): every update so far used the
         # scalar rate self._common (None before the first update), so for each
@@ -571,11 +575,31 @@ class NaiveBatch(_Batch):
         self._past_sum: np.ndarray | None = None
         # The shared-k regime of _Batch is only used inside the common-rate one.
 
+    @property
+    def _n_changes(self) -> np.ndarray:
+        if self._n1_32 is not None:
+            self._n1_wide, self._n1_32 = self._n1_32.astype(np.int64), None
+        return cast(np.ndarray, self._n1_wide)
+
+    @_n_changes.setter
+    def _n_changes(self, value: np.ndarray) -> None:
+        self._n1_wide, self._n1_32 = value, None
+
+    def _n1_of(self) -> np.ndarray:
+        """A new int64 array of Î_k (without widening the 32-bit counts for good)."""
+        return self._n1_32.astype(np.int64) if self._n1_32 is not None else self._n_changes.copy()
+
+    def _n1_narrow(self) -> np.ndarray:
+        """The 32-bit counts, narrowing the int64 ones (only while k is shared and below 2^32)."""
+        if self._n1_32 is None:
+            self._n1_32, self._n1_wide = cast(np.ndarray, self._n1_wide).astype(np.uint32), None
+        return self._n1_32
+
     def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The segment arrays the general path would hold in the common-rate regime (exact)."""
         if self._common is None:
             return np.zeros(self._n, dtype=np.int64), np.zeros(self._n), np.zeros(self._n)
-        return self._n_changes.copy(), np.where(self._k_of() > 0, self._common, 0.0), np.zeros(self._n)
+        return self._n1_of(), np.where(self._k_of() > 0, self._common, 0.0), np.zeros(self._n)
 
     def _materialise(self) -> None:
         """Leave the common-rate regime for good: store the segment arrays explicitly."""
@@ -585,6 +609,8 @@ class NaiveBatch(_Batch):
         if self._past_sum is None and name in ("segment_changes", "segment_rate", "past_sum"):
             n1_seg, p_seg, s_old = self._implicit_segments()
             return {"segment_changes": n1_seg, "segment_rate": p_seg, "past_sum": s_old}[name]
+        if name == "n_changes":
+            return self._n1_of()
         return super()._state_array(name)
 
     def _restored(self) -> None:
@@ -608,8 +634,8 @@ class NaiveBatch(_Batch):
 
     @property
     def n_changes(self) -> np.ndarray:
-        """Observed changes Î_k per page (read-only view)."""
-        return read_only_view(self._n_changes)
+        """Observed changes Î_k per page (read-only)."""
+        return read_only_view(self._n1_of() if self._n1_32 is not None else self._n_changes)
 
     def _alpha_args(self, extra: Any) -> tuple[int, float, np.ndarray | None]:
         return 0, 1.0, None
@@ -620,10 +646,16 @@ class NaiveBatch(_Batch):
             if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
                 self._common = float(p[0])
                 if idx is None and self._k_shared is not None and kind != 3 and self._k_shared < _K_SHARED_MAX:
-                    n1, rt, k1, pc, mode = self._n_changes, self._rates, self._k_shared + 1, self._common, self._mode
-                    parallel_chunks(self._n, lambda s, e: _est.count_shared_update(
-                        n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
-                    self._k_shared += 1
+                    rt, k1, pc, mode = self._rates, self._k_shared + 1, self._common, self._mode
+                    if k1 < 2**32:
+                        n1 = self._n1_narrow()
+                        parallel_chunks(self._n, lambda s, e: _est.count_shared_update32(
+                            n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
+                    else:
+                        n1 = self._n_changes
+                        parallel_chunks(self._n, lambda s, e: _est.count_shared_update(
+                            n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
+                    self._k_shared = k1
                     return
                 koff, blk, base = self._per_page_k()
                 n1, rt, pc, mode = self._n_changes, self._rates, self._common, self._mode
