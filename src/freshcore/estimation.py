@@ -517,6 +517,14 @@ class _Batch:
         return f"{type(self).__name__}(n_pages={self._n}, {', '.join(f'{k}={v!r}' for k, v in self._params().items())})"
 
 
+_K_NOTES = """
+    While every update has covered all pages, every page has the same k and
+    the batch keeps it as one number: a full update then moves only the
+    estimates and the flags.  The first update of some pages keeps a k per
+    page, as a base that full updates advance plus per-page offsets that they
+    leave alone.  Both give the same bits and the same ``to_dict``.
+"""
+
 _BATCH_EXAMPLE = """
     Examples
     --------
@@ -775,7 +783,7 @@ class SABatch(_Batch):
     y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of Avrachenkov et al.
     (2022), with the same compiled step function as ``SAEstimator``:
     bit-identical page by page.
-""" + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
+""" + _K_NOTES + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
 
     _state_names = ("rates",)
 
@@ -831,7 +839,7 @@ class SAMBatch(_Batch):
     z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}), eq. (3)
     of Avrachenkov et al. (2022), with the same compiled step function as
     ``SAMEstimator``: bit-identical page by page.
-""" + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
+""" + _K_NOTES + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
 
     _state_names = ("rates", "previous")
 
