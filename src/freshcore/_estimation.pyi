@@ -11,27 +11,75 @@ _T = TypeVar("_T", bound=_OnlineEstimator)
 
 __test__: dict[str, str]
 
-def sa_batch_update(
-    k: npt.NDArray[np.int64],
+BLOCK: int
+
+def _kernel_levels() -> tuple[int, int]: ...
+def _set_kernel_level(level: int) -> int: ...
+def sa_pages_update(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
     y: npt.NDArray[np.float64],
     changed: npt.NDArray[np.uint8],
-    pages: npt.NDArray[np.intp] | None,
+    pages: npt.NDArray[np.intp],
     p: npt.NDArray[np.float64],
     eta: float,
 ) -> None: ...
-def sam_batch_update(
-    k: npt.NDArray[np.int64],
+def sa_full_update(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
+    y: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    p: npt.NDArray[np.float64],
+    eta: float,
+    start: int,
+    stop: int,
+) -> None: ...
+def sa_shared_update(
+    y: npt.NDArray[np.float64], changed: npt.NDArray[np.uint8], p: npt.NDArray[np.float64], k: int, eta: float
+) -> None: ...
+def sam_pages_update(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
     z: npt.NDArray[np.float64],
     z_prev: npt.NDArray[np.float64],
     changed: npt.NDArray[np.uint8],
-    pages: npt.NDArray[np.intp] | None,
+    pages: npt.NDArray[np.intp],
     p: npt.NDArray[np.float64],
     eta: float,
     beta: float,
     omega: float,
 ) -> None: ...
+def sam_full_update(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
+    z: npt.NDArray[np.float64],
+    z_prev: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    p: npt.NDArray[np.float64],
+    eta: float,
+    beta: float,
+    omega: float,
+    start: int,
+    stop: int,
+) -> None: ...
+def sam_shared_update(
+    z: npt.NDArray[np.float64],
+    z_prev: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    p: npt.NDArray[np.float64],
+    k: int,
+    eta: float,
+    beta: float,
+    omega: float,
+) -> None: ...
 def count_batch_update(
-    k: npt.NDArray[np.int64],
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
     n1: npt.NDArray[np.int64],
     n1_seg: npt.NDArray[np.int64],
     p_seg: npt.NDArray[np.float64],
@@ -40,18 +88,6 @@ def count_batch_update(
     changed: npt.NDArray[np.uint8],
     pages: npt.NDArray[np.intp] | None,
     p: npt.NDArray[np.float64],
-    mode: int,
-    alpha_kind: int,
-    alpha: float,
-    alpha_values: npt.NDArray[np.float64] | None,
-) -> None: ...
-def count_common_update(
-    k: npt.NDArray[np.int64],
-    n1: npt.NDArray[np.int64],
-    rate: npt.NDArray[np.float64],
-    changed: npt.NDArray[np.uint8],
-    pages: npt.NDArray[np.intp] | None,
-    p: float,
     mode: int,
     alpha_kind: int,
     alpha: float,
@@ -66,6 +102,45 @@ def count_shared_update(
     mode: int,
     alpha_kind: int,
     alpha: float,
+) -> None: ...
+def count_shared_update32(
+    n1: npt.NDArray[np.uint32],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    k1: int,
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+) -> None: ...
+def count_common_pages(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
+    n1: npt.NDArray[np.int64],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    pages: npt.NDArray[np.intp],
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+    alpha_values: npt.NDArray[np.float64] | None,
+) -> None: ...
+def count_common_full(
+    koff: npt.NDArray[np.int64],
+    blk: npt.NDArray[np.int64],
+    base: int,
+    n1: npt.NDArray[np.int64],
+    rate: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    p: float,
+    mode: int,
+    alpha_kind: int,
+    alpha: float,
+    alpha_values: npt.NDArray[np.float64] | None,
+    start: int,
+    stop: int,
 ) -> None: ...
 def _check_params_rate(crawl_rate: Any, caller: str) -> float: ...
 def _check_many(

@@ -6,13 +6,17 @@ Design
 ------
 Layers as in STYLE.md:
 
-1. ``cdef inline ... noexcept nogil`` step functions for one page and one
-   observation (``_sa_step``, ``_sam_step``, ``_seg_add``, ...).  They are the
-   single source of the arithmetic: the streaming classes and the batch
-   kernels call the same functions, which is what makes the two paths
-   bit-identical.
-2. ``def`` batch kernels (``*_batch_update``) over typed memoryviews that
-   release the GIL.  They never validate: ``freshcore.estimation`` does.
+1. Step functions for one page and one observation (``_sa_step``,
+   ``_sam_step``, ``_seg_add``, ...; the SA and SAM steps are C in
+   ``_estimation_kernels.h``, beside the full-update loops that use them).
+   They are the single source of the arithmetic: the streaming classes and
+   the batch kernels call the same functions, which is what makes the two
+   paths bit-identical.
+2. ``def`` batch kernels over typed memoryviews that release the GIL, one per
+   way the batch keeps k (see "Where the batches keep k" at layer 2):
+   ``*_shared_update`` (one k for all pages), ``*_full_update`` and
+   ``*_pages_update`` (a k per page; every page once, or some pages).  They
+   never validate: ``freshcore.estimation`` does.
 3. ``cdef class`` streaming estimators.  Their ``update`` method is the one
    place where the compiled module checks its input itself: a Python wrapper
    around ``update`` would double the cost of a call, so the fast path (a
@@ -29,9 +33,10 @@ exactly ``p * n1`` -- the numbers of eq. (1) of Avrachenkov et al. (2022) bit fo
 
 The batches (``NaiveBatch``/``LLNBatch``) exploit this: while every update
 used one scalar rate p the segment arrays are implicit (s_old = 0.0,
-n1_seg = n1, p_seg = p) and ``count_common_update`` touches only k, n1 and
-the rates (about half the memory traffic of ``count_batch_update``); the
-first other rate stores them and ``count_batch_update`` takes over.
+n1_seg = n1, p_seg = p) and the ``count_shared_update``/``count_common_*``
+kernels touch only k, n1 and the rates (about half the memory traffic of
+``count_batch_update``); the first other rate stores them and
+``count_batch_update`` takes over.
 
 References
 ----------
@@ -87,16 +92,41 @@ cdef inline void _sam_coefs(long long k, double eta, double beta, double omega, 
     zeta_k[0] = 0.0 if k == 0 else (b_k[0] - omega * e_k[0]) / b_prev
 
 
-cdef inline double _sa_step(double y, double changed, double p, double eta_k) noexcept nogil:
-    """y_{k+1} = y_k + eta_k [I_{k+1} (y_k + p) - y_k], eq. (2) of Avrachenkov et al. (2022)."""
-    return y + eta_k * (changed * (y + p) - y)
+# The SA/SAM steps and the full-update loops are C (_estimation_kernels.h): the loops are compiled for
+# SSE2, AVX2 and AVX-512 and the widest the machine runs is chosen at import (the same bits; see there).
+cdef extern from "_estimation_kernels.h":
+    double _sa_step "freshcore_sa_step"(double y, double changed, double p, double eta_k) noexcept nogil
+    double _sam_step "freshcore_sam_step"(double z, double z_prev, double changed, double p,
+                                          double eta_k, double zeta_k) noexcept nogil
+    void _sa_block "freshcore_sa_block"(double* y, const unsigned char* c, const double* p, Py_ssize_t ps,
+                                        Py_ssize_t n, double eta_k) noexcept nogil
+    void _sam_block "freshcore_sam_block"(double* z, double* zp, const unsigned char* c, const double* p,
+                                          Py_ssize_t ps, Py_ssize_t n, double eta_k, double zeta_k) noexcept nogil
+    void _count_block "freshcore_count_block"(long long* n1, double* out, const unsigned char* c, Py_ssize_t n,
+                                              long long k1, double p, double a, int naive) noexcept nogil
+    void _count32_block "freshcore_count32_block"(unsigned int* n1, double* out, const unsigned char* c,
+                                                  Py_ssize_t n, long long k1, double p, double a,
+                                                  int naive) noexcept nogil
+    int _max_level "freshcore_est_max_level"() noexcept nogil
+    int _set_level "freshcore_est_set_level"(int level) noexcept nogil
 
 
-cdef inline double _sam_step(double z, double z_prev, double changed, double p,
-                             double eta_k, double zeta_k) noexcept nogil:
-    """z_{k+1} = z_k + eta_k [I_{k+1} (z_k + p) - z_k] + zeta_k (z_k - z_{k-1}), eq. (3) of
-    Avrachenkov et al. (2022)."""
-    return z + eta_k * (changed * (z + p) - z) + zeta_k * (z - z_prev)
+cdef int _level = _set_level(_max_level())
+
+
+def _kernel_levels():
+    """(level in use, widest level this machine runs) of the full-update loops: 0 the baseline build
+    (SSE2 on x86-64), 1 AVX2, 2 AVX-512 (the same bits at every level)."""
+    return _level, _max_level()
+
+
+def _set_kernel_level(int level):
+    """Use the loops of ``min(level, widest)`` (the tests run every level the machine has); return the
+    previous level.  Not thread-safe: for tests, not while updates run."""
+    global _level
+    old = _level
+    _level = _set_level(level)
+    return old
 
 
 cdef inline double _lln_alpha(int kind, double a, long long k) noexcept nogil:
@@ -132,141 +162,227 @@ cdef inline double _count_rate(int mode, long long k, long long n1, double s_old
 # layer 2: batch kernels (no validation; see freshcore.estimation)
 # ---------------------------------------------------------------------------
 
-# Full updates (every page once, one crawl rate) run in blocks of _BLOCK pages:
-# a block whose pages all share k uses loop-invariant step sizes and a loop the
-# compiler vectorises (the same expression per element, so the same bits);
-# other blocks, subsets and per-observation rates take the general loop.
+# Where the batches keep k.  While every update covered all pages, every page
+# has the same k and the batch keeps that one number ("shared k"): the
+# ``*_shared_update`` kernels touch no k at all.  Otherwise page i has
+# k = base + koff[i] ("per-page k"): a full update (every page once) adds 1 to
+# the base and leaves ``koff`` alone, an update of some pages adds 1 to their
+# ``koff``.  The full-update kernels work in blocks of _BLOCK pages: pages
+# [b _BLOCK, (b + 1) _BLOCK) form block b, and ``blk[b] >= 0`` records that all
+# of its pages have koff = blk[b] (-1: not known).  A block whose pages share k
+# takes the step sizes once and runs the loop of _estimation_kernels.h (the
+# same expression per page, so the same bits), without reading koff when blk
+# knows it; other blocks and updates of some pages take the page-by-page loops.
 cdef enum:
     _BLOCK = 512
 
+BLOCK = _BLOCK
 
-cdef inline bint _same_k(const long long* k, Py_ssize_t s, Py_ssize_t e, long long k0) noexcept nogil:
-    cdef bint same = 1
-    cdef Py_ssize_t i
+
+cdef inline long long _block_koff(const long long* koff, long long* blk, Py_ssize_t s, Py_ssize_t e,
+                                  Py_ssize_t n) noexcept nogil:
+    """The koff that every page of [s, e) (inside one block) has, or -1 if they differ.
+
+    A block found uniform is recorded in ``blk`` when [s, e) is the whole block
+    (so concurrent calls on disjoint page ranges never write the same entry).
+    """
+    cdef Py_ssize_t b = s // _BLOCK, i
+    cdef long long d0 = blk[b], diff = 0
+    if d0 >= 0:
+        return d0
+    d0 = koff[s]
     for i in range(s, e):
-        same &= k[i] == k0
-    return same
+        diff |= koff[i] ^ d0
+    if diff != 0:
+        return -1
+    if s == b * _BLOCK and (e - s == _BLOCK or e == n):
+        blk[b] = d0
+    return d0
 
 
-cdef void _sa_general(long long* k, double* y, const unsigned char* c, const Py_ssize_t* pages,
-                      const double* p, Py_ssize_t ps, Py_ssize_t j0, Py_ssize_t j1, double eta,
-                      long long* last_k, double* eta_k) noexcept nogil:
+cdef inline Py_ssize_t _block_end(Py_ssize_t s, Py_ssize_t stop) noexcept nogil:
+    cdef Py_ssize_t e = (s // _BLOCK + 1) * _BLOCK
+    return e if e < stop else stop
+
+
+cdef inline void _bump(long long* koff, long long* blk, Py_ssize_t i) noexcept nogil:
+    """One more observation of page i in an update of some pages."""
+    koff[i] += 1
+    blk[i // _BLOCK] = -1
+
+
+cdef void _sa_pages(long long* koff, long long* blk, long long base, double* y, const unsigned char* c,
+                    const Py_ssize_t* pages, const double* p, Py_ssize_t ps, Py_ssize_t j0, Py_ssize_t j1,
+                    double eta, long long* last_k, double* eta_k) noexcept nogil:
+    """Observations j0 .. j1 - 1, of pages ``pages[j]`` (NULL: page j of a full update, k not stored)."""
     cdef Py_ssize_t j, i
     cdef long long kk
     for j in range(j0, j1):
         i = j if pages == NULL else pages[j]
-        kk = k[i]
+        kk = base + koff[i]
         if kk != last_k[0]:
             eta_k[0] = _power_step(kk, eta)
             last_k[0] = kk
         y[i] = _sa_step(y[i], <double>c[j], p[j * ps], eta_k[0])
-        k[i] = kk + 1
+        if pages != NULL:
+            _bump(koff, blk, i)
 
 
-def sa_batch_update(long long[::1] k, double[::1] y, const unsigned char[::1] changed,
-                    const Py_ssize_t[::1] pages, const double[::1] p, double eta):
-    """SA step for observation j on page ``pages[j]`` (or j when ``pages`` is None), in order.
+def sa_pages_update(long long[::1] koff, long long[::1] blk, long long base, double[::1] y,
+                    const unsigned char[::1] changed, const Py_ssize_t[::1] pages, const double[::1] p, double eta):
+    """SA step for observation j on page ``pages[j]``, in order (per-page k).
 
     ``changed`` holds 0/1 bytes; ``p`` has length 1 (one rate for all) or
     ``len(changed)``.
     """
-    cdef Py_ssize_t m = changed.shape[0], s, e, i
+    cdef Py_ssize_t m = changed.shape[0]
     if m == 0:
         return
     cdef Py_ssize_t ps = 0 if p.shape[0] == 1 else 1
-    cdef const Py_ssize_t* pg = NULL
-    if pages is not None:
-        pg = &pages[0]
-    cdef long long* kp = &k[0]
+    cdef long long last_k = -1
+    cdef double eta_k = 0.0
+    with nogil:
+        _sa_pages(&koff[0], &blk[0], base, &y[0], &changed[0], &pages[0], &p[0], ps, 0, m, eta, &last_k, &eta_k)
+
+
+def sa_full_update(long long[::1] koff, long long[::1] blk, long long base, double[::1] y,
+                   const unsigned char[::1] changed, const double[::1] p, double eta, Py_ssize_t start,
+                   Py_ssize_t stop):
+    """SA step of pages start .. stop - 1 of a full update (per-page k; the caller then adds 1 to the base).
+
+    ``y``, ``changed`` and ``p`` (length 1 or one per page) cover all pages.
+    """
+    cdef Py_ssize_t n = y.shape[0], ps = 0 if p.shape[0] == 1 else 1, s, e
+    if stop <= start:
+        return
+    cdef long long* kp = &koff[0]
+    cdef long long* bp = &blk[0]
     cdef double* yp = &y[0]
     cdef const unsigned char* cp = &changed[0]
     cdef const double* pp = &p[0]
-    cdef long long k0, last_k = -1
-    cdef double eta_k = 0.0, pv = p[0]
+    cdef long long d0, k0, last_k = -1
+    cdef double eta_k = 0.0
     with nogil:
-        if pg != NULL or ps != 0:
-            _sa_general(kp, yp, cp, pg, pp, ps, 0, m, eta, &last_k, &eta_k)
-        else:
-            s = 0
-            while s < m:
-                e = s + _BLOCK if s + _BLOCK < m else m
-                k0 = kp[s]
-                if _same_k(kp, s, e, k0):
-                    if k0 != last_k:
-                        eta_k = _power_step(k0, eta)
-                        last_k = k0
-                    for i in range(s, e):
-                        yp[i] = _sa_step(yp[i], <double>cp[i], pv, eta_k)
-                        kp[i] = k0 + 1
-                else:
-                    _sa_general(kp, yp, cp, NULL, pp, 0, s, e, eta, &last_k, &eta_k)
-                s = e
+        s = start
+        while s < stop:
+            e = _block_end(s, stop)
+            d0 = _block_koff(kp, bp, s, e, n)
+            if d0 >= 0:
+                k0 = base + d0
+                if k0 != last_k:
+                    eta_k = _power_step(k0, eta)
+                    last_k = k0
+                _sa_block(&yp[s], &cp[s], &pp[s * ps], ps, e - s, eta_k)
+            else:
+                _sa_pages(kp, bp, base, yp, cp, NULL, pp, ps, s, e, eta, &last_k, &eta_k)
+            s = e
 
 
-cdef void _sam_general(long long* k, double* z, double* zp, const unsigned char* c, const Py_ssize_t* pages,
-                       const double* p, Py_ssize_t ps, Py_ssize_t j0, Py_ssize_t j1,
-                       double eta, double beta, double omega,
-                       long long* last_k, double* eta_k, double* zeta_k) noexcept nogil:
+def sa_shared_update(double[::1] y, const unsigned char[::1] changed, const double[::1] p, long long k, double eta):
+    """SA full update of pages that all have k (shared k: no k array); ``p`` has length 1 or one per page.
+
+    The numbers of the per-page kernels bit for bit (the same step size and ``_sa_block``).
+    """
+    cdef Py_ssize_t m = changed.shape[0]
+    if m == 0:
+        return
+    cdef Py_ssize_t ps = 0 if p.shape[0] == 1 else 1
+    cdef double eta_k = _power_step(k, eta)
+    with nogil:
+        _sa_block(&y[0], &changed[0], &p[0], ps, m, eta_k)
+
+
+cdef inline void _sam_step_sizes(long long k, double eta, double beta, double omega,
+                                 double* eta_k, double* zeta_k) noexcept nogil:
+    """eta_k and zeta_k of the update that consumes I_{k+1} (beta_{k-1} recomputed)."""
+    cdef double b_k
+    _sam_coefs(k, eta, beta, omega, _power_step(k - 1, beta) if k > 0 else 1.0, eta_k, &b_k, zeta_k)
+
+
+cdef void _sam_pages(long long* koff, long long* blk, long long base, double* z, double* zp,
+                     const unsigned char* c, const Py_ssize_t* pages, const double* p, Py_ssize_t ps,
+                     Py_ssize_t j0, Py_ssize_t j1, double eta, double beta, double omega,
+                     long long* last_k, double* eta_k, double* zeta_k) noexcept nogil:
+    """SAM twin of ``_sa_pages``."""
     cdef Py_ssize_t j, i
     cdef long long kk
-    cdef double zi, b_k
+    cdef double zi
     for j in range(j0, j1):
         i = j if pages == NULL else pages[j]
-        kk = k[i]
+        kk = base + koff[i]
         if kk != last_k[0]:
-            _sam_coefs(kk, eta, beta, omega, _power_step(kk - 1, beta) if kk > 0 else 1.0,
-                       eta_k, &b_k, zeta_k)
+            _sam_step_sizes(kk, eta, beta, omega, eta_k, zeta_k)
             last_k[0] = kk
         zi = z[i]
         z[i] = _sam_step(zi, zp[i], <double>c[j], p[j * ps], eta_k[0], zeta_k[0])
         zp[i] = zi
-        k[i] = kk + 1
+        if pages != NULL:
+            _bump(koff, blk, i)
 
 
-def sam_batch_update(long long[::1] k, double[::1] z, double[::1] z_prev,
-                     const unsigned char[::1] changed, const Py_ssize_t[::1] pages,
-                     const double[::1] p, double eta, double beta, double omega):
-    """SAM step for observation j on page ``pages[j]`` (or j), in order; see ``sa_batch_update``."""
-    cdef Py_ssize_t m = changed.shape[0], s, e, i
+def sam_pages_update(long long[::1] koff, long long[::1] blk, long long base, double[::1] z, double[::1] z_prev,
+                     const unsigned char[::1] changed, const Py_ssize_t[::1] pages, const double[::1] p,
+                     double eta, double beta, double omega):
+    """SAM step for observation j on page ``pages[j]``, in order; see ``sa_pages_update``."""
+    cdef Py_ssize_t m = changed.shape[0]
     if m == 0:
         return
     cdef Py_ssize_t ps = 0 if p.shape[0] == 1 else 1
-    cdef const Py_ssize_t* pg = NULL
-    if pages is not None:
-        pg = &pages[0]
-    cdef long long* kp = &k[0]
+    cdef long long last_k = -1
+    cdef double eta_k = 0.0, zeta_k = 0.0
+    with nogil:
+        _sam_pages(&koff[0], &blk[0], base, &z[0], &z_prev[0], &changed[0], &pages[0], &p[0], ps, 0, m,
+                   eta, beta, omega, &last_k, &eta_k, &zeta_k)
+
+
+def sam_full_update(long long[::1] koff, long long[::1] blk, long long base, double[::1] z,
+                    double[::1] z_prev, const unsigned char[::1] changed, const double[::1] p,
+                    double eta, double beta, double omega, Py_ssize_t start, Py_ssize_t stop):
+    """SAM step of pages start .. stop - 1 of a full update; see ``sa_full_update``."""
+    cdef Py_ssize_t n = z.shape[0], ps = 0 if p.shape[0] == 1 else 1, s, e
+    if stop <= start:
+        return
+    cdef long long* kp = &koff[0]
+    cdef long long* bp = &blk[0]
     cdef double* zv = &z[0]
     cdef double* zpv = &z_prev[0]
     cdef const unsigned char* cp = &changed[0]
     cdef const double* pp = &p[0]
-    cdef long long k0, last_k = -1
-    cdef double eta_k = 0.0, zeta_k = 0.0, b_k = 0.0, zi, pv = p[0]
+    cdef long long d0, k0, last_k = -1
+    cdef double eta_k = 0.0, zeta_k = 0.0
     with nogil:
-        if pg != NULL or ps != 0:
-            _sam_general(kp, zv, zpv, cp, pg, pp, ps, 0, m, eta, beta, omega, &last_k, &eta_k, &zeta_k)
-        else:
-            s = 0
-            while s < m:
-                e = s + _BLOCK if s + _BLOCK < m else m
-                k0 = kp[s]
-                if _same_k(kp, s, e, k0):
-                    if k0 != last_k:
-                        _sam_coefs(k0, eta, beta, omega, _power_step(k0 - 1, beta) if k0 > 0 else 1.0,
-                                   &eta_k, &b_k, &zeta_k)
-                        last_k = k0
-                    for i in range(s, e):
-                        zi = zv[i]
-                        zv[i] = _sam_step(zi, zpv[i], <double>cp[i], pv, eta_k, zeta_k)
-                        zpv[i] = zi
-                        kp[i] = k0 + 1
-                else:
-                    _sam_general(kp, zv, zpv, cp, NULL, pp, 0, s, e, eta, beta, omega, &last_k, &eta_k, &zeta_k)
-                s = e
+        s = start
+        while s < stop:
+            e = _block_end(s, stop)
+            d0 = _block_koff(kp, bp, s, e, n)
+            if d0 >= 0:
+                k0 = base + d0
+                if k0 != last_k:
+                    _sam_step_sizes(k0, eta, beta, omega, &eta_k, &zeta_k)
+                    last_k = k0
+                _sam_block(&zv[s], &zpv[s], &cp[s], &pp[s * ps], ps, e - s, eta_k, zeta_k)
+            else:
+                _sam_pages(kp, bp, base, zv, zpv, cp, NULL, pp, ps, s, e, eta, beta, omega,
+                           &last_k, &eta_k, &zeta_k)
+            s = e
 
 
-cdef void _count_general(long long* k, long long* n1, long long* n1_seg, double* p_seg, double* s_old,
-                         double* rate, const unsigned char* c, const Py_ssize_t* pages,
-                         const double* p, Py_ssize_t ps, Py_ssize_t j0, Py_ssize_t j1,
+def sam_shared_update(double[::1] z, double[::1] z_prev, const unsigned char[::1] changed, const double[::1] p,
+                      long long k, double eta, double beta, double omega):
+    """SAM full update of pages that all have k (no k array); see ``sa_shared_update``."""
+    cdef Py_ssize_t m = changed.shape[0]
+    if m == 0:
+        return
+    cdef Py_ssize_t ps = 0 if p.shape[0] == 1 else 1
+    cdef double eta_k, zeta_k
+    _sam_step_sizes(k, eta, beta, omega, &eta_k, &zeta_k)
+    with nogil:
+        _sam_block(&z[0], &z_prev[0], &changed[0], &p[0], ps, m, eta_k, zeta_k)
+
+
+cdef void _count_general(long long* koff, long long* blk, long long base, long long* n1, long long* n1_seg,
+                         double* p_seg, double* s_old, double* rate, const unsigned char* c,
+                         const Py_ssize_t* pages, const double* p, Py_ssize_t ps, Py_ssize_t j0, Py_ssize_t j1,
                          int mode, int alpha_kind, double alpha, const double* alpha_values,
                          long long* last_k, double* a) noexcept nogil:
     cdef Py_ssize_t j, i
@@ -275,12 +391,13 @@ cdef void _count_general(long long* k, long long* n1, long long* n1_seg, double*
     cdef double pj
     for j in range(j0, j1):
         i = j if pages == NULL else pages[j]
-        kk = k[i] + 1
+        kk = base + koff[i] + 1
         cj = c[j]
         pj = p[j * ps]
         _seg_add(&s_old[i], &p_seg[i], &n1_seg[i], cj, pj)
         n1[i] += cj
-        k[i] = kk
+        if pages != NULL:
+            _bump(koff, blk, i)
         if alpha_kind == ALPHA_CALLABLE:
             a[0] = alpha_values[j]
         elif alpha_kind != ALPHA_CONST and kk != last_k[0]:
@@ -289,12 +406,13 @@ cdef void _count_general(long long* k, long long* n1, long long* n1_seg, double*
         rate[i] = _count_rate(mode, kk, n1[i], s_old[i], p_seg[i], n1_seg[i], pj, a[0])
 
 
-def count_batch_update(long long[::1] k, long long[::1] n1, long long[::1] n1_seg,
-                       double[::1] p_seg, double[::1] s_old, double[::1] rate,
+def count_batch_update(long long[::1] koff, long long[::1] blk, long long base, long long[::1] n1,
+                       long long[::1] n1_seg, double[::1] p_seg, double[::1] s_old, double[::1] rate,
                        const unsigned char[::1] changed, const Py_ssize_t[::1] pages,
                        const double[::1] p, int mode, int alpha_kind, double alpha,
                        const double[::1] alpha_values):
-    """Naive/LLN step for observation j on page ``pages[j]`` (or j), in order.
+    """Naive/LLN step for observation j on page ``pages[j]`` (or j: a full update, after which the caller
+    adds 1 to the base), in order (per-page k).
 
     ``mode``: 0 Naive, 1 LLN eq. (1), 2 consistent LLN.  ``alpha_kind``: 0 the
     constant ``alpha``, 1 log(k + 1), 2 sqrt(k), 3 ``alpha_values[j]`` (one
@@ -310,22 +428,14 @@ def count_batch_update(long long[::1] k, long long[::1] n1, long long[::1] n1_se
     cdef const double* av = NULL
     if alpha_values is not None:
         av = &alpha_values[0]
-    cdef long long* kp = &k[0]
-    cdef long long* n1p = &n1[0]
-    cdef long long* n1s = &n1_seg[0]
-    cdef double* psg = &p_seg[0]
-    cdef double* so = &s_old[0]
-    cdef double* rt = &rate[0]
-    cdef const unsigned char* cp = &changed[0]
-    cdef const double* pp = &p[0]
     cdef long long last_k = -1
     cdef double a = alpha
     # No blocked fast path here: the int64 -> double conversions do not vectorise
     # without AVX-512, and a blocked variant measured slower than this loop,
     # which already runs at about one np.copyto pass over the state.
     with nogil:
-        _count_general(kp, n1p, n1s, psg, so, rt, cp, pg, pp, ps, 0, m, mode, alpha_kind, alpha, av,
-                       &last_k, &a)
+        _count_general(&koff[0], &blk[0], base, &n1[0], &n1_seg[0], &p_seg[0], &s_old[0], &rate[0],
+                       &changed[0], pg, &p[0], ps, 0, m, mode, alpha_kind, alpha, av, &last_k, &a)
 
 
 # Bit-exact int64 -> double and non-temporal copies: C in _float_bits.h and _stream.h (each platform path
@@ -365,18 +475,20 @@ cdef inline double _common_rate(int mode, long long k, long long n1, double p, d
     return (p * <double>n1) / (alpha_k + <double>(k - n1))
 
 
-cdef void _common_general(long long* k, long long* n1, double* rate, const unsigned char* c,
-                          const Py_ssize_t* pages, double p, Py_ssize_t j0, Py_ssize_t j1,
+cdef void _common_general(long long* koff, long long* blk, long long base, long long* n1, double* rate,
+                          const unsigned char* c, const Py_ssize_t* pages, double p, Py_ssize_t j0, Py_ssize_t j1,
                           int mode, int alpha_kind, double alpha, const double* alpha_values,
                           long long* last_k, double* a) noexcept nogil:
+    """Observations j0 .. j1 - 1 in the common-rate regime, page by page (see ``_sa_pages``)."""
     cdef Py_ssize_t j, i
     cdef long long kk, nn
     for j in range(j0, j1):
         i = j if pages == NULL else pages[j]
-        kk = k[i] + 1
+        kk = base + koff[i] + 1
         nn = n1[i] + c[j]
         n1[i] = nn
-        k[i] = kk
+        if pages != NULL:
+            _bump(koff, blk, i)
         if alpha_kind == ALPHA_CALLABLE:
             a[0] = alpha_values[j]
         elif alpha_kind != ALPHA_CONST and kk != last_k[0]:
@@ -385,125 +497,126 @@ cdef void _common_general(long long* k, long long* n1, double* rate, const unsig
         rate[i] = _common_rate(mode, kk, nn, p, a[0])
 
 
-cdef inline void _common_block(long long* k, long long* n1, double* out, const unsigned char* c,
-                               Py_ssize_t s, Py_ssize_t e, long long k1, double p, double a,
-                               int mode) noexcept nogil:
-    """Full-update block [s, e) whose pages all had k = k1 - 1; the rate of page i goes to out[i - s].
-
-    ``k`` may be NULL (the batch keeps one shared k, see ``count_shared_update``):
-    the test is loop-invariant, so the compiler unswitches it.  The compiler
-    vectorises both loops; 0 <= n1 <= k1 < 2^52 makes _u52_to_double exact,
-    and k1 - n1 is formed in integers as in _common_rate, so the bits are
-    those of _common_rate.
-    """
-    cdef Py_ssize_t i
-    cdef long long nn
-    cdef double dk = <double>k1
-    if mode == MODE_NAIVE:
-        for i in range(s, e):
-            nn = n1[i] + c[i]
-            n1[i] = nn
-            if k != NULL:
-                k[i] = k1
-            out[i - s] = (p * _u52_to_double(nn)) / dk
+cdef inline void _shared_block(long long* n1, unsigned int* n1_32, double* out, const unsigned char* c,
+                               Py_ssize_t n, long long k1, double p, double a, int naive) noexcept nogil:
+    if n1_32 != NULL:
+        _count32_block(n1_32, out, c, n, k1, p, a, naive)
     else:
-        for i in range(s, e):
-            nn = n1[i] + c[i]
-            n1[i] = nn
-            if k != NULL:
-                k[i] = k1
-            out[i - s] = (p * _u52_to_double(nn)) / (a + _u52_to_double(k1 - nn))
+        _count_block(n1, out, c, n, k1, p, a, naive)
 
 
-cdef void _common_full_shared(long long* n1, double* rt, const unsigned char* cp, Py_ssize_t m,
-                              long long k1, double p, double a, int mode) noexcept nogil:
-    """Full update of a batch whose pages all share k = k1 - 1 (no k array is touched)."""
+cdef void _common_full_shared(long long* n1, unsigned int* n1_32, double* rt, const unsigned char* cp,
+                              Py_ssize_t m, long long k1, double p, double a, int mode) noexcept nogil:
+    """Full update of a batch whose pages all share k = k1 - 1 (no k array is touched); the counts are
+    ``n1`` or, when it is not NULL, the 32-bit ``n1_32``."""
     cdef double buf[_BLOCK]
-    cdef bint stream = m >= _STREAM_MIN
     cdef Py_ssize_t s = 0, e
+    cdef int naive = mode == MODE_NAIVE
+    if m < _STREAM_MIN:
+        _shared_block(n1, n1_32, rt, cp, m, k1, p, a, naive)
+        return
     while s < m:
         e = s + _BLOCK if s + _BLOCK < m else m
-        if stream:
-            _common_block(NULL, n1, buf, cp, s, e, k1, p, a, mode)
-            _stream(&rt[s], buf, e - s)
-        else:
-            _common_block(NULL, n1, &rt[s], cp, s, e, k1, p, a, mode)
+        _shared_block(NULL if n1 == NULL else &n1[s], NULL if n1_32 == NULL else &n1_32[s], buf, &cp[s],
+                      e - s, k1, p, a, naive)
+        _stream(&rt[s], buf, e - s)
         s = e
-    if stream:
-        _sfence()
+    _sfence()
 
 
 def count_shared_update(long long[::1] n1, double[::1] rate, const unsigned char[::1] changed,
                         long long k1, double p, int mode, int alpha_kind, double alpha):
-    """``count_common_update`` for a full update of a batch whose pages all share k = k1 - 1.
+    """``count_common_full`` for a batch whose pages all share k = k1 - 1 (shared k: no k array).
 
-    The common-rate batch keeps k as one number while every update covered all
-    pages, so the kernel touches only ``n1``, the flags and ``rate`` (about 25
-    bytes per page instead of 41).  Requires ``alpha_kind`` constant, log or sqrt
-    and 1 <= k1 < 2^52 - 1; the numbers are those of ``count_common_update``
-    bit for bit (the same ``_common_block``).
+    Touches only ``n1``, the flags and ``rate`` (about 25 bytes per page).
+    Requires ``alpha_kind`` constant, log or sqrt and 1 <= k1 < 2^52 - 1; the
+    numbers are those of the per-page kernels bit for bit (the same ``_count_block``).
     """
     cdef Py_ssize_t m = changed.shape[0]
     if m == 0:
         return
     cdef double a = alpha if alpha_kind == ALPHA_CONST else _lln_alpha(alpha_kind, alpha, k1)
     with nogil:
-        _common_full_shared(&n1[0], &rate[0], &changed[0], m, k1, p, a, mode)
+        _common_full_shared(&n1[0], NULL, &rate[0], &changed[0], m, k1, p, a, mode)
 
 
-def count_common_update(long long[::1] k, long long[::1] n1, double[::1] rate,
-                        const unsigned char[::1] changed, const Py_ssize_t[::1] pages,
-                        double p, int mode, int alpha_kind, double alpha,
-                        const double[::1] alpha_values):
-    """``count_batch_update`` for a batch whose every update so far used the one crawl rate ``p``.
-
-    The segment arrays are then implicit (s_old = 0.0, p_seg = p, n1_seg = n1)
-    and only ``k``, ``n1`` and ``rate`` are touched; the numbers are those of
-    ``count_batch_update`` bit for bit (see ``_common_rate``).
-    """
-    cdef Py_ssize_t m = changed.shape[0], s, e
+def count_shared_update32(unsigned int[::1] n1, double[::1] rate, const unsigned char[::1] changed,
+                          long long k1, double p, int mode, int alpha_kind, double alpha):
+    """``count_shared_update`` with 32-bit counts (about 17 bytes per page); requires k1 < 2^32."""
+    cdef Py_ssize_t m = changed.shape[0]
     if m == 0:
         return
-    cdef const Py_ssize_t* pg = NULL
-    if pages is not None:
-        pg = &pages[0]
+    cdef double a = alpha if alpha_kind == ALPHA_CONST else _lln_alpha(alpha_kind, alpha, k1)
+    with nogil:
+        _common_full_shared(NULL, &n1[0], &rate[0], &changed[0], m, k1, p, a, mode)
+
+
+def count_common_pages(long long[::1] koff, long long[::1] blk, long long base, long long[::1] n1,
+                       double[::1] rate, const unsigned char[::1] changed, const Py_ssize_t[::1] pages,
+                       double p, int mode, int alpha_kind, double alpha, const double[::1] alpha_values):
+    """``count_batch_update`` of some pages for a batch whose every update so far used the one crawl rate ``p``.
+
+    The segment arrays are then implicit (s_old = 0.0, p_seg = p, n1_seg = n1)
+    and only k, ``n1`` and ``rate`` are touched; the numbers are those of
+    ``count_batch_update`` bit for bit (see ``_common_rate``).
+    """
+    cdef Py_ssize_t m = changed.shape[0]
+    if m == 0:
+        return
     cdef const double* av = NULL
     if alpha_values is not None:
         av = &alpha_values[0]
-    cdef long long* kp = &k[0]
+    cdef long long last_k = -1
+    cdef double a = alpha
+    with nogil:
+        _common_general(&koff[0], &blk[0], base, &n1[0], &rate[0], &changed[0], &pages[0], p, 0, m, mode,
+                        alpha_kind, alpha, av, &last_k, &a)
+
+
+def count_common_full(long long[::1] koff, long long[::1] blk, long long base, long long[::1] n1,
+                      double[::1] rate, const unsigned char[::1] changed, double p, int mode, int alpha_kind,
+                      double alpha, const double[::1] alpha_values, Py_ssize_t start, Py_ssize_t stop):
+    """``count_common_pages`` for pages start .. stop - 1 of a full update (the caller then adds 1 to the base).
+
+    Blocks whose pages share k run ``_count_block`` with the block-invariant
+    k + 1 and alpha_k; ranges of at least ``_STREAM_MIN`` pages stream the rates out.
+    """
+    cdef Py_ssize_t n = n1.shape[0], s, e
+    if stop <= start:
+        return
+    cdef const double* av = NULL
+    if alpha_values is not None:
+        av = &alpha_values[0]
+    cdef long long* kp = &koff[0]
+    cdef long long* bp = &blk[0]
     cdef long long* n1p = &n1[0]
     cdef double* rt = &rate[0]
     cdef const unsigned char* cp = &changed[0]
-    cdef long long k0, k1, last_k = -1
+    cdef long long d0, k1, last_k = -1
     cdef double a = alpha
     cdef double buf[_BLOCK]
-    cdef bint stream = 0
+    cdef bint stream = stop - start >= _STREAM_MIN
     with nogil:
-        if pg != NULL or alpha_kind == ALPHA_CALLABLE:
-            _common_general(kp, n1p, rt, cp, pg, p, 0, m, mode, alpha_kind, alpha, av, &last_k, &a)
-        else:
-            # Full update: blocks whose pages share k run _common_block with the
-            # block-invariant k + 1 and alpha_k; large updates stream the rates out.
-            stream = m >= _STREAM_MIN
-            s = 0
-            while s < m:
-                e = s + _BLOCK if s + _BLOCK < m else m
-                k0 = kp[s]
-                if k0 < _U52 - 1 and _same_k(kp, s, e, k0):
-                    k1 = k0 + 1
-                    if alpha_kind != ALPHA_CONST and k1 != last_k:
-                        a = _lln_alpha(alpha_kind, alpha, k1)
-                        last_k = k1
-                    if stream:
-                        _common_block(kp, n1p, buf, cp, s, e, k1, p, a, mode)
-                        _stream(&rt[s], buf, e - s)
-                    else:
-                        _common_block(kp, n1p, &rt[s], cp, s, e, k1, p, a, mode)
+        s = start
+        while s < stop:
+            e = _block_end(s, stop)
+            d0 = -1 if alpha_kind == ALPHA_CALLABLE else _block_koff(kp, bp, s, e, n)
+            if 0 <= d0 and base + d0 < _U52 - 1:
+                k1 = base + d0 + 1
+                if alpha_kind != ALPHA_CONST and k1 != last_k:
+                    a = _lln_alpha(alpha_kind, alpha, k1)
+                    last_k = k1
+                if stream:
+                    _count_block(&n1p[s], buf, &cp[s], e - s, k1, p, a, mode == MODE_NAIVE)
+                    _stream(&rt[s], buf, e - s)
                 else:
-                    _common_general(kp, n1p, rt, cp, NULL, p, s, e, mode, alpha_kind, alpha, av, &last_k, &a)
-                s = e
-            if stream:
-                _sfence()
+                    _count_block(&n1p[s], &rt[s], &cp[s], e - s, k1, p, a, mode == MODE_NAIVE)
+            else:
+                _common_general(kp, bp, base, n1p, rt, cp, NULL, p, s, e, mode, alpha_kind, alpha, av,
+                                &last_k, &a)
+            s = e
+        if stream:
+            _sfence()
 
 
 # ---------------------------------------------------------------------------

@@ -331,8 +331,49 @@ class _Batch:
                     f"The 'crawl_rate' parameter of {caller} must be a scalar or have length n_pages={self._n}. "
                     f"Got length {self._p_default.shape[0]} instead."
                 )
-        self._k = np.zeros(self._n, dtype=np.int64)
+        # Where k is kept (see freshcore._estimation, layer 2).  Shared k: while
+        # every update covered all pages, every page has k = self._k_shared and
+        # no k array is kept (self._k_arr is None).  The first update of some
+        # pages leaves it for good (from_dict may return to it): page i then has
+        # k = self._k_base + self._k_arr[i], a full update adds 1 to the base
+        # only, and self._k_blk[b] >= 0 records that the pages of block b
+        # (_est.BLOCK pages) share their self._k_arr entry.
+        self._k_shared: int | None = 0
+        self._k_arr: np.ndarray | None = None
+        self._k_blk: np.ndarray | None = None
+        self._k_base = 0
         self._elapsed = np.zeros(self._n)
+
+    def _per_page_k(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(koff, blk, base) of the per-page k, leaving the shared-k regime if the batch is in it."""
+        if self._k_shared is not None:
+            self._k_arr = np.zeros(self._n, dtype=np.int64)
+            self._k_blk = np.zeros(-(-self._n // _est.BLOCK), dtype=np.int64)
+            self._k_base, self._k_shared = self._k_shared, None
+        return cast(np.ndarray, self._k_arr), cast(np.ndarray, self._k_blk), self._k_base
+
+    def _set_k(self, k: np.ndarray) -> None:
+        """Per-page k = ``k`` (int64, >= 0); used by ``from_dict``."""
+        self._k_arr, self._k_base, self._k_shared = k, 0, None
+        self._k_blk = np.full(-(-self._n // _est.BLOCK), -1, dtype=np.int64)
+
+    def _k_of(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """A new array of the k of pages ``idx`` (all pages when None)."""
+        m = self._n if idx is None else idx.shape[0]
+        if self._k_shared is not None:
+            return np.full(m, self._k_shared, dtype=np.int64)
+        koff = cast(np.ndarray, self._k_arr)
+        return (koff if idx is None else koff[idx]) + self._k_base
+
+    def _share_k_if_equal(self) -> None:
+        """Return to the shared-k regime when every page has the same k (used by ``from_dict``)."""
+        k = self._k_of()
+        if (k == k[0]).all() and k[0] < _K_SHARED_MAX:
+            self._k_shared, self._k_arr, self._k_blk, self._k_base = int(k[0]), None, None, 0
+
+    def _full_update_done(self) -> None:
+        """Count the full update just applied by a per-page kernel (which left the k offsets alone)."""
+        self._k_base += 1
 
     # -- public read-only views -------------------------------------------------
     @property
@@ -343,7 +384,7 @@ class _Batch:
     @property
     def n_updates(self) -> np.ndarray:
         """Observations consumed per page, shape (n_pages,) (read-only)."""
-        return read_only_view(self._k)
+        return read_only_view(self._k_of())
 
     @property
     def elapsed(self) -> np.ndarray:
@@ -440,20 +481,17 @@ class _Batch:
 
     def to_dict(self) -> dict:
         """Parameters and state (array copies); ``from_dict`` restores them exactly."""
-        state = {"n_updates": self._k_snapshot(), "elapsed": self._elapsed.copy()}
+        state = {"n_updates": self._k_of(), "elapsed": self._elapsed.copy()}
         for name in self._state_names:
             state[name] = self._state_array(name).copy()
         return {"n_pages": self._n, "params": self._params(), "state": state}
-
-    def _k_snapshot(self) -> np.ndarray:
-        """A copy of the per-page update counts."""
-        return self._k.copy()
 
     def _state_array(self, name: str) -> np.ndarray:
         return getattr(self, "_" + name)
 
     def _restored(self) -> None:
         """Hook run by ``from_dict`` once the state arrays are restored and checked."""
+        self._share_k_if_equal()
 
     @classmethod
     def from_dict(cls: type[_B], d: dict[str, Any]) -> _B:
@@ -461,9 +499,9 @@ class _Batch:
         obj = cls(d["n_pages"], **d["params"])
         caller = cls.__name__ + ".from_dict"
         st = d["state"]
-        obj._k = check_array(st["n_updates"], "n_updates", caller, low=0, dtype=np.int64, copy=True)
+        k = check_array(st["n_updates"], "n_updates", caller, low=0, dtype=np.int64, copy=True)
         obj._elapsed = check_array(st["elapsed"], "elapsed", caller, low=0.0, copy=True)
-        arrays = {"n_updates": obj._k, "elapsed": obj._elapsed}
+        arrays = {"n_updates": k, "elapsed": obj._elapsed}
         for name in cls._state_names:
             dtype = np.int64 if name in cls._int_state else np.float64
             arrays[name] = check_array(st[name], name, caller, dtype=dtype, copy=True)
@@ -471,12 +509,21 @@ class _Batch:
         for name, a in arrays.items():
             if a.shape[0] != obj._n:
                 raise ValueError(f"The {name!r} state of {caller} must have length n_pages={obj._n}.")
+        obj._set_k(k)
         obj._restored()
         return obj
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(n_pages={self._n}, {', '.join(f'{k}={v!r}' for k, v in self._params().items())})"
 
+
+_K_NOTES = """
+    While every update has covered all pages, every page has the same k and
+    the batch keeps it as one number: a full update then moves only the
+    estimates and the flags.  The first update of some pages keeps a k per
+    page, as a base that full updates advance plus per-page offsets that they
+    leave alone.  Both give the same bits and the same ``to_dict``.
+"""
 
 _BATCH_EXAMPLE = """
     Examples
@@ -521,7 +568,11 @@ class NaiveBatch(_Batch):
 
     def __init__(self, n_pages: int, *, crawl_rate: Any = None) -> None:
         super().__init__(n_pages, crawl_rate)
-        self._n_changes = np.zeros(self._n, dtype=np.int64)
+        # Î_k per page: int64, or while k is shared and below 2^32 (so Î_k <= k
+        # fits) 32-bit, which the shared-k update moves in half the bytes
+        # (exactly one of the two is kept; reading _n_changes widens for good).
+        self._n1_wide: np.ndarray | None = None
+        self._n1_32: np.ndarray | None = np.zeros(self._n, dtype=np.uint32)
         self._rates = np.zeros(self._n)
         # Common-rate regime (segment arrays None): every update so far used the
         # scalar rate self._common (None before the first update), so for each
@@ -530,39 +581,33 @@ class NaiveBatch(_Batch):
         self._segment_changes: np.ndarray | None = None
         self._segment_rate: np.ndarray | None = None
         self._past_sum: np.ndarray | None = None
-        # Shared-k regime (inside the common-rate one): while every update
-        # covered all pages, every page has k = self._k_shared and no k array
-        # is kept (self._k_arr is None); any other use of ``_k`` stores it.
-        self._k_shared: int | None = 0
-        self._k_arr: np.ndarray | None = None
+        # The shared-k regime of _Batch is only used inside the common-rate one.
 
     @property
-    def _k(self) -> np.ndarray:
-        if self._k_shared is not None:
-            self._k_arr = np.full(self._n, self._k_shared, dtype=np.int64)
-            self._k_shared = None
-        return cast(np.ndarray, self._k_arr)  # (the k array is kept once k is not shared)
+    def _n_changes(self) -> np.ndarray:
+        if self._n1_32 is not None:
+            self._n1_wide, self._n1_32 = self._n1_32.astype(np.int64), None
+        return cast(np.ndarray, self._n1_wide)
 
-    @_k.setter
-    def _k(self, value: np.ndarray) -> None:
-        self._k_arr = value
-        self._k_shared = None
+    @_n_changes.setter
+    def _n_changes(self, value: np.ndarray) -> None:
+        self._n1_wide, self._n1_32 = value, None
 
-    def _k_snapshot(self) -> np.ndarray:
-        if self._k_shared is not None:
-            return np.full(self._n, self._k_shared, dtype=np.int64)
-        return self._k.copy()
+    def _n1_of(self) -> np.ndarray:
+        """A new int64 array of Î_k (without widening the 32-bit counts for good)."""
+        return self._n1_32.astype(np.int64) if self._n1_32 is not None else self._n_changes.copy()
 
-    @property
-    def n_updates(self) -> np.ndarray:
-        """Observations consumed per page, shape (n_pages,) (read-only)."""
-        return read_only_view(self._k_snapshot()) if self._k_shared is not None else read_only_view(self._k)
+    def _n1_narrow(self) -> np.ndarray:
+        """The 32-bit counts, narrowing the int64 ones (only while k is shared and below 2^32)."""
+        if self._n1_32 is None:
+            self._n1_32, self._n1_wide = cast(np.ndarray, self._n1_wide).astype(np.uint32), None
+        return self._n1_32
 
     def _implicit_segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The segment arrays the general path would hold in the common-rate regime (exact)."""
         if self._common is None:
             return np.zeros(self._n, dtype=np.int64), np.zeros(self._n), np.zeros(self._n)
-        return self._n_changes.copy(), np.where(self._k_snapshot() > 0, self._common, 0.0), np.zeros(self._n)
+        return self._n1_of(), np.where(self._k_of() > 0, self._common, 0.0), np.zeros(self._n)
 
     def _materialise(self) -> None:
         """Leave the common-rate regime for good: store the segment arrays explicitly."""
@@ -572,12 +617,14 @@ class NaiveBatch(_Batch):
         if self._past_sum is None and name in ("segment_changes", "segment_rate", "past_sum"):
             n1_seg, p_seg, s_old = self._implicit_segments()
             return {"segment_changes": n1_seg, "segment_rate": p_seg, "past_sum": s_old}[name]
+        if name == "n_changes":
+            return self._n1_of()
         return super()._state_array(name)
 
     def _restored(self) -> None:
         # Go back to the common-rate regime when the restored segment arrays are
         # exactly its implicit ones (then both continue with the same bits).
-        k, n1 = self._k, self._n_changes
+        k, n1 = self._k_of(), self._n_changes
         n1_seg, p_seg, s_old = self._segment_changes, self._segment_rate, self._past_sum
         if n1_seg is None or p_seg is None or s_old is None or (n1 < 0).any() or (n1 > k).any():
             return
@@ -591,13 +638,12 @@ class NaiveBatch(_Batch):
             return
         self._common = float(rates[0]) if rates.shape[0] == 1 else None
         self._segment_changes = self._segment_rate = self._past_sum = None
-        if (k == k[0]).all():
-            self._k_shared, self._k_arr = int(k[0]), None
+        self._share_k_if_equal()
 
     @property
     def n_changes(self) -> np.ndarray:
-        """Observed changes Î_k per page (read-only view)."""
-        return read_only_view(self._n_changes)
+        """Observed changes Î_k per page (read-only)."""
+        return read_only_view(self._n1_of() if self._n1_32 is not None else self._n_changes)
 
     def _alpha_args(self, extra: Any) -> tuple[int, float, np.ndarray | None]:
         return 0, 1.0, None
@@ -608,18 +654,33 @@ class NaiveBatch(_Batch):
             if p.shape[0] == 1 and (self._common is None or p[0] == self._common):
                 self._common = float(p[0])
                 if idx is None and self._k_shared is not None and kind != 3 and self._k_shared < _K_SHARED_MAX:
-                    n1, rt, k1, pc, mode = self._n_changes, self._rates, self._k_shared + 1, self._common, self._mode
-                    parallel_chunks(self._n, lambda s, e: _est.count_shared_update(
-                        n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
-                    self._k_shared += 1
+                    rt, k1, pc, mode = self._rates, self._k_shared + 1, self._common, self._mode
+                    if k1 < 2**32:
+                        n1 = self._n1_narrow()
+                        parallel_chunks(self._n, lambda s, e: _est.count_shared_update32(
+                            n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
+                    else:
+                        n1 = self._n_changes
+                        parallel_chunks(self._n, lambda s, e: _est.count_shared_update(
+                            n1[s:e], rt[s:e], c[s:e], k1, pc, mode, kind, a))
+                    self._k_shared = k1
                     return
-                _est.count_common_update(self._k, self._n_changes, self._rates, c, idx, self._common,
-                                         self._mode, kind, a, values)
+                koff, blk, base = self._per_page_k()
+                n1, rt, pc, mode = self._n_changes, self._rates, self._common, self._mode
+                if idx is not None:
+                    _est.count_common_pages(koff, blk, base, n1, rt, c, idx, pc, mode, kind, a, values)
+                    return
+                parallel_chunks(self._n, lambda s, e: _est.count_common_full(
+                    koff, blk, base, n1, rt, c, pc, mode, kind, a, values, s, e))
+                self._full_update_done()
                 return
             self._materialise()
         n1_seg, p_seg, s_old = self._segments()
-        _est.count_batch_update(self._k, self._n_changes, n1_seg, p_seg, s_old, self._rates, c, idx, p, self._mode,
-                                kind, a, values)
+        koff, blk, base = self._per_page_k()
+        _est.count_batch_update(koff, blk, base, self._n_changes, n1_seg, p_seg, s_old, self._rates, c, idx, p,
+                                self._mode, kind, a, values)
+        if idx is None:
+            self._full_update_done()
 
     def _segments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The stored segment arrays (outside the common-rate regime)."""
@@ -629,7 +690,8 @@ class NaiveBatch(_Batch):
 
 
 def _occurrence_k(k: np.ndarray, idx: np.ndarray | None, m: int) -> np.ndarray:
-    """k + 1 at each observation, counting earlier duplicates of the same page in this call."""
+    """k + 1 at each observation, counting earlier duplicates of the same page in this call (``k``: the k of
+    each observation's page before the call)."""
     if idx is None:
         return k + 1
     order = np.argsort(idx, kind="stable")
@@ -640,7 +702,7 @@ def _occurrence_k(k: np.ndarray, idx: np.ndarray | None, m: int) -> np.ndarray:
     first = np.maximum.accumulate(np.where(start, pos, 0))
     rank = np.empty(m, dtype=np.int64)
     rank[order] = pos - first
-    return k[idx] + 1 + rank
+    return k + 1 + rank
 
 
 @cites(AVRACHENKOV_2022)
@@ -691,7 +753,7 @@ class LLNBatch(NaiveBatch):
         if self._alpha_kind != 3 or self._alpha_fn is None:
             return None
         caller = type(self).__name__ + ".update"
-        ks = _occurrence_k(self._k, idx, m)
+        ks = _occurrence_k(self._k_of(idx), idx, m)
         uniq, inv = np.unique(ks, return_inverse=True)
         fn = self._alpha_fn
         vals = np.array([check_scalar(fn(int(u)), "alpha", caller, low=0.0, low_inclusive=False) for u in uniq])
@@ -721,7 +783,7 @@ class SABatch(_Batch):
     y_{k+1} = y_k + η_k [I_{k+1}(y_k + p) - y_k], eq. (2) of Avrachenkov et al.
     (2022), with the same compiled step function as ``SAEstimator``:
     bit-identical page by page.
-""" + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
+""" + _K_NOTES + _BATCH_EXAMPLE.format(cls="SABatch", stream="SAEstimator")
 
     _state_names = ("rates",)
 
@@ -738,12 +800,21 @@ class SABatch(_Batch):
         return d
 
     def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
-        if idx is not None:
-            _est.sa_batch_update(self._k, self._rates, c, idx, p, self._eta)
+        if idx is None and self._k_shared is not None and self._k_shared < _K_SHARED_MAX:
+            y, k0, eta = self._rates, self._k_shared, self._eta
+            if p.shape[0] == 1:
+                parallel_chunks(self._n, lambda s, e: _est.sa_shared_update(y[s:e], c[s:e], p, k0, eta))
+            else:
+                parallel_chunks(self._n, lambda s, e: _est.sa_shared_update(y[s:e], c[s:e], p[s:e], k0, eta))
+            self._k_shared = k0 + 1
             return
-        k, y, eta = self._k, self._rates, self._eta
-        parallel_chunks(self._n, lambda s, e: _est.sa_batch_update(
-            k[s:e], y[s:e], c[s:e], None, p if p.shape[0] == 1 else p[s:e], eta))
+        koff, blk, base = self._per_page_k()
+        y, eta = self._rates, self._eta
+        if idx is not None:
+            _est.sa_pages_update(koff, blk, base, y, c, idx, p, eta)
+            return
+        parallel_chunks(self._n, lambda s, e: _est.sa_full_update(koff, blk, base, y, c, p, eta, s, e))
+        self._full_update_done()
 
 
 @cites(AVRACHENKOV_2022)
@@ -768,7 +839,7 @@ class SAMBatch(_Batch):
     z_{k+1} = z_k + η_k [I_{k+1}(z_k + p) - z_k] + ζ_k (z_k - z_{k-1}), eq. (3)
     of Avrachenkov et al. (2022), with the same compiled step function as
     ``SAMEstimator``: bit-identical page by page.
-""" + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
+""" + _K_NOTES + _BATCH_EXAMPLE.format(cls="SAMBatch", stream="SAMEstimator")
 
     _state_names = ("rates", "previous")
 
@@ -795,12 +866,22 @@ class SAMBatch(_Batch):
 
     def _apply(self, c: np.ndarray, idx: np.ndarray | None, p: np.ndarray, extra: Any) -> None:
         args = (self._eta, self._beta, self._omega)
-        if idx is not None:
-            _est.sam_batch_update(self._k, self._rates, self._previous, c, idx, p, *args)
+        if idx is None and self._k_shared is not None and self._k_shared < _K_SHARED_MAX:
+            z, zp, k0 = self._rates, self._previous, self._k_shared
+            if p.shape[0] == 1:
+                parallel_chunks(self._n, lambda s, e: _est.sam_shared_update(z[s:e], zp[s:e], c[s:e], p, k0, *args))
+            else:
+                parallel_chunks(self._n, lambda s, e: _est.sam_shared_update(
+                    z[s:e], zp[s:e], c[s:e], p[s:e], k0, *args))
+            self._k_shared = k0 + 1
             return
-        k, z, zp = self._k, self._rates, self._previous
-        parallel_chunks(self._n, lambda s, e: _est.sam_batch_update(
-            k[s:e], z[s:e], zp[s:e], c[s:e], None, p if p.shape[0] == 1 else p[s:e], *args))
+        koff, blk, base = self._per_page_k()
+        z, zp = self._rates, self._previous
+        if idx is not None:
+            _est.sam_pages_update(koff, blk, base, z, zp, c, idx, p, *args)
+            return
+        parallel_chunks(self._n, lambda s, e: _est.sam_full_update(koff, blk, base, z, zp, c, p, *args, s, e))
+        self._full_update_done()
 
 
 # ---------------------------------------------------------------------------
