@@ -6,8 +6,8 @@ nu ~ U(0.1, 0.6)) at R = m/10, with initial crawl times staggered uniformly
 over each page's interval at the signal-blind periodic optimum
 (``last_crawl = -U(0, 1) / f_i``, ``f_i`` from ``optimal_rates(model="periodic")``;
 one round-robin cycle ``m/R`` for pages it never crawls): a state like one
-reached after the crawler has run a while (every page starting at 0 makes
-the first ticks evaluate most pages, see ``freshcore._schedule``).  After
+reached after the crawler has run a while (``cold_start.py`` measures the
+starts, every page at 0 included).  After
 ``burn-in`` decisions (not timed), ``decisions`` more are timed with
 ``perf_counter``.  Beside it, a numpy brute-force argmax per tick (``crawl_value``
 of every page, ``np.argmax``) is timed over a few ticks from the same state;
@@ -15,9 +15,15 @@ the ratio of the two per-decision times is reported, as are the value
 evaluations per decision and the scheduler's bytes per page (the ``nbytes``
 of every array the compiled state holds, page parameters included).
 
+With ``--until T``, instead: one run per size and value from the same start to time T, every chunk of
+``--chunk`` decisions reported (microseconds and evaluations per decision): the trend of a long run, with no
+window to choose.
+
 Run::
 
     PYTHONPATH=src python bench/scale_schedule.py --sizes 10000 100000 1000000 10000000 --values greedy exact
+    PYTHONPATH=src FRESHCORE_NUM_THREADS=1 python bench/scale_schedule.py --sizes 1000000 --values exact \
+        --until 60 --chunk 500000
 """
 
 from __future__ import annotations
@@ -50,14 +56,34 @@ def brute_force_per_tick(s: Scheduler, ticks: int) -> float:
     return (time.perf_counter() - t0) / ticks
 
 
-def measure(m: int, value: str, decisions: int, burn_in: int, seed: int = 0) -> dict:
-    pages = pages_instance(m)  # bench_schedule's pages, seed 0
+def staggered(m: int, seed: int = 0):
+    """bench_schedule's pages (seed 0), R = m/10, and each page's last crawl at a uniform phase of its
+    periodic-optimum interval (never-crawled pages: one cycle m/R)."""
+    pages = pages_instance(m)
     rate = m / 10.0
     rng = np.random.default_rng(seed + 1)
-    # each page at a uniform phase of its periodic-optimum interval (never-crawled pages: one cycle m/R)
     f = optimal_rates(pages.change_rate, pages.importance, rate, model="periodic")
     interval = np.where(f > 0, 1.0 / np.where(f > 0, f, 1.0), m / rate)
-    last = -rng.uniform(0.0, 1.0, m) * interval
+    return pages, rate, -rng.uniform(0.0, 1.0, m) * interval
+
+
+def trend(m: int, value: str, until: float, chunk: int) -> None:
+    """Print microseconds and evaluations per decision of every chunk of a run from the staggered start to time
+    ``until``."""
+    pages, rate, last = staggered(m)
+    s = Scheduler(pages, rate, value=value, last_crawl=last)
+    s.run(1)
+    while s.time < until:
+        e0 = s._state.n_evaluations
+        t0 = time.perf_counter()
+        s.run(chunk)
+        dt = time.perf_counter() - t0
+        print(f"{value:>7} {m:>9} t={s.time:8.2f} {dt / chunk * 1e6:8.2f} us/dec "
+              f"{(s._state.n_evaluations - e0) / chunk:7.2f} evals/dec", flush=True)
+
+
+def measure(m: int, value: str, decisions: int, burn_in: int, seed: int = 0) -> dict:
+    pages, rate, last = staggered(m, seed)
     t0 = time.perf_counter()
     s = Scheduler(pages, rate, value=value, last_crawl=last)
     s.run(1)
@@ -81,7 +107,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--values", nargs="+", default=["greedy", "exact"])
     ap.add_argument("--decisions", type=int, default=200_000)
     ap.add_argument("--burn-in", type=int, default=100_000)
+    ap.add_argument("--until", type=float, default=None, help="report every chunk of one run to this time")
+    ap.add_argument("--chunk", type=int, default=500_000)
     a = ap.parse_args(argv)
+    if a.until is not None:
+        for value in a.values:
+            for m in a.sizes:
+                trend(m, value, a.until, a.chunk)
+        return
     print(f"{'value':>7} {'m':>9} {'build s':>8} {'us/dec':>8} {'dec/s':>10} {'evals/dec':>9} "
           f"{'brute us':>10} {'speed-up':>9} {'B/page':>7}")
     for value in a.values:

@@ -69,9 +69,9 @@ class Scheduler(SchedulerBase):
         not allowed otherwise).
     last_crawl : array_like of shape (n_pages,), optional
         Initial last-crawl time of each page, finite and ``<= 0`` (default:
-        all 0).  Staggering them (e.g. ``-uniform(0, n_pages/R)``) shortens
-        the start-up transient in which every page's value grows at the same
-        pace and the first ticks cost O(n_pages) each (``freshcore._schedule``).
+        all 0).  Any start is cheap, all equal included: the first tick
+        evaluates every page once, the next ones a few each
+        (``freshcore._schedule``, "lines bounding sqrt V").
 
     Notes
     -----
