@@ -90,10 +90,12 @@ values) that reaches the last winning value last.
 The pages are kept in buckets by ``s_b``: bucket 0 for constant values; then
 four per octave, ``(1/2 + (q + 1)/8) 2**e`` for slopes from 2**-100 to 2**50
 (smaller ones rounded up to the first), 600 buckets for lines bounding ``V``
-(1 .. 600), the same 600 for lines bounding ``ln V`` (601 .. 1200) and for
-lines bounding ``sqrt V`` (1201 .. 1800); above the largest slope an
-unbounded bucket (1801) whose bound is ``inf``; 1804 bucket codes with the two
-of the parked pages (1802, 1803).  Each is a 4-ary
+(1 .. 600), the same 600 for lines bounding ``ln V`` (601 .. 1200) and, at
+sixteen per octave (their rounding, squared in V, would otherwise let
+pages within 1.41 of the winning value reach it), 2400 for lines bounding
+``sqrt V`` (1201 .. 3600); above the largest slope an unbounded bucket
+(3601) whose bound is ``inf``; 3604 bucket codes with the two of the parked
+pages (3602, 3603).  Each is a 4-ary
 min-heap on ``(k_j, j)`` (keys stored beside the ids): in one bucket the page
 with the smallest key has the largest bound, and a level change of any kind
 costs nothing, since keys do not depend on a level.
@@ -216,7 +218,7 @@ from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, f
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
                                         popped_resize, popped_free, page_records, grown)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, unsorted_append
-from freshcore._schedule_lines cimport (BOUND_MARGIN, N_SLOPES, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
+from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of)
 from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
                                        tops_remove)
@@ -368,14 +370,14 @@ cdef class SchedulerState:
         return self.park.n_unparks
 
     def bucket_sizes(self):
-        """Pages in each bucket code, int64 (length N_BUCKETS = 1804).
+        """Pages in each bucket code, int64 (length N_BUCKETS = 3604).
 
         0: constant values; 1 .. 600: lines bounding V, by slope (four per
         octave from 2**-100 to 2**50); 601 .. 1200: lines bounding ln V, the
-        same slopes; 1201 .. 1800: lines bounding sqrt V, the same slopes;
-        1801 (UNBOUNDED_CODE): larger slopes; 1802 (PARK_CODE): parked pages
-        due by the horizon (the calendar); 1803 (FAR_CODE): the other parked
-        pages.
+        same slopes; 1201 .. 3600: lines bounding sqrt V (sixteen per
+        octave); 3601 (UNBOUNDED_CODE): larger slopes; 3602 (PARK_CODE):
+        parked pages due by the horizon (the calendar); 3603 (FAR_CODE): the
+        other parked pages.
         """
         out = np.zeros(N_CODES, dtype=np.int64)
         cdef Py_ssize_t b
@@ -448,7 +450,7 @@ cdef class SchedulerState:
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
         # the popped pages; the calendar; the heap headers and scan positions; the scan and its candidates
         return (self.capacity * (sizeof(PageRecord) + 2 * sizeof(double) + sizeof(bucket_t))
-                + (N_SLOPES + 1) * sizeof(double)
+                + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
                 + self.popped.capacity * (sizeof(int32_t) + 3 * sizeof(double) + sizeof(bucket_t))
                 + self.buckets.calendar.capacity * sizeof(CalendarEntry)

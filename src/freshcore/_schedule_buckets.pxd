@@ -18,7 +18,7 @@ from freshcore._schedule_memory cimport freshcore_malloc
 from freshcore._schedule_pages cimport PageRecord
 from freshcore._schedule_heap cimport (Heap, HEAP_LEAD, heap_resize, heap_free, heap_push, heap_take, heap_heapify,
                                        unsorted_append, unsorted_take)
-from freshcore._schedule_lines cimport (N_SLOPES, CONSTANT, UNBOUNDED, fill_slope_table, bucket_slope, top_bound,
+from freshcore._schedule_lines cimport (N_TABLE, CONSTANT, UNBOUNDED, fill_slope_table, bucket_slope, top_bound,
                                         family_of)
 from freshcore._schedule_scan cimport (Tops, N_FAMILIES, tops_init, tops_free, tops_full, tops_grow, tops_add,
                                        tops_remove, tops_clear, tops_reserve)
@@ -37,7 +37,7 @@ cdef enum:
 
 cdef struct Buckets:
     Heap* heaps          # by bucket code: PARK's is unused (the calendar), FAR's an unsorted list
-    double* slope_table  # the slopes of buckets 0 .. N_SLOPES (those of the ln V and sqrt V families are the same)
+    double* slope_table  # the slopes of the buckets (fill_slope_table)
     Tops tops            # the nonempty slope buckets scanned at each tick, and the tick's candidates
     Calendar calendar    # PARK, and the ticks
     PageRecord* records  # the pages' records and bucket codes (the state's arrays; set again when they move)
@@ -54,7 +54,7 @@ cdef inline int buckets_init(Buckets* s) noexcept nogil:
     if s.heaps == NULL:
         return -1
     memset(s.heaps, 0, N_CODES * sizeof(Heap))
-    s.slope_table = <double*>freshcore_malloc((N_SLOPES + 1) * sizeof(double))
+    s.slope_table = <double*>freshcore_malloc(N_TABLE * sizeof(double))
     if s.slope_table == NULL:
         return -1
     fill_slope_table(s.slope_table)

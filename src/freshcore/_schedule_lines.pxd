@@ -22,22 +22,27 @@ cdef extern from "_schedule_constants.h":
 
 cdef enum:
     SLOPES_PER_OCTAVE = 4
+    SQRT_SLOPES_PER_OCTAVE = 16  # the lines bounding sqrt V: their rounding is squared in V
     N_OCTAVES = 150        # slopes 2**-100 .. 2**50
     EXPONENT_OFFSET = 100
-    N_SLOPES = N_OCTAVES * SLOPES_PER_OCTAVE  # slope buckets of each family
+    N_SLOPES = N_OCTAVES * SLOPES_PER_OCTAVE  # slope buckets of the V and ln V families
+    N_SQRT_SLOPES = N_OCTAVES * SQRT_SLOPES_PER_OCTAVE  # of the sqrt V family
+    N_TABLE = 1 + N_SLOPES + N_SQRT_SLOPES  # the slope table: 0, the V and ln V slopes, the sqrt V ones
     # bucket codes of the lines: CONSTANT (constant values, keyed by -value), 1 .. N_SLOPES (lines bounding
     # V, by slope), N_SLOPES + 1 .. 2 N_SLOPES (lines bounding ln V, the same slopes), 2 N_SLOPES + 1 ..
-    # 3 N_SLOPES (lines bounding sqrt V, the same slopes), UNBOUNDED (slopes above the largest: bound inf)
+    # 2 N_SLOPES + N_SQRT_SLOPES (lines bounding sqrt V, sixteen per octave), UNBOUNDED (slopes above the
+    # largest: bound inf)
     CONSTANT = 0
     LOG_FAMILY = N_SLOPES        # a bucket of lines bounding ln V: LOG_FAMILY + its slope's bucket
     SQRT_FAMILY = 2 * N_SLOPES   # a bucket of lines bounding sqrt V: SQRT_FAMILY + its slope's bucket
-    UNBOUNDED = 1 + 3 * N_SLOPES
+    UNBOUNDED = 1 + 2 * N_SLOPES + N_SQRT_SLOPES
 
 
 cdef inline void fill_slope_table(double* table) noexcept nogil:
-    """table[0 .. N_SLOPES] = the slope of each bucket of a family (0 for CONSTANT).
+    """table[0 .. N_TABLE - 1]: 0 (CONSTANT), the slope of each bucket of the V (and ln V) family, then of
+    each of the sqrt V family.
 
-    Bucket ``1 + o SLOPES_PER_OCTAVE + q`` holds the slopes up to ``(1/2 + (q + 1)/(2 SLOPES_PER_OCTAVE))
+    Bucket ``1 + o P + q`` of a family of P slopes per octave holds the slopes up to ``(1/2 + (q + 1)/(2 P))
     2**(o + 1 - EXPONENT_OFFSET)``.
     """
     cdef int b
@@ -45,6 +50,10 @@ cdef inline void fill_slope_table(double* table) noexcept nogil:
     for b in range(1, N_SLOPES + 1):
         table[b] = ldexp(0.5 + <double>((b - 1) % SLOPES_PER_OCTAVE + 1) / (2.0 * SLOPES_PER_OCTAVE),
                          (b - 1) // SLOPES_PER_OCTAVE + 1 - EXPONENT_OFFSET)
+    for b in range(1, N_SQRT_SLOPES + 1):
+        table[N_SLOPES + b] = ldexp(0.5 + <double>((b - 1) % SQRT_SLOPES_PER_OCTAVE + 1)
+                                    / (2.0 * SQRT_SLOPES_PER_OCTAVE),
+                                    (b - 1) // SQRT_SLOPES_PER_OCTAVE + 1 - EXPONENT_OFFSET)
 
 
 cdef inline int family_of(Py_ssize_t b) noexcept nogil:
@@ -53,12 +62,14 @@ cdef inline int family_of(Py_ssize_t b) noexcept nogil:
 
 
 cdef inline double bucket_slope(const double* table, Py_ssize_t b) noexcept nogil:
-    """The slope of slope bucket b (1 .. 3 N_SLOPES: the three families share the table)."""
-    return table[b - SQRT_FAMILY if b > SQRT_FAMILY else (b - LOG_FAMILY if b > LOG_FAMILY else b)]
+    """The slope of slope bucket b (1 .. UNBOUNDED - 1: the V and ln V families share the table's slopes,
+    those of the sqrt V family follow)."""
+    return table[b - N_SLOPES if b > N_SLOPES else b]
 
 
-cdef inline int bucket_of_slope(double s) noexcept nogil:
-    """The bucket of lines bounding V of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
+cdef inline int bucket_of_slope_in(double s, int per_octave, int n_slopes, int unbounded) noexcept nogil:
+    """The bucket (1 .. n_slopes, in a family of per_octave slopes per octave) of lines of slope s > 0: its
+    slope is >= s; ``unbounded`` above the largest."""
     cdef double f
     cdef int e, o
     cdef uint64_t bits
@@ -74,9 +85,14 @@ cdef inline int bucket_of_slope(double s) noexcept nogil:
     if o < 0:
         return 1  # below the smallest slope: rounded up to it
     if o >= N_OCTAVES:
-        return UNBOUNDED
-    # f < 1/2 + (q + 1)/(2 SLOPES_PER_OCTAVE): the bucket's slope is >= s
-    return 1 + o * SLOPES_PER_OCTAVE + <int>((f - 0.5) * (2 * SLOPES_PER_OCTAVE))
+        return unbounded
+    # f < 1/2 + (q + 1)/(2 per_octave): the bucket's slope is >= s
+    return 1 + o * per_octave + <int>((f - 0.5) * (2 * per_octave))
+
+
+cdef inline int bucket_of_slope(double s) noexcept nogil:
+    """The bucket of lines bounding V of slope s > 0 (its slope is >= s; UNBOUNDED above the largest)."""
+    return bucket_of_slope_in(s, SLOPES_PER_OCTAVE, N_SLOPES, UNBOUNDED)
 
 
 cdef inline double value_slope(double mu, double delta, double a, double tau0, double ex) noexcept nogil:
@@ -180,7 +196,8 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     if not (s > 0.0):
         key[0] = -v0
         return CONSTANT
-    b = bucket_of_slope(s)
+    b = bucket_of_slope(s) if family != 2 else bucket_of_slope_in(s, SQRT_SLOPES_PER_OCTAVE, N_SQRT_SLOPES,
+                                                                   UNBOUNDED)
     if b == UNBOUNDED:
         key[0] = t0
         return UNBOUNDED

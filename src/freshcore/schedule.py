@@ -366,7 +366,7 @@ _STATE = (
 
 def _upgrade_from_5(d: Any) -> dict[str, Any]:
     """A format-5 dict as format 6: bucket codes from 1201 on (the unbounded slopes, the parked pages) move up by
-    the 600 codes of the lines bounding sqrt V, and the park is not moving (its window starts now)."""
+    the 2400 codes of the lines bounding sqrt V, and the park is not moving (its window starts now)."""
     d = dict(d)
     if "bucket" in d:
         bucket = np.array(d["bucket"], copy=True)
