@@ -196,8 +196,10 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     if not (s > 0.0):
         key[0] = -v0
         return CONSTANT
-    b = bucket_of_slope(s) if family != 2 else bucket_of_slope_in(s, SQRT_SLOPES_PER_OCTAVE, N_SQRT_SLOPES,
-                                                                   UNBOUNDED)
+    if family == 2:
+        b = bucket_of_slope_in(s, SQRT_SLOPES_PER_OCTAVE, N_SQRT_SLOPES, UNBOUNDED)
+    else:
+        b = bucket_of_slope(s)
     if b == UNBOUNDED:
         key[0] = t0
         return UNBOUNDED
