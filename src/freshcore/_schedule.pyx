@@ -903,6 +903,39 @@ cdef class SchedulerState:
             raise self._failed(f" At tick {i + 1} of {n}: the first {i} were taken; the scheduler is at time "
                                f"{self.now!r}.")
 
+    def run_signalled(self, Py_ssize_t n, const Py_ssize_t[::1] pages, const double[::1] times,
+                      Py_ssize_t[::1] out):
+        """out[:n] = the pages crawled at the next n ticks, each signal (pages[i], times[i]) counted (signal) just
+        before the first tick at or after its time, those after the last tick after it (pages, times and
+        counts already validated, times non-decreasing)."""
+        cdef Py_ssize_t k = 0, i = 0, ns = pages.shape[0], best = 0
+        cdef int r = 0
+        cdef double tn
+        self._usable()
+        with nogil:
+            for k in range(n + 1):
+                tn = calendar_time(&self.buckets.calendar, self.tick + 1) if k < n else INFINITY
+                while i < ns and times[i] <= tn:
+                    r = self._signal(pages[i], times[i])
+                    if r < 0:
+                        break
+                    i += 1
+                if r < 0 or k == n:
+                    break
+                best = self._step()
+                if best < 0:
+                    break
+                out[k] = best
+        where = f"the first {k} ticks were taken and the first {i} signals recorded; the scheduler is at time " \
+                f"{self.now!r}"
+        if r == -1 or best == NO_MEMORY:
+            self.failed_page = -1
+            raise _no_memory((f"signal {i + 1} of {ns}" if r == -1 else f"tick {k + 1} of {n}") + f" ({where})")
+        if r == NO_VALUE:
+            raise self._failed(f" At signal {i + 1} of {ns}: {where}.")
+        if best == NO_VALUE:
+            raise self._failed(f" At tick {k + 1} of {n}: {where}.")
+
     # -- signals ----------------------------------------------------------------
     def signal(self, Py_ssize_t j, double t):
         """Count a signal of page j at time t (t >= last crawl, count below MAX_SIGNALS); False if discarded."""

@@ -180,13 +180,19 @@ class SchedulerBase(_statefile.StateFile):
         self._need_pages(f"{self._NAME}.next")
         return self._next()
 
-    def run(self, n: int) -> np.ndarray:
+    def run(self, n: int, signals: tuple[Any, Any] | None = None) -> np.ndarray:
         """Advance ``n`` ticks; return the pages crawled, in order (equal to ``n`` calls of :meth:`next`).
 
         Parameters
         ----------
         n : int
             Number of ticks, ``n >= 0``.
+        signals : (pages, times), optional
+            Change signals to record on the way, times non-decreasing: each
+            just before the first tick at or after its time, those after the
+            last tick after it.  Equal to a loop of :meth:`signal_many` (the
+            signals up to each tick's time) and :meth:`next`, without a Python
+            call per tick: the way to deliver a stream of signals fast.
 
         Returns
         -------
@@ -196,15 +202,56 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If ``n < 0``, or ``n > 0`` and every page was removed, or (:class:`~freshcore.value.PageValueError`)
-            a page a tick evaluates has a value that cannot be computed in bounded time; the ticks before that
-            one are taken (the message says how many) and are lost to the caller.
+            If ``n < 0``, or ``n > 0`` and every page was removed, or
+            ``signals`` is bad as :meth:`signal_many` says (or its times
+            decrease; signal counts are checked as if no page were crawled on
+            the way), naming the first bad index, nothing done; or
+            (:class:`~freshcore.value.PageValueError`) a page a tick evaluates
+            has a value that cannot be computed in bounded time: the ticks and
+            signals before that one are taken (the message says how many) and
+            are lost to the caller.
         """
-        k = check_int(n, "n", f"{self._NAME}.run", low=0)
+        caller = f"{self._NAME}.run"
+        k = check_int(n, "n", caller, low=0)
+        if signals is not None:
+            if not isinstance(signals, tuple) or len(signals) != 2:
+                raise TypeError(f"The 'signals' parameter of {caller} must be a (pages, times) pair of arrays, got "
+                                f"{type(signals).__name__}.")
+            p, tt = self._checked_signals(signals[0], signals[1], caller)
+            down = np.flatnonzero(tt[1:] < tt[:-1])
+            if down.size:
+                i = int(down[0]) + 1
+                raise ValueError(f"The 'times' of the 'signals' parameter of {caller} must not decrease; times[{i}] = "
+                                 f"{tt[i].item()!r} < times[{i - 1}] = {tt[i - 1].item()!r}.")
+            if k == 0:
+                if len(p):
+                    self._signal_many(p, tt)
+                return np.empty(0, dtype=np.int64)
+            self._need_pages(caller)
+            return self._crawl_signalled(k, p, tt)
         if k == 0:
             return np.empty(0, dtype=np.int64)
-        self._need_pages(f"{self._NAME}.run")
+        self._need_pages(caller)
         return self._crawl(k)
+
+    def _crawl_signalled(self, n: int, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
+        # (a subclass with a compiled loop overrides this)
+        ticks = self._tick_times(n)
+        cut = np.searchsorted(times, ticks, side="right")
+        out = np.empty(n, dtype=np.int64)
+        a = 0
+        for k in range(n):
+            b = int(cut[k])
+            if b > a:
+                self._signal_many(pages[a:b], times[a:b])
+                a = b
+            out[k] = self._next()
+        if a < len(pages):
+            self._signal_many(pages[a:], times[a:])
+        return out
+
+    def _tick_times(self, n: int) -> np.ndarray:  # pragma: no cover - subclasses without a compiled loop define it
+        raise NotImplementedError
 
     def _need_pages(self, caller: str) -> None:
         if self.n_pages == 0:
@@ -283,16 +330,22 @@ class SchedulerBase(_statefile.StateFile):
         TypeError
             If ``pages`` is not an integer array or ``times`` not real.
         """
+        p, tt = self._checked_signals(pages, times, f"{self._NAME}.signal_many")
+        if len(p) == 0:
+            return np.zeros(0, dtype=bool)
+        return self._signal_many(p, tt)
+
+    def _checked_signals(self, pages: Any, times: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
+        """``pages`` and ``times`` as intp and float64 arrays, checked as :meth:`signal_many` says."""
         if (type(pages) is np.ndarray and type(times) is np.ndarray and pages.dtype == np.intp
                 and times.dtype == np.float64 and pages.ndim == 1 and pages.flags.c_contiguous
                 and times.flags.c_contiguous and len(pages) and self._signals_ok(pages, times)):
-            return self._signal_many(pages, times)  # (all valid, checked in one compiled pass)
-        caller = f"{self._NAME}.signal_many"
+            return pages, times  # (all valid, checked in one compiled pass)
         p = check_page_ids(pages, "pages", caller, self._n_ids, self._alive_of)
         tt = check_array(times, "times", caller, allow_empty=True)
         check_same_length(caller, pages=p, times=tt)
         if len(p) == 0:
-            return np.zeros(0, dtype=bool)
+            return p, tt
         if tt.min() < self.time:  # every last crawl is at or before the time: only then can a signal precede one
             last = self._last_crawl_of(p)
             bad = np.flatnonzero(tt < last)
@@ -317,7 +370,7 @@ class SchedulerBase(_statefile.StateFile):
                     f"its last crawl, the most a scheduler counts (32-bit counters), at pages[{i}]; no signal is "
                     f"recorded."
                 )
-        return self._signal_many(p, tt)
+        return p, tt
 
     # -- bandwidth --------------------------------------------------------------------------------------------
     @cites(BUSA_FEKETE_2025)

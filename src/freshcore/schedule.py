@@ -204,6 +204,12 @@ class Scheduler(SchedulerBase):
         self._state.run(n, out)
         return out.astype(np.int64, copy=False)
 
+    def _crawl_signalled(self, n: int, pages: np.ndarray, times: np.ndarray) -> np.ndarray:
+        out = np.empty(n, dtype=np.intp)
+        self._state.run_signalled(n, np.ascontiguousarray(pages, dtype=np.intp),
+                                  np.ascontiguousarray(times, dtype=np.float64), out)
+        return out.astype(np.int64, copy=False)
+
     def _signal(self, page: int, t: float) -> bool:
         return bool(self._state.signal(page, t))
 

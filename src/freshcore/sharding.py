@@ -305,6 +305,9 @@ class ShardedScheduler(SchedulerBase):
         return read_only_view(ids[sched.page_ids])
 
     # -- the clock ------------------------------------------------------------
+    def _tick_times(self, n: int) -> np.ndarray:
+        return self.tick_times(n)
+
     def tick_times(self, n: int) -> np.ndarray:
         """Tick times of the next ``n`` decisions, without making them (the rate held).
 
