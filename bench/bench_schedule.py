@@ -158,5 +158,6 @@ def test_scripts_run(capsys):
     cold_start.main(["--pages", "2000", "--decisions", "50", "--warm", "200"])
     scale_schedule.main(["--sizes", "2000", "--decisions", "100", "--burn-in", "100"])
     scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20"])
+    scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20", "--signals"])
     out = capsys.readouterr().out
-    assert out.count("greedy") >= 4 and out.count("exact") >= 4
+    assert out.count("greedy") >= 4 and out.count("exact") >= 4 and "signals/dec" in out

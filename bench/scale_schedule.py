@@ -17,7 +17,10 @@ of every array the compiled state holds, page parameters included).
 
 With ``--until T``, instead: one run per size and value from the same start to time T, every chunk of
 ``--chunk`` decisions reported (microseconds and evaluations per decision): the trend of a long run, with no
-window to choose.
+window to choose.  With ``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
+signals at rate ``gamma_i = lambda_i Delta_i + nu_i``, ~6 a tick here): each chunk's are drawn before it
+(not timed) and passed to ``Scheduler.run(chunk, signals=...)``, so the time is the scheduler's, signals
+included.
 
 Run::
 
@@ -67,19 +70,27 @@ def staggered(m: int, seed: int = 0):
     return pages, rate, -rng.uniform(0.0, 1.0, m) * interval
 
 
-def trend(m: int, value: str, until: float, chunk: int) -> None:
+def trend(m: int, value: str, until: float, chunk: int, signals: bool = False) -> None:
     """Print microseconds and evaluations per decision of every chunk of a run from the staggered start to time
-    ``until``."""
+    ``until`` (with SPEC section 3's signals delivered on the way if ``signals``)."""
     pages, rate, last = staggered(m)
     s = Scheduler(pages, rate, value=value, last_crawl=last)
     s.run(1)
+    cum = np.cumsum(pages.gamma)
+    rng = np.random.default_rng(7)
     while s.time < until:
+        sig = None
+        if signals:  # the chunk's signals: Poisson(sum gamma) in time, each page with probability gamma_i/sum
+            c = rng.poisson(cum[-1] * chunk / rate)
+            sig = (np.searchsorted(cum, rng.uniform(0.0, cum[-1], c), side="right").astype(np.intp),
+                   np.sort(s.time + rng.uniform(0.0, chunk / rate, c)))
         e0 = s._state.n_evaluations
         t0 = time.perf_counter()
-        s.run(chunk)
+        s.run(chunk, signals=sig)
         dt = time.perf_counter() - t0
         print(f"{value:>7} {m:>9} t={s.time:8.2f} {dt / chunk * 1e6:8.2f} us/dec "
-              f"{(s._state.n_evaluations - e0) / chunk:7.2f} evals/dec", flush=True)
+              f"{(s._state.n_evaluations - e0) / chunk:7.2f} evals/dec"
+              + (f" {len(sig[0]) / chunk:5.2f} signals/dec" if sig is not None else ""), flush=True)
 
 
 def measure(m: int, value: str, decisions: int, burn_in: int, seed: int = 0) -> dict:
@@ -109,11 +120,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--burn-in", type=int, default=100_000)
     ap.add_argument("--until", type=float, default=None, help="report every chunk of one run to this time")
     ap.add_argument("--chunk", type=int, default=500_000)
+    ap.add_argument("--signals", action="store_true", help="with --until: deliver SPEC section 3's signals")
     a = ap.parse_args(argv)
     if a.until is not None:
         for value in a.values:
             for m in a.sizes:
-                trend(m, value, a.until, a.chunk)
+                trend(m, value, a.until, a.chunk, a.signals)
         return
     print(f"{'value':>7} {'m':>9} {'build s':>8} {'us/dec':>8} {'dec/s':>10} {'evals/dec':>9} "
           f"{'brute us':>10} {'speed-up':>9} {'B/page':>7}")
