@@ -51,8 +51,12 @@ __all__ = ["RatesResult", "freshness", "optimal_rates"]
 _MODELS = ("poisson", "periodic")
 # The periodic solver stops once the budget is used to within this relative gap (never above it).
 _PERIODIC_GAP = 1e-14
-# Size of the strided subsample whose solution starts the periodic solver on large inputs.
+# Size of the strided subsample whose solution starts the periodic solver: at most _SUBSAMPLE
+# pages and 1/_SUB_FRACTION of them, none below _SUB_MIN; solved to _SUB_GAP of its budget.
 _SUBSAMPLE = 50_000
+_SUB_FRACTION = 8
+_SUB_MIN = 64
+_SUB_GAP = 1e-4
 # A fast search whose rates leave more than this share of the bandwidth unspent hands the
 # problem to the careful solver of its model (which spends it to rounding).
 _BUDGET_TOL = 1e-13
@@ -385,7 +389,7 @@ def _solve_poisson(
 
 def _periodic_search(
     b: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, slack: float, u: float,
-    out: np.ndarray,
+    out: np.ndarray, gap: float = _PERIODIC_GAP,
 ) -> tuple[float, float] | None:
     """Periodic optimum from the start ``u`` (rates written to ``out``): (u_a, u_b), or None.
 
@@ -409,13 +413,14 @@ def _periodic_search(
         return None  # (b_i^2 = Delta_i/mu_i must be a normal double for b_i to be accurate)
     pass_ = _rates.PeriodicPass(b, dl, lo, hi)
     n = len(b)
-    accept = budget * (1.0 - _PERIODIC_GAP)
-    target = budget * (1.0 - 0.5 * _PERIODIC_GAP)
+    accept = budget * (1.0 - gap)
+    target = budget * (1.0 - 0.5 * gap)
     u_a, S_a = 0.0, _rates.csum(lo)
     u_b, S_b = math.inf, math.inf
     u_p, S_p = 0.0, 0.0
     r_a, r_b, r_w = lo.copy(), np.empty(n), np.empty(n)  # below, above the budget; work
-    widths = [0.0, 0.0, 0.0, 0.0]  # the last four widths of the bracket
+    steps = [0.0, 0.0, 0.0, 0.0]  # the last four steps
+    wide = 64.0 / n  # a step longer than this (relative) spans many entries, at a density ~1
     nh = 0
     if u <= b_min:
         # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
@@ -442,15 +447,19 @@ def _periodic_search(
                 or u_b - u_a <= 4.5e-16 * u_b):
             break  # (or the bracket is down to adjacent doubles: nothing finer to find)
         k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
-        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
+        # The secant slope over a step that many pages entered across (the analytic one misses
+        # their entries: about 1/log(n) of the slope, and Newton then gains only a factor ~20 a
+        # step); the analytic one over a step shorter than a few entries (the secant is noise there).
+        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p and abs(u - u_p) > wide * u:
             k_sec = _log(S / S_p) / _log(u / u_p)
             if k_sec > 0.0:
                 k = k_sec
-        u_p, S_p = u, S
         u_n = u * math.exp(min(max(_log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
-        widths[nh % 4] = u_b - u_a
+        # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
+        steps[nh % 4] = abs(u - u_p) if u_p > 0.0 else math.inf
+        u_p, S_p = u, S
         nh += 1
-        if (not (u_a < u_n < u_b) or (nh >= 4 and widths[(nh - 1) % 4] > 0.5 * widths[(nh - 4) % 4])
+        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
                 or abs(u_n - u) <= 9e-16 * u):
             u_n = 2.0 * max(u, u_a) if u_b == math.inf else 0.5 * (u_a + u_b)
             nh = 0
@@ -585,17 +594,20 @@ def _solve_periodic(
         return lo.copy(), _floor_multiplier(mu, dl, lo)
     b = np.sqrt(dl / mu)
     u = math.nan
-    if n >= 10 * _SUBSAMPLE:
-        # Start from the solution of an evenly strided subsample (budget scaled to it): it
-        # lands within about 1/sqrt(_SUBSAMPLE) of the root and saves a few full passes.
-        sub = slice(None, None, n // _SUBSAMPLE)
+    m = min(_SUBSAMPLE, n // _SUB_FRACTION)
+    if m >= _SUB_MIN:
+        # Start from the solution of an evenly strided subsample of m pages (budget scaled to it),
+        # solved to _SUB_GAP: it lands within about 1/sqrt(m) of the root and saves full passes.
+        sub = slice(None, None, n // m)
         sb, sdl, slo, shi = (np.ascontiguousarray(x[sub]) for x in (b, dl, lo, hi))
         smu = np.ascontiguousarray(mu[sub])
         s_budget = budget * len(sb) / n
         if (np.isinf(shi).any() or _rates.csum(shi) > s_budget) and _rates.csum(slo) < s_budget * (1.0 - _PERIODIC_GAP):
             s_total = _rates.csum(np.sqrt(0.5 * smu * sdl))
             s_start = s_budget / s_total if s_total > 0.0 else math.nan
-            found = _periodic_search(sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)))
+            found = _periodic_search(
+                sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)), _SUB_GAP
+            )
             if found is not None:
                 u = math.sqrt(found[0] * found[1])
     if not 0.0 < u < math.inf:
