@@ -16,7 +16,9 @@ rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
   b_i = sqrt(Delta_i/mu_i) (so c_i = L Delta_i/mu_i), and r_i = 0 when u <= b_i.
 
 One call of a pass object is one pass over the pages without the GIL; the line
-search on u that calls them is Python (``freshcore.rates``).  Sums are
+search on u that calls them is Python (``freshcore.rates``), except for the
+Poisson model without maximum rates, whose sort-free Newton runs whole in one
+call (``poisson_solve``).  Sums are
 compensated (Neumaier), so that the budget test S(u) <= B is decided on a total
 correct to 3.6e-15 relative whatever the page count.
 
@@ -220,8 +222,8 @@ cdef int _poisson_newton(Py_ssize_t n, const double* s, const double* delta, con
     cdef double S = 0.0, slope = 0.0, step
     cdef Py_ssize_t cnt = 0
     cdef bint wrote = False, done = False
-    cdef int it
-    for it in range(max_passes):
+    cdef int _it
+    for _it in range(max_passes):
         if not (0.0 < u < INFINITY):
             return NEWTON_HAND_OVER
         wrote = <double>change * <double>change < 2.0 * <double>prev
@@ -239,7 +241,7 @@ cdef int _poisson_newton(Py_ssize_t n, const double* s, const double* delta, con
     if not wrote:
         _newton_pass(n, s, delta, lo, lo0, u, out, &S, &slope, &cnt)
     step = 2.0 ** -52
-    for it in range(64):
+    for _it in range(64):
         if S <= budget or not u > 0.0:
             break
         u = u * (1.0 - step)
@@ -257,8 +259,8 @@ cdef double _newton_root(Py_ssize_t n, const double* s, const double* delta, con
     """The u of ``_poisson_newton`` (from the same start, no rates written, no checks); NaN if it fails."""
     cdef double S = 0.0, slope = 0.0
     cdef Py_ssize_t cnt = 0
-    cdef int it
-    for it in range(max_passes):
+    cdef int _it
+    for _it in range(max_passes):
         if not (0.0 < u < INFINITY):
             break
         _newton_pass(n, s, delta, lo, lo0, u, NULL, &S, &slope, &cnt)
@@ -278,7 +280,7 @@ cdef double _subsample_start(Py_ssize_t n, const double* delta, const double* w,
     holds 3 m doubles.  NaN where the subsample has a bad entry, an s_i that lost digits, or no
     room above its minima (the caller then starts from the all-active u)."""
     cdef Py_ssize_t k, i, st = n // m, n_pos = 0
-    cdef double dl, ww, p, l, ss = 0.0, sd = 0.0, fixed = 0.0, lsum = 0.0
+    cdef double dl, ww, p, lk, ss = 0.0, sd = 0.0, fixed = 0.0, lsum = 0.0
     cdef double sub_budget = budget * (<double>m / <double>n)
     cdef double* s_sub = work
     cdef double* d_sub = work + m
@@ -292,17 +294,17 @@ cdef double _subsample_start(Py_ssize_t n, const double* delta, const double* w,
         p = ww * dl
         if ww > 0.0 and dl > 0.0 and (p < DBL_MIN_NORMAL or p == INFINITY):
             return NAN
-        l = lo[i] if lo != NULL else lo0
+        lk = lo[i] if lo != NULL else lo0
         s_sub[k] = sqrt(p)
         d_sub[k] = dl
-        lo_sub[k] = l
-        lsum += l
+        lo_sub[k] = lk
+        lsum += lk
         if p > 0.0:
             n_pos += 1
             ss += s_sub[k]
             sd += dl
         else:
-            fixed += l
+            fixed += lk
     if n_pos == 0 or not lsum < sub_budget:
         return NAN
     return _newton_root(m, s_sub, d_sub, lo_sub, lo0, sub_budget, (sub_budget - fixed + sd) / ss, n_pos, 60)
@@ -719,8 +721,6 @@ def csum(const double[::1] x):
         with nogil:
             tot = _csum(n, &x[0])
     return tot
-
-
 
 
 def newton_pass(const double[::1] s, const double[::1] delta, const double[::1] lo, double lo0, double u,
