@@ -328,7 +328,7 @@ def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1
     """
     cdef Py_ssize_t i, j = 0, end, n = delta.shape[0], n_pos = 0, n_bad = 0, n_far = 0, cnt = 0, cnt1 = 0, m
     cdef Py_ssize_t prev
-    cdef double dl, ww, p, si, bt, bt1, bsl, bsl1, bs, bd, bl, lo_sum
+    cdef double dl, ww, p, bt, bt1, bsl, bsl1, bs, bd, bl, lo_sum
     cdef double tot = 0.0, tcomp = 0.0, sls = 0.0, slcomp = 0.0
     cdef double ss = 0.0, scomp = 0.0, sd = 0.0, dcomp = 0.0, fixed = 0.0, fcomp = 0.0
     cdef double u = 0.0, u_start = NAN, total = 0.0
@@ -353,8 +353,7 @@ def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1
                 p = ww * dl
                 ok = (dl >= 0.0) & (ww >= 0.0) & (p < INFINITY)  # (NaN fails every test)
                 n_bad += not ok
-                si = sqrt(p) if ok else 0.0
-                s[i] = si
+                s[i] = sqrt(p)  # (NaN for a bad entry: the status says so, s is not used)
                 n_far += (ww > 0.0) & (dl > 0.0) & (p < DBL_MIN_NORMAL)  # (underflowed to 0 too)
             if evaluate:  # the first Newton pass, at the subsample's u (even and odd pages apart)
                 i = j
