@@ -34,10 +34,4 @@ static inline double freshcore_u52_to_double(long long x) {
     return u.d - 4503599627370496.0;
 }
 
-/* a > b ? a : b: compilers emit one maxsd (maxpd) for it, where fmax is a call into libm without
- * -ffast-math and an if/else on the comparison may become a branch that random data mispredicts. */
-static inline double freshcore_max(double a, double b) {
-    return a > b ? a : b;
-}
-
 #endif /* FRESHCORE_FLOAT_BITS_H */

@@ -34,8 +34,9 @@ from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, INFINITY, NAN
 from freshcore._core cimport residual1_inverse as periodic_x
 
 
-cdef extern from "_float_bits.h":
-    double freshcore_max(double a, double b) noexcept nogil
+cdef extern from "_rates_newton.h":
+    void freshcore_newton_block(const double* s, const double* d, const double* lo, double lo0, double u,
+                                double* out, Py_ssize_t n, double* bt, double* bs, Py_ssize_t* cnt) noexcept nogil
 
 # Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
 # relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
@@ -135,70 +136,27 @@ cdef enum:
     NEWTON_HAND_OVER = 2   # not for this solver (or it did not converge): the general path solves
 
 
-cdef inline void _newton_page(double si, double di, double l, double u, double* out_i, double* bt, double* bs,
-                              Py_ssize_t* cnt) noexcept nogil:
-    """One page of ``_newton_pass``: its rate max(s_i u - Delta_i, l) added to bt (and written to
-    out_i unless NULL), s_i to bs and 1 to cnt where it is above its minimum.  Branch-free (whether a
-    page is above its minimum is unpredictable from one page to the next)."""
-    cdef double v = si * u - di
-    cdef bint up = v > l
-    v = freshcore_max(v, l)
-    bt[0] += v
-    bs[0] += si * up
-    cnt[0] += up
-    if out_i != NULL:
-        out_i[0] = v
-
-
 cdef void _newton_pass(Py_ssize_t n, const double* s, const double* delta, const double* lo, double lo0,
                        double u, double* out, double* S, double* slope, Py_ssize_t* count) noexcept nogil:
     """S(u) = sum_i max(s_i u - Delta_i, lo_i) (lo_i = lo0 for all i where ``lo`` is NULL), its left
     slope (the sum of s_i over the pages above their minimum) and their count; writes the rates to
     ``out`` unless it is NULL.  No upper bounds: the sort-free Newton of ``_poisson_newton``.
 
-    Within a block the even and the odd pages have partial sums of their own (two independent
-    chains of additions instead of one: the pass is bound by their latency otherwise).
+    Each block of pages is one ``freshcore_newton_block`` (``_rates_newton.h``: SSE2, branch-free,
+    four partial sums), the blocks' totals compensated as everywhere in this module.
     """
-    cdef Py_ssize_t i, j = 0, end, cnt0 = 0, cnt1 = 0, cnt2 = 0, cnt3 = 0
-    cdef double bt0, bt1, bt2, bt3, bs0, bs1, bs2, bs3, tot = 0.0, comp = 0.0, sl = 0.0, scomp = 0.0
+    cdef Py_ssize_t j = 0, end, cnt = 0
+    cdef double bt = 0.0, bs = 0.0, tot = 0.0, comp = 0.0, sl = 0.0, scomp = 0.0
     while j < n:
         end = j + BLOCK if j + BLOCK < n else n
-        bt0 = bt1 = bt2 = bt3 = bs0 = bs1 = bs2 = bs3 = 0.0
-        i = j
-        while i + 3 < end:
-            if lo == NULL:
-                if out == NULL:
-                    _newton_page(s[i], delta[i], lo0, u, NULL, &bt0, &bs0, &cnt0)
-                    _newton_page(s[i + 1], delta[i + 1], lo0, u, NULL, &bt1, &bs1, &cnt1)
-                    _newton_page(s[i + 2], delta[i + 2], lo0, u, NULL, &bt2, &bs2, &cnt2)
-                    _newton_page(s[i + 3], delta[i + 3], lo0, u, NULL, &bt3, &bs3, &cnt3)
-                else:
-                    _newton_page(s[i], delta[i], lo0, u, out + i, &bt0, &bs0, &cnt0)
-                    _newton_page(s[i + 1], delta[i + 1], lo0, u, out + i + 1, &bt1, &bs1, &cnt1)
-                    _newton_page(s[i + 2], delta[i + 2], lo0, u, out + i + 2, &bt2, &bs2, &cnt2)
-                    _newton_page(s[i + 3], delta[i + 3], lo0, u, out + i + 3, &bt3, &bs3, &cnt3)
-            else:
-                if out == NULL:
-                    _newton_page(s[i], delta[i], lo[i], u, NULL, &bt0, &bs0, &cnt0)
-                    _newton_page(s[i + 1], delta[i + 1], lo[i + 1], u, NULL, &bt1, &bs1, &cnt1)
-                    _newton_page(s[i + 2], delta[i + 2], lo[i + 2], u, NULL, &bt2, &bs2, &cnt2)
-                    _newton_page(s[i + 3], delta[i + 3], lo[i + 3], u, NULL, &bt3, &bs3, &cnt3)
-                else:
-                    _newton_page(s[i], delta[i], lo[i], u, out + i, &bt0, &bs0, &cnt0)
-                    _newton_page(s[i + 1], delta[i + 1], lo[i + 1], u, out + i + 1, &bt1, &bs1, &cnt1)
-                    _newton_page(s[i + 2], delta[i + 2], lo[i + 2], u, out + i + 2, &bt2, &bs2, &cnt2)
-                    _newton_page(s[i + 3], delta[i + 3], lo[i + 3], u, out + i + 3, &bt3, &bs3, &cnt3)
-            i += 4
-        while i < end:
-            _newton_page(s[i], delta[i], lo0 if lo == NULL else lo[i], u, NULL if out == NULL else out + i,
-                         &bt0, &bs0, &cnt0)
-            i += 1
-        _nadd(&sl, &scomp, (bs0 + bs1) + (bs2 + bs3))
-        _nadd(&tot, &comp, (bt0 + bt1) + (bt2 + bt3))
+        freshcore_newton_block(s + j, delta + j, lo + j if lo != NULL else NULL, lo0, u,
+                               out + j if out != NULL else NULL, end - j, &bt, &bs, &cnt)
+        _nadd(&sl, &scomp, bs)
+        _nadd(&tot, &comp, bt)
         j = end
     S[0] = _total(tot, comp)
     slope[0] = _total(sl, scomp)
-    count[0] = (cnt0 + cnt1) + (cnt2 + cnt3)
+    count[0] = cnt
 
 
 cdef int _poisson_newton(Py_ssize_t n, const double* s, const double* delta, const double* lo, double lo0,
@@ -326,9 +284,9 @@ def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1
     below the normal doubles (s_i would lose digits, or be 0), a sum of the minima within 2^-40 of the budget or above
     it (the general path decides on its own sum), or no convergence.
     """
-    cdef Py_ssize_t i, j = 0, end, n = delta.shape[0], n_pos = 0, n_bad = 0, n_far = 0, cnt = 0, cnt1 = 0, m
+    cdef Py_ssize_t i, j = 0, end, n = delta.shape[0], n_pos = 0, n_bad = 0, n_far = 0, cnt = 0, m
     cdef Py_ssize_t prev
-    cdef double dl, ww, p, bt, bt1, bsl, bsl1, bs, bd, bl, lo_sum
+    cdef double dl, ww, p, bt = 0.0, bsl = 0.0, bs, bd, bl, lo_sum
     cdef double tot = 0.0, tcomp = 0.0, sls = 0.0, slcomp = 0.0
     cdef double ss = 0.0, scomp = 0.0, sd = 0.0, dcomp = 0.0, fixed = 0.0, fcomp = 0.0
     cdef double u = 0.0, u_start = NAN, total = 0.0
@@ -346,7 +304,6 @@ def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1
         evaluate = 0.0 < u_start < INFINITY
         while j < n:
             end = j + BLOCK if j + BLOCK < n else n
-            bt = bt1 = bsl = bsl1 = 0.0
             for i in range(j, end):
                 dl = delta[i]
                 ww = w[i]
@@ -355,19 +312,12 @@ def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1
                 n_bad += not ok
                 s[i] = sqrt(p)  # (NaN for a bad entry: the status says so, s is not used)
                 n_far += (ww > 0.0) & (dl > 0.0) & (p < DBL_MIN_NORMAL)  # (underflowed to 0 too)
-            if evaluate:  # the first Newton pass, at the subsample's u (even and odd pages apart)
-                i = j
-                while i + 1 < end:
-                    _newton_page(s[i], delta[i], plo[i] if plo != NULL else lo0, u_start, NULL, &bt, &bsl, &cnt)
-                    _newton_page(s[i + 1], delta[i + 1], plo[i + 1] if plo != NULL else lo0, u_start, NULL,
-                                 &bt1, &bsl1, &cnt1)
-                    i += 2
-                if i < end:
-                    _newton_page(s[i], delta[i], plo[i] if plo != NULL else lo0, u_start, NULL, &bt, &bsl, &cnt)
-            _nadd(&tot, &tcomp, bt + bt1)
-            _nadd(&sls, &slcomp, bsl + bsl1)
+            if evaluate:  # the first Newton pass, at the subsample's u
+                freshcore_newton_block(&s[j], &delta[j], plo + j if plo != NULL else NULL, lo0, u_start, NULL,
+                                       end - j, &bt, &bsl, &cnt)
+                _nadd(&tot, &tcomp, bt)
+                _nadd(&sls, &slcomp, bsl)
             j = end
-        cnt += cnt1
         lo_sum = _csum(n, plo) if plo != NULL else lo0 * <double>n
         if n_bad:
             status = NEWTON_BAD_INPUT
