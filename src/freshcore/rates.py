@@ -63,7 +63,8 @@ _SUB_GAP = 1e-4
 # problem to the careful solver of its model (which spends it to rounding).
 _BUDGET_TOL = 1e-13
 # Passes of the sort-free Poisson Newton (no maximum rates) before it hands the problem to the
-# sorted search: 4-5 on uniform change rates and importance, about 20 over twelve decades.
+# sorted search: 3-4 on uniform change rates and importance, about 5 over twelve decades (from
+# the all-active start, below 512 pages: 4-5 and up to about 20).
 _NEWTON_PASSES = 60
 
 
@@ -391,17 +392,19 @@ def _solve_poisson(
 
 def _periodic_search(
     b: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, slack: float, u: float,
-    out: np.ndarray, gap: float = _PERIODIC_GAP,
+    out: np.ndarray, gap: float = _PERIODIC_GAP, slope: list[float] | None = None,
 ) -> tuple[float, float] | None:
     """Periodic optimum from the start ``u`` (rates written to ``out``): (u_a, u_b), or None.
 
     One compiled pass per step.  Requires sum(lo) < budget (1 - gap) and budget < sum(hi),
     gap = _PERIODIC_GAP.
     Safeguarded Newton on log S against log u (S grows like a power of u; plain Newton in
-    u overshoots badly from a small start): first with the analytic derivative, then with
-    the secant slope of the last two points (pages entering at u = b_i add ~Delta_i/37
-    almost at once, which the local derivative misses), bisection when the bracket does
-    not halve in 3 steps.  Stops when S is in [budget (1 - gap), budget], or when the
+    u overshoots badly from a small start): for a step predicted to cross many entering
+    pages the secant slope of the last two points, or before there is one the caller's
+    ``slope`` (a subsample's; pages entering at u = b_i add ~Delta_i/37 almost at once,
+    which the local derivative misses), for a step across a few the analytic derivative
+    (exact on a smooth stretch); bisection when the steps do not halve in 3.  ``gap``: the
+    acceptance (a subsample is solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the
     bracketing solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are
     adjacent doubles) and then time-shares between them.  None where the pass is not
     accurate (min b_i below 2^-500, u outside [2^-500, 2^500] or above 2^500 min b_i,
@@ -422,7 +425,7 @@ def _periodic_search(
     u_p, S_p = 0.0, 0.0
     r_a, r_b, r_w = lo.copy(), np.empty(n), np.empty(n)  # below, above the budget; work
     steps = [0.0, 0.0, 0.0, 0.0]  # the last four steps
-    wide = 64.0 / n  # a step longer than this (relative) spans many entries, at a density ~1
+    wide = 8.0 / n  # a step longer than this (relative) spans many entries, at a density ~1
     nh = 0
     if u <= b_min:
         # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
@@ -449,13 +452,20 @@ def _periodic_search(
                 or u_b - u_a <= 4.5e-16 * u_b):
             break  # (or the bracket is down to adjacent doubles: nothing finer to find)
         k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
-        # The secant slope over a step that many pages entered across (the analytic one misses
-        # their entries: about 1/log(n) of the slope, and Newton then gains only a factor ~20 a
-        # step); the analytic one over a step shorter than a few entries (the secant is noise there).
-        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p and abs(u - u_p) > wide * u:
-            k_sec = _log(S / S_p) / _log(u / u_p)
-            if k_sec > 0.0:
-                k = k_sec
+        # For a step across many entering pages the secant slope of the last two points (the
+        # analytic one is off by several per cent there: a page just past its threshold rises
+        # steeply, then flattens, and Newton gains only a factor ~10 a step), or before there is
+        # one the caller's (a subsample's, the same shape); for a step across a few entries at
+        # most the analytic one (exact on a smooth stretch; the secant is noise there).
+        k_wide = -1.0
+        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
+            k_wide = _log(S / S_p) / _log(u / u_p)
+            if k_wide > 0.0 and abs(u - u_p) > wide * u and slope is not None:
+                slope[0] = k_wide
+        elif u_p == 0.0 and slope is not None and 0.0 < slope[0] < math.inf:
+            k_wide = slope[0]
+        if k_wide > 0.0 and (k <= 0.0 or abs(_log(target / S)) > wide * k_wide):
+            k = k_wide
         u_n = u * math.exp(min(max(_log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
         # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
         steps[nh % 4] = abs(u - u_p) if u_p > 0.0 else math.inf
@@ -596,6 +606,7 @@ def _solve_periodic(
         return lo.copy(), _floor_multiplier(mu, dl, lo)
     b = np.sqrt(dl / mu)
     u = math.nan
+    slope = [math.nan]  # the subsample's last wide secant slope of log S against log u
     m = min(_SUBSAMPLE, n // _SUB_FRACTION)
     if m >= _SUB_MIN:
         # Start from the solution of an evenly strided subsample of m pages (budget scaled to it),
@@ -608,7 +619,7 @@ def _solve_periodic(
             s_total = _rates.csum(np.sqrt(0.5 * smu * sdl))
             s_start = s_budget / s_total if s_total > 0.0 else math.nan
             found = _periodic_search(
-                sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)), _SUB_GAP
+                sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)), _SUB_GAP, slope
             )
             if found is not None:
                 u = math.sqrt(found[0] * found[1])
@@ -617,7 +628,7 @@ def _solve_periodic(
         total = _rates.csum(np.sqrt(0.5 * mu * dl))
         u = budget / total if total > 0.0 else math.nan
     out = np.empty(n)
-    found = _periodic_search(b, dl, lo, hi, budget, slack, u, out)
+    found = _periodic_search(b, dl, lo, hi, budget, slack, u, out, slope=slope)
     if found is not None:
         return out, _reciprocal_product(*found)
     return out, _periodic_careful(mu, dl, lo, hi, budget, slack, out)
