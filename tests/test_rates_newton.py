@@ -28,8 +28,17 @@ def sorted_path(d, w, B, lo, hi):
     return out, mult
 
 
+def ref_atol(d, B):
+    """Absolute tolerance against ``bisection``: the budget's 1e-11 and the cancellation in s u - d."""
+    return 1e-11 * B + 1e-15 * float(np.max(d))
+
+
 def bisection(d, w, B, lo, hi):
-    """numpy bisection on u = L^-1/2: r = clip(sqrt(w d) u - d, lo, hi)."""
+    """numpy bisection on u = L^-1/2: r = clip(sqrt(w d) u - d, lo, hi).
+
+    Its rates are accurate to ~1e-16 max(d) only (s u - d cancels where a change rate dwarfs the
+    budget): compare with ``ref_atol``.
+    """
     s = np.sqrt(w * d)
     a, b = 0.0, 1.0
     while np.clip(s * b - d, lo, hi).sum() <= B:
@@ -74,7 +83,7 @@ def test_newton_agrees_with_the_sorted_search(inst):
     ref, mult = sorted_path(d, w, B, lo, hi)
     np.testing.assert_allclose(r, ref, rtol=1e-9, atol=1e-11 * B)
     assert res.multiplier == pytest.approx(mult, rel=1e-9)
-    np.testing.assert_allclose(r, bisection(d, w, B, lo, hi), rtol=1e-9, atol=1e-11 * B)
+    np.testing.assert_allclose(r, bisection(d, w, B, lo, hi), rtol=1e-9, atol=ref_atol(d, B))
 
 
 @settings(max_examples=100, deadline=None)
@@ -85,7 +94,7 @@ def test_finite_maxima_keep_the_sorted_search(inst, width):
     hi[::3] = np.inf  # some pages without a maximum: the Newton path must not be taken
     r = optimal_rates(d, w, B, "poisson", lo, hi)
     assert np.all(r >= lo) and np.all(r <= hi) and math.fsum(r) <= B * (1 + ROUND)
-    np.testing.assert_allclose(r, bisection(d, w, B, lo, hi), rtol=1e-9, atol=1e-11 * B)
+    np.testing.assert_allclose(r, bisection(d, w, B, lo, hi), rtol=1e-9, atol=ref_atol(d, B))
 
 
 def test_fast_path_and_checked_path_give_the_same_bits(tmp_path):
