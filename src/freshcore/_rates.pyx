@@ -16,7 +16,9 @@ rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
   b_i = sqrt(Delta_i/mu_i) (so c_i = L Delta_i/mu_i), and r_i = 0 when u <= b_i.
 
 One call of a pass object is one pass over the pages without the GIL; the line
-search on u that calls them is Python (``freshcore.rates``).  Sums are
+search on u that calls them is Python (``freshcore.rates``), except for the
+Poisson model without maximum rates, whose sort-free Newton runs whole in one
+call (``poisson_solve``).  Sums are
 compensated (Neumaier), so that the budget test S(u) <= B is decided on a total
 correct to 3.6e-15 relative whatever the page count.
 
@@ -28,8 +30,13 @@ R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
 utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport fabs, fmin, fmax, expm1, ldexp, INFINITY
+from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, INFINITY, NAN
 from freshcore._core cimport residual1_inverse as periodic_x
+
+
+cdef extern from "_rates_newton.h":
+    void freshcore_newton_block(const double* s, const double* d, const double* lo, double lo0, double u,
+                                double* out, Py_ssize_t n, double* bt, double* bs, Py_ssize_t* cnt) noexcept nogil
 
 # Sums: plain within blocks of BLOCK pages, Neumaier-compensated across blocks, so the
 # relative error of a total of non-negative terms is below BLOCK * 2^-53 (3.6e-15).
@@ -117,6 +124,234 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
             out[i] = v
     S[0] = _total(tot, comp)
     D[0] = _total(der, dcomp)
+
+
+# The smallest normal double: an s_i below it (but not 0) has lost digits, and the sort-free
+# Poisson solve hands the problem on.
+cdef double DBL_MIN_NORMAL = 2.2250738585072014e-308
+
+cdef enum:
+    NEWTON_OK = 0          # solved: the rates are in ``out``
+    NEWTON_BAD_INPUT = 1   # an entry is not a finite number >= 0: the caller's checks say which
+    NEWTON_HAND_OVER = 2   # not for this solver (or it did not converge): the general path solves
+
+
+cdef void _newton_pass(Py_ssize_t n, const double* s, const double* delta, const double* lo, double lo0,
+                       double u, double* out, double* S, double* slope, Py_ssize_t* count) noexcept nogil:
+    """S(u) = sum_i max(s_i u - Delta_i, lo_i) (lo_i = lo0 for all i where ``lo`` is NULL), its left
+    slope (the sum of s_i over the pages above their minimum) and their count; writes the rates to
+    ``out`` unless it is NULL.  No upper bounds: the sort-free Newton of ``_poisson_newton``.
+
+    Each block of pages is one ``freshcore_newton_block`` (``_rates_newton.h``: SSE2, branch-free,
+    four partial sums), the blocks' totals compensated as everywhere in this module.
+    """
+    cdef Py_ssize_t j = 0, end, cnt = 0
+    cdef double bt = 0.0, bs = 0.0, tot = 0.0, comp = 0.0, sl = 0.0, scomp = 0.0
+    while j < n:
+        end = j + BLOCK if j + BLOCK < n else n
+        freshcore_newton_block(s + j, delta + j, lo + j if lo != NULL else NULL, lo0, u,
+                               out + j if out != NULL else NULL, end - j, &bt, &bs, &cnt)
+        _nadd(&sl, &scomp, bs)
+        _nadd(&tot, &comp, bt)
+        j = end
+    S[0] = _total(tot, comp)
+    slope[0] = _total(sl, scomp)
+    count[0] = cnt
+
+
+cdef int _poisson_newton(Py_ssize_t n, const double* s, const double* delta, const double* lo, double lo0,
+                         double budget, double slack, double u, Py_ssize_t prev, Py_ssize_t change,
+                         int max_passes, double* out, double* u_out, double* total_out) noexcept nogil:
+    """Poisson rates max(s_i u - Delta_i, lo_i) spending ``budget``, by Newton on u without sorting.
+
+    S(u) is convex and piecewise linear, and each Newton step is the closed form on the pages
+    above their minimum at the current u: from the right of the root it moves left
+    monotonically, and from the left its tangent (below S) lands right of the root.  ``u`` is
+    the first point to evaluate, the closed form on an active set of ``prev`` pages (``change``:
+    how many pages that set differs from the one before by, or n where unknown).  The active sets
+    are nested (a page is above its minimum iff u is right of its breakpoint, also in floating
+    point), so an unchanged count means an unchanged set: the u just evaluated is the closed form
+    on its own active set, exact.  A total over the budget (rounding) steps u down until it is
+    not.  The rates are written on the pass predicted to be the last (a change of k pages is
+    followed by about k^2/n) or, where that pass was not written, on one more.
+    NEWTON_HAND_OVER after ``max_passes``, at a non-finite u, or when more than ``slack`` of the
+    budget is left (rounding: s_i u - Delta_i cancels where change rates dwarf the budget).
+    """
+    cdef double S = 0.0, slope = 0.0, step
+    cdef Py_ssize_t cnt = 0
+    cdef bint wrote = False, done = False
+    cdef int _it
+    for _it in range(max_passes):
+        if not (0.0 < u < INFINITY):
+            return NEWTON_HAND_OVER
+        wrote = <double>change * <double>change < 2.0 * <double>prev
+        _newton_pass(n, s, delta, lo, lo0, u, out if wrote else NULL, &S, &slope, &cnt)
+        if cnt == prev:
+            done = True
+            break
+        if cnt == 0 or not slope > 0.0:
+            return NEWTON_HAND_OVER
+        change = prev - cnt if prev > cnt else cnt - prev
+        prev = cnt
+        u = u + (budget - S) / slope
+    if not done:
+        return NEWTON_HAND_OVER
+    if not wrote:
+        _newton_pass(n, s, delta, lo, lo0, u, out, &S, &slope, &cnt)
+    step = 2.0 ** -52
+    for _it in range(64):
+        if S <= budget or not u > 0.0:
+            break
+        u = u * (1.0 - step)
+        step *= 2.0
+        _newton_pass(n, s, delta, lo, lo0, u, out, &S, &slope, &cnt)
+    if not (budget - slack <= S <= budget and 0.0 < u < INFINITY):
+        return NEWTON_HAND_OVER
+    u_out[0] = u
+    total_out[0] = S
+    return NEWTON_OK
+
+
+cdef double _newton_root(Py_ssize_t n, const double* s, const double* delta, const double* lo, double lo0,
+                         double budget, double u, Py_ssize_t prev, int max_passes) noexcept nogil:
+    """The u of ``_poisson_newton`` (from the same start, no rates written, no checks); NaN if it fails."""
+    cdef double S = 0.0, slope = 0.0
+    cdef Py_ssize_t cnt = 0
+    cdef int _it
+    for _it in range(max_passes):
+        if not (0.0 < u < INFINITY):
+            break
+        _newton_pass(n, s, delta, lo, lo0, u, NULL, &S, &slope, &cnt)
+        if cnt == prev:
+            return u
+        if not slope > 0.0:
+            break
+        prev = cnt
+        u = u + (budget - S) / slope
+    return NAN
+
+
+cdef double _subsample_start(Py_ssize_t n, const double* delta, const double* w, const double* lo, double lo0,
+                             double budget, Py_ssize_t m, double* work) noexcept nogil:
+    """u of the Poisson optimum of m evenly strided pages with the budget scaled to them: a start
+    within a few per cent of the root that saves the full passes of the first Newton steps.  ``work``
+    holds 3 m doubles.  NaN where the subsample has a bad entry, an s_i that lost digits, or no
+    room above its minima (the caller then starts from the all-active u)."""
+    cdef Py_ssize_t k, i, st = n // m, n_pos = 0
+    cdef double dl, ww, p, lk, ss = 0.0, sd = 0.0, fixed = 0.0, lsum = 0.0
+    cdef double sub_budget = budget * (<double>m / <double>n)
+    cdef double* s_sub = work
+    cdef double* d_sub = work + m
+    cdef double* lo_sub = work + 2 * m
+    for k in range(m):
+        i = k * st
+        dl = delta[i]
+        ww = w[i]
+        if not ((dl >= 0.0) & (dl < INFINITY) & (ww >= 0.0) & (ww < INFINITY)):
+            return NAN
+        p = ww * dl
+        if ww > 0.0 and dl > 0.0 and (p < DBL_MIN_NORMAL or p == INFINITY):
+            return NAN
+        lk = lo[i] if lo != NULL else lo0
+        s_sub[k] = sqrt(p)
+        d_sub[k] = dl
+        lo_sub[k] = lk
+        lsum += lk
+        if p > 0.0:
+            n_pos += 1
+            ss += s_sub[k]
+            sd += dl
+        else:
+            fixed += lk
+    if n_pos == 0 or not lsum < sub_budget:
+        return NAN
+    return _newton_root(m, s_sub, d_sub, lo_sub, lo0, sub_budget, (sub_budget - fixed + sd) / ss, n_pos, 60)
+
+
+def poisson_solve(const double[::1] delta, const double[::1] w, const double[::1] lo, double lo0, double budget,
+                  double slack, int max_passes, double[::1] s, double[::1] out):
+    """The Poisson optimum without maximum rates, checked and solved in one call: (status, u, total).
+
+    min_rate is ``lo`` (or ``lo0`` for every page where ``lo`` is None).  From 512 pages on,
+    the Newton start is the u of an evenly strided subsample (``_subsample_start``, in ``out``
+    as scratch).  One pass then checks every change rate and importance (finite, >= 0, with a
+    finite product: else NEWTON_BAD_INPUT, and the caller's checks name the first bad entry or
+    hand the overflowing product to the general path), writes s_i = sqrt(w_i Delta_i) to ``s``
+    and evaluates the total and its slope at that start; ``_poisson_newton`` goes on from its
+    Newton step, or from the all-active u (right of the root) where there is no start.  Pages
+    with w_i Delta_i = 0 have s_i = 0 and stay at their minimum.  NEWTON_HAND_OVER where the
+    general path must solve: no page with s_i > 0, a product w_i Delta_i of positive factors
+    below the normal doubles (s_i would lose digits, or be 0), a sum of the minima within 2^-40 of the budget or above
+    it (the general path decides on its own sum), or no convergence.
+    """
+    cdef Py_ssize_t i, j = 0, end, n = delta.shape[0], n_pos = 0, n_bad = 0, n_far = 0, cnt = 0, m
+    cdef Py_ssize_t prev
+    cdef double dl, ww, p, bt = 0.0, bsl = 0.0, bs, bd, bl, lo_sum
+    cdef double tot = 0.0, tcomp = 0.0, sls = 0.0, slcomp = 0.0
+    cdef double ss = 0.0, scomp = 0.0, sd = 0.0, dcomp = 0.0, fixed = 0.0, fcomp = 0.0
+    cdef double u = 0.0, u_start = NAN, total = 0.0
+    cdef const double* plo = NULL
+    cdef bint ok, evaluate
+    cdef int status = NEWTON_HAND_OVER
+    if n == 0:
+        return status, u, total
+    if lo is not None:
+        plo = &lo[0]
+    with nogil:
+        m = min(1024, n // 16)
+        if m >= 32:
+            u_start = _subsample_start(n, &delta[0], &w[0], plo, lo0, budget, m, &out[0])
+        evaluate = 0.0 < u_start < INFINITY
+        while j < n:
+            end = j + BLOCK if j + BLOCK < n else n
+            for i in range(j, end):
+                dl = delta[i]
+                ww = w[i]
+                p = ww * dl
+                ok = (dl >= 0.0) & (ww >= 0.0) & (p < INFINITY)  # (NaN fails every test)
+                n_bad += not ok
+                s[i] = sqrt(p)  # (NaN for a bad entry: the status says so, s is not used)
+                n_far += (ww > 0.0) & (dl > 0.0) & (p < DBL_MIN_NORMAL)  # (underflowed to 0 too)
+            if evaluate:  # the first Newton pass, at the subsample's u
+                freshcore_newton_block(&s[j], &delta[j], plo + j if plo != NULL else NULL, lo0, u_start, NULL,
+                                       end - j, &bt, &bsl, &cnt)
+                _nadd(&tot, &tcomp, bt)
+                _nadd(&sls, &slcomp, bsl)
+            j = end
+        lo_sum = _csum(n, plo) if plo != NULL else lo0 * <double>n
+        if n_bad:
+            status = NEWTON_BAD_INPUT
+        elif not n_far and lo_sum < budget * (1.0 - 2.0 ** -40):
+            bt = _total(tot, tcomp)
+            bsl = _total(sls, slcomp)
+            if evaluate and cnt > 0 and bsl > 0.0:
+                u = u_start + (budget - bt) / bsl
+                prev = cnt
+            else:
+                # all the pages with s_i > 0 above their minima: right of the root
+                j = 0
+                while j < n:
+                    end = j + BLOCK if j + BLOCK < n else n
+                    bs = 0.0
+                    bd = 0.0
+                    bl = 0.0
+                    for i in range(j, end):
+                        if s[i] > 0.0:
+                            n_pos += 1
+                            bs += s[i]
+                            bd += delta[i]
+                        else:
+                            bl += plo[i] if plo != NULL else lo0
+                    _nadd(&ss, &scomp, bs)
+                    _nadd(&sd, &dcomp, bd)
+                    _nadd(&fixed, &fcomp, bl)
+                    j = end
+                u = (budget - _total(fixed, fcomp) + _total(sd, dcomp)) / _total(ss, scomp)
+                prev = n_pos
+            if prev > 0:
+                status = _poisson_newton(n, &s[0], &delta[0], plo, lo0, budget, slack, u, prev, n, max_passes,
+                                         &out[0], &u, &total)
+    return status, u, total
 
 
 cdef inline double _csum(Py_ssize_t n, const double* x) noexcept nogil:
@@ -435,3 +670,23 @@ def csum(const double[::1] x):
         with nogil:
             tot = _csum(n, &x[0])
     return tot
+
+
+def newton_pass(const double[::1] s, const double[::1] delta, const double[::1] lo, double lo0, double u,
+                double[::1] out=None):
+    """(S(u), left slope, count) of the sort-free Poisson Newton (``_newton_pass``), rates to ``out`` if given.
+
+    min_rate is ``lo``, or ``lo0`` where ``lo`` is None (exposed for tests).
+    """
+    cdef double S = 0.0, slope = 0.0
+    cdef Py_ssize_t cnt = 0, n = s.shape[0]
+    cdef double* po = NULL
+    cdef const double* plo = NULL
+    if out is not None and n:
+        po = &out[0]
+    if lo is not None and n:
+        plo = &lo[0]
+    if n:
+        with nogil:
+            _newton_pass(n, &s[0], &delta[0], plo, lo0, u, po, &S, &slope, &cnt)
+    return S, slope, cnt

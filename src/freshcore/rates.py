@@ -13,7 +13,9 @@ Two models of how a page is crawled at rate ``r``:
 ``sum_i r_i <= bandwidth`` and ``min_rate <= r <= max_rate``; ``freshness``
 evaluates ``sum_i w_i F_i / sum_i w_i`` for any crawl-rate vector.  The
 per-page passes are compiled (``freshcore._rates``); this module validates,
-sorts and runs the line search on the multiplier, one compiled pass per step.
+sorts and runs the line search on the multiplier, one compiled pass per step
+(the Poisson model without maximum rates runs its whole Newton in one compiled
+call).
 
 References
 ----------
@@ -32,7 +34,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeGuard, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,11 +53,19 @@ __all__ = ["RatesResult", "freshness", "optimal_rates"]
 _MODELS = ("poisson", "periodic")
 # The periodic solver stops once the budget is used to within this relative gap (never above it).
 _PERIODIC_GAP = 1e-14
-# Size of the strided subsample whose solution starts the periodic solver on large inputs.
+# Size of the strided subsample whose solution starts the periodic solver: at most _SUBSAMPLE
+# pages and 1/_SUB_FRACTION of them, none below _SUB_MIN; solved to _SUB_GAP of its budget.
 _SUBSAMPLE = 50_000
+_SUB_FRACTION = 8
+_SUB_MIN = 64
+_SUB_GAP = 1e-4
 # A fast search whose rates leave more than this share of the bandwidth unspent hands the
 # problem to the careful solver of its model (which spends it to rounding).
 _BUDGET_TOL = 1e-13
+# Passes of the sort-free Poisson Newton (no maximum rates) before it hands the problem to the
+# sorted search: 3-4 on uniform change rates and importance, about 5 over twelve decades (from
+# the all-active start, below 512 pages: 4-5 and up to about 20).
+_NEWTON_PASSES = 60
 
 
 @dataclass(frozen=True)
@@ -347,7 +357,8 @@ def _solve_poisson(
     Handles the trivial cases, sorts the breakpoints and runs the search
     (``_poisson_search``); a total it leaves more than ``slack`` under the budget,
     or breakpoints outside the double range, hand the problem to
-    ``_poisson_careful``.
+    ``_poisson_careful``.  (Without maximum rates ``optimal_rates`` first tries the
+    sort-free Newton, ``_rates.poisson_solve``.)
     """
     n = len(w)
     out = np.empty(n)
@@ -381,17 +392,19 @@ def _solve_poisson(
 
 def _periodic_search(
     b: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, slack: float, u: float,
-    out: np.ndarray,
+    out: np.ndarray, gap: float = _PERIODIC_GAP, slope: list[float] | None = None,
 ) -> tuple[float, float] | None:
     """Periodic optimum from the start ``u`` (rates written to ``out``): (u_a, u_b), or None.
 
     One compiled pass per step.  Requires sum(lo) < budget (1 - gap) and budget < sum(hi),
     gap = _PERIODIC_GAP.
     Safeguarded Newton on log S against log u (S grows like a power of u; plain Newton in
-    u overshoots badly from a small start): first with the analytic derivative, then with
-    the secant slope of the last two points (pages entering at u = b_i add ~Delta_i/37
-    almost at once, which the local derivative misses), bisection when the bracket does
-    not halve in 3 steps.  Stops when S is in [budget (1 - gap), budget], or when the
+    u overshoots badly from a small start): for a step predicted to cross many entering
+    pages the secant slope of the last two points, or before there is one the caller's
+    ``slope`` (a subsample's; pages entering at u = b_i add ~Delta_i/37 almost at once,
+    which the local derivative misses), for a step across a few the analytic derivative
+    (exact on a smooth stretch); bisection when the steps do not halve in 3.  ``gap``: the
+    acceptance (a subsample is solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the
     bracketing solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are
     adjacent doubles) and then time-shares between them.  None where the pass is not
     accurate (min b_i below 2^-500, u outside [2^-500, 2^500] or above 2^500 min b_i,
@@ -405,13 +418,14 @@ def _periodic_search(
         return None  # (b_i^2 = Delta_i/mu_i must be a normal double for b_i to be accurate)
     pass_ = _rates.PeriodicPass(b, dl, lo, hi)
     n = len(b)
-    accept = budget * (1.0 - _PERIODIC_GAP)
-    target = budget * (1.0 - 0.5 * _PERIODIC_GAP)
+    accept = budget * (1.0 - gap)
+    target = budget * (1.0 - 0.5 * gap)
     u_a, S_a = 0.0, _rates.csum(lo)
     u_b, S_b = math.inf, math.inf
     u_p, S_p = 0.0, 0.0
     r_a, r_b, r_w = lo.copy(), np.empty(n), np.empty(n)  # below, above the budget; work
-    widths = [0.0, 0.0, 0.0, 0.0]  # the last four widths of the bracket
+    steps = [0.0, 0.0, 0.0, 0.0]  # the last four steps
+    wide = 8.0 / n  # a step longer than this (relative) spans many entries, at a density ~1
     nh = 0
     if u <= b_min:
         # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
@@ -438,15 +452,26 @@ def _periodic_search(
                 or u_b - u_a <= 4.5e-16 * u_b):
             break  # (or the bracket is down to adjacent doubles: nothing finer to find)
         k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
+        # For a step across many entering pages the secant slope of the last two points (the
+        # analytic one is off by several per cent there: a page just past its threshold rises
+        # steeply, then flattens, and Newton gains only a factor ~10 a step), or before there is
+        # one the caller's (a subsample's, the same shape); for a step across a few entries at
+        # most the analytic one (exact on a smooth stretch; the secant is noise there).
+        k_wide = -1.0
         if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
-            k_sec = _log(S / S_p) / _log(u / u_p)
-            if k_sec > 0.0:
-                k = k_sec
-        u_p, S_p = u, S
+            k_wide = _log(S / S_p) / _log(u / u_p)
+            if k_wide > 0.0 and abs(u - u_p) > wide * u and slope is not None:
+                slope[0] = k_wide
+        elif u_p == 0.0 and slope is not None and 0.0 < slope[0] < math.inf:
+            k_wide = slope[0]
+        if k_wide > 0.0 and (k <= 0.0 or abs(_log(target / S)) > wide * k_wide):
+            k = k_wide
         u_n = u * math.exp(min(max(_log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
-        widths[nh % 4] = u_b - u_a
+        # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
+        steps[nh % 4] = abs(u - u_p) if u_p > 0.0 else math.inf
+        u_p, S_p = u, S
         nh += 1
-        if (not (u_a < u_n < u_b) or (nh >= 4 and widths[(nh - 1) % 4] > 0.5 * widths[(nh - 4) % 4])
+        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
                 or abs(u_n - u) <= 9e-16 * u):
             u_n = 2.0 * max(u, u_a) if u_b == math.inf else 0.5 * (u_a + u_b)
             nh = 0
@@ -581,17 +606,21 @@ def _solve_periodic(
         return lo.copy(), _floor_multiplier(mu, dl, lo)
     b = np.sqrt(dl / mu)
     u = math.nan
-    if n >= 10 * _SUBSAMPLE:
-        # Start from the solution of an evenly strided subsample (budget scaled to it): it
-        # lands within about 1/sqrt(_SUBSAMPLE) of the root and saves a few full passes.
-        sub = slice(None, None, n // _SUBSAMPLE)
+    slope = [math.nan]  # the subsample's last wide secant slope of log S against log u
+    m = min(_SUBSAMPLE, n // _SUB_FRACTION)
+    if m >= _SUB_MIN:
+        # Start from the solution of an evenly strided subsample of m pages (budget scaled to it),
+        # solved to _SUB_GAP: it lands within about 1/sqrt(m) of the root and saves full passes.
+        sub = slice(None, None, n // m)
         sb, sdl, slo, shi = (np.ascontiguousarray(x[sub]) for x in (b, dl, lo, hi))
         smu = np.ascontiguousarray(mu[sub])
         s_budget = budget * len(sb) / n
         if (np.isinf(shi).any() or _rates.csum(shi) > s_budget) and _rates.csum(slo) < s_budget * (1.0 - _PERIODIC_GAP):
             s_total = _rates.csum(np.sqrt(0.5 * smu * sdl))
             s_start = s_budget / s_total if s_total > 0.0 else math.nan
-            found = _periodic_search(sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)))
+            found = _periodic_search(
+                sb, sdl, slo, shi, s_budget, slack * len(sb) / n, s_start, np.empty(len(sb)), _SUB_GAP, slope
+            )
             if found is not None:
                 u = math.sqrt(found[0] * found[1])
     if not 0.0 < u < math.inf:
@@ -599,7 +628,7 @@ def _solve_periodic(
         total = _rates.csum(np.sqrt(0.5 * mu * dl))
         u = budget / total if total > 0.0 else math.nan
     out = np.empty(n)
-    found = _periodic_search(b, dl, lo, hi, budget, slack, u, out)
+    found = _periodic_search(b, dl, lo, hi, budget, slack, u, out, slope=slope)
     if found is not None:
         return out, _reciprocal_product(*found)
     return out, _periodic_careful(mu, dl, lo, hi, budget, slack, out)
@@ -694,13 +723,18 @@ def optimal_rates(
     ``r_i = clip(sqrt(w_i Delta_i / L) - Delta_i, min_i, max_i)``: with
     ``u = L^-1/2`` the total ``S(u)`` is piecewise linear with breakpoints
     ``(min_i + Delta_i)/s_i`` and ``(max_i + Delta_i)/s_i``,
-    ``s_i = sqrt(w_i Delta_i)``.  The breakpoints are sorted, the segment
-    holding ``S(u) = B`` is found by Newton steps on the sorted breakpoints
-    safeguarded by bisection (O(log N) passes at worst), and ``u`` follows in
-    closed form on that segment: exact, O(N log N).  Each step of both
-    searches is one compiled pass over the pages without the GIL; the
-    iteration itself is Python (about 3 us per call for Poisson and 20 us for
-    periodic at 10^3 pages, unmeasurable from 10^5 pages on).
+    ``s_i = sqrt(w_i Delta_i)``.  Without maximum rates (the default) ``S`` is
+    convex and no sort is needed: Newton on ``u`` from the ``u`` of a
+    1024-page subsample (from the all-active ``u``, right of the root, below
+    512 pages) takes the closed form on the current active set each step and
+    ends exactly when that set repeats (3-4 passes on uniform pages, about 5
+    over twelve decades), in one compiled call that also checks the arrays of
+    a call with the defaults.  With maximum rates ``S`` is not convex: the
+    breakpoints are sorted, the segment holding ``S(u) = B`` is found by
+    Newton steps on the sorted breakpoints safeguarded by bisection (O(log N)
+    passes at worst), and ``u`` follows in closed form on that segment: exact,
+    O(N log N).  Each step of the periodic search is one compiled pass over
+    the pages without the GIL; its iteration is Python.
 
     Periodic crawling (eq. (5), Appendix A of Busa-Fekete et al. (2025)): maximise
     ``sum G_i(r_i)``, ``G(r) = (mu/Delta) r (1 - e^(-Delta/r))``.
@@ -711,10 +745,11 @@ def optimal_rates(
     power of u); the root of ``S(u) = B`` is found by Newton steps on ``log S``
     against ``log u`` (first with the analytic derivative
     ``dr/du = 2 c Delta (1 + x)/(u x^3 (1 - c))``, then with the secant slope
-    of the last two points), safeguarded by the bracket and bisection; on
-    500 000 pages or more it starts from the solution of an evenly strided
-    50 000-page subsample (6 full passes of Lambert W evaluations on 10^7
-    uniform pages).  Page i enters at ``u = b_i = sqrt(Delta_i/mu_i)``, with
+    of the last two points where the step spanned many entering pages),
+    safeguarded by the bracket and bisection; from 512 pages on it starts
+    from the solution (to 1e-4) of an evenly strided subsample of 1/8 of the
+    pages, at most 50 000 (5-7 full passes of Lambert W evaluations on 10^4
+    to 10^6 uniform pages).  Page i enters at ``u = b_i = sqrt(Delta_i/mu_i)``, with
     ``1 - c`` computed as ``(u - b)(u + b)/u^2``; in double precision its rate
     still jumps there from 0 to about ``Delta_i/37`` (``x ~ -log(1 - c)``), so
     ``S(u) = B`` may have no floating-point root.  The iteration stops when the
@@ -781,6 +816,16 @@ def optimal_rates(
     >>> res.n_crawled, round(res.objective, 6)
     (2, 1.056088)
     """
+    if (
+        type(model) is str and model == "poisson" and type(return_details) is bool
+        and _plain(change_rate) and _plain(importance) and len(change_rate) == len(importance)
+        and _real(bandwidth) and 0.0 < bandwidth < math.inf
+        and _real(min_rate) and 0.0 <= min_rate < math.inf and _real(max_rate) and max_rate == math.inf
+    ):
+        # the defaults' arrays: checked in the compiled pass that starts the solve
+        fast = _poisson_newton(change_rate, importance, None, float(min_rate), float(bandwidth), return_details)
+        if fast is not None:
+            return fast
     caller = "optimal_rates"
     dl = check_array(change_rate, "change_rate", caller, low=0.0)
     w = check_array(importance, "importance", caller, low=0.0)
@@ -804,6 +849,10 @@ def optimal_rates(
             f"The 'bandwidth' parameter of {caller} must be >= the sum of min_rate ({lo_sum!r}). Got {B!r} instead."
         )
 
+    if model == "poisson" and np.isinf(hi).all():
+        sorted_free = _poisson_newton(dl, w, lo, 0.0, B, return_details)
+        if sorted_free is not None:
+            return sorted_free
     rates = lo.copy()
     hi_sum = math.inf if np.isinf(hi).any() else _rates.csum(hi)
     active = (w > 0) & (dl > 0)
@@ -828,12 +877,47 @@ def optimal_rates(
         rates[idx] = sub
     if not return_details:
         return rates
-    fresh = np.empty(n)
-    _rates.freshness_kernel(rates, dl, model == "periodic", fresh)
+    return _details(rates, dl, w, model == "periodic", multiplier)
+
+
+def _details(rates: np.ndarray, dl: np.ndarray, w: np.ndarray, periodic: bool, multiplier: float) -> RatesResult:
+    fresh = np.empty(len(rates))
+    _rates.freshness_kernel(rates, dl, periodic, fresh)
     objective = _rates.weighted_sum(fresh, w)
     return RatesResult(
         crawl_rate=rates, multiplier=multiplier, objective=objective, n_crawled=int(np.count_nonzero(rates))
     )
+
+
+def _plain(x: Any) -> TypeGuard[np.ndarray]:
+    """Whether ``x`` is a non-empty C-contiguous 1-D float64 ndarray (the fast path's arrays)."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous and len(x) > 0
+
+
+def _real(x: Any) -> TypeGuard[float]:
+    """Whether ``x`` is a Python int (not bool) or float, numpy's float64 included."""
+    return type(x) is int or isinstance(x, float)
+
+
+def _poisson_newton(
+    dl: np.ndarray, w: np.ndarray, lo: np.ndarray | None, lo0: float, bandwidth: float, return_details: bool
+) -> np.ndarray | RatesResult | None:
+    """The Poisson optimum without maximum rates by the sort-free Newton (``_rates.poisson_solve``), or None.
+
+    min_rate is ``lo``, or ``lo0`` for every page where ``lo`` is None.  The call checks the
+    arrays in the pass that starts the solve; None where an entry is bad (the caller's checks
+    then raise their error) or where the problem needs the general path (its degenerate and
+    extreme cases).  Both paths of ``optimal_rates`` call it with the same pages, so that a
+    list and an array, or a memory map, give the same bits.
+    """
+    n = len(dl)
+    s, out = np.empty(n), np.empty(n)
+    status, u, _ = _rates.poisson_solve(dl, w, lo, lo0, bandwidth, _BUDGET_TOL * bandwidth, _NEWTON_PASSES, s, out)
+    if status != 0:
+        return None
+    if not return_details:
+        return out
+    return _details(out, dl, w, False, _reciprocal_product(u, u))
 
 
 @overload
