@@ -1,9 +1,10 @@
 """The memory a user sees of a Scheduler (issue 16): RSS growth per page, measured in a fresh process.
 
 A PageModel of ``m`` pages (SPEC section 3's check distribution) is built, a Greedy ``Scheduler`` made from it
-with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken; the script prints the
-growth of the process's resident memory per page at each step, its peak over the start, and the compiled
-state's own ``nbytes`` per page.  The caller's arrays (56 bytes a page for the model, 8 for the last-crawl
+with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken, then 10^5 more (by
+then Greedy has seen the winning value settle and parked the pages of its slope buckets: a move of every
+page from the heaps to the parked list); the script prints the growth of the process's resident memory per
+page at each step, its peak over the whole run, and the compiled state's own ``nbytes`` per page.  The caller's arrays (56 bytes a page for the model, 8 for the last-crawl
 times) count in the peak: they are alive while the scheduler is built.
 
 Run: ``python bench/scheduler_memory.py 10000000`` (one process per size: RSS is per process).
@@ -36,10 +37,13 @@ def main(m: int) -> None:
     built = rss()
     sched.run(1000)
     after = rss()
+    sched.run(100_000)
+    later = rss()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"m = {m}: RSS growth {(built - base) / m:.1f} B/page after construction (caller's model dropped), "
-          f"{(after - base) / m:.1f} B/page after 1000 decisions; peak {(peak - base) / m:.1f} B/page over the "
-          f"start (the caller's arrays included); compiled state {sched._state.nbytes() / m:.1f} B/page")
+          f"{(after - base) / m:.1f} B/page after 1000 decisions, {(later - base) / m:.1f} after 101 000 "
+          f"({sched._state.n_unparks} falls below the park level); peak {(peak - base) / m:.1f} B/page over the "
+          f"run (the caller's arrays included); compiled state {sched._state.nbytes() / m:.1f} B/page")
 
 
 if __name__ == "__main__":
