@@ -1,7 +1,7 @@
 """The memory a user sees of a Scheduler (issue 16): RSS growth per page, measured in a fresh process.
 
 A PageModel of ``m`` pages (SPEC section 3's check distribution) is built, a Greedy ``Scheduler`` made from it
-with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken, then 10^5 more (by
+with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken, then m/10 more (to t = 1: by
 then Greedy has seen the winning value settle and parked the pages of its slope buckets: a move of every
 page from the heaps to the parked list); the script prints the growth of the process's resident memory per
 page at each step, its peak over the whole run, and the compiled state's own ``nbytes`` per page.  The caller's arrays (56 bytes a page for the model, 8 for the last-crawl
@@ -37,12 +37,12 @@ def main(m: int) -> None:
     built = rss()
     sched.run(1000)
     after = rss()
-    sched.run(100_000)
+    sched.run(m // 10)
     later = rss()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"m = {m}: RSS growth {(built - base) / m:.1f} B/page after construction (caller's model dropped), "
-          f"{(after - base) / m:.1f} B/page after 1000 decisions, {(later - base) / m:.1f} after 101 000 "
-          f"({sched._state.n_unparks} falls below the park level); peak {(peak - base) / m:.1f} B/page over the "
+          f"{(after - base) / m:.1f} B/page after 1000 decisions, {(later - base) / m:.1f} after m/10 more "
+          f"({sched._state.bucket_sizes()[-2:].sum() / m:.0%} of the pages parked); peak {(peak - base) / m:.1f} B/page over the "
           f"run (the caller's arrays included); compiled state {sched._state.nbytes() / m:.1f} B/page")
 
 

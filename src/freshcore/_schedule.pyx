@@ -214,10 +214,10 @@ import numpy as np
 
 from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
-                                         freshcore_allocation_count)
+                                         freshcore_allocation_count, freshcore_trim)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
                                         popped_resize, popped_free, page_records, grown)
-from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, unsorted_append
+from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of)
 from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
@@ -227,7 +227,7 @@ from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calenda
 from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_init,
                                           buckets_free, buckets_push, buckets_take, buckets_remove, buckets_key_of,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
-                                          buckets_grow, buckets_note,
+                                          buckets_grow, buckets_oversized,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
 from freshcore._schedule_park cimport Park, PARK_EPS, parks, park_key, park_start, park_follow, park_advance
 from freshcore._schedule_export cimport state_export, state_import
@@ -590,7 +590,8 @@ cdef class SchedulerState:
                 else:
                     heap_heapify(h, s.records)
                     buckets_set_top(s, b)
-                buckets_note(s, b)
+                if buckets_oversized(s, b):  # (shrunk now: most of the heaps' pages have left; a best effort)
+                    heap_resize(h, k + k // 16 + 4 - HEAP_LEAD)
         self.park.horizon = -INFINITY  # (FAR's keys are no longer all after the horizon: the next tick moves it)
 
     cdef Py_ssize_t _count_below_park(self, double t) noexcept nogil:
@@ -866,6 +867,7 @@ cdef class SchedulerState:
         # shrink (each a best effort)
         if was_moving and not self.park.moving:
             self._park_lines(t)
+            freshcore_trim()  # (the heaps' memory back to the system: most pages left them)
         buckets_shrink(s)
         if fell:
             calendar_clear(&s.calendar)

@@ -7,6 +7,10 @@
  *   malloc block with the original pointer stored before the aligned address) compiled with
  *   FRESHCORE_PORTABLE.
  * - FRESHCORE_PREFETCH(p): a prefetch hint with GCC or clang, nothing elsewhere (or with FRESHCORE_PORTABLE).
+ * - freshcore_trim(): give the freed memory at the top of the heap and in whole pages back to the system,
+ *   after many blocks were freed at once (Greedy's pages leaving the bucket heaps for the park): glibc's
+ *   malloc_trim, which would otherwise keep it (its mmap threshold grows with each freed mmapped block);
+ *   nothing elsewhere (or with FRESHCORE_PORTABLE): other allocators return memory on their own terms.
  *
  * Allocation-failure injection (for tests): freshcore_fail_allocation(n) with n > 0 makes the n-th
  * allocation from then on fail, once (0: never).  It costs one predictable branch per allocation, and
@@ -25,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#ifdef _WIN32
+#if defined(_WIN32) || (defined(__GLIBC__) && !defined(FRESHCORE_PORTABLE))
 #include <malloc.h>
 #endif
 
@@ -85,6 +89,12 @@ FRESHCORE_STATIC void freshcore_aligned_free(void* p) {
     _aligned_free(p);
 #else
     free(p);
+#endif
+}
+
+FRESHCORE_STATIC void freshcore_trim(void) {
+#if defined(__GLIBC__) && !defined(FRESHCORE_PORTABLE)
+    malloc_trim(0);
 #endif
 }
 

@@ -12,6 +12,7 @@ cdef extern from "_schedule_memory.h":
     void FRESHCORE_PREFETCH(const void* p) noexcept nogil
     void freshcore_fail_allocation(long long n) noexcept nogil
     long long freshcore_allocation_count() noexcept nogil
+    void freshcore_trim() noexcept nogil
 
 
 cdef inline bint resize_doubles(double** p, Py_ssize_t n) noexcept nogil:
