@@ -159,5 +159,7 @@ def test_scripts_run(capsys):
     scale_schedule.main(["--sizes", "2000", "--decisions", "100", "--burn-in", "100"])
     scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20"])
     scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20", "--signals"])
+    scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20", "--signals",
+                         "--per-tick"])
     out = capsys.readouterr().out
     assert out.count("greedy") >= 4 and out.count("exact") >= 4 and "signals/dec" in out

@@ -20,7 +20,8 @@ With ``--until T``, instead: one run per size and value from the same start to t
 window to choose.  With ``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
 signals at rate ``gamma_i = lambda_i Delta_i + nu_i``, ~6 a tick here): each chunk's are drawn before it
 (not timed) and passed to ``Scheduler.run(chunk, signals=...)``, so the time is the scheduler's, signals
-included.
+included; with ``--per-tick`` too, they are delivered the way a caller without it would, one
+``signal_many`` and one ``next`` a tick.
 
 Run::
 
@@ -70,9 +71,26 @@ def staggered(m: int, seed: int = 0):
     return pages, rate, -rng.uniform(0.0, 1.0, m) * interval
 
 
-def trend(m: int, value: str, until: float, chunk: int, signals: bool = False) -> None:
+def per_tick(s: Scheduler, n: int, sig: tuple[np.ndarray, np.ndarray]) -> None:
+    """What a caller without ``run(n, signals=...)`` writes: per tick, ``signal_many`` of the signals up to its
+    time, then ``next``; the rest after."""
+    pages, times = sig
+    cut = np.searchsorted(times, s.time + np.arange(1, n + 1) / s.bandwidth, side="right")
+    a = 0
+    for k in range(n):
+        b = cut[k]
+        if b > a:
+            s.signal_many(pages[a:b], times[a:b])
+            a = b
+        s.next()
+    if a < len(pages):
+        s.signal_many(pages[a:], times[a:])
+
+
+def trend(m: int, value: str, until: float, chunk: int, signals: bool = False, loop: bool = False) -> None:
     """Print microseconds and evaluations per decision of every chunk of a run from the staggered start to time
-    ``until`` (with SPEC section 3's signals delivered on the way if ``signals``)."""
+    ``until`` (with SPEC section 3's signals delivered on the way if ``signals``: by ``run(n, signals=...)``, or
+    one tick at a time from Python if ``loop``)."""
     pages, rate, last = staggered(m)
     s = Scheduler(pages, rate, value=value, last_crawl=last)
     s.run(1)
@@ -86,7 +104,10 @@ def trend(m: int, value: str, until: float, chunk: int, signals: bool = False) -
                    np.sort(s.time + rng.uniform(0.0, chunk / rate, c)))
         e0 = s._state.n_evaluations
         t0 = time.perf_counter()
-        s.run(chunk, signals=sig)
+        if loop and sig is not None:
+            per_tick(s, chunk, sig)
+        else:
+            s.run(chunk, signals=sig)
         dt = time.perf_counter() - t0
         print(f"{value:>7} {m:>9} t={s.time:8.2f} {dt / chunk * 1e6:8.2f} us/dec "
               f"{(s._state.n_evaluations - e0) / chunk:7.2f} evals/dec"
@@ -121,11 +142,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--until", type=float, default=None, help="report every chunk of one run to this time")
     ap.add_argument("--chunk", type=int, default=500_000)
     ap.add_argument("--signals", action="store_true", help="with --until: deliver SPEC section 3's signals")
+    ap.add_argument("--per-tick", action="store_true",
+                    help="with --signals: deliver them one tick at a time from Python (signal_many, next)")
     a = ap.parse_args(argv)
     if a.until is not None:
         for value in a.values:
             for m in a.sizes:
-                trend(m, value, a.until, a.chunk, a.signals)
+                trend(m, value, a.until, a.chunk, a.signals, a.per_tick)
         return
     print(f"{'value':>7} {'m':>9} {'build s':>8} {'us/dec':>8} {'dec/s':>10} {'evals/dec':>9} "
           f"{'brute us':>10} {'speed-up':>9} {'B/page':>7}")

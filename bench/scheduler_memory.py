@@ -1,11 +1,12 @@
 """The memory a user sees of a Scheduler (issue 16): RSS growth per page, measured in a fresh process.
 
 A PageModel of ``m`` pages (SPEC section 3's check distribution) is built, a Greedy ``Scheduler`` made from it
-with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken, then m/10 more (to t = 1: by
-then Greedy has seen the winning value settle and parked the pages of its slope buckets: a move of every
-page from the heaps to the parked list); the script prints the growth of the process's resident memory per
-page at each step, its peak over the whole run, and the compiled state's own ``nbytes`` per page.  The caller's arrays (56 bytes a page for the model, 8 for the last-crawl
-times) count in the peak: they are alive while the scheduler is built.
+with staggered last-crawl times, the caller's model dropped, and 1000 decisions taken, then m/10 more (to
+t = 1: by then Greedy has seen the winning value settle and parked the pages of its slope buckets, a move of
+every page from the heaps to the parked list); the script prints the growth of the process's resident memory
+per page at each step, its peak over the whole run, and the compiled state's own ``nbytes`` per page.  The
+caller's arrays (56 bytes a page for the model, 8 for the last-crawl times) count in the peak: they are alive
+while the scheduler is built.
 
 Run: ``python bench/scheduler_memory.py 10000000`` (one process per size: RSS is per process).
 """
@@ -42,8 +43,8 @@ def main(m: int) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(f"m = {m}: RSS growth {(built - base) / m:.1f} B/page after construction (caller's model dropped), "
           f"{(after - base) / m:.1f} B/page after 1000 decisions, {(later - base) / m:.1f} after m/10 more "
-          f"({sched._state.bucket_sizes()[-2:].sum() / m:.0%} of the pages parked); peak {(peak - base) / m:.1f} B/page over the "
-          f"run (the caller's arrays included); compiled state {sched._state.nbytes() / m:.1f} B/page")
+          f"({sched._state.bucket_sizes()[-2:].sum() / m:.0%} of the pages parked); peak {(peak - base) / m:.1f} "
+          f"B/page over the run (the caller's arrays included); compiled state {sched._state.nbytes() / m:.1f} B/page")
 
 
 if __name__ == "__main__":
