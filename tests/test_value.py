@@ -572,6 +572,59 @@ def test_residue_form_matches_mpmath():
         assert abs(v[k] - ref) <= 1e-13 * ref, k
 
 
+def residue_both_ways(iota, pages):
+    """residue_kernel with and without the shortcut around the subnormal bound: (value, used) of each."""
+    args = (np.ascontiguousarray(iota, dtype=float), pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+            pages.beta)
+    out = []
+    for shortcut in (True, False):
+        v, used = np.full(len(pages), np.nan), np.zeros(len(pages), np.uint8)
+        _value.residue_kernel(*args, v, used, shortcut)
+        out.append((v, used))
+    return out
+
+
+def test_residue_bound_without_subnormals_decides_alike():
+    """Where the power-of-two bound is scale 2^-1022 with scale < 1 (a subnormal, slow to compute with), the
+    residue form keeps it out of its arithmetic: the same pages take the form, with the same bits, as when the
+    subnormal bound is computed (many terms: iota/beta up to 10^6; tiny rates where 1e-16 V < DBL_MIN)."""
+    rng = np.random.default_rng(21)
+    m = 4000
+    dl, nu, lam = 10 ** rng.uniform(-2, 1, m), 10 ** rng.uniform(-4, 1, m), 10 ** rng.uniform(-9, -0.3, m)
+    pages = PageModel(dl, 1.0, lam, nu)
+    iota = pages.beta * 10 ** rng.uniform(0.5, 6, m)
+    # tiny times and recalls: V/mu ~ iota^2 alpha/2 ~ 1e-301, so 1e-16 V is itself subnormal
+    tiny = PageModel(np.ones(50), 1.0, 10 ** rng.uniform(-153, -151, 50), np.ones(50))
+    tiny_iota = tiny.beta * rng.uniform(300, 3000, 50)
+    for tau, pg in ((iota, pages), (tiny_iota, tiny)):
+        (v1, u1), (v2, u2) = residue_both_ways(tau, pg)
+        np.testing.assert_array_equal(u1, u2)
+        np.testing.assert_array_equal(v1, v2)
+        np.testing.assert_array_equal(crawl_value(tau[u1 == 1], pg[np.flatnonzero(u1)]), v1[u1 == 1])
+    # the shortcut is taken (the bound's exponent at -1022 or below, scale < 1) and so is the form
+    (v1, u1), _ = residue_both_ways(iota, pages)
+    kk, nb = iota / pages.beta, pages.false_rate * pages.beta
+    with np.errstate(divide="ignore"):
+        e_hi = np.frexp(nb / np.pi)[1] * np.floor(np.minimum(kk, 2000))
+    short = (e_hi <= -1022) & (RES_TAIL * pages.alpha * pages.beta**2 < 1)
+    assert (u1.astype(bool) & short).sum() >= 500
+    (tv, tu), _ = residue_both_ways(tiny_iota, tiny)
+    assert tu.all() and (1e-16 * tv < np.finfo(float).tiny).any() and (tv > 0).all()
+    # and the values are right
+    for k in np.flatnonzero(u1.astype(bool) & short)[:: 97][:8]:
+        ref = ref_value(iota[k], dl[k], lam[k], nu[k])
+        assert abs(v1[k] - ref) <= 1e-13 * ref, k
+
+
+@given(st.floats(-2, 1), st.floats(-4, 1), st.floats(-12, -0.3), st.floats(0.5, 7))
+@settings(max_examples=300, deadline=None)
+def test_residue_bound_without_subnormals_hypothesis(ldl, lnu, llam, lk):
+    pages = PageModel([10**ldl], 1.0, [10**llam], [10**lnu])
+    iota = pages.beta * 10**lk
+    (v1, u1), (v2, u2) = residue_both_ways(iota, pages)
+    assert u1[0] == u2[0] and ((np.isnan(v1[0]) and np.isnan(v2[0])) or v1[0] == v2[0])
+
+
 @pytest.mark.parametrize("dl, nu, beta", [(1.0, 0.5, 1e-3), (0.3, 0.05, 0.5), (2.0, 3.0, 1e-6), (0.05, 1.0, 2.0)])
 def test_value_continuous_at_the_residue_switch(dl, nu, beta):
     """Just below iota = 4 beta the series, just above it the residue form (where it applies): both exact."""

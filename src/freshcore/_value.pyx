@@ -507,7 +507,7 @@ cdef double _page_value(double iota, double delta, double alpha, double gamma, d
         return greedy_value(iota, delta, mu)
     if alpha == 0.0:
         return 0.0
-    if terms < 0 and beta < INFINITY and residue_value(iota, delta, alpha, gamma, nu, beta, &total):
+    if terms < 0 and beta < INFINITY and residue_value(iota, delta, alpha, gamma, nu, beta, &total, True):
         return mu * total
     # term 0 first: it is the whole sum when beta > iota (the same bits as the loop below gives)
     d0 = _term0(iota, c, gamma, alpha, &a0)
@@ -741,7 +741,7 @@ cdef double _value_and_interval(double iota, double delta, double alpha, double 
     c = delta + nu
     rho = nu / c
     lr = NAN
-    if residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
+    if residue_value(iota, delta, alpha, gamma, nu, beta, &v_total, True):
         # V in closed form (as page_value does); only psi's series runs
         v_on = False
     else:
@@ -810,14 +810,15 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
 
 def residue_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
                    const double[::1] gamma, const double[::1] nu, const double[::1] beta,
-                   double[::1] value, unsigned char[::1] used):
-    """used[k] = whether ``residue_value`` applies at tau[k] (then value[k] = V/mu), for tests."""
+                   double[::1] value, unsigned char[::1] used, bint no_subnormal=True):
+    """used[k] = whether ``residue_value`` applies at tau[k] (then value[k] = V/mu), for tests; no_subnormal=False:
+    with the bound's subnormal arithmetic (the form before the shortcut around it, to compare with)."""
     cdef Py_ssize_t k, n = value.shape[0]
     cdef double v
     with nogil:
         for k in range(n):
             v = NAN
-            used[k] = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v)
+            used[k] = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, no_subnormal)
             value[k] = v
 
 

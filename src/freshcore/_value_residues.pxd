@@ -138,7 +138,7 @@ cdef inline double _root_radius(double lz) noexcept nogil:
 # delta, alpha, beta > 0 (checked by the caller) and 1 + u >= 1
 @cython.cdivision(True)
 cdef inline bint residue_value(double iota, double delta, double alpha, double gamma, double nu,
-                               double beta, double* out) noexcept nogil:
+                               double beta, double* out, bint no_subnormal) noexcept nogil:
     """V(iota)/mu from the residues of its Laplace transform, where they converge fast; False if not usable.
 
     The Laplace transform of V/mu in iota is alpha / (s (s + alpha) F(s)),
@@ -165,7 +165,7 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
     """
     cdef double kk, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea, nb, rad = PI
     cdef int e2, e_lo, e_hi
-    cdef bint exact = False
+    cdef bint exact = False, tiny_ub = False
     kk = iota / beta
     if not (kk >= RES_MIN_K):
         return False
@@ -184,10 +184,18 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
         e_lo = (e2 - 1) * <int>ceil(kk) if kk <= 2000.0 else -2000000
         if e_lo < -1022 or scale * freshcore_pow2(e_lo) * delta <= SUM_TOL:
             e_hi = e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0)
-            ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
-            if ub * delta > SUM_TOL:
-                ub = scale * exp(kk * log(r))
-                exact = True
+            if no_subnormal and e_hi <= -1022 and scale < 1.0 and delta < 1e200:
+                # ub = scale 2^-1022 would be subnormal (arithmetic on subnormals is slow: about a quarter of
+                # the time of the bench's residue pages went there).  It is at most DBL_MIN and ub delta is
+                # below 2^-822, far below SUM_TOL: 0 takes its place in the tests below, and the last one
+                # compares the subnormal bound itself only where SUM_TOL v < DBL_MIN (the same decisions)
+                ub = 0.0
+                tiny_ub = True
+            else:
+                ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
+                if ub * delta > SUM_TOL:
+                    ub = scale * exp(kk * log(r))
+                    exact = True
     elif r < 1.0:
         ub = scale * exp(kk * log(r))
         exact = True
@@ -231,6 +239,8 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
+    if tiny_ub and not (SUM_TOL * v >= DBL_MIN):
+        ub = scale * freshcore_pow2(-1022)
     if not (ub <= SUM_TOL * v):
         if exact:
             return False
