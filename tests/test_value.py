@@ -516,6 +516,113 @@ def test_fused_value_and_interval_are_bit_identical():
 
 
 # ---------------------------------------------------------------------------
+# The batch kernel of exact V (``_value._exact_values``): each page's value by the functions page_value uses, the
+# series pages summed together (their pair series four at a time, ``_value_series.h``): the same bits as
+# page_value one page at a time, whichever pair-series kernel (scalar, SSE2, AVX2) runs.
+
+
+def scalar_values(tau, pages):
+    """page_value(..., -1) page by page (the scheduler's path)."""
+    out = np.empty(len(pages))
+    args = [np.ascontiguousarray(x, dtype=float) for x in (tau, pages.change_rate, pages.alpha, pages.gamma,
+                                                            pages.false_rate, pages.beta, pages.importance)]
+    _value.page_value_kernel(*args, -1, out)
+    return out
+
+
+def batch_values_each_kernel(tau, pages):
+    """crawl_value with each pair-series kernel the build and the processor have (the default one last)."""
+    best = _value.series_simd(-1)
+    try:
+        got = []
+        for level in range(best + 1):
+            assert _value.series_simd(level) == level
+            got.append(crawl_value(tau, pages))
+    finally:
+        _value.series_simd(-1)
+    return got
+
+
+def assert_bits_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape
+    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
+    assert same.all(), np.flatnonzero(~same)[:10]
+
+
+def edge_pages(seed, m):
+    """Pages over many decades of every parameter, with the degenerate ones mixed in."""
+    rng = np.random.default_rng(seed)
+    dl, nu = 10 ** rng.uniform(-4, 3, m), 10 ** rng.uniform(-5, 3, m)
+    lam = rng.uniform(0, 1, m)
+    lam[::3] = 10 ** rng.uniform(-9, -0.2, len(lam[::3]))
+    lam[1::3] = 1 - 10 ** rng.uniform(-9, -0.3, len(lam[1::3]))
+    mu = rng.uniform(0, 2, m)
+    dl[::41], lam[1::43], lam[2::47], nu[3::53], mu[4::59] = 0.0, 0.0, 1.0, 0.0, 0.0
+    dl[5::61] *= 1e-250  # rates far from 1: a change of unit
+    nu[6::67] *= 1e250
+    pages = PageModel(dl, mu, lam, nu)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tau = np.where(np.isfinite(pages.beta) & (pages.beta > 0), pages.beta, 1.0 / (dl + nu + 1e-300))
+        tau = tau * 10 ** rng.uniform(-3, 2.5, m)
+    tau[7::71], tau[8::73], tau[9::79] = 0.0, np.inf, 1e-300
+    return pages, tau
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batch_value_equals_page_value_bit_for_bit(seed):
+    """Random and degenerate pages: the batch kernel gives page_value's bits, with every pair-series kernel."""
+    if seed == 0:  # the bench's pages (SPEC section 3's check distribution)
+        rng = np.random.default_rng(0)
+        m = 30_000
+        dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+        lam, nu = rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m)
+        pages, tau = PageModel(dl, mu, lam, nu), rng.uniform(0, 10, m)
+    else:
+        pages, tau = edge_pages(seed, 30_000)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+
+
+def test_batch_value_pair_series_cover_every_case():
+    """The batch's series pages: terms whose pair series stop within the fixed passes and past them (x close to
+    n + 1), ratios past the end of the 1/j table (n > 2000: the scalar loop), a block of 256 pages at a time and
+    a last partial one, groups of four with one to three lanes short."""
+    rng = np.random.default_rng(5)
+    m = 1037
+    dl, nu, lam = 10 ** rng.uniform(-2, 0.5, m), 10 ** rng.uniform(-1, 1, m), rng.uniform(0.05, 0.6, m)
+    pages = PageModel(dl, 1.0, lam, nu)
+    tau = pages.beta * rng.uniform(1.0, 3.9, m)  # below the residue form's 4 beta: every page sums its series
+    c = dl + nu
+    # x_n = c (tau - n beta) just below n + 1 for n = 1: the slowest pair series
+    near = rng.random(m) < 0.3
+    tau[near] = pages.beta[near] + 2.0 / c[near] * (1 - 10 ** rng.uniform(-12, -2, near.sum()))
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # ~2100 terms, the last twenty pair series past the end of the table (the residue forms do not apply)
+    long_page = PageModel([1.0], 1.0, [0.99], [1e3])
+    t_long = np.array([2100.5 * long_page.beta[0]])
+    ref = scalar_values(t_long, long_page)
+    for got in batch_values_each_kernel(t_long, long_page):
+        assert_bits_equal(got, ref)
+
+
+@given(st.lists(st.tuples(st.floats(-3, 1.5), st.floats(-4, 1.5), st.floats(0, 1), st.floats(-2, 1.7)),
+                min_size=1, max_size=40))
+@settings(max_examples=150, deadline=None)
+def test_batch_value_equals_page_value_hypothesis(rows):
+    ldl, lnu, lam, lk = (np.array(c) for c in zip(*rows))
+    pages = PageModel(10**ldl, 1.0, lam, 10**lnu)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tau = np.where(np.isfinite(pages.beta) & (pages.beta > 0), pages.beta, 1.0) * 10**lk
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+
+
+# ---------------------------------------------------------------------------
 # The residue form of exact V (``residue_value`` of ``_value_residues.pxd``): where iota >= 4 beta and
 # nu beta < pi, V is the two real poles of its Laplace transform in closed form plus the non-real residues, which
 # are bounded by RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}; it is used only when that bound is below 1e-16

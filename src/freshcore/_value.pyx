@@ -52,14 +52,29 @@ pages with a high recall and many false signals.  Elsewhere the series above
 runs, with pmfs from pow (or multiplications) times a table of 1/j!.  A
 recurrence across terms at a fixed argument does not apply: the arguments
 c (iota - n beta) change with n.
+
+The batch kernel of exact V (``value_kernel``, kind 0) gives every page the
+bits of ``page_value`` (the scheduler's path) but sums the series pages
+together, a pass over n at a time (``_exact_values``): one page's terms wait on
+each other (a term's tolerance comes from the sum of the ones before), while
+the terms of different pages do not, and the pair series of a pass run four at
+a time without a data-dependent exit (``_value_series.h``, AVX2 where the
+processor has it).  Page by page, that exit cost more than the sums themselves.
 """
 
 cimport cython
+from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
 from freshcore._value_residues cimport (fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
                                         residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+
+cdef extern from "_value_series.h":
+    void freshcore_series_pairs(Py_ssize_t m, long j, const double* xs, const double* rs, const double* omrs,
+                                const double* tols, const double* inv, long inv_size, double series_tol,
+                                double* sa_out, double* sd_out) noexcept nogil
+    int freshcore_set_series_simd(int level) noexcept nogil
 
 fill_tables()
 
@@ -808,6 +823,23 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
             interval[k] = psi
 
 
+def page_value_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
+                      const double[::1] gamma, const double[::1] nu, const double[::1] beta, const double[::1] mu,
+                      long terms, double[::1] out):
+    """out[k] = page_value(tau[k], ..., terms), one page at a time: the scalar path the scheduler takes, which the
+    batch kernels must match bit for bit (for tests)."""
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(out.shape[0]):
+            out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
+
+
+def series_simd(int level=-1):
+    """Choose the kernel of the batch pair series (``_value_series.h``) and return the one used: -1 the best the
+    processor has (the default), 0 the scalar loop, 1 SSE2, 2 AVX2.  For tests: every kernel gives the same bits."""
+    return freshcore_set_series_simd(level)
+
+
 def residue_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
                    const double[::1] gamma, const double[::1] nu, const double[::1] beta,
                    double[::1] value, unsigned char[::1] used, bint no_subnormal=True):
@@ -823,6 +855,182 @@ def residue_kernel(const double[::1] tau, const double[::1] delta, const double[
 
 
 # ---------------------------------------------------------------------------
+# Exact V of many pages (``value_kernel``'s kind 0): page_value(..., -1) of each, bit for bit
+
+cdef enum:
+    BLOCK = 256  # series pages summed together
+
+
+cdef inline bint _plain(double iota, double delta, double alpha, double nu, double beta, double mu) noexcept nogil:
+    """Whether ``page_value(iota, ..., -1)`` goes straight to the residue form, term 0 and the series of
+    ``_page_value`` (no change of unit and none of its special cases)."""
+    return (_rates_near_one(delta, nu) and iota < INFINITY and delta > 0.0 and mu != 0.0 and alpha > 0.0
+            and beta > 0.0 and beta < INFINITY)
+
+
+cdef struct SeriesBlock:
+    # per series page (slot): its index, derived parameters and the state of _page_value's loop over n
+    Py_ssize_t k[BLOCK]
+    double c[BLOCK]
+    double rho[BLOCK]
+    double r[BLOCK]
+    double omr[BLOCK]
+    double e_ai[BLOCK]
+    double total[BLOCK]
+    double rho_n[BLOCK]
+    double d[BLOCK]
+    double a[BLOCK]
+    Py_ssize_t live[BLOCK]
+    # one pass: the terms of the pair series (slot, x, pmf, j = n + 2, tolerance / pmf, sums), the others
+    Py_ssize_t p_slot[BLOCK]
+    double p_x[BLOCK]
+    double p_p[BLOCK]
+    double p_r[BLOCK]
+    double p_omr[BLOCK]
+    double p_tol[BLOCK]
+    double p_sa[BLOCK]
+    double p_sd[BLOCK]
+    Py_ssize_t l_slot[BLOCK]
+    double l_s[BLOCK]
+
+
+cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const double* alpha, const double* gamma,
+                        const double* beta, const double* mu, double* out) noexcept nogil:
+    """Finish the m series pages of ``b``: ``_page_value``'s loop over n, one pass per n over the pages still
+    summing (term 0's closed form d0, a0 in b.d, b.a, NaN where it has none), each term by the function
+    ``_page_value`` would use on the same arguments.  The pair series of a pass run four at a time
+    (``_value_series.h``); the terms of different pages are independent, and nothing in a pass waits on a
+    branch that depends on a term's value."""
+    cdef Py_ssize_t i, h, nl, np_, nq, k
+    cdef long n = 0
+    cdef int isp, done
+    cdef double iota, s, x, c, p, q, a
+    for i in range(m):
+        b.live[i] = i
+    nl = m
+    while nl > 0:
+        if n > MAX_TERMS:
+            for h in range(nl):
+                out[b.k[b.live[h]]] = NAN
+            return
+        np_ = 0
+        nq = 0
+        if n == 0:
+            # term 0: its closed form, or (none: NaN) the series forms as _page_value takes them
+            for h in range(nl):
+                i = b.live[h]
+                if isnan(b.d[i]):
+                    k = b.k[i]
+                    b.d[i] = _term_series(0, tau[k], b.c[i], gamma[k], alpha[k], 1.0, b.e_ai[i], NAN, 0.0, NAN,
+                                          &b.a[i])
+        else:
+            # the pass's terms: x < n + 1 to the pair series (gathered), the others to _term_series
+            for h in range(nl):
+                i = b.live[h]
+                k = b.k[i]
+                s = tau[k] - <double>n * beta[k]
+                x = b.c[i] * s
+                isp = x < <double>(n + 1)
+                b.p_slot[np_] = i
+                b.p_x[np_] = x
+                np_ += isp
+                b.l_slot[nq] = i
+                b.l_s[nq] = s
+                nq += 1 - isp
+            # the pair terms: the pmf, then the sums four at a time (rho^n = 0 or pmf = 0: the term is 0)
+            h = 0
+            for i in range(np_):
+                k = b.p_slot[i]
+                p = _pmf(n + 1, b.p_x[i]) if b.rho_n[k] != 0.0 else 0.0
+                if p == 0.0:
+                    b.a[k] = 0.0
+                    b.d[k] = 0.0
+                    continue
+                b.p_slot[h] = k
+                b.p_x[h] = b.p_x[i]
+                b.p_p[h] = p
+                b.p_r[h] = b.r[k]
+                b.p_omr[h] = b.omr[k]
+                b.p_tol[h] = SERIES_TOL * b.total[k] * b.c[k] / b.rho_n[k] / p
+                h += 1
+            freshcore_series_pairs(h, n + 2, b.p_x, b.p_r, b.p_omr, b.p_tol, INV, INV_SIZE, SERIES_TOL, b.p_sa,
+                                   b.p_sd)
+            for i in range(h):
+                k = b.p_slot[i]
+                p = b.p_p[i]
+                b.a[k] = b.rho_n[k] * (p * b.p_sa[i]) / b.c[k]
+                b.d[k] = b.rho_n[k] * (p * b.p_sd[i]) / b.c[k]
+            for h in range(nq):
+                i = b.l_slot[h]
+                k = b.k[i]
+                b.d[i] = _term_series(n, b.l_s[h], b.c[i], gamma[k], alpha[k], b.rho_n[i], b.e_ai[i], NAN,
+                                      b.total[i], NAN, &b.a[i])
+        # _page_value's stopping rule; the pages that go on stay in b.live, in order
+        np_ = 0
+        for h in range(nl):
+            i = b.live[h]
+            k = b.k[i]
+            iota = tau[k]
+            c = b.c[i]
+            a = b.a[i]
+            b.total[i] += b.d[i]
+            s = iota - <double>n * beta[k] if n > 0 else iota
+            q = c * s / <double>(n + 2)
+            q = b.rho[i] * (q if q < 1.0 else 1.0)
+            done = ((<double>(n + 1) * beta[k] > iota) | (a == 0.0)
+                    | ((q < 1.0) & (a * q <= SUM_TOL * b.total[i] * (1.0 - q))))
+            out[k] = mu[k] * b.total[i]  # (the last pass's value stays)
+            b.rho_n[i] *= b.rho[i]
+            b.live[np_] = i
+            np_ += 1 - done
+        nl = np_
+        n += 1
+
+
+cdef int _exact_values(const double* tau, const double* delta, const double* alpha, const double* gamma,
+                       const double* nu, const double* beta, const double* mu, double* out,
+                       Py_ssize_t n) noexcept nogil:
+    """out[k] = page_value(tau[k], ..., -1) for k < n, bit for bit; -1 if out of memory (nothing written)."""
+    cdef SeriesBlock* b = <SeriesBlock*>malloc(sizeof(SeriesBlock))
+    cdef Py_ssize_t k, m = 0
+    cdef double iota, c, v, d0, a0
+    if b == NULL:
+        return -1
+    for k in range(n):
+        iota = tau[k]
+        if not _plain(iota, delta[k], alpha[k], nu[k], beta[k], mu[k]):
+            out[k] = page_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+            continue
+        # (_page_value's steps for such a page)
+        if residue_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True):
+            out[k] = mu[k] * v
+            continue
+        c = delta[k] + nu[k]
+        d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
+        if not isnan(d0) and (beta[k] > iota or a0 == 0.0):
+            out[k] = mu[k] * d0
+            continue
+        b.k[m] = k
+        b.c[m] = c
+        b.rho[m] = nu[k] / c
+        b.r[m] = gamma[k] / c
+        b.omr[m] = alpha[k] / c
+        b.e_ai[m] = exp(-alpha[k] * iota)
+        b.total[m] = 0.0
+        b.rho_n[m] = 1.0
+        b.d[m] = d0
+        b.a[m] = a0
+        m += 1
+        if m == BLOCK:
+            _series_block(b, m, tau, alpha, gamma, beta, mu, out)
+            m = 0
+    if m > 0:
+        _series_block(b, m, tau, alpha, gamma, beta, mu, out)
+    free(b)
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # Batch kernels (kind: 0 exact, 1 approx-terms, 2 greedy, 3 cis)
 
 def value_kernel(const double[::1] tau, const double[::1] delta, const double[::1] recall,
@@ -831,10 +1039,12 @@ def value_kernel(const double[::1] tau, const double[::1] delta, const double[::
                  double[::1] out):
     """out[k] = V(tau[k]) of page k (all arrays of one length, validated by the caller)."""
     cdef Py_ssize_t k, n = out.shape[0]
+    cdef int err = 0
+    if n == 0:
+        return
     with nogil:
         if kind == 0:
-            for k in range(n):
-                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+            err = _exact_values(&tau[0], &delta[0], &alpha[0], &gamma[0], &nu[0], &beta[0], &mu[0], &out[0], n)
         elif kind == 1:
             for k in range(n):
                 out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
@@ -844,6 +1054,8 @@ def value_kernel(const double[::1] tau, const double[::1] delta, const double[::
         else:
             for k in range(n):
                 out[k] = cis_value(tau[k], delta[k], recall[k], alpha[k], mu[k])
+    if err:
+        raise MemoryError()
 
 
 def interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,

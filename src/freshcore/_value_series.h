@@ -1,0 +1,301 @@
+/* The Poisson pair series of freshcore._value (``_series_pair``) for many terms at once: the batch kernel of
+ * the exact crawl value (``_series_block`` in _value.pyx) gathers the terms of one pass over its series pages
+ * whose argument x lies below n + 1 and hands them here.
+ *
+ * For each term i (x = xs[i] < n + 1, j = js[i] = n + 2, r = rs[i] = gamma/c, omr = omrs[i] = alpha/c, and
+ * tol = tols[i] the absolute tolerance already divided by p_{n+1}(x)) the sums
+ *     sa = sum_{m>=0} t_m,   sd = sum_{m>=0} t_m f_m,   t_m = prod_{k<m} x/(j + k),  f_m = 1 - r^m,
+ * are those of ``_series_pair``'s loop: two terms a pass, q = x * inv[j] (inv[j] = 1/j, the table INV of
+ * _value.pyx) while j < inv_size - 1 and x / j beyond, the sums after the first pass where
+ *     t q1 <= (series_tol sd + tol) (1 - q1)  or  t = 0                                     (the stop).
+ *
+ * Why not that loop term after term: its exit, data-dependent, is mispredicted about once a term, and the
+ * processor learns so only once the stop's inputs are known -- the tolerance, which comes from the sum of the
+ * page's earlier terms and the pmf (two divisions, pow and exp) -- and then drops the work it had begun on
+ * other terms.  Run with a fixed number of passes instead (measured: the bench's series pages took 9.4 ms of
+ * 42 less), and here on four terms side by side:
+ *
+ * - FRESHCORE_PAIR_PASSES passes for every term, whatever the stop says: each pass is the scalar loop's
+ *   operations in its order (IEEE arithmetic gives the same bits one lane at a time or two), and a lane
+ *   records its sums at the first pass where its stop holds (a bit mask selects them; no branch);
+ * - a lane whose stop has not held after those passes goes on in the scalar loop from its state (the few
+ *   long terms: x close to n + 1), as does a lane whose ratios would run past the table;
+ * - the passes past a lane's stop only shrink its t (each later t is below the stopping one) and feed sums
+ *   that are dropped.
+ *
+ * So every sum returned is bit for bit the one of ``_series_pair``'s loop.  With SSE2 (baseline on x86-64)
+ * two registers hold the four lanes; without it, or with FRESHCORE_NO_SIMD, each term runs the scalar loop.
+ */
+#ifndef FRESHCORE_VALUE_SERIES_H
+#define FRESHCORE_VALUE_SERIES_H
+
+#include <stddef.h>
+
+#include "_static.h"  /* FRESHCORE_STATIC */
+
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(FRESHCORE_NO_SIMD)
+#include <emmintrin.h>
+#define FRESHCORE_SERIES_SSE2 1
+#endif
+
+/* passes run on every term (the bench's terms stop after 6.7 on average, 12 or fewer for 90 %) */
+#define FRESHCORE_PAIR_PASSES 12
+
+/* The scalar loop of _series_pair from the state at the top of a pass (t, sa, sd, f, q1 = the ratio for j). */
+FRESHCORE_STATIC void freshcore_pair_finish(double x, double r, double omr, double tol, long j, double t,
+                                            double sa, double sd, double f, double q1, const double* inv,
+                                            long inv_size, double series_tol, double* sa_out, double* sd_out) {
+    const double r2 = r * r, omr2 = omr * (1.0 + r);
+    double q2, t1, f1;
+    for (;;) {
+        q2 = j < inv_size - 1 ? x * inv[j + 1] : x / (double)(j + 1);
+        t1 = t * q1;
+        f1 = f * r + omr;
+        t = t * (q1 * q2);
+        f = f * r2 + omr2;
+        sa = sa + (t1 + t);
+        sd = sd + (t1 * f1 + t * f);
+        j = j + 2;
+        q1 = j < inv_size - 1 ? x * inv[j] : x / (double)j;
+        if (t * q1 <= (series_tol * sd + tol) * (1.0 - q1) || t == 0.0) {
+            break;
+        }
+    }
+    *sa_out = sa;
+    *sd_out = sd;
+}
+
+/* One term from the start (t = 1, sa = 1, sd = 0, f = 0): _series_pair's loop itself. */
+FRESHCORE_STATIC void freshcore_pair_one(double x, double r, double omr, double tol, long j, const double* inv,
+                                         long inv_size, double series_tol, double* sa_out, double* sd_out) {
+    const double q1 = j < inv_size - 1 ? x * inv[j] : x / (double)j;
+    freshcore_pair_finish(x, r, omr, tol, j, 1.0, 1.0, 0.0, 0.0, q1, inv, inv_size, series_tol, sa_out, sd_out);
+}
+
+#ifdef FRESHCORE_SERIES_SSE2
+/* Four terms: lanes 0-1 in the registers *a, 2-3 in *b; lane l reads term idx[l] and writes it if l < n_out
+   (j0 + 2 FRESHCORE_PAIR_PASSES < inv_size - 1: the caller checks). */
+FRESHCORE_STATIC void freshcore_pair_four(const ptrdiff_t* idx, int n_out, long j0, const double* xs,
+                                          const double* rs, const double* omrs, const double* tols,
+                                          const double* inv, long inv_size, double series_tol, double* sa_out,
+                                          double* sd_out) {
+    const __m128d one = _mm_set1_pd(1.0), zero = _mm_setzero_pd(), stol = _mm_set1_pd(series_tol);
+    const __m128d xa = _mm_setr_pd(xs[idx[0]], xs[idx[1]]), xb = _mm_setr_pd(xs[idx[2]], xs[idx[3]]);
+    const __m128d ra = _mm_setr_pd(rs[idx[0]], rs[idx[1]]), rb = _mm_setr_pd(rs[idx[2]], rs[idx[3]]);
+    const __m128d oa = _mm_setr_pd(omrs[idx[0]], omrs[idx[1]]), ob = _mm_setr_pd(omrs[idx[2]], omrs[idx[3]]);
+    const __m128d tla = _mm_setr_pd(tols[idx[0]], tols[idx[1]]), tlb = _mm_setr_pd(tols[idx[2]], tols[idx[3]]);
+    const __m128d r2a = _mm_mul_pd(ra, ra), r2b = _mm_mul_pd(rb, rb);
+    const __m128d o2a = _mm_mul_pd(oa, _mm_add_pd(one, ra)), o2b = _mm_mul_pd(ob, _mm_add_pd(one, rb));
+    const double* pj = inv + j0;
+    __m128d ta = one, tb = one, saa = one, sab = one, sda = zero, sdb = zero, fa = zero, fb = zero, q1a, q1b;
+    __m128d q2a, q2b, t1a, t1b, f1a, f1b, ha, hb, fsa = zero, fsb = zero, fda = zero, fdb = zero;
+    __m128d donea = zero, doneb = zero;
+    double sa4[4], sd4[4], t4[4], f4[4], q4[4];
+    __m128d v;
+    int l, k, done;
+    v = _mm_set1_pd(pj[0]);
+    q1a = _mm_mul_pd(xa, v);
+    q1b = _mm_mul_pd(xb, v);
+    for (k = 0; k < 2 * FRESHCORE_PAIR_PASSES; k += 2) {
+        v = _mm_set1_pd(pj[k + 1]);
+        q2a = _mm_mul_pd(xa, v);
+        q2b = _mm_mul_pd(xb, v);
+        t1a = _mm_mul_pd(ta, q1a);
+        t1b = _mm_mul_pd(tb, q1b);
+        f1a = _mm_add_pd(_mm_mul_pd(fa, ra), oa);
+        f1b = _mm_add_pd(_mm_mul_pd(fb, rb), ob);
+        ta = _mm_mul_pd(ta, _mm_mul_pd(q1a, q2a));
+        tb = _mm_mul_pd(tb, _mm_mul_pd(q1b, q2b));
+        fa = _mm_add_pd(_mm_mul_pd(fa, r2a), o2a);
+        fb = _mm_add_pd(_mm_mul_pd(fb, r2b), o2b);
+        saa = _mm_add_pd(saa, _mm_add_pd(t1a, ta));
+        sab = _mm_add_pd(sab, _mm_add_pd(t1b, tb));
+        sda = _mm_add_pd(sda, _mm_add_pd(_mm_mul_pd(t1a, f1a), _mm_mul_pd(ta, fa)));
+        sdb = _mm_add_pd(sdb, _mm_add_pd(_mm_mul_pd(t1b, f1b), _mm_mul_pd(tb, fb)));
+        v = _mm_set1_pd(pj[k + 2]);
+        q1a = _mm_mul_pd(xa, v);
+        q1b = _mm_mul_pd(xb, v);
+        /* the stop, and the lanes where it holds for the first time (their sums are kept) */
+        ha = _mm_or_pd(_mm_cmple_pd(_mm_mul_pd(ta, q1a),
+                                    _mm_mul_pd(_mm_add_pd(_mm_mul_pd(stol, sda), tla), _mm_sub_pd(one, q1a))),
+                       _mm_cmpeq_pd(ta, zero));
+        hb = _mm_or_pd(_mm_cmple_pd(_mm_mul_pd(tb, q1b),
+                                    _mm_mul_pd(_mm_add_pd(_mm_mul_pd(stol, sdb), tlb), _mm_sub_pd(one, q1b))),
+                       _mm_cmpeq_pd(tb, zero));
+        ha = _mm_andnot_pd(donea, ha);
+        hb = _mm_andnot_pd(doneb, hb);
+        fsa = _mm_or_pd(_mm_and_pd(ha, saa), _mm_andnot_pd(ha, fsa));
+        fsb = _mm_or_pd(_mm_and_pd(hb, sab), _mm_andnot_pd(hb, fsb));
+        fda = _mm_or_pd(_mm_and_pd(ha, sda), _mm_andnot_pd(ha, fda));
+        fdb = _mm_or_pd(_mm_and_pd(hb, sdb), _mm_andnot_pd(hb, fdb));
+        donea = _mm_or_pd(donea, ha);
+        doneb = _mm_or_pd(doneb, hb);
+    }
+    done = _mm_movemask_pd(donea) | (_mm_movemask_pd(doneb) << 2);
+    _mm_storeu_pd(sa4, fsa);
+    _mm_storeu_pd(sa4 + 2, fsb);
+    _mm_storeu_pd(sd4, fda);
+    _mm_storeu_pd(sd4 + 2, fdb);
+    if ((done & ((1 << n_out) - 1)) == (1 << n_out) - 1) {
+        for (l = 0; l < n_out; l++) {
+            sa_out[idx[l]] = sa4[l];
+            sd_out[idx[l]] = sd4[l];
+        }
+        return;
+    }
+    /* a lane whose stop has not held goes on in the scalar loop from its state after the passes */
+    _mm_storeu_pd(t4, ta);
+    _mm_storeu_pd(t4 + 2, tb);
+    _mm_storeu_pd(f4, fa);
+    _mm_storeu_pd(f4 + 2, fb);
+    _mm_storeu_pd(q4, q1a);
+    _mm_storeu_pd(q4 + 2, q1b);
+    {
+        double s4[4], d4[4];
+        _mm_storeu_pd(s4, saa);
+        _mm_storeu_pd(s4 + 2, sab);
+        _mm_storeu_pd(d4, sda);
+        _mm_storeu_pd(d4 + 2, sdb);
+        for (l = 0; l < n_out; l++) {
+            ptrdiff_t i = idx[l];
+            if ((done >> l) & 1) {
+                sa_out[i] = sa4[l];
+                sd_out[i] = sd4[l];
+            } else {
+                freshcore_pair_finish(xs[i], rs[i], omrs[i], tols[i], j0 + 2 * FRESHCORE_PAIR_PASSES, t4[l],
+                                      s4[l], d4[l], f4[l], q4[l], inv, inv_size, series_tol, sa_out + i,
+                                      sd_out + i);
+            }
+        }
+    }
+}
+#endif
+
+#if defined(FRESHCORE_SERIES_SSE2) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__)) && !defined(FRESHCORE_NO_AVX2)
+#include <immintrin.h>
+#define FRESHCORE_SERIES_AVX2 1
+/* freshcore_pair_four with the four lanes in one 256-bit register (AVX2, chosen at run time where the
+   processor has it): the same operations lane by lane (no fused multiply-add), so the same bits; the state of
+   a pass fits the 16 registers (the SSE2 version spills the loop-carried sums to memory). */
+__attribute__((target("avx2"))) static void freshcore_pair_four_avx2(
+        const ptrdiff_t* idx, int n_out, long j0, const double* xs, const double* rs, const double* omrs,
+        const double* tols, const double* inv, long inv_size, double series_tol, double* sa_out, double* sd_out) {
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), stol = _mm256_set1_pd(series_tol);
+    const __m256d x = _mm256_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]]);
+    const __m256d r = _mm256_setr_pd(rs[idx[0]], rs[idx[1]], rs[idx[2]], rs[idx[3]]);
+    const __m256d o = _mm256_setr_pd(omrs[idx[0]], omrs[idx[1]], omrs[idx[2]], omrs[idx[3]]);
+    const __m256d tl = _mm256_setr_pd(tols[idx[0]], tols[idx[1]], tols[idx[2]], tols[idx[3]]);
+    const __m256d r2 = _mm256_mul_pd(r, r), o2 = _mm256_mul_pd(o, _mm256_add_pd(one, r));
+    const double* pj = inv + j0;
+    __m256d t = one, sa = one, sd = zero, f = zero, q1, q2, t1, f1, h, fs = zero, fd = zero, dn = zero;
+    double sa4[4], sd4[4], t4[4], f4[4], q4[4], s4[4], d4[4];
+    int l, k, done;
+    q1 = _mm256_mul_pd(x, _mm256_set1_pd(pj[0]));
+    for (k = 0; k < 2 * FRESHCORE_PAIR_PASSES; k += 2) {
+        q2 = _mm256_mul_pd(x, _mm256_set1_pd(pj[k + 1]));
+        t1 = _mm256_mul_pd(t, q1);
+        f1 = _mm256_add_pd(_mm256_mul_pd(f, r), o);
+        t = _mm256_mul_pd(t, _mm256_mul_pd(q1, q2));
+        f = _mm256_add_pd(_mm256_mul_pd(f, r2), o2);
+        sa = _mm256_add_pd(sa, _mm256_add_pd(t1, t));
+        sd = _mm256_add_pd(sd, _mm256_add_pd(_mm256_mul_pd(t1, f1), _mm256_mul_pd(t, f)));
+        q1 = _mm256_mul_pd(x, _mm256_set1_pd(pj[k + 2]));
+        /* the stop (ordered, non-signalling compares: those of the scalar <= and ==), where it holds first */
+        h = _mm256_or_pd(_mm256_cmp_pd(_mm256_mul_pd(t, q1),
+                                       _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(stol, sd), tl), _mm256_sub_pd(one, q1)),
+                                       _CMP_LE_OQ),
+                         _mm256_cmp_pd(t, zero, _CMP_EQ_OQ));
+        h = _mm256_andnot_pd(dn, h);
+        fs = _mm256_blendv_pd(fs, sa, h);
+        fd = _mm256_blendv_pd(fd, sd, h);
+        dn = _mm256_or_pd(dn, h);
+    }
+    done = _mm256_movemask_pd(dn);
+    _mm256_storeu_pd(sa4, fs);
+    _mm256_storeu_pd(sd4, fd);
+    if ((done & ((1 << n_out) - 1)) == (1 << n_out) - 1) {
+        for (l = 0; l < n_out; l++) {
+            sa_out[idx[l]] = sa4[l];
+            sd_out[idx[l]] = sd4[l];
+        }
+        return;
+    }
+    _mm256_storeu_pd(t4, t);
+    _mm256_storeu_pd(f4, f);
+    _mm256_storeu_pd(q4, q1);
+    _mm256_storeu_pd(s4, sa);
+    _mm256_storeu_pd(d4, sd);
+    for (l = 0; l < n_out; l++) {
+        ptrdiff_t i = idx[l];
+        if ((done >> l) & 1) {
+            sa_out[i] = sa4[l];
+            sd_out[i] = sd4[l];
+        } else {
+            freshcore_pair_finish(xs[i], rs[i], omrs[i], tols[i], j0 + 2 * FRESHCORE_PAIR_PASSES, t4[l], s4[l],
+                                  d4[l], f4[l], q4[l], inv, inv_size, series_tol, sa_out + i, sd_out + i);
+        }
+    }
+}
+#endif
+
+/* The kernel freshcore_series_pairs uses: -1 the best the processor has (found on the first call), else 0 the
+   scalar loop, 1 SSE2, 2 AVX2 (lower if not compiled in).  Every choice gives the same bits (tests compare). */
+static int freshcore_series_simd = -1;
+
+FRESHCORE_STATIC int freshcore_series_simd_level(void) {
+    int level = 0;
+#ifdef FRESHCORE_SERIES_SSE2
+    level = 1;
+#endif
+#ifdef FRESHCORE_SERIES_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        level = 2;
+    }
+#endif
+    return level;
+}
+
+/* Sets the kernel (see freshcore_series_simd; levels above the processor's are lowered); returns the one used. */
+FRESHCORE_STATIC int freshcore_set_series_simd(int level) {
+    int best = freshcore_series_simd_level();
+    freshcore_series_simd = level < 0 || level > best ? best : level;
+    return freshcore_series_simd;
+}
+
+/* sa_out[i], sd_out[i] for the m terms i < m (see the notes at the top). */
+FRESHCORE_STATIC void freshcore_series_pairs(ptrdiff_t m, long j, const double* xs, const double* rs,
+                                             const double* omrs, const double* tols, const double* inv,
+                                             long inv_size, double series_tol, double* sa_out, double* sd_out) {
+    ptrdiff_t i = 0;
+#ifdef FRESHCORE_SERIES_SSE2
+    ptrdiff_t idx[4];
+    int l, n_out;
+    if (freshcore_series_simd < 0) {
+        freshcore_set_series_simd(-1);
+    }
+    if (freshcore_series_simd > 0 && j + 2 * FRESHCORE_PAIR_PASSES < inv_size - 1) {
+        for (; i < m; i += 4) {
+            /* the last one to three terms: the missing lanes repeat the last term (their sums are not written) */
+            n_out = m - i < 4 ? (int)(m - i) : 4;
+            for (l = 0; l < 4; l++) {
+                idx[l] = l < n_out ? i + l : m - 1;
+            }
+#ifdef FRESHCORE_SERIES_AVX2
+            if (freshcore_series_simd == 2) {
+                freshcore_pair_four_avx2(idx, n_out, j, xs, rs, omrs, tols, inv, inv_size, series_tol, sa_out,
+                                         sd_out);
+                continue;
+            }
+#endif
+            freshcore_pair_four(idx, n_out, j, xs, rs, omrs, tols, inv, inv_size, series_tol, sa_out, sd_out);
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        freshcore_pair_one(xs[i], rs[i], omrs[i], tols[i], j, inv, inv_size, series_tol, sa_out + i, sd_out + i);
+    }
+}
+
+#endif /* FRESHCORE_VALUE_SERIES_H */
