@@ -67,7 +67,7 @@ from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
-from freshcore._value_residues cimport (fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
+from freshcore._value_residues cimport (RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
                                         residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
 
 cdef extern from "_value_series.h":
@@ -894,8 +894,9 @@ cdef struct SeriesBlock:
     double l_s[BLOCK]
 
 
-cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const double* alpha, const double* gamma,
-                        const double* beta, const double* mu, double* out) noexcept nogil:
+cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const double* delta, const double* alpha,
+                        const double* gamma, const double* nu, const double* beta, const double* mu,
+                        double* out) noexcept nogil:
     """Finish the m series pages of ``b``: ``_page_value``'s loop over n, one pass per n over the pages still
     summing (term 0's closed form d0, a0 in b.d, b.a, NaN where it has none), each term by the function
     ``_page_value`` would use on the same arguments.  The pair series of a pass run four at a time
@@ -906,6 +907,14 @@ cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const d
     cdef int isp, done
     cdef double iota, s, x, c, p, q, a
     for i in range(m):
+        k = b.k[i]
+        c = b.c[i]
+        b.rho[i] = nu[k] / c
+        b.r[i] = gamma[k] / c
+        b.omr[i] = alpha[k] / c
+        b.e_ai[i] = exp(-alpha[k] * tau[k])
+        b.total[i] = 0.0
+        b.rho_n[i] = 1.0
         b.live[i] = i
     nl = m
     while nl > 0:
@@ -987,46 +996,81 @@ cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const d
         n += 1
 
 
+cdef enum:
+    CHUNK = 2048  # pages a time through each step
+
+
+cdef struct ChunkWork:
+    # a chunk's pages for the residue form, and for term 0 (those below iota = 4 beta, then the residue form's
+    # refusals)
+    Py_ssize_t r_k[CHUNK]
+    Py_ssize_t t_k[CHUNK]
+
+
 cdef int _exact_values(const double* tau, const double* delta, const double* alpha, const double* gamma,
                        const double* nu, const double* beta, const double* mu, double* out,
                        Py_ssize_t n) noexcept nogil:
-    """out[k] = page_value(tau[k], ..., -1) for k < n, bit for bit; -1 if out of memory (nothing written)."""
+    """out[k] = page_value(tau[k], ..., -1) for k < n, bit for bit; -1 if out of memory (nothing written).
+
+    Each page takes _page_value's steps -- the residue form where iota >= 4 beta, term 0 where that is not
+    used, the series where term 0 is not all of V -- but a chunk of pages takes each step in turn, in a loop of
+    its own, and the pages are handed from one step to the next without a branch (each list takes every page's
+    index, and its length grows by 0 or 1).  In page order the step a page ends at was a branch mispredicted
+    about once or twice a page.  A page's value is written by the step it ends at (earlier steps may write a
+    placeholder there first).  The series pages go on to ``_series_block``.
+    """
     cdef SeriesBlock* b = <SeriesBlock*>malloc(sizeof(SeriesBlock))
-    cdef Py_ssize_t k, m = 0
+    cdef ChunkWork* w = <ChunkWork*>malloc(sizeof(ChunkWork))
+    cdef Py_ssize_t k, k0, k1, i, nr, nt, m = 0
     cdef double iota, c, v, d0, a0
-    if b == NULL:
+    cdef int yes
+    if b == NULL or w == NULL:
+        free(b)
+        free(w)
         return -1
-    for k in range(n):
-        iota = tau[k]
-        if not _plain(iota, delta[k], alpha[k], nu[k], beta[k], mu[k]):
-            out[k] = page_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
-            continue
-        # (_page_value's steps for such a page)
-        if residue_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True):
+    k0 = 0
+    while k0 < n:
+        k1 = k0 + CHUNK if k0 + CHUNK < n else n
+        nr = 0
+        nt = 0
+        for k in range(k0, k1):
+            iota = tau[k]
+            if not _plain(iota, delta[k], alpha[k], nu[k], beta[k], mu[k]):
+                out[k] = page_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+                continue
+            yes = iota / beta[k] >= RES_MIN_K  # (residue_value's first test)
+            w.r_k[nr] = k
+            nr += yes
+            w.t_k[nt] = k
+            nt += 1 - yes
+        for i in range(nr):
+            k = w.r_k[i]
+            v = NAN
+            yes = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True)
             out[k] = mu[k] * v
-            continue
-        c = delta[k] + nu[k]
-        d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
-        if not isnan(d0) and (beta[k] > iota or a0 == 0.0):
+            w.t_k[nt] = k
+            nt += 1 - yes
+        for i in range(nt):
+            k = w.t_k[i]
+            iota = tau[k]
+            c = delta[k] + nu[k]
+            d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
             out[k] = mu[k] * d0
-            continue
-        b.k[m] = k
-        b.c[m] = c
-        b.rho[m] = nu[k] / c
-        b.r[m] = gamma[k] / c
-        b.omr[m] = alpha[k] / c
-        b.e_ai[m] = exp(-alpha[k] * iota)
-        b.total[m] = 0.0
-        b.rho_n[m] = 1.0
-        b.d[m] = d0
-        b.a[m] = a0
-        m += 1
-        if m == BLOCK:
-            _series_block(b, m, tau, alpha, gamma, beta, mu, out)
-            m = 0
+            # (the page's slot in the series block, taken only where term 0 is not all of V)
+            b.k[m] = k
+            b.c[m] = c
+            b.d[m] = d0
+            b.a[m] = a0
+            yes = isnan(d0) | ((beta[k] <= iota) & (a0 != 0.0))
+            m += yes
+            if m == BLOCK:
+                _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
+                m = 0
+        k0 = k1
     if m > 0:
-        _series_block(b, m, tau, alpha, gamma, beta, mu, out)
+        _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
     free(b)
+    free(w)
     return 0
 
 
