@@ -67,8 +67,11 @@ from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
-from freshcore._value_residues cimport (RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
+from freshcore._value_residues cimport (PI, RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
                                         residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+
+cdef extern from "_float_bits.h":
+    int freshcore_exponent(double x) noexcept nogil
 
 cdef extern from "_value_series.h":
     void freshcore_series_pairs(Py_ssize_t m, long j, const double* xs, const double* rs, const double* omrs,
@@ -998,13 +1001,31 @@ cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const d
 
 cdef enum:
     CHUNK = 2048  # pages a time through each step
+    KINDS = 8  # the pages of a step are taken kind by kind (``_residue_kind``, ``_term0_kind``)
 
 
 cdef struct ChunkWork:
     # a chunk's pages for the residue form, and for term 0 (those below iota = 4 beta, then the residue form's
-    # refusals)
-    Py_ssize_t r_k[CHUNK]
-    Py_ssize_t t_k[CHUNK]
+    # refusals), each by kind: r_k[g][0 .. nr[g] - 1] the pages of kind g
+    Py_ssize_t r_k[KINDS][CHUNK]
+    Py_ssize_t t_k[KINDS][CHUNK]
+    Py_ssize_t nr[KINDS]
+    Py_ssize_t nt[KINDS]
+
+
+cdef inline int _residue_kind(double iota, double kk, double alpha, double beta, double nu) noexcept nogil:
+    """A guess at the branches ``residue_value`` takes on this page (only the order of the pages depends on it):
+    whether its power-of-two bound goes below 2^-1022, and alpha beta below 0.01, 0.25, 2 or above (T3, Bq)."""
+    cdef double r = nu * beta * (1.0 / PI), y = alpha * beta
+    cdef int e = freshcore_exponent(r) if r > 0.0 else 0
+    return (e * (kk if kk < 2000.0 else 2000.0) <= -1022.0) * 4 + (y < 2.0) + (y < 0.25) + (y < 0.01)
+
+
+cdef inline int _term0_kind(double iota, double c, double gamma, double alpha) noexcept nogil:
+    """The branches ``_term0`` takes on this page: its closed forms or its series (c iota > 2 or gamma iota >=
+    0.7), and 1 - e^{-x} below or above x = 0.7 for x = alpha iota and gamma iota."""
+    cdef double x = c * iota, ax = alpha * iota, gx = gamma * iota
+    return ((x > 2.0) | (gx >= 0.7)) * 4 + (ax < 0.7) * 2 + (gx < 0.7)
 
 
 cdef int _exact_values(const double* tau, const double* delta, const double* alpha, const double* gamma,
@@ -1016,14 +1037,16 @@ cdef int _exact_values(const double* tau, const double* delta, const double* alp
     used, the series where term 0 is not all of V -- but a chunk of pages takes each step in turn, in a loop of
     its own, and the pages are handed from one step to the next without a branch (each list takes every page's
     index, and its length grows by 0 or 1).  In page order the step a page ends at was a branch mispredicted
-    about once or twice a page.  A page's value is written by the step it ends at (earlier steps may write a
-    placeholder there first).  The series pages go on to ``_series_block``.
+    about once or twice a page.  Within a step the pages go kind by kind, the kind a guess at the branches the
+    step will take on them (``_residue_kind``, ``_term0_kind``), so that a branch that goes one way for a run of
+    pages is predicted.  A page's value is written by the step it ends at (earlier steps may write a placeholder
+    there first); the order changes no value.  The series pages go on to ``_series_block``.
     """
     cdef SeriesBlock* b = <SeriesBlock*>malloc(sizeof(SeriesBlock))
     cdef ChunkWork* w = <ChunkWork*>malloc(sizeof(ChunkWork))
-    cdef Py_ssize_t k, k0, k1, i, nr, nt, m = 0
-    cdef double iota, c, v, d0, a0
-    cdef int yes
+    cdef Py_ssize_t k, k0, k1, i, m = 0
+    cdef double iota, c, v, d0, a0, kk
+    cdef int yes, g, h
     if b == NULL or w == NULL:
         free(b)
         free(w)
@@ -1031,41 +1054,48 @@ cdef int _exact_values(const double* tau, const double* delta, const double* alp
     k0 = 0
     while k0 < n:
         k1 = k0 + CHUNK if k0 + CHUNK < n else n
-        nr = 0
-        nt = 0
+        for g in range(KINDS):
+            w.nr[g] = 0
+            w.nt[g] = 0
         for k in range(k0, k1):
             iota = tau[k]
             if not _plain(iota, delta[k], alpha[k], nu[k], beta[k], mu[k]):
                 out[k] = page_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
                 continue
-            yes = iota / beta[k] >= RES_MIN_K  # (residue_value's first test)
-            w.r_k[nr] = k
-            nr += yes
-            w.t_k[nt] = k
-            nt += 1 - yes
-        for i in range(nr):
-            k = w.r_k[i]
-            v = NAN
-            yes = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True)
-            out[k] = mu[k] * v
-            w.t_k[nt] = k
-            nt += 1 - yes
-        for i in range(nt):
-            k = w.t_k[i]
-            iota = tau[k]
-            c = delta[k] + nu[k]
-            d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
-            out[k] = mu[k] * d0
-            # (the page's slot in the series block, taken only where term 0 is not all of V)
-            b.k[m] = k
-            b.c[m] = c
-            b.d[m] = d0
-            b.a[m] = a0
-            yes = isnan(d0) | ((beta[k] <= iota) & (a0 != 0.0))
-            m += yes
-            if m == BLOCK:
-                _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
-                m = 0
+            kk = iota / beta[k]
+            yes = kk >= RES_MIN_K  # (residue_value's first test)
+            g = _residue_kind(iota, kk, alpha[k], beta[k], nu[k])
+            w.r_k[g][w.nr[g]] = k
+            w.nr[g] += yes
+            g = _term0_kind(iota, delta[k] + nu[k], gamma[k], alpha[k])
+            w.t_k[g][w.nt[g]] = k
+            w.nt[g] += 1 - yes
+        for h in range(KINDS):
+            for i in range(w.nr[h]):
+                k = w.r_k[h][i]
+                v = NAN
+                yes = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True)
+                out[k] = mu[k] * v
+                g = _term0_kind(tau[k], delta[k] + nu[k], gamma[k], alpha[k])
+                w.t_k[g][w.nt[g]] = k
+                w.nt[g] += 1 - yes
+        for h in range(KINDS):
+            for i in range(w.nt[h]):
+                k = w.t_k[h][i]
+                iota = tau[k]
+                c = delta[k] + nu[k]
+                d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
+                out[k] = mu[k] * d0
+                # (the page's slot in the series block, taken only where term 0 is not all of V)
+                b.k[m] = k
+                b.c[m] = c
+                b.d[m] = d0
+                b.a[m] = a0
+                yes = isnan(d0) | ((beta[k] <= iota) & (a0 != 0.0))
+                m += yes
+                if m == BLOCK:
+                    _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
+                    m = 0
         k0 = k1
     if m > 0:
         _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
