@@ -2,6 +2,7 @@
 Busa-Fekete et al. (2025))."""
 
 import itertools
+import math
 import pickle
 
 import mpmath as mp
@@ -607,6 +608,44 @@ def test_batch_value_pair_series_cover_every_case():
     ref = scalar_values(t_long, long_page)
     for got in batch_values_each_kernel(t_long, long_page):
         assert_bits_equal(got, ref)
+
+
+def term0_series_passes(x, ax, gx):
+    """Passes of _term0's series (c iota <= 2, gamma iota < 0.7) before it stops, in Python floats."""
+    inv = [math.inf] + [1.0 / j for j in range(1, 64)]
+    a, b, e, se, k, passes = 1.0, 1.0, 0.0, 0.0, 0, 0
+    xx, axg = x * x, ax * (x + gx)
+    while True:
+        t = inv[k + 2]
+        t2 = t * inv[k + 3]
+        se += (x * e + ax * b) * t + (xx * e + axg * b) * t2
+        e = (xx * e + axg * b) * t2
+        b = b * (gx * gx) * t2
+        a = a * xx * t2
+        k += 2
+        passes += 1
+        q = x * inv[k + 2]
+        if a * q <= 1e-17 * se * (1.0 - q) or a == 0.0:
+            return passes
+
+
+def test_batch_term0_series_cover_every_case():
+    """Pages whose V is term 0's series (beta > iota, c iota <= 2, gamma iota < 0.7), summed four at a time: those
+    that stop within the fixed passes and those past them (a recall near 1: the sum is a small difference and
+    needs more terms), against page_value bit for bit with each kernel."""
+    rng = np.random.default_rng(8)
+    m = 2003
+    dl, nu = 10 ** rng.uniform(-1, 0.3, m), 10 ** rng.uniform(-3, 0, m)
+    lam = np.where(rng.random(m) < 0.5, 1 - 10 ** rng.uniform(-12, -1, m), rng.uniform(0, 1, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    c = dl + nu
+    tau = np.minimum(rng.uniform(0.01, 2.0, m) / c, 0.69 / pages.gamma) * (1 - 1e-9)
+    tau = np.minimum(tau, 0.999 * np.where(np.isfinite(pages.beta), pages.beta, np.inf))
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    passes = [term0_series_passes(c[k] * tau[k], pages.alpha[k] * tau[k], pages.gamma[k] * tau[k]) for k in range(m)]
+    assert min(passes) <= 10 < max(passes)
 
 
 @given(st.lists(st.tuples(st.floats(-3, 1.5), st.floats(-4, 1.5), st.floats(0, 1), st.floats(-2, 1.7)),

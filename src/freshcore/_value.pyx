@@ -78,6 +78,8 @@ cdef extern from "_value_series.h":
                                 const double* tols, const double* inv, long inv_size, double series_tol,
                                 double* sa_out, double* sd_out) noexcept nogil
     int freshcore_set_series_simd(int level) noexcept nogil
+    void freshcore_term0_series(Py_ssize_t m, const double* xs, const double* axs, const double* gxs,
+                                const double* inv, double series_tol, double* sa_out, double* se_out) noexcept nogil
 
 fill_tables()
 
@@ -1011,6 +1013,12 @@ cdef struct ChunkWork:
     Py_ssize_t t_k[KINDS][CHUNK]
     Py_ssize_t nr[KINDS]
     Py_ssize_t nt[KINDS]
+    # term 0's series for the pages of kinds 0-3 (c iota <= 2 and gamma iota < 0.7): its arguments and sums
+    double x[CHUNK]
+    double ax[CHUNK]
+    double gx[CHUNK]
+    double sa[CHUNK]
+    double se[CHUNK]
 
 
 cdef inline int _residue_kind(double iota, double kk, double alpha, double beta, double nu) noexcept nogil:
@@ -1080,11 +1088,25 @@ cdef int _exact_values(const double* tau, const double* delta, const double* alp
                 w.t_k[g][w.nt[g]] = k
                 w.nt[g] += 1 - yes
         for h in range(KINDS):
+            if h < 4:
+                # c iota <= 2 and gamma iota < 0.7: _term0 sums its series at once; here the kind's pages together
+                # (``_value_series.h``), then the same last steps
+                for i in range(w.nt[h]):
+                    k = w.t_k[h][i]
+                    w.x[i] = (delta[k] + nu[k]) * tau[k]
+                    w.ax[i] = alpha[k] * tau[k]
+                    w.gx[i] = gamma[k] * tau[k]
+                freshcore_term0_series(w.nt[h], w.x, w.ax, w.gx, INV, SERIES_TOL, w.sa, w.se)
             for i in range(w.nt[h]):
                 k = w.t_k[h][i]
                 iota = tau[k]
                 c = delta[k] + nu[k]
-                d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
+                if h < 4:
+                    v = iota * exp(-w.x[i])
+                    a0 = v * w.sa[i]
+                    d0 = v * w.se[i]
+                else:
+                    d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
                 out[k] = mu[k] * d0
                 # (the page's slot in the series block, taken only where term 0 is not all of V)
                 b.k[m] = k

@@ -298,4 +298,123 @@ FRESHCORE_STATIC void freshcore_series_pairs(ptrdiff_t m, long j, const double* 
     }
 }
 
+/* Term 0's series (``_term0`` of _value.pyx where c s <= 2 and gamma s < 0.7) for m pages: x = c s, ax = alpha s,
+   gx = gamma s; sa_out, se_out = the sums sa, se the scalar loop below returns (then A_0 = s e^{-x} sa, D_0 =
+   s e^{-x} se).  Two terms a pass, k = 0, 2, 4, ... for every page alike (t = inv[k + 2], t2 = t inv[k + 3]);
+   stopped after the first pass where a q <= series_tol se (1 - q) or a = 0, q = x inv[k + 2] (k after the pass).
+   With AVX2, four pages side by side, FRESHCORE_TERM0_PASSES passes each keeping its sums of the first pass
+   where its stop holds, as the pair series above; the rare longer ones finish in the scalar loop. */
+#define FRESHCORE_TERM0_PASSES 10
+
+FRESHCORE_STATIC void freshcore_term0_finish(double x, double ax, double gx, long k, double a, double b, double e,
+                                             double sa, double se, const double* inv, double series_tol,
+                                             double* sa_out, double* se_out) {
+    const double xx = x * x, axg = ax * (x + gx);
+    double t, t2, q;
+    for (;;) {
+        t = inv[k + 2];
+        t2 = t * inv[k + 3];
+        se = se + ((x * e + ax * b) * t + (xx * e + axg * b) * t2);
+        sa = sa + (a * x * t + a * xx * t2);
+        e = (xx * e + axg * b) * t2;
+        b = b * (gx * gx) * t2;
+        a = a * xx * t2;
+        k = k + 2;
+        q = x * inv[k + 2];
+        if (a * q <= series_tol * se * (1.0 - q) || a == 0.0) {
+            break;
+        }
+    }
+    *sa_out = sa;
+    *se_out = se;
+}
+
+#ifdef FRESHCORE_SERIES_AVX2
+__attribute__((target("avx2"))) static void freshcore_term0_four_avx2(
+        const ptrdiff_t* idx, int n_out, const double* xs, const double* axs, const double* gxs, const double* inv,
+        double series_tol, double* sa_out, double* se_out) {
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), stol = _mm256_set1_pd(series_tol);
+    const __m256d x = _mm256_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]]);
+    const __m256d ax = _mm256_setr_pd(axs[idx[0]], axs[idx[1]], axs[idx[2]], axs[idx[3]]);
+    const __m256d gx = _mm256_setr_pd(gxs[idx[0]], gxs[idx[1]], gxs[idx[2]], gxs[idx[3]]);
+    const __m256d xx = _mm256_mul_pd(x, x), axg = _mm256_mul_pd(ax, _mm256_add_pd(x, gx));
+    const __m256d gg = _mm256_mul_pd(gx, gx);
+    __m256d a = one, b = one, e = zero, sa = one, se = zero, t, t2, q, h, u, fs = zero, fe = zero, dn = zero;
+    double s4[4], e4[4], a4[4], b4[4], ee4[4], sa4[4], se4[4];
+    int l, k, done;
+    for (k = 0; k < 2 * FRESHCORE_TERM0_PASSES; k += 2) {
+        t = _mm256_set1_pd(inv[k + 2]);
+        t2 = _mm256_set1_pd(inv[k + 2] * inv[k + 3]);
+        u = _mm256_add_pd(_mm256_mul_pd(xx, e), _mm256_mul_pd(axg, b));
+        se = _mm256_add_pd(se, _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(x, e), _mm256_mul_pd(ax, b)), t),
+                                             _mm256_mul_pd(u, t2)));
+        sa = _mm256_add_pd(sa, _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(a, x), t),
+                                             _mm256_mul_pd(_mm256_mul_pd(a, xx), t2)));
+        e = _mm256_mul_pd(u, t2);
+        b = _mm256_mul_pd(_mm256_mul_pd(b, gg), t2);
+        a = _mm256_mul_pd(_mm256_mul_pd(a, xx), t2);
+        q = _mm256_mul_pd(x, _mm256_set1_pd(inv[k + 4]));
+        h = _mm256_or_pd(_mm256_cmp_pd(_mm256_mul_pd(a, q), _mm256_mul_pd(_mm256_mul_pd(stol, se), _mm256_sub_pd(one, q)),
+                                       _CMP_LE_OQ),
+                         _mm256_cmp_pd(a, zero, _CMP_EQ_OQ));
+        h = _mm256_andnot_pd(dn, h);
+        fs = _mm256_blendv_pd(fs, sa, h);
+        fe = _mm256_blendv_pd(fe, se, h);
+        dn = _mm256_or_pd(dn, h);
+    }
+    done = _mm256_movemask_pd(dn);
+    _mm256_storeu_pd(s4, fs);
+    _mm256_storeu_pd(e4, fe);
+    if ((done & ((1 << n_out) - 1)) == (1 << n_out) - 1) {
+        for (l = 0; l < n_out; l++) {
+            sa_out[idx[l]] = s4[l];
+            se_out[idx[l]] = e4[l];
+        }
+        return;
+    }
+    _mm256_storeu_pd(a4, a);
+    _mm256_storeu_pd(b4, b);
+    _mm256_storeu_pd(ee4, e);
+    _mm256_storeu_pd(sa4, sa);
+    _mm256_storeu_pd(se4, se);
+    for (l = 0; l < n_out; l++) {
+        ptrdiff_t i = idx[l];
+        if ((done >> l) & 1) {
+            sa_out[i] = s4[l];
+            se_out[i] = e4[l];
+        } else {
+            freshcore_term0_finish(xs[i], axs[i], gxs[i], 2 * FRESHCORE_TERM0_PASSES, a4[l], b4[l], ee4[l], sa4[l],
+                                   se4[l], inv, series_tol, sa_out + i, se_out + i);
+        }
+    }
+}
+#endif
+
+/* sa_out[i], se_out[i] of term 0's series for the m pages i < m (see above). */
+FRESHCORE_STATIC void freshcore_term0_series(ptrdiff_t m, const double* xs, const double* axs, const double* gxs,
+                                             const double* inv, double series_tol, double* sa_out,
+                                             double* se_out) {
+    ptrdiff_t i = 0;
+#ifdef FRESHCORE_SERIES_AVX2
+    ptrdiff_t idx[4];
+    int l, n_out;
+    if (freshcore_series_simd < 0) {
+        freshcore_set_series_simd(-1);
+    }
+    if (freshcore_series_simd == 2) {
+        for (; i < m; i += 4) {
+            n_out = m - i < 4 ? (int)(m - i) : 4;
+            for (l = 0; l < 4; l++) {
+                idx[l] = l < n_out ? i + l : m - 1;
+            }
+            freshcore_term0_four_avx2(idx, n_out, xs, axs, gxs, inv, series_tol, sa_out, se_out);
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        freshcore_term0_finish(xs[i], axs[i], gxs[i], 0, 1.0, 1.0, 0.0, 1.0, 0.0, inv, series_tol, sa_out + i,
+                               se_out + i);
+    }
+}
+
 #endif /* FRESHCORE_VALUE_SERIES_H */
