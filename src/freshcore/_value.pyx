@@ -67,8 +67,8 @@ from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
-from freshcore._value_residues cimport (PI, RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
-                                        residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+from freshcore._value_residues cimport (PI, RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value,
+                                        residue_interval, residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
 
 cdef extern from "_float_bits.h":
     int freshcore_exponent(double x) noexcept nogil
