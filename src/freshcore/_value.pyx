@@ -57,9 +57,10 @@ The batch kernel of exact V (``value_kernel``, kind 0) gives every page the
 bits of ``page_value`` (the scheduler's path) but sums the series pages
 together, a pass over n at a time (``_exact_values``): one page's terms wait on
 each other (a term's tolerance comes from the sum of the ones before), while
-the terms of different pages do not, and the pair series of a pass run four at
-a time without a data-dependent exit (``_value_series.h``, AVX2 where the
-processor has it).  Page by page, that exit cost more than the sums themselves.
+the terms of different pages do not, and the pair series of a pass run four or
+eight at a time without a data-dependent exit (``_value_series.h``, AVX2 or
+AVX-512 where the processor has it).  Page by page, that exit cost more than
+the sums themselves.
 """
 
 cimport cython
@@ -840,8 +841,9 @@ def page_value_kernel(const double[::1] tau, const double[::1] delta, const doub
 
 
 def series_simd(int level=-1):
-    """Choose the kernel of the batch pair series (``_value_series.h``) and return the one used: -1 the best the
-    processor has (the default), 0 the scalar loop, 1 SSE2, 2 AVX2.  For tests: every kernel gives the same bits."""
+    """Choose the kernels of the batch series (``_value_series.h``) and return the level used: -1 the best the
+    processor has (the default), 0 the scalar loops, 1 SSE2, 2 AVX2, 3 AVX-512 for the pair series (AVX2 for term
+    0's).  For tests: every level gives the same bits."""
     return freshcore_set_series_simd(level)
 
 

@@ -24,7 +24,9 @@
  *   that are dropped.
  *
  * So every sum returned is bit for bit the one of ``_series_pair``'s loop.  With SSE2 (baseline on x86-64)
- * two registers hold the four lanes; without it, or with FRESHCORE_NO_SIMD, each term runs the scalar loop.
+ * two registers hold the four lanes; where the processor has AVX2 one register (target attribute, chosen at run
+ * time), with AVX-512F eight lanes in one; without SSE2, or with FRESHCORE_NO_SIMD, each term runs the scalar
+ * loop.  (IEEE arithmetic gives the same bits one lane at a time or eight; no fused multiply-add is used.)
  */
 #ifndef FRESHCORE_VALUE_SERIES_H
 #define FRESHCORE_VALUE_SERIES_H
@@ -239,8 +241,75 @@ __attribute__((target("avx2"))) static void freshcore_pair_four_avx2(
 }
 #endif
 
-/* The kernel freshcore_series_pairs uses: -1 the best the processor has (found on the first call), else 0 the
-   scalar loop, 1 SSE2, 2 AVX2 (lower if not compiled in).  Every choice gives the same bits (tests compare). */
+#ifdef FRESHCORE_SERIES_AVX2
+/* freshcore_pair_four_avx2 with eight lanes in one 512-bit register (AVX-512F, chosen at run time). */
+__attribute__((target("avx512f"))) static void freshcore_pair_eight_avx512(
+        const ptrdiff_t* idx, int n_out, long j0, const double* xs, const double* rs, const double* omrs,
+        const double* tols, const double* inv, long inv_size, double series_tol, double* sa_out, double* sd_out) {
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd(), stol = _mm512_set1_pd(series_tol);
+    const __m512d x = _mm512_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]], xs[idx[4]], xs[idx[5]],
+                                     xs[idx[6]], xs[idx[7]]);
+    const __m512d r = _mm512_setr_pd(rs[idx[0]], rs[idx[1]], rs[idx[2]], rs[idx[3]], rs[idx[4]], rs[idx[5]],
+                                     rs[idx[6]], rs[idx[7]]);
+    const __m512d o = _mm512_setr_pd(omrs[idx[0]], omrs[idx[1]], omrs[idx[2]], omrs[idx[3]], omrs[idx[4]],
+                                     omrs[idx[5]], omrs[idx[6]], omrs[idx[7]]);
+    const __m512d tl = _mm512_setr_pd(tols[idx[0]], tols[idx[1]], tols[idx[2]], tols[idx[3]], tols[idx[4]],
+                                      tols[idx[5]], tols[idx[6]], tols[idx[7]]);
+    const __m512d r2 = _mm512_mul_pd(r, r), o2 = _mm512_mul_pd(o, _mm512_add_pd(one, r));
+    const double* pj = inv + j0;
+    __m512d t = one, sa = one, sd = zero, f = zero, q1, q2, t1, f1, fs = zero, fd = zero;
+    __mmask8 h, dn = 0;
+    double sa8[8], sd8[8], t8[8], f8[8], q8[8], s8[8], d8[8];
+    int l, k;
+    q1 = _mm512_mul_pd(x, _mm512_set1_pd(pj[0]));
+    for (k = 0; k < 2 * FRESHCORE_PAIR_PASSES; k += 2) {
+        q2 = _mm512_mul_pd(x, _mm512_set1_pd(pj[k + 1]));
+        t1 = _mm512_mul_pd(t, q1);
+        f1 = _mm512_add_pd(_mm512_mul_pd(f, r), o);
+        t = _mm512_mul_pd(t, _mm512_mul_pd(q1, q2));
+        f = _mm512_add_pd(_mm512_mul_pd(f, r2), o2);
+        sa = _mm512_add_pd(sa, _mm512_add_pd(t1, t));
+        sd = _mm512_add_pd(sd, _mm512_add_pd(_mm512_mul_pd(t1, f1), _mm512_mul_pd(t, f)));
+        q1 = _mm512_mul_pd(x, _mm512_set1_pd(pj[k + 2]));
+        h = (__mmask8)(_mm512_cmp_pd_mask(_mm512_mul_pd(t, q1),
+                                          _mm512_mul_pd(_mm512_add_pd(_mm512_mul_pd(stol, sd), tl),
+                                                        _mm512_sub_pd(one, q1)), _CMP_LE_OQ)
+                       | _mm512_cmp_pd_mask(t, zero, _CMP_EQ_OQ));
+        h = (__mmask8)(h & ~dn);
+        fs = _mm512_mask_blend_pd(h, fs, sa);
+        fd = _mm512_mask_blend_pd(h, fd, sd);
+        dn = (__mmask8)(dn | h);
+    }
+    _mm512_storeu_pd(sa8, fs);
+    _mm512_storeu_pd(sd8, fd);
+    if (((int)dn & ((1 << n_out) - 1)) == (1 << n_out) - 1) {
+        for (l = 0; l < n_out; l++) {
+            sa_out[idx[l]] = sa8[l];
+            sd_out[idx[l]] = sd8[l];
+        }
+        return;
+    }
+    _mm512_storeu_pd(t8, t);
+    _mm512_storeu_pd(f8, f);
+    _mm512_storeu_pd(q8, q1);
+    _mm512_storeu_pd(s8, sa);
+    _mm512_storeu_pd(d8, sd);
+    for (l = 0; l < n_out; l++) {
+        ptrdiff_t i = idx[l];
+        if ((dn >> l) & 1) {
+            sa_out[i] = sa8[l];
+            sd_out[i] = sd8[l];
+        } else {
+            freshcore_pair_finish(xs[i], rs[i], omrs[i], tols[i], j0 + 2 * FRESHCORE_PAIR_PASSES, t8[l], s8[l],
+                                  d8[l], f8[l], q8[l], inv, inv_size, series_tol, sa_out + i, sd_out + i);
+        }
+    }
+}
+#endif
+
+/* The kernels freshcore_series_pairs and freshcore_term0_series use: -1 the best the processor has (found on the
+   first call), else 0 the scalar loops, 1 SSE2, 2 AVX2, 3 AVX-512F for the pair series (AVX2 for term 0's; lower
+   if not compiled in).  Every choice gives the same bits (tests compare). */
 static int freshcore_series_simd = -1;
 
 FRESHCORE_STATIC int freshcore_series_simd_level(void) {
@@ -252,6 +321,9 @@ FRESHCORE_STATIC int freshcore_series_simd_level(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) {
         level = 2;
+    }
+    if (level == 2 && __builtin_cpu_supports("avx512f")) {
+        level = 3;
     }
 #endif
     return level;
@@ -276,6 +348,19 @@ FRESHCORE_STATIC void freshcore_series_pairs(ptrdiff_t m, long j, const double* 
         freshcore_set_series_simd(-1);
     }
     if (freshcore_series_simd > 0 && j + 2 * FRESHCORE_PAIR_PASSES < inv_size - 1) {
+#ifdef FRESHCORE_SERIES_AVX2
+        if (freshcore_series_simd == 3) {
+            ptrdiff_t idx8[8];
+            for (; i < m; i += 8) {
+                n_out = m - i < 8 ? (int)(m - i) : 8;
+                for (l = 0; l < 8; l++) {
+                    idx8[l] = l < n_out ? i + l : m - 1;
+                }
+                freshcore_pair_eight_avx512(idx8, n_out, j, xs, rs, omrs, tols, inv, inv_size, series_tol, sa_out,
+                                            sd_out);
+            }
+        }
+#endif
         for (; i < m; i += 4) {
             /* the last one to three terms: the missing lanes repeat the last term (their sums are not written) */
             n_out = m - i < 4 ? (int)(m - i) : 4;
@@ -283,7 +368,7 @@ FRESHCORE_STATIC void freshcore_series_pairs(ptrdiff_t m, long j, const double* 
                 idx[l] = l < n_out ? i + l : m - 1;
             }
 #ifdef FRESHCORE_SERIES_AVX2
-            if (freshcore_series_simd == 2) {
+            if (freshcore_series_simd >= 2) {
                 freshcore_pair_four_avx2(idx, n_out, j, xs, rs, omrs, tols, inv, inv_size, series_tol, sa_out,
                                          sd_out);
                 continue;
@@ -401,7 +486,7 @@ FRESHCORE_STATIC void freshcore_term0_series(ptrdiff_t m, const double* xs, cons
     if (freshcore_series_simd < 0) {
         freshcore_set_series_simd(-1);
     }
-    if (freshcore_series_simd == 2) {
+    if (freshcore_series_simd >= 2) {
         for (; i < m; i += 4) {
             n_out = m - i < 4 ? (int)(m - i) : 4;
             for (l = 0; l < 4; l++) {
