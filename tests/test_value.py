@@ -610,6 +610,31 @@ def test_batch_value_pair_series_cover_every_case():
         assert_bits_equal(got, ref)
 
 
+def test_batch_other_terms_cover_every_case():
+    """Series pages whose terms have x = c s_n >= n + 1 (A_n from the lower sum of x, then B_n from the tail series
+    or the lower sum of y = gamma s_n, or the cancelling forms): many terms (n up to ~60, lower sums past eight
+    steps), recalls near 1 (B_n close to A_n), against page_value bit for bit with each kernel."""
+    rng = np.random.default_rng(13)
+    m = 3001
+    dl, nu = 10 ** rng.uniform(-1, 1, m), 10 ** rng.uniform(-1, 1.5, m)
+    lam = np.where(rng.random(m) < 0.4, 1 - 10 ** rng.uniform(-6, -1, m), rng.uniform(0.01, 0.9, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    tau = pages.beta * rng.uniform(1.0, 60.0, m)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # the cases are there, on the pages the residue form leaves to the series: terms with x >= n + 1 for n >= 8,
+    # with y on both sides of n + 1
+    v, used = np.empty(m), np.zeros(m, np.uint8)
+    _value.residue_kernel(tau, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta, v, used)
+    c, g, b = dl + nu, pages.gamma, pages.beta
+    n = np.arange(60)[None, :]
+    s = tau[:, None] - n * b[:, None]
+    other = (s >= 0) & (used == 0)[:, None] & (c[:, None] * s >= n + 1) & (n >= 8)
+    assert other.sum() > 10_000
+    assert (other & (g[:, None] * s < n + 1)).sum() > 100 and (other & (g[:, None] * s >= n + 1)).sum() > 10_000
+
+
 def term0_series_passes(x, ax, gx):
     """Passes of _term0's series (c iota <= 2, gamma iota < 0.7) before it stops, in Python floats."""
     inv = [math.inf] + [1.0 / j for j in range(1, 64)]

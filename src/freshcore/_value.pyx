@@ -79,6 +79,9 @@ cdef extern from "_value_series.h":
                                 const double* tols, const double* inv, long inv_size, double series_tol,
                                 double* sa_out, double* sd_out) noexcept nogil
     int freshcore_set_series_simd(int level) noexcept nogil
+    void freshcore_lower_sums(Py_ssize_t m, long n, const double* xs, double series_tol, double* out) noexcept nogil
+    void freshcore_tail_sums(Py_ssize_t m, long j, const double* xs, const double* inv, long inv_size,
+                             double series_tol, double* out) noexcept nogil
     void freshcore_term0_series(Py_ssize_t m, const double* xs, const double* axs, const double* gxs,
                                 const double* inv, double series_tol, double* sa_out, double* se_out) noexcept nogil
 
@@ -327,7 +330,7 @@ cdef inline double _term_series(long n, double s, double c, double gamma, double
     """D_n(s) >= 0 by the series forms of the module notes; stores A_n in a_out[0]; ``total``: the sum of the
     terms before; ``qb``: Q^n(gamma s) where gamma s >= n + 1 if the caller has it, computed as here (NaN
     otherwise); ``lr``: log(gamma/c), or NaN (then computed here by the rarer forms that need it)."""
-    cdef double a, b, e, t1, q, qa, rb, y, x = c * s
+    cdef double a, b, e, qa, rb, y, x = c * s
     if x < <double>(n + 1):
         # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
         if rho_n == 0.0:
@@ -351,6 +354,14 @@ cdef inline double _term_series(long n, double s, double c, double gamma, double
     b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
+    return _term_cancel(n, s, x, y, c, gamma, alpha, rho_n, lr, qa, qb)
+
+
+cdef double _term_cancel(long n, double s, double x, double y, double c, double gamma, double alpha, double rho_n,
+                         double lr, double qa, double qb) noexcept nogil:
+    """The end of ``_term_series`` for x = c s >= n + 1 where A_n - B_n would lose more than two bits: the
+    complement form or the difference series (qa = Q^n(x), qb = Q^n(y) where y = gamma s >= n + 1)."""
+    cdef double e, t1, q
     if y > <double>(n + 1):
         # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
         # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
@@ -899,6 +910,83 @@ cdef struct SeriesBlock:
     double p_sd[BLOCK]
     Py_ssize_t l_slot[BLOCK]
     double l_s[BLOCK]
+    # the other terms (x >= n + 1): x, y = gamma s, p_n(x), Q^n(x), the pmf and Q^n or R^n of y
+    double l_x[BLOCK]
+    double l_y[BLOCK]
+    double l_pn[BLOCK]
+    double l_qa[BLOCK]
+    double l_p[BLOCK]
+    double l_qb[BLOCK]
+    double l_rb[BLOCK]
+    Py_ssize_t g_h[BLOCK]
+    double g_x[BLOCK]
+    double g_s[BLOCK]
+
+
+cdef void _other_terms(SeriesBlock* b, Py_ssize_t nq, long n, const double* alpha,
+                       const double* gamma) noexcept nogil:
+    """The pass's terms with x = c s >= n + 1 (b.l_slot, b.l_s): ``_term_series``'s steps for them, its loops run
+    over the terms together (``_value_series.h``): Q^n(x) from the lower sum of x, A_n, then R^n(y), y = gamma s,
+    from the tail series (y < n + 1) or the lower sum of y, B_n, and D_n = A_n - B_n where that loses at most two
+    bits (``_term_cancel`` otherwise)."""
+    cdef Py_ssize_t h, g, i, k, ny = 0, nt = 0
+    cdef double x, y, a, p, bb
+    cdef int nz, tail
+    for h in range(nq):
+        x = b.c[b.l_slot[h]] * b.l_s[h]
+        b.l_x[h] = x
+        b.l_pn[h] = _pmf(n, x)
+    freshcore_lower_sums(nq, n, b.l_x, SERIES_TOL, b.g_s)
+    for h in range(nq):
+        i = b.l_slot[h]
+        # (``_lower_from_pmf``: 0 where the pmf is)
+        b.l_qa[h] = b.l_pn[h] * b.g_s[h] if b.l_pn[h] != 0.0 else 0.0
+        a = b.rho_n[i] * (1.0 - b.l_qa[h]) / b.c[i]
+        b.a[i] = a
+        b.d[i] = 0.0  # (the term where A_n = 0)
+        y = gamma[b.k[i]] * b.l_s[h]
+        b.l_y[h] = y
+        nz = a != 0.0
+        tail = y < <double>(n + 1)
+        # the terms needing y's tail series at the front of g_h, those needing its lower sum at the back
+        b.g_h[nt] = h
+        nt += nz & tail
+        b.g_h[nq - 1 - ny] = h
+        ny += nz & (1 - tail)
+    # R^n(y) = p_{n+1}(y) times the tail sum, where y < n + 1 (``_series_tail`` with no absolute tolerance)
+    for g in range(nt):
+        h = b.g_h[g]
+        b.l_p[h] = _pmf(n + 1, b.l_y[h])
+        b.g_x[g] = b.l_y[h]
+    freshcore_tail_sums(nt, n + 2, b.g_x, INV, INV_SIZE, SERIES_TOL, b.g_s)
+    for g in range(nt):
+        h = b.g_h[g]
+        p = b.l_p[h]
+        b.l_rb[h] = p * b.g_s[g] if p != 0.0 else 0.0
+        b.l_qb[h] = NAN
+    # Q^n(y) from the lower sum, where y >= n + 1
+    for g in range(ny):
+        h = b.g_h[nq - 1 - g]
+        b.l_p[h] = _pmf(n, b.l_y[h])
+        b.g_x[g] = b.l_y[h]
+    freshcore_lower_sums(ny, n, b.g_x, SERIES_TOL, b.g_s)
+    for g in range(ny):
+        h = b.g_h[nq - 1 - g]
+        p = b.l_p[h]
+        b.l_qb[h] = p * b.g_s[g] if p != 0.0 else 0.0
+        b.l_rb[h] = 1.0 - b.l_qb[h]
+    # B_n and D_n
+    for g in range(nt + ny):
+        h = b.g_h[g] if g < nt else b.g_h[nq - 1 - (g - nt)]
+        i = b.l_slot[h]
+        k = b.k[i]
+        a = b.a[i]
+        bb = b.e_ai[i] * b.l_rb[h] / gamma[k]
+        if bb <= CANCEL_RATIO * a:
+            b.d[i] = a - bb
+        else:
+            b.d[i] = _term_cancel(n, b.l_s[h], b.l_x[h], b.l_y[h], b.c[i], gamma[k], alpha[k], b.rho_n[i], NAN,
+                                  b.l_qa[h], b.l_qb[h])
 
 
 cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const double* delta, const double* alpha,
@@ -976,11 +1064,8 @@ cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const d
                 p = b.p_p[i]
                 b.a[k] = b.rho_n[k] * (p * b.p_sa[i]) / b.c[k]
                 b.d[k] = b.rho_n[k] * (p * b.p_sd[i]) / b.c[k]
-            for h in range(nq):
-                i = b.l_slot[h]
-                k = b.k[i]
-                b.d[i] = _term_series(n, b.l_s[h], b.c[i], gamma[k], alpha[k], b.rho_n[i], b.e_ai[i], NAN,
-                                      b.total[i], NAN, &b.a[i])
+            if nq > 0:
+                _other_terms(b, nq, n, alpha, gamma)
         # _page_value's stopping rule; the pages that go on stay in b.live, in order
         np_ = 0
         for h in range(nl):

@@ -502,4 +502,161 @@ FRESHCORE_STATIC void freshcore_term0_series(ptrdiff_t m, const double* xs, cons
     }
 }
 
+/* The lower sums of ``_lower_from_pmf`` (x >= n + 1): total = sum_k u_k, u_0 = 1, u_{k+1} = u_k (n - k)/x, stopped
+   after the first k where u_k r <= series_tol total (1 - r), r = (n - k)/x (which holds at k = n, r = 0), for the
+   m arguments xs[i] of one n; Q^n(x) = p_n(x) total.  With AVX2, four at a time, every lane running until all
+   have stopped (checked every eight steps) and keeping its sum of its first stop. */
+FRESHCORE_STATIC double freshcore_lower_one(long n, double x, double series_tol) {
+    double t = 1.0, total = 1.0, r, ix = 1.0 / x;
+    long k = 0;
+    while (k < n) {
+        t = t * ((double)(n - k) * ix);
+        total = total + t;
+        k = k + 1;
+        r = (double)(n - k) * ix;
+        if (t * r <= series_tol * total * (1.0 - r)) {
+            break;
+        }
+    }
+    return total;
+}
+
+#ifdef FRESHCORE_SERIES_AVX2
+__attribute__((target("avx2"))) static void freshcore_lower_four_avx2(const ptrdiff_t* idx, int n_out, long n,
+                                                                       const double* xs, double series_tol,
+                                                                       double* out) {
+    const __m256d one = _mm256_set1_pd(1.0), stol = _mm256_set1_pd(series_tol);
+    const __m256d ix = _mm256_div_pd(one, _mm256_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]]));
+    __m256d t = one, total = one, r, h, res = one, dn = _mm256_setzero_pd();
+    double o4[4];
+    long k = 0;
+    int l;
+    while (k < n) {
+        t = _mm256_mul_pd(t, _mm256_mul_pd(_mm256_set1_pd((double)(n - k)), ix));
+        total = _mm256_add_pd(total, t);
+        k = k + 1;
+        r = _mm256_mul_pd(_mm256_set1_pd((double)(n - k)), ix);
+        h = _mm256_cmp_pd(_mm256_mul_pd(t, r), _mm256_mul_pd(_mm256_mul_pd(stol, total), _mm256_sub_pd(one, r)),
+                          _CMP_LE_OQ);
+        h = _mm256_andnot_pd(dn, h);
+        res = _mm256_blendv_pd(res, total, h);
+        dn = _mm256_or_pd(dn, h);
+        if ((k & 7) == 0 && _mm256_movemask_pd(dn) == 15) {
+            break;
+        }
+    }
+    _mm256_storeu_pd(o4, res);
+    for (l = 0; l < n_out; l++) {
+        /* (a lane never stopped only where n = 0 or a NaN: its loop's sum is the one it ends with) */
+        out[idx[l]] = (_mm256_movemask_pd(dn) >> l) & 1 ? o4[l] : freshcore_lower_one(n, xs[idx[l]], series_tol);
+    }
+}
+#endif
+
+FRESHCORE_STATIC void freshcore_lower_sums(ptrdiff_t m, long n, const double* xs, double series_tol, double* out) {
+    ptrdiff_t i = 0;
+#ifdef FRESHCORE_SERIES_AVX2
+    ptrdiff_t idx[4];
+    int l, n_out;
+    if (freshcore_series_simd < 0) {
+        freshcore_set_series_simd(-1);
+    }
+    if (freshcore_series_simd >= 2) {
+        for (; i < m; i += 4) {
+            n_out = m - i < 4 ? (int)(m - i) : 4;
+            for (l = 0; l < 4; l++) {
+                idx[l] = l < n_out ? i + l : m - 1;
+            }
+            freshcore_lower_four_avx2(idx, n_out, n, xs, series_tol, out);
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        out[i] = freshcore_lower_one(n, xs[i], series_tol);
+    }
+}
+
+/* The tail sums of ``_series_tail`` with no absolute tolerance (x < n + 1, j = n + 2): sa = sum_m t_m as in the
+   pair series, stopped after the first pass where t q1 <= series_tol sa (1 - q1) or t = 0; R^n(x) = p_{n+1}(x) sa.
+   With AVX2, four at a time with FRESHCORE_PAIR_PASSES fixed passes, as the pair series. */
+FRESHCORE_STATIC double freshcore_tail_finish(double x, long j, double t, double sa, double q1, const double* inv,
+                                              long inv_size, double series_tol) {
+    double q2, t1;
+    for (;;) {
+        q2 = j < inv_size - 1 ? x * inv[j + 1] : x / (double)(j + 1);
+        t1 = t * q1;
+        t = t * (q1 * q2);
+        sa = sa + (t1 + t);
+        j = j + 2;
+        q1 = j < inv_size - 1 ? x * inv[j] : x / (double)j;
+        if (t * q1 <= (series_tol * sa + 0.0) * (1.0 - q1) || t == 0.0) {
+            break;
+        }
+    }
+    return sa;
+}
+
+#ifdef FRESHCORE_SERIES_AVX2
+__attribute__((target("avx2"))) static void freshcore_tail_four_avx2(const ptrdiff_t* idx, int n_out, long j0,
+                                                                      const double* xs, const double* inv,
+                                                                      long inv_size, double series_tol, double* out) {
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd(), stol = _mm256_set1_pd(series_tol);
+    const __m256d x = _mm256_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]]);
+    const double* pj = inv + j0;
+    __m256d t = one, sa = one, q1, q2, t1, h, fs = zero, dn = zero;
+    double s4[4], t4[4], q4[4], a4[4];
+    int l, k, done;
+    q1 = _mm256_mul_pd(x, _mm256_set1_pd(pj[0]));
+    for (k = 0; k < 2 * FRESHCORE_PAIR_PASSES; k += 2) {
+        q2 = _mm256_mul_pd(x, _mm256_set1_pd(pj[k + 1]));
+        t1 = _mm256_mul_pd(t, q1);
+        t = _mm256_mul_pd(t, _mm256_mul_pd(q1, q2));
+        sa = _mm256_add_pd(sa, _mm256_add_pd(t1, t));
+        q1 = _mm256_mul_pd(x, _mm256_set1_pd(pj[k + 2]));
+        h = _mm256_or_pd(_mm256_cmp_pd(_mm256_mul_pd(t, q1),
+                                       _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(stol, sa), zero),
+                                                     _mm256_sub_pd(one, q1)), _CMP_LE_OQ),
+                         _mm256_cmp_pd(t, zero, _CMP_EQ_OQ));
+        h = _mm256_andnot_pd(dn, h);
+        fs = _mm256_blendv_pd(fs, sa, h);
+        dn = _mm256_or_pd(dn, h);
+    }
+    done = _mm256_movemask_pd(dn);
+    _mm256_storeu_pd(s4, fs);
+    _mm256_storeu_pd(t4, t);
+    _mm256_storeu_pd(q4, q1);
+    _mm256_storeu_pd(a4, sa);
+    for (l = 0; l < n_out; l++) {
+        ptrdiff_t i = idx[l];
+        out[i] = (done >> l) & 1 ? s4[l] : freshcore_tail_finish(xs[i], j0 + 2 * FRESHCORE_PAIR_PASSES, t4[l], a4[l],
+                                                                 q4[l], inv, inv_size, series_tol);
+    }
+}
+#endif
+
+FRESHCORE_STATIC void freshcore_tail_sums(ptrdiff_t m, long j, const double* xs, const double* inv, long inv_size,
+                                          double series_tol, double* out) {
+    ptrdiff_t i = 0;
+#ifdef FRESHCORE_SERIES_AVX2
+    ptrdiff_t idx[4];
+    int l, n_out;
+    if (freshcore_series_simd < 0) {
+        freshcore_set_series_simd(-1);
+    }
+    if (freshcore_series_simd >= 2 && j + 2 * FRESHCORE_PAIR_PASSES < inv_size - 1) {
+        for (; i < m; i += 4) {
+            n_out = m - i < 4 ? (int)(m - i) : 4;
+            for (l = 0; l < 4; l++) {
+                idx[l] = l < n_out ? i + l : m - 1;
+            }
+            freshcore_tail_four_avx2(idx, n_out, j, xs, inv, inv_size, series_tol, out);
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        const double q1 = j < inv_size - 1 ? xs[i] * inv[j] : xs[i] / (double)j;
+        out[i] = freshcore_tail_finish(xs[i], j, 1.0, 1.0, q1, inv, inv_size, series_tol);
+    }
+}
+
 #endif /* FRESHCORE_VALUE_SERIES_H */
