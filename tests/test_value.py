@@ -635,6 +635,38 @@ def test_batch_other_terms_cover_every_case():
     assert (other & (g[:, None] * s < n + 1)).sum() > 100 and (other & (g[:, None] * s >= n + 1)).sum() > 10_000
 
 
+def test_batch_term0_closed_forms_cover_every_case():
+    """Pages whose V is term 0 in closed form (beta > iota, c iota > 2 or gamma iota >= 0.7), four of one kind at a
+    time: A_0 - B_0, the second form (a recall near 1), gamma iota below 1e-8, each 1 - e^{-x} form (where the
+    first form fails the second holds: 2 10^6 random arguments found no exception); page_value's bits with each
+    kernel."""
+    rng = np.random.default_rng(17)
+    m = 4001
+    dl, nu = 10 ** rng.uniform(-2, 1, m), 10 ** rng.uniform(-12, 1, m)
+    lam = np.where(rng.random(m) < 0.4, 1 - 10 ** rng.uniform(-12, -1, m), 10 ** rng.uniform(-14, 0, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    c, g, a = dl + nu, pages.gamma, pages.alpha
+    tau = 10 ** rng.uniform(-10, 1.5, m) / c
+    with np.errstate(invalid="ignore"):
+        tau = np.where(np.isfinite(pages.beta), np.minimum(tau, 0.999 * pages.beta), tau)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # the cases (numpy's exp may differ from libm's in the last bit: enough to see each case occur)
+    x, ax, gx = c * tau, a * tau, g * tau
+    closed = (x > 2) | (gx >= 0.7)
+    with np.errstate(all="ignore"):
+        ea, eg = np.exp(-ax), -np.expm1(-gx)
+        em = -np.expm1(-ax)
+        a0 = (em + ea * eg) / c
+        b0 = np.where(gx >= 1e-8, ea * eg / g, ea * tau * (1 - 0.5 * gx))
+        first = b0 <= 0.75 * a0
+        second = ~first & (a * ea * eg <= 0.75 * g * em)
+    for case in (first, second, gx < 1e-8, (ax < 0.7) & (gx >= 0.7), (ax >= 0.7) & (gx < 0.7),
+                 (ax >= 0.7) & (gx >= 0.7)):
+        assert (closed & case).sum() >= 3
+
+
 def term0_series_passes(x, ax, gx):
     """Passes of _term0's series (c iota <= 2, gamma iota < 0.7) before it stops, in Python floats."""
     inv = [math.inf] + [1.0 / j for j in range(1, 64)]

@@ -68,8 +68,8 @@ from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
-from freshcore._value_residues cimport (PI, RES_MIN_K, fill_tables, one_minus_exp, residual1_e, residue_value,
-                                        residue_interval, residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+from freshcore._value_residues cimport (PI, RES_MIN_K, SINHC_COEF, fill_tables, one_minus_exp, residual1_e,
+                                        residue_value, residue_interval, residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
 
 cdef extern from "_float_bits.h":
     int freshcore_exponent(double x) noexcept nogil
@@ -82,6 +82,10 @@ cdef extern from "_value_series.h":
     void freshcore_lower_sums(Py_ssize_t m, long n, const double* xs, double series_tol, double* out) noexcept nogil
     void freshcore_tail_sums(Py_ssize_t m, long j, const double* xs, const double* inv, long inv_size,
                              double series_tol, double* out) noexcept nogil
+    void freshcore_term0_closed(Py_ssize_t m, const double* ss, const double* cs, const double* gs, const double* a_s,
+                                const double* xs, const double* axs, const double* gxs, int ax_small, int gx_small,
+                                const double* sinhc, double cancel_ratio, double* d_out, double* a_out,
+                                unsigned char* need) noexcept nogil
     void freshcore_term0_series(Py_ssize_t m, const double* xs, const double* axs, const double* gxs,
                                 const double* inv, double series_tol, double* sa_out, double* se_out) noexcept nogil
 
@@ -1100,12 +1104,18 @@ cdef struct ChunkWork:
     Py_ssize_t t_k[KINDS][CHUNK]
     Py_ssize_t nr[KINDS]
     Py_ssize_t nt[KINDS]
-    # term 0's series for the pages of kinds 0-3 (c iota <= 2 and gamma iota < 0.7): its arguments and sums
+    # term 0 for the pages of one kind: its arguments, and the sums of its series (kinds 0-3: c iota <= 2 and
+    # gamma iota < 0.7) or its closed forms' D_0, A_0 and where none applies (kinds 4-7)
+    double s[CHUNK]
+    double c[CHUNK]
+    double g[CHUNK]
+    double al[CHUNK]
     double x[CHUNK]
     double ax[CHUNK]
     double gx[CHUNK]
     double sa[CHUNK]
     double se[CHUNK]
+    unsigned char need[CHUNK]
 
 
 cdef inline int _residue_kind(double iota, double kk, double alpha, double beta, double nu) noexcept nogil:
@@ -1175,25 +1185,35 @@ cdef int _exact_values(const double* tau, const double* delta, const double* alp
                 w.t_k[g][w.nt[g]] = k
                 w.nt[g] += 1 - yes
         for h in range(KINDS):
+            # the kind's pages together (``_value_series.h``): c iota <= 2 and gamma iota < 0.7 (kinds 0-3), _term0
+            # sums its series at once; elsewhere its closed forms, each 1 - e^{-x} in one form for the kind
+            for i in range(w.nt[h]):
+                k = w.t_k[h][i]
+                w.s[i] = tau[k]
+                w.c[i] = delta[k] + nu[k]
+                w.g[i] = gamma[k]
+                w.al[i] = alpha[k]
+                w.x[i] = w.c[i] * tau[k]
+                w.ax[i] = alpha[k] * tau[k]
+                w.gx[i] = gamma[k] * tau[k]
             if h < 4:
-                # c iota <= 2 and gamma iota < 0.7: _term0 sums its series at once; here the kind's pages together
-                # (``_value_series.h``), then the same last steps
-                for i in range(w.nt[h]):
-                    k = w.t_k[h][i]
-                    w.x[i] = (delta[k] + nu[k]) * tau[k]
-                    w.ax[i] = alpha[k] * tau[k]
-                    w.gx[i] = gamma[k] * tau[k]
                 freshcore_term0_series(w.nt[h], w.x, w.ax, w.gx, INV, SERIES_TOL, w.sa, w.se)
+            else:
+                freshcore_term0_closed(w.nt[h], w.s, w.c, w.g, w.al, w.x, w.ax, w.gx, (h >> 1) & 1, h & 1, SINHC_COEF,
+                                       CANCEL_RATIO, w.se, w.sa, w.need)
             for i in range(w.nt[h]):
                 k = w.t_k[h][i]
                 iota = tau[k]
-                c = delta[k] + nu[k]
+                c = w.c[i]
                 if h < 4:
                     v = iota * exp(-w.x[i])
                     a0 = v * w.sa[i]
                     d0 = v * w.se[i]
-                else:
+                elif w.need[i]:
                     d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
+                else:
+                    d0 = w.se[i]
+                    a0 = w.sa[i]
                 out[k] = mu[k] * d0
                 # (the page's slot in the series block, taken only where term 0 is not all of V)
                 b.k[m] = k

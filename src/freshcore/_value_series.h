@@ -31,6 +31,7 @@
 #ifndef FRESHCORE_VALUE_SERIES_H
 #define FRESHCORE_VALUE_SERIES_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "_static.h"  /* FRESHCORE_STATIC */
@@ -656,6 +657,119 @@ FRESHCORE_STATIC void freshcore_tail_sums(ptrdiff_t m, long j, const double* xs,
     for (; i < m; i++) {
         const double q1 = j < inv_size - 1 ? xs[i] * inv[j] : xs[i] / (double)j;
         out[i] = freshcore_tail_finish(xs[i], j, 1.0, 1.0, q1, inv, inv_size, series_tol);
+    }
+}
+
+/* Term 0's closed forms (``_term0`` where c s > 2 or gamma s >= 0.7) for m pages of one kind: ax_small = whether
+   alpha s < 0.7 and gx_small = whether gamma s < 0.7 for all of them (so 1 - e^{-x} takes one form in every
+   lane).  For page i (s, c, gamma, alpha and x = c s, ax = alpha s, gx = gamma s): a_out[i] = A_0 and d_out[i] =
+   D_0 as _term0 returns them, or need[i] = 1 where none of the closed forms applies (c s <= 2 there: _term0's
+   series; c s > 2: NaN).  e^{-x/2} or e^{-x} from libm one page at a time, the rest four pages at a time with
+   AVX2 (the same operations lane by lane: _term0's bits); without AVX2 need[i] = 1 for every page. */
+#ifdef FRESHCORE_SERIES_AVX2
+__attribute__((target("avx2"))) static void freshcore_term0_closed_four(
+        const ptrdiff_t* idx, int n_out, const double* ss, const double* cs, const double* gs, const double* as,
+        const double* xs, const double* axs, const double* gxs, int ax_small, int gx_small, const double* sinhc,
+        double cancel_ratio, double* d_out, double* a_out, unsigned char* need) {
+    const __m256d one = _mm256_set1_pd(1.0), half = _mm256_set1_pd(0.5), quarter = _mm256_set1_pd(0.25);
+    const __m256d cr = _mm256_set1_pd(cancel_ratio), two = _mm256_set1_pd(2.0);
+    const __m256d s = _mm256_setr_pd(ss[idx[0]], ss[idx[1]], ss[idx[2]], ss[idx[3]]);
+    const __m256d c = _mm256_setr_pd(cs[idx[0]], cs[idx[1]], cs[idx[2]], cs[idx[3]]);
+    const __m256d g = _mm256_setr_pd(gs[idx[0]], gs[idx[1]], gs[idx[2]], gs[idx[3]]);
+    const __m256d al = _mm256_setr_pd(as[idx[0]], as[idx[1]], as[idx[2]], as[idx[3]]);
+    const __m256d x = _mm256_setr_pd(xs[idx[0]], xs[idx[1]], xs[idx[2]], xs[idx[3]]);
+    const __m256d ax = _mm256_setr_pd(axs[idx[0]], axs[idx[1]], axs[idx[2]], axs[idx[3]]);
+    const __m256d gx = _mm256_setr_pd(gxs[idx[0]], gxs[idx[1]], gxs[idx[2]], gxs[idx[3]]);
+    double ha4[4], hg4[4], d4[4], a4[4];
+    __m256d ha, hg, ea, em, eg, a, b, a2, b2, d, z, p, ok1, ok2, bad;
+    int l, k, m1, m2, mb;
+    for (l = 0; l < 4; l++) {
+        double u = axs[idx[l]], v = gxs[idx[l]];
+        ha4[l] = exp(ax_small ? -0.5 * u : -u);
+        hg4[l] = exp(gx_small ? -0.5 * v : -v);
+    }
+    ha = _mm256_loadu_pd(ha4);
+    hg = _mm256_loadu_pd(hg4);
+    /* one_minus_exp(ax, &ea), one_minus_exp(gx, &.) */
+    if (ax_small) {
+        z = _mm256_mul_pd(_mm256_mul_pd(quarter, ax), ax);
+        p = _mm256_set1_pd(sinhc[7]);
+        for (k = 6; k >= 0; k--) {
+            p = _mm256_add_pd(_mm256_mul_pd(p, z), _mm256_set1_pd(sinhc[k]));
+        }
+        ea = _mm256_mul_pd(ha, ha);
+        em = _mm256_mul_pd(_mm256_mul_pd(ha, ax), p);
+    } else {
+        ea = ha;
+        em = _mm256_sub_pd(one, ha);
+    }
+    if (gx_small) {
+        z = _mm256_mul_pd(_mm256_mul_pd(quarter, gx), gx);
+        p = _mm256_set1_pd(sinhc[7]);
+        for (k = 6; k >= 0; k--) {
+            p = _mm256_add_pd(_mm256_mul_pd(p, z), _mm256_set1_pd(sinhc[k]));
+        }
+        eg = _mm256_mul_pd(_mm256_mul_pd(hg, gx), p);
+    } else {
+        eg = _mm256_sub_pd(one, hg);
+    }
+    a = _mm256_div_pd(_mm256_add_pd(em, _mm256_mul_pd(ea, eg)), c);
+    b = _mm256_blendv_pd(_mm256_mul_pd(ea, _mm256_mul_pd(s, _mm256_sub_pd(one, _mm256_mul_pd(half, gx)))),
+                         _mm256_div_pd(_mm256_mul_pd(ea, eg), g), _mm256_cmp_pd(gx, _mm256_set1_pd(1e-8), _CMP_GE_OQ));
+    ok1 = _mm256_cmp_pd(b, _mm256_mul_pd(cr, a), _CMP_LE_OQ);
+    a2 = _mm256_mul_pd(g, em);
+    b2 = _mm256_mul_pd(_mm256_mul_pd(al, ea), eg);
+    ok2 = _mm256_cmp_pd(b2, _mm256_mul_pd(cr, a2), _CMP_LE_OQ);
+    d = _mm256_blendv_pd(_mm256_div_pd(_mm256_sub_pd(a2, b2), _mm256_mul_pd(c, g)), _mm256_sub_pd(a, b), ok1);
+    bad = _mm256_andnot_pd(_mm256_or_pd(ok1, ok2), _mm256_set1_pd(-0.0));  /* (sign bit: neither form) */
+    _mm256_storeu_pd(d4, d);
+    _mm256_storeu_pd(a4, a);
+    m1 = _mm256_movemask_pd(ok1);
+    m2 = _mm256_movemask_pd(ok2);
+    mb = _mm256_movemask_pd(_mm256_cmp_pd(x, two, _CMP_GT_OQ));
+    (void)bad;
+    for (l = 0; l < n_out; l++) {
+        ptrdiff_t i = idx[l];
+        a_out[i] = a4[l];
+        d_out[i] = d4[l];
+        need[i] = 0;
+        if (!(((m1 | m2) >> l) & 1)) {
+            /* neither form: NaN where c s > 2, else _term0's series (the caller's) */
+            if ((mb >> l) & 1) {
+                d_out[i] = NAN;
+            } else {
+                need[i] = 1;
+            }
+        }
+    }
+}
+#endif
+
+FRESHCORE_STATIC void freshcore_term0_closed(ptrdiff_t m, const double* ss, const double* cs, const double* gs,
+                                             const double* as, const double* xs, const double* axs,
+                                             const double* gxs, int ax_small, int gx_small, const double* sinhc,
+                                             double cancel_ratio, double* d_out, double* a_out,
+                                             unsigned char* need) {
+    ptrdiff_t i = 0;
+#ifdef FRESHCORE_SERIES_AVX2
+    ptrdiff_t idx[4];
+    int l, n_out;
+    if (freshcore_series_simd < 0) {
+        freshcore_set_series_simd(-1);
+    }
+    if (freshcore_series_simd >= 2) {
+        for (; i < m; i += 4) {
+            n_out = m - i < 4 ? (int)(m - i) : 4;
+            for (l = 0; l < 4; l++) {
+                idx[l] = l < n_out ? i + l : m - 1;
+            }
+            freshcore_term0_closed_four(idx, n_out, ss, cs, gs, as, xs, axs, gxs, ax_small, gx_small, sinhc,
+                                        cancel_ratio, d_out, a_out, need);
+        }
+    }
+#endif
+    for (; i < m; i++) {
+        need[i] = 1;
     }
 }
 
