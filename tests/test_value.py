@@ -2,6 +2,7 @@
 Busa-Fekete et al. (2025))."""
 
 import itertools
+import math
 import pickle
 
 import mpmath as mp
@@ -516,6 +517,208 @@ def test_fused_value_and_interval_are_bit_identical():
 
 
 # ---------------------------------------------------------------------------
+# The batch kernel of exact V (``_value._exact_values``): each page's value by the functions page_value uses, the
+# series pages summed together (their pair series four at a time, ``_value_series.h``): the same bits as
+# page_value one page at a time, whichever pair-series kernel (scalar, SSE2, AVX2) runs.
+
+
+def scalar_values(tau, pages):
+    """page_value(..., -1) page by page (the scheduler's path)."""
+    out = np.empty(len(pages))
+    args = [np.ascontiguousarray(x, dtype=float) for x in (tau, pages.change_rate, pages.alpha, pages.gamma,
+                                                            pages.false_rate, pages.beta, pages.importance)]
+    _value.page_value_kernel(*args, -1, out)
+    return out
+
+
+def batch_values_each_kernel(tau, pages):
+    """crawl_value with each pair-series kernel the build and the processor have (the default one last)."""
+    best = _value.series_simd(-1)
+    try:
+        got = []
+        for level in range(best + 1):
+            assert _value.series_simd(level) == level
+            got.append(crawl_value(tau, pages))
+    finally:
+        _value.series_simd(-1)
+    return got
+
+
+def assert_bits_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape
+    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
+    assert same.all(), np.flatnonzero(~same)[:10]
+
+
+def edge_pages(seed, m):
+    """Pages over many decades of every parameter, with the degenerate ones mixed in."""
+    rng = np.random.default_rng(seed)
+    dl, nu = 10 ** rng.uniform(-4, 3, m), 10 ** rng.uniform(-5, 3, m)
+    lam = rng.uniform(0, 1, m)
+    lam[::3] = 10 ** rng.uniform(-9, -0.2, len(lam[::3]))
+    lam[1::3] = 1 - 10 ** rng.uniform(-9, -0.3, len(lam[1::3]))
+    mu = rng.uniform(0, 2, m)
+    dl[::41], lam[1::43], lam[2::47], nu[3::53], mu[4::59] = 0.0, 0.0, 1.0, 0.0, 0.0
+    dl[5::61] *= 1e-250  # rates far from 1: a change of unit
+    nu[6::67] *= 1e250
+    pages = PageModel(dl, mu, lam, nu)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tau = np.where(np.isfinite(pages.beta) & (pages.beta > 0), pages.beta, 1.0 / (dl + nu + 1e-300))
+        tau = tau * 10 ** rng.uniform(-3, 2.5, m)
+    tau[7::71], tau[8::73], tau[9::79] = 0.0, np.inf, 1e-300
+    return pages, tau
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_batch_value_equals_page_value_bit_for_bit(seed):
+    """Random and degenerate pages: the batch kernel gives page_value's bits, with every pair-series kernel."""
+    if seed == 0:  # the bench's pages (SPEC section 3's check distribution)
+        rng = np.random.default_rng(0)
+        m = 30_000
+        dl, mu = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+        lam, nu = rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m)
+        pages, tau = PageModel(dl, mu, lam, nu), rng.uniform(0, 10, m)
+    else:
+        pages, tau = edge_pages(seed, 30_000)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+
+
+def test_batch_value_pair_series_cover_every_case():
+    """The batch's series pages: terms whose pair series stop within the fixed passes and past them (x close to
+    n + 1), ratios past the end of the 1/j table (n > 2000: the scalar loop), a block of 256 pages at a time and
+    a last partial one, groups of four with one to three lanes short."""
+    rng = np.random.default_rng(5)
+    m = 1037
+    dl, nu, lam = 10 ** rng.uniform(-2, 0.5, m), 10 ** rng.uniform(-1, 1, m), rng.uniform(0.05, 0.6, m)
+    pages = PageModel(dl, 1.0, lam, nu)
+    tau = pages.beta * rng.uniform(1.0, 3.9, m)  # below the residue form's 4 beta: every page sums its series
+    c = dl + nu
+    # x_n = c (tau - n beta) just below n + 1 for n = 1: the slowest pair series
+    near = rng.random(m) < 0.3
+    tau[near] = pages.beta[near] + 2.0 / c[near] * (1 - 10 ** rng.uniform(-12, -2, near.sum()))
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # ~2100 terms, the last twenty pair series past the end of the table (the residue forms do not apply)
+    long_page = PageModel([1.0], 1.0, [0.99], [1e3])
+    t_long = np.array([2100.5 * long_page.beta[0]])
+    ref = scalar_values(t_long, long_page)
+    for got in batch_values_each_kernel(t_long, long_page):
+        assert_bits_equal(got, ref)
+
+
+def test_batch_other_terms_cover_every_case():
+    """Series pages whose terms have x = c s_n >= n + 1 (A_n from the lower sum of x, then B_n from the tail series
+    or the lower sum of y = gamma s_n, or the cancelling forms): many terms (n up to ~60, lower sums past eight
+    steps), recalls near 1 (B_n close to A_n), against page_value bit for bit with each kernel."""
+    rng = np.random.default_rng(13)
+    m = 3001
+    dl, nu = 10 ** rng.uniform(-1, 1, m), 10 ** rng.uniform(-1, 1.5, m)
+    lam = np.where(rng.random(m) < 0.4, 1 - 10 ** rng.uniform(-6, -1, m), rng.uniform(0.01, 0.9, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    tau = pages.beta * rng.uniform(1.0, 60.0, m)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # the cases are there, on the pages the residue form leaves to the series: terms with x >= n + 1 for n >= 8,
+    # with y on both sides of n + 1
+    v, used = np.empty(m), np.zeros(m, np.uint8)
+    _value.residue_kernel(tau, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta, v, used)
+    c, g, b = dl + nu, pages.gamma, pages.beta
+    n = np.arange(60)[None, :]
+    s = tau[:, None] - n * b[:, None]
+    other = (s >= 0) & (used == 0)[:, None] & (c[:, None] * s >= n + 1) & (n >= 8)
+    assert other.sum() > 10_000
+    assert (other & (g[:, None] * s < n + 1)).sum() > 100 and (other & (g[:, None] * s >= n + 1)).sum() > 10_000
+
+
+def test_batch_term0_closed_forms_cover_every_case():
+    """Pages whose V is term 0 in closed form (beta > iota, c iota > 2 or gamma iota >= 0.7), four of one kind at a
+    time: A_0 - B_0, the second form (a recall near 1), gamma iota below 1e-8, each 1 - e^{-x} form (where the
+    first form fails the second holds: 2 10^6 random arguments found no exception); page_value's bits with each
+    kernel."""
+    rng = np.random.default_rng(17)
+    m = 4001
+    dl, nu = 10 ** rng.uniform(-2, 1, m), 10 ** rng.uniform(-12, 1, m)
+    lam = np.where(rng.random(m) < 0.4, 1 - 10 ** rng.uniform(-12, -1, m), 10 ** rng.uniform(-14, 0, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    c, g, a = dl + nu, pages.gamma, pages.alpha
+    tau = 10 ** rng.uniform(-10, 1.5, m) / c
+    with np.errstate(invalid="ignore"):
+        tau = np.where(np.isfinite(pages.beta), np.minimum(tau, 0.999 * pages.beta), tau)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    # the cases (numpy's exp may differ from libm's in the last bit: enough to see each case occur)
+    x, ax, gx = c * tau, a * tau, g * tau
+    closed = (x > 2) | (gx >= 0.7)
+    with np.errstate(all="ignore"):
+        ea, eg = np.exp(-ax), -np.expm1(-gx)
+        em = -np.expm1(-ax)
+        a0 = (em + ea * eg) / c
+        b0 = np.where(gx >= 1e-8, ea * eg / g, ea * tau * (1 - 0.5 * gx))
+        first = b0 <= 0.75 * a0
+        second = ~first & (a * ea * eg <= 0.75 * g * em)
+    for case in (first, second, gx < 1e-8, (ax < 0.7) & (gx >= 0.7), (ax >= 0.7) & (gx < 0.7),
+                 (ax >= 0.7) & (gx >= 0.7)):
+        assert (closed & case).sum() >= 3
+
+
+def term0_series_passes(x, ax, gx):
+    """Passes of _term0's series (c iota <= 2, gamma iota < 0.7) before it stops, in Python floats."""
+    inv = [math.inf] + [1.0 / j for j in range(1, 64)]
+    a, b, e, se, k, passes = 1.0, 1.0, 0.0, 0.0, 0, 0
+    xx, axg = x * x, ax * (x + gx)
+    while True:
+        t = inv[k + 2]
+        t2 = t * inv[k + 3]
+        se += (x * e + ax * b) * t + (xx * e + axg * b) * t2
+        e = (xx * e + axg * b) * t2
+        b = b * (gx * gx) * t2
+        a = a * xx * t2
+        k += 2
+        passes += 1
+        q = x * inv[k + 2]
+        if a * q <= 1e-17 * se * (1.0 - q) or a == 0.0:
+            return passes
+
+
+def test_batch_term0_series_cover_every_case():
+    """Pages whose V is term 0's series (beta > iota, c iota <= 2, gamma iota < 0.7), summed four at a time: those
+    that stop within the fixed passes and those past them (a recall near 1: the sum is a small difference and
+    needs more terms), against page_value bit for bit with each kernel."""
+    rng = np.random.default_rng(8)
+    m = 2003
+    dl, nu = 10 ** rng.uniform(-1, 0.3, m), 10 ** rng.uniform(-3, 0, m)
+    lam = np.where(rng.random(m) < 0.5, 1 - 10 ** rng.uniform(-12, -1, m), rng.uniform(0, 1, m))
+    pages = PageModel(dl, 1.0, lam, nu)
+    c = dl + nu
+    tau = np.minimum(rng.uniform(0.01, 2.0, m) / c, 0.69 / pages.gamma) * (1 - 1e-9)
+    tau = np.minimum(tau, 0.999 * np.where(np.isfinite(pages.beta), pages.beta, np.inf))
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    passes = [term0_series_passes(c[k] * tau[k], pages.alpha[k] * tau[k], pages.gamma[k] * tau[k]) for k in range(m)]
+    assert min(passes) <= 10 < max(passes)
+
+
+@given(st.lists(st.tuples(st.floats(-3, 1.5), st.floats(-4, 1.5), st.floats(0, 1), st.floats(-2, 1.7)),
+                min_size=1, max_size=40))
+@settings(max_examples=150, deadline=None)
+def test_batch_value_equals_page_value_hypothesis(rows):
+    ldl, lnu, lam, lk = (np.array(c) for c in zip(*rows))
+    pages = PageModel(10**ldl, 1.0, lam, 10**lnu)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tau = np.where(np.isfinite(pages.beta) & (pages.beta > 0), pages.beta, 1.0) * 10**lk
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+
+
+# ---------------------------------------------------------------------------
 # The residue form of exact V (``residue_value`` of ``_value_residues.pxd``): where iota >= 4 beta and
 # nu beta < pi, V is the two real poles of its Laplace transform in closed form plus the non-real residues, which
 # are bounded by RES_TAIL alpha beta^2 (nu beta/pi)^{iota/beta}; it is used only when that bound is below 1e-16
@@ -570,6 +773,59 @@ def test_residue_form_matches_mpmath():
     for k in idx[::6]:
         ref = ref_value(iota[k], pages.change_rate[k], pages.recall[k], pages.false_rate[k])
         assert abs(v[k] - ref) <= 1e-13 * ref, k
+
+
+def residue_both_ways(iota, pages):
+    """residue_kernel with and without the shortcut around the subnormal bound: (value, used) of each."""
+    args = (np.ascontiguousarray(iota, dtype=float), pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+            pages.beta)
+    out = []
+    for shortcut in (True, False):
+        v, used = np.full(len(pages), np.nan), np.zeros(len(pages), np.uint8)
+        _value.residue_kernel(*args, v, used, shortcut)
+        out.append((v, used))
+    return out
+
+
+def test_residue_bound_without_subnormals_decides_alike():
+    """Where the power-of-two bound is scale 2^-1022 with scale < 1 (a subnormal, slow to compute with), the
+    residue form keeps it out of its arithmetic: the same pages take the form, with the same bits, as when the
+    subnormal bound is computed (many terms: iota/beta up to 10^6; tiny rates where 1e-16 V < DBL_MIN)."""
+    rng = np.random.default_rng(21)
+    m = 4000
+    dl, nu, lam = 10 ** rng.uniform(-2, 1, m), 10 ** rng.uniform(-4, 1, m), 10 ** rng.uniform(-9, -0.3, m)
+    pages = PageModel(dl, 1.0, lam, nu)
+    iota = pages.beta * 10 ** rng.uniform(0.5, 6, m)
+    # tiny times and recalls: V/mu ~ iota^2 alpha/2 ~ 1e-301, so 1e-16 V is itself subnormal
+    tiny = PageModel(np.ones(50), 1.0, 10 ** rng.uniform(-153, -151, 50), np.ones(50))
+    tiny_iota = tiny.beta * rng.uniform(300, 3000, 50)
+    for tau, pg in ((iota, pages), (tiny_iota, tiny)):
+        (v1, u1), (v2, u2) = residue_both_ways(tau, pg)
+        np.testing.assert_array_equal(u1, u2)
+        np.testing.assert_array_equal(v1, v2)
+        np.testing.assert_array_equal(crawl_value(tau[u1 == 1], pg[np.flatnonzero(u1)]), v1[u1 == 1])
+    # the shortcut is taken (the bound's exponent at -1022 or below, scale < 1) and so is the form
+    (v1, u1), _ = residue_both_ways(iota, pages)
+    kk, nb = iota / pages.beta, pages.false_rate * pages.beta
+    with np.errstate(divide="ignore"):
+        e_hi = np.frexp(nb / np.pi)[1] * np.floor(np.minimum(kk, 2000))
+    short = (e_hi <= -1022) & (RES_TAIL * pages.alpha * pages.beta**2 < 1)
+    assert (u1.astype(bool) & short).sum() >= 500
+    (tv, tu), _ = residue_both_ways(tiny_iota, tiny)
+    assert tu.all() and (1e-16 * tv < np.finfo(float).tiny).any() and (tv > 0).all()
+    # and the values are right
+    for k in np.flatnonzero(u1.astype(bool) & short)[:: 97][:8]:
+        ref = ref_value(iota[k], dl[k], lam[k], nu[k])
+        assert abs(v1[k] - ref) <= 1e-13 * ref, k
+
+
+@given(st.floats(-2, 1), st.floats(-4, 1), st.floats(-12, -0.3), st.floats(0.5, 7))
+@settings(max_examples=300, deadline=None)
+def test_residue_bound_without_subnormals_hypothesis(ldl, lnu, llam, lk):
+    pages = PageModel([10**ldl], 1.0, [10**llam], [10**lnu])
+    iota = pages.beta * 10**lk
+    (v1, u1), (v2, u2) = residue_both_ways(iota, pages)
+    assert u1[0] == u2[0] and ((np.isnan(v1[0]) and np.isnan(v2[0])) or v1[0] == v2[0])
 
 
 @pytest.mark.parametrize("dl, nu, beta", [(1.0, 0.5, 1e-3), (0.3, 0.05, 0.5), (2.0, 3.0, 1e-6), (0.05, 1.0, 2.0)])

@@ -52,14 +52,42 @@ pages with a high recall and many false signals.  Elsewhere the series above
 runs, with pmfs from pow (or multiplications) times a table of 1/j!.  A
 recurrence across terms at a fixed argument does not apply: the arguments
 c (iota - n beta) change with n.
+
+The batch kernel of exact V (``value_kernel``, kind 0) gives every page the
+bits of ``page_value`` (the scheduler's path) but sums the series pages
+together, a pass over n at a time (``_exact_values``): one page's terms wait on
+each other (a term's tolerance comes from the sum of the ones before), while
+the terms of different pages do not, and the pair series of a pass run four or
+eight at a time without a data-dependent exit (``_value_series.h``, AVX2 or
+AVX-512 where the processor has it).  Page by page, that exit cost more than
+the sums themselves.
 """
 
 cimport cython
+from libc.stdlib cimport malloc, free
 from libc.math cimport exp, expm1, log, log1p, floor, frexp, ldexp, pow, isnan, INFINITY, NAN
 
 from freshcore._core cimport residual_exp, poisson_pmf
-from freshcore._value_residues cimport (fill_tables, one_minus_exp, residual1_e, residue_value, residue_interval,
-                                        residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+from freshcore._value_residues cimport (PI, RES_MIN_K, SINHC_COEF, fill_tables, one_minus_exp, residual1_e,
+                                        residue_value, residue_interval, residue_fresh, SUM_TOL as CLOSED_FORM_TOL)
+
+cdef extern from "_float_bits.h":
+    int freshcore_exponent(double x) noexcept nogil
+
+cdef extern from "_value_series.h":
+    void freshcore_series_pairs(Py_ssize_t m, long j, const double* xs, const double* rs, const double* omrs,
+                                const double* tols, const double* inv, long inv_size, double series_tol,
+                                double* sa_out, double* sd_out) noexcept nogil
+    int freshcore_set_series_simd(int level) noexcept nogil
+    void freshcore_lower_sums(Py_ssize_t m, long n, const double* xs, double series_tol, double* out) noexcept nogil
+    void freshcore_tail_sums(Py_ssize_t m, long j, const double* xs, const double* inv, long inv_size,
+                             double series_tol, double* out) noexcept nogil
+    void freshcore_term0_closed(Py_ssize_t m, const double* ss, const double* cs, const double* gs, const double* a_s,
+                                const double* xs, const double* axs, const double* gxs, int ax_small, int gx_small,
+                                const double* sinhc, double cancel_ratio, double* d_out, double* a_out,
+                                unsigned char* need) noexcept nogil
+    void freshcore_term0_series(Py_ssize_t m, const double* xs, const double* axs, const double* gxs,
+                                const double* inv, double series_tol, double* sa_out, double* se_out) noexcept nogil
 
 fill_tables()
 
@@ -306,7 +334,7 @@ cdef inline double _term_series(long n, double s, double c, double gamma, double
     """D_n(s) >= 0 by the series forms of the module notes; stores A_n in a_out[0]; ``total``: the sum of the
     terms before; ``qb``: Q^n(gamma s) where gamma s >= n + 1 if the caller has it, computed as here (NaN
     otherwise); ``lr``: log(gamma/c), or NaN (then computed here by the rarer forms that need it)."""
-    cdef double a, b, e, t1, q, qa, rb, y, x = c * s
+    cdef double a, b, e, qa, rb, y, x = c * s
     if x < <double>(n + 1):
         # both arguments below n + 1: one series gives A_n and D_n (no residual, no cancellation)
         if rho_n == 0.0:
@@ -330,6 +358,14 @@ cdef inline double _term_series(long n, double s, double c, double gamma, double
     b = e_ai * rb / gamma
     if b <= CANCEL_RATIO * a:
         return a - b
+    return _term_cancel(n, s, x, y, c, gamma, alpha, rho_n, lr, qa, qb)
+
+
+cdef double _term_cancel(long n, double s, double x, double y, double c, double gamma, double alpha, double rho_n,
+                         double lr, double qa, double qb) noexcept nogil:
+    """The end of ``_term_series`` for x = c s >= n + 1 where A_n - B_n would lose more than two bits: the
+    complement form or the difference series (qa = Q^n(x), qb = Q^n(y) where y = gamma s >= n + 1)."""
+    cdef double e, t1, q
     if y > <double>(n + 1):
         # both residuals near 1: A - B = rho^n/c [-expm1(E) - Q^n(cs) + e^E Q^n(gamma s)],
         # E = -alpha s - (n+1) log r <= 0; used when the Q terms are small beside -expm1(E)
@@ -507,7 +543,7 @@ cdef double _page_value(double iota, double delta, double alpha, double gamma, d
         return greedy_value(iota, delta, mu)
     if alpha == 0.0:
         return 0.0
-    if terms < 0 and beta < INFINITY and residue_value(iota, delta, alpha, gamma, nu, beta, &total):
+    if terms < 0 and beta < INFINITY and residue_value(iota, delta, alpha, gamma, nu, beta, &total, True):
         return mu * total
     # term 0 first: it is the whole sum when beta > iota (the same bits as the loop below gives)
     d0 = _term0(iota, c, gamma, alpha, &a0)
@@ -741,7 +777,7 @@ cdef double _value_and_interval(double iota, double delta, double alpha, double 
     c = delta + nu
     rho = nu / c
     lr = NAN
-    if residue_value(iota, delta, alpha, gamma, nu, beta, &v_total):
+    if residue_value(iota, delta, alpha, gamma, nu, beta, &v_total, True):
         # V in closed form (as page_value does); only psi's series runs
         v_on = False
     else:
@@ -808,17 +844,393 @@ def value_interval_kernel(const double[::1] tau, const double[::1] delta, const 
             interval[k] = psi
 
 
+def page_value_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
+                      const double[::1] gamma, const double[::1] nu, const double[::1] beta, const double[::1] mu,
+                      long terms, double[::1] out):
+    """out[k] = page_value(tau[k], ..., terms), one page at a time: the scalar path the scheduler takes, which the
+    batch kernels must match bit for bit (for tests)."""
+    cdef Py_ssize_t k
+    with nogil:
+        for k in range(out.shape[0]):
+            out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
+
+
+def series_simd(int level=-1):
+    """Choose the kernels of the batch series (``_value_series.h``) and return the level used: -1 the best the
+    processor has (the default), 0 the scalar loops, 1 SSE2, 2 AVX2, 3 AVX-512 for the pair series (AVX2 for term
+    0's).  For tests: every level gives the same bits."""
+    return freshcore_set_series_simd(level)
+
+
 def residue_kernel(const double[::1] tau, const double[::1] delta, const double[::1] alpha,
                    const double[::1] gamma, const double[::1] nu, const double[::1] beta,
-                   double[::1] value, unsigned char[::1] used):
-    """used[k] = whether ``residue_value`` applies at tau[k] (then value[k] = V/mu), for tests."""
+                   double[::1] value, unsigned char[::1] used, bint no_subnormal=True):
+    """used[k] = whether ``residue_value`` applies at tau[k] (then value[k] = V/mu), for tests; no_subnormal=False:
+    with the bound's subnormal arithmetic (the form before the shortcut around it, to compare with)."""
     cdef Py_ssize_t k, n = value.shape[0]
     cdef double v
     with nogil:
         for k in range(n):
             v = NAN
-            used[k] = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v)
+            used[k] = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, no_subnormal)
             value[k] = v
+
+
+# ---------------------------------------------------------------------------
+# Exact V of many pages (``value_kernel``'s kind 0): page_value(..., -1) of each, bit for bit
+
+cdef enum:
+    BLOCK = 256  # series pages summed together
+
+
+cdef inline bint _plain(double iota, double delta, double alpha, double nu, double beta, double mu) noexcept nogil:
+    """Whether ``page_value(iota, ..., -1)`` goes straight to the residue form, term 0 and the series of
+    ``_page_value`` (no change of unit and none of its special cases)."""
+    return (_rates_near_one(delta, nu) and iota < INFINITY and delta > 0.0 and mu != 0.0 and alpha > 0.0
+            and beta > 0.0 and beta < INFINITY)
+
+
+cdef struct SeriesBlock:
+    # per series page (slot): its index, derived parameters and the state of _page_value's loop over n
+    Py_ssize_t k[BLOCK]
+    double c[BLOCK]
+    double rho[BLOCK]
+    double r[BLOCK]
+    double omr[BLOCK]
+    double e_ai[BLOCK]
+    double total[BLOCK]
+    double rho_n[BLOCK]
+    double d[BLOCK]
+    double a[BLOCK]
+    Py_ssize_t live[BLOCK]
+    # one pass: the terms of the pair series (slot, x, pmf, j = n + 2, tolerance / pmf, sums), the others
+    Py_ssize_t p_slot[BLOCK]
+    double p_x[BLOCK]
+    double p_p[BLOCK]
+    double p_r[BLOCK]
+    double p_omr[BLOCK]
+    double p_tol[BLOCK]
+    double p_sa[BLOCK]
+    double p_sd[BLOCK]
+    Py_ssize_t l_slot[BLOCK]
+    double l_s[BLOCK]
+    # the other terms (x >= n + 1): x, y = gamma s, p_n(x), Q^n(x), the pmf and Q^n or R^n of y
+    double l_x[BLOCK]
+    double l_y[BLOCK]
+    double l_pn[BLOCK]
+    double l_qa[BLOCK]
+    double l_p[BLOCK]
+    double l_qb[BLOCK]
+    double l_rb[BLOCK]
+    Py_ssize_t g_h[BLOCK]
+    double g_x[BLOCK]
+    double g_s[BLOCK]
+
+
+cdef void _other_terms(SeriesBlock* b, Py_ssize_t nq, long n, const double* alpha,
+                       const double* gamma) noexcept nogil:
+    """The pass's terms with x = c s >= n + 1 (b.l_slot, b.l_s): ``_term_series``'s steps for them, its loops run
+    over the terms together (``_value_series.h``): Q^n(x) from the lower sum of x, A_n, then R^n(y), y = gamma s,
+    from the tail series (y < n + 1) or the lower sum of y, B_n, and D_n = A_n - B_n where that loses at most two
+    bits (``_term_cancel`` otherwise)."""
+    cdef Py_ssize_t h, g, i, k, ny = 0, nt = 0
+    cdef double x, y, a, p, bb
+    cdef int nz, tail
+    for h in range(nq):
+        x = b.c[b.l_slot[h]] * b.l_s[h]
+        b.l_x[h] = x
+        b.l_pn[h] = _pmf(n, x)
+    freshcore_lower_sums(nq, n, b.l_x, SERIES_TOL, b.g_s)
+    for h in range(nq):
+        i = b.l_slot[h]
+        # (``_lower_from_pmf``: 0 where the pmf is)
+        b.l_qa[h] = b.l_pn[h] * b.g_s[h] if b.l_pn[h] != 0.0 else 0.0
+        a = b.rho_n[i] * (1.0 - b.l_qa[h]) / b.c[i]
+        b.a[i] = a
+        b.d[i] = 0.0  # (the term where A_n = 0)
+        y = gamma[b.k[i]] * b.l_s[h]
+        b.l_y[h] = y
+        nz = a != 0.0
+        tail = y < <double>(n + 1)
+        # the terms needing y's tail series at the front of g_h, those needing its lower sum at the back
+        b.g_h[nt] = h
+        nt += nz & tail
+        b.g_h[nq - 1 - ny] = h
+        ny += nz & (1 - tail)
+    # R^n(y) = p_{n+1}(y) times the tail sum, where y < n + 1 (``_series_tail`` with no absolute tolerance)
+    for g in range(nt):
+        h = b.g_h[g]
+        b.l_p[h] = _pmf(n + 1, b.l_y[h])
+        b.g_x[g] = b.l_y[h]
+    freshcore_tail_sums(nt, n + 2, b.g_x, INV, INV_SIZE, SERIES_TOL, b.g_s)
+    for g in range(nt):
+        h = b.g_h[g]
+        p = b.l_p[h]
+        b.l_rb[h] = p * b.g_s[g] if p != 0.0 else 0.0
+        b.l_qb[h] = NAN
+    # Q^n(y) from the lower sum, where y >= n + 1
+    for g in range(ny):
+        h = b.g_h[nq - 1 - g]
+        b.l_p[h] = _pmf(n, b.l_y[h])
+        b.g_x[g] = b.l_y[h]
+    freshcore_lower_sums(ny, n, b.g_x, SERIES_TOL, b.g_s)
+    for g in range(ny):
+        h = b.g_h[nq - 1 - g]
+        p = b.l_p[h]
+        b.l_qb[h] = p * b.g_s[g] if p != 0.0 else 0.0
+        b.l_rb[h] = 1.0 - b.l_qb[h]
+    # B_n and D_n
+    for g in range(nt + ny):
+        h = b.g_h[g] if g < nt else b.g_h[nq - 1 - (g - nt)]
+        i = b.l_slot[h]
+        k = b.k[i]
+        a = b.a[i]
+        bb = b.e_ai[i] * b.l_rb[h] / gamma[k]
+        if bb <= CANCEL_RATIO * a:
+            b.d[i] = a - bb
+        else:
+            b.d[i] = _term_cancel(n, b.l_s[h], b.l_x[h], b.l_y[h], b.c[i], gamma[k], alpha[k], b.rho_n[i], NAN,
+                                  b.l_qa[h], b.l_qb[h])
+
+
+cdef void _series_block(SeriesBlock* b, Py_ssize_t m, const double* tau, const double* delta, const double* alpha,
+                        const double* gamma, const double* nu, const double* beta, const double* mu,
+                        double* out) noexcept nogil:
+    """Finish the m series pages of ``b``: ``_page_value``'s loop over n, one pass per n over the pages still
+    summing (term 0's closed form d0, a0 in b.d, b.a, NaN where it has none), each term by the function
+    ``_page_value`` would use on the same arguments.  The pair series of a pass run four at a time
+    (``_value_series.h``); the terms of different pages are independent, and nothing in a pass waits on a
+    branch that depends on a term's value."""
+    cdef Py_ssize_t i, h, nl, np_, nq, k
+    cdef long n = 0
+    cdef int isp, done
+    cdef double iota, s, x, c, p, q, a
+    for i in range(m):
+        k = b.k[i]
+        c = b.c[i]
+        b.rho[i] = nu[k] / c
+        b.r[i] = gamma[k] / c
+        b.omr[i] = alpha[k] / c
+        b.e_ai[i] = exp(-alpha[k] * tau[k])
+        b.total[i] = 0.0
+        b.rho_n[i] = 1.0
+        b.live[i] = i
+    nl = m
+    while nl > 0:
+        if n > MAX_TERMS:
+            for h in range(nl):
+                out[b.k[b.live[h]]] = NAN
+            return
+        np_ = 0
+        nq = 0
+        if n == 0:
+            # term 0: its closed form, or (none: NaN) the series forms as _page_value takes them
+            for h in range(nl):
+                i = b.live[h]
+                if isnan(b.d[i]):
+                    k = b.k[i]
+                    b.d[i] = _term_series(0, tau[k], b.c[i], gamma[k], alpha[k], 1.0, b.e_ai[i], NAN, 0.0, NAN,
+                                          &b.a[i])
+        else:
+            # the pass's terms: x < n + 1 to the pair series (gathered), the others to _term_series
+            for h in range(nl):
+                i = b.live[h]
+                k = b.k[i]
+                s = tau[k] - <double>n * beta[k]
+                x = b.c[i] * s
+                isp = x < <double>(n + 1)
+                b.p_slot[np_] = i
+                b.p_x[np_] = x
+                np_ += isp
+                b.l_slot[nq] = i
+                b.l_s[nq] = s
+                nq += 1 - isp
+            # the pair terms: the pmf, then the sums four at a time (rho^n = 0 or pmf = 0: the term is 0)
+            h = 0
+            for i in range(np_):
+                k = b.p_slot[i]
+                p = _pmf(n + 1, b.p_x[i]) if b.rho_n[k] != 0.0 else 0.0
+                if p == 0.0:
+                    b.a[k] = 0.0
+                    b.d[k] = 0.0
+                    continue
+                b.p_slot[h] = k
+                b.p_x[h] = b.p_x[i]
+                b.p_p[h] = p
+                b.p_r[h] = b.r[k]
+                b.p_omr[h] = b.omr[k]
+                b.p_tol[h] = SERIES_TOL * b.total[k] * b.c[k] / b.rho_n[k] / p
+                h += 1
+            freshcore_series_pairs(h, n + 2, b.p_x, b.p_r, b.p_omr, b.p_tol, INV, INV_SIZE, SERIES_TOL, b.p_sa,
+                                   b.p_sd)
+            for i in range(h):
+                k = b.p_slot[i]
+                p = b.p_p[i]
+                b.a[k] = b.rho_n[k] * (p * b.p_sa[i]) / b.c[k]
+                b.d[k] = b.rho_n[k] * (p * b.p_sd[i]) / b.c[k]
+            if nq > 0:
+                _other_terms(b, nq, n, alpha, gamma)
+        # _page_value's stopping rule; the pages that go on stay in b.live, in order
+        np_ = 0
+        for h in range(nl):
+            i = b.live[h]
+            k = b.k[i]
+            iota = tau[k]
+            c = b.c[i]
+            a = b.a[i]
+            b.total[i] += b.d[i]
+            s = iota - <double>n * beta[k] if n > 0 else iota
+            q = c * s / <double>(n + 2)
+            q = b.rho[i] * (q if q < 1.0 else 1.0)
+            done = ((<double>(n + 1) * beta[k] > iota) | (a == 0.0)
+                    | ((q < 1.0) & (a * q <= SUM_TOL * b.total[i] * (1.0 - q))))
+            out[k] = mu[k] * b.total[i]  # (the last pass's value stays)
+            b.rho_n[i] *= b.rho[i]
+            b.live[np_] = i
+            np_ += 1 - done
+        nl = np_
+        n += 1
+
+
+cdef enum:
+    CHUNK = 2048  # pages a time through each step
+    KINDS = 8  # the pages of a step are taken kind by kind (``_residue_kind``, ``_term0_kind``)
+
+
+cdef struct ChunkWork:
+    # a chunk's pages for the residue form, and for term 0 (those below iota = 4 beta, then the residue form's
+    # refusals), each by kind: r_k[g][0 .. nr[g] - 1] the pages of kind g
+    Py_ssize_t r_k[KINDS][CHUNK]
+    Py_ssize_t t_k[KINDS][CHUNK]
+    Py_ssize_t nr[KINDS]
+    Py_ssize_t nt[KINDS]
+    # term 0 for the pages of one kind: its arguments, and the sums of its series (kinds 0-3: c iota <= 2 and
+    # gamma iota < 0.7) or its closed forms' D_0, A_0 and where none applies (kinds 4-7)
+    double s[CHUNK]
+    double c[CHUNK]
+    double g[CHUNK]
+    double al[CHUNK]
+    double x[CHUNK]
+    double ax[CHUNK]
+    double gx[CHUNK]
+    double sa[CHUNK]
+    double se[CHUNK]
+    unsigned char need[CHUNK]
+
+
+cdef inline int _residue_kind(double iota, double kk, double alpha, double beta, double nu) noexcept nogil:
+    """A guess at the branches ``residue_value`` takes on this page (only the order of the pages depends on it):
+    whether its power-of-two bound goes below 2^-1022, and alpha beta below 0.01, 0.25, 2 or above (T3, Bq)."""
+    cdef double r = nu * beta * (1.0 / PI), y = alpha * beta
+    cdef int e = freshcore_exponent(r) if r > 0.0 else 0
+    return (e * (kk if kk < 2000.0 else 2000.0) <= -1022.0) * 4 + (y < 2.0) + (y < 0.25) + (y < 0.01)
+
+
+cdef inline int _term0_kind(double iota, double c, double gamma, double alpha) noexcept nogil:
+    """The branches ``_term0`` takes on this page: its closed forms or its series (c iota > 2 or gamma iota >=
+    0.7), and 1 - e^{-x} below or above x = 0.7 for x = alpha iota and gamma iota."""
+    cdef double x = c * iota, ax = alpha * iota, gx = gamma * iota
+    return ((x > 2.0) | (gx >= 0.7)) * 4 + (ax < 0.7) * 2 + (gx < 0.7)
+
+
+cdef int _exact_values(const double* tau, const double* delta, const double* alpha, const double* gamma,
+                       const double* nu, const double* beta, const double* mu, double* out,
+                       Py_ssize_t n) noexcept nogil:
+    """out[k] = page_value(tau[k], ..., -1) for k < n, bit for bit; -1 if out of memory (nothing written).
+
+    Each page takes _page_value's steps -- the residue form where iota >= 4 beta, term 0 where that is not
+    used, the series where term 0 is not all of V -- but a chunk of pages takes each step in turn, in a loop of
+    its own, and the pages are handed from one step to the next without a branch (each list takes every page's
+    index, and its length grows by 0 or 1).  In page order the step a page ends at was a branch mispredicted
+    about once or twice a page.  Within a step the pages go kind by kind, the kind a guess at the branches the
+    step will take on them (``_residue_kind``, ``_term0_kind``), so that a branch that goes one way for a run of
+    pages is predicted.  A page's value is written by the step it ends at (earlier steps may write a placeholder
+    there first); the order changes no value.  The series pages go on to ``_series_block``.
+    """
+    cdef SeriesBlock* b = <SeriesBlock*>malloc(sizeof(SeriesBlock))
+    cdef ChunkWork* w = <ChunkWork*>malloc(sizeof(ChunkWork))
+    cdef Py_ssize_t k, k0, k1, i, m = 0
+    cdef double iota, c, v, d0, a0, kk
+    cdef int yes, g, h
+    if b == NULL or w == NULL:
+        free(b)
+        free(w)
+        return -1
+    k0 = 0
+    while k0 < n:
+        k1 = k0 + CHUNK if k0 + CHUNK < n else n
+        for g in range(KINDS):
+            w.nr[g] = 0
+            w.nt[g] = 0
+        for k in range(k0, k1):
+            iota = tau[k]
+            if not _plain(iota, delta[k], alpha[k], nu[k], beta[k], mu[k]):
+                out[k] = page_value(iota, delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+                continue
+            kk = iota / beta[k]
+            yes = kk >= RES_MIN_K  # (residue_value's first test)
+            g = _residue_kind(iota, kk, alpha[k], beta[k], nu[k])
+            w.r_k[g][w.nr[g]] = k
+            w.nr[g] += yes
+            g = _term0_kind(iota, delta[k] + nu[k], gamma[k], alpha[k])
+            w.t_k[g][w.nt[g]] = k
+            w.nt[g] += 1 - yes
+        for h in range(KINDS):
+            for i in range(w.nr[h]):
+                k = w.r_k[h][i]
+                v = NAN
+                yes = residue_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], &v, True)
+                out[k] = mu[k] * v
+                g = _term0_kind(tau[k], delta[k] + nu[k], gamma[k], alpha[k])
+                w.t_k[g][w.nt[g]] = k
+                w.nt[g] += 1 - yes
+        for h in range(KINDS):
+            # the kind's pages together (``_value_series.h``): c iota <= 2 and gamma iota < 0.7 (kinds 0-3), _term0
+            # sums its series at once; elsewhere its closed forms, each 1 - e^{-x} in one form for the kind
+            for i in range(w.nt[h]):
+                k = w.t_k[h][i]
+                w.s[i] = tau[k]
+                w.c[i] = delta[k] + nu[k]
+                w.g[i] = gamma[k]
+                w.al[i] = alpha[k]
+                w.x[i] = w.c[i] * tau[k]
+                w.ax[i] = alpha[k] * tau[k]
+                w.gx[i] = gamma[k] * tau[k]
+            if h < 4:
+                freshcore_term0_series(w.nt[h], w.x, w.ax, w.gx, INV, SERIES_TOL, w.sa, w.se)
+            else:
+                freshcore_term0_closed(w.nt[h], w.s, w.c, w.g, w.al, w.x, w.ax, w.gx, (h >> 1) & 1, h & 1, SINHC_COEF,
+                                       CANCEL_RATIO, w.se, w.sa, w.need)
+            for i in range(w.nt[h]):
+                k = w.t_k[h][i]
+                iota = tau[k]
+                c = w.c[i]
+                if h < 4:
+                    v = iota * exp(-w.x[i])
+                    a0 = v * w.sa[i]
+                    d0 = v * w.se[i]
+                elif w.need[i]:
+                    d0 = _term0(iota, c, gamma[k], alpha[k], &a0)
+                else:
+                    d0 = w.se[i]
+                    a0 = w.sa[i]
+                out[k] = mu[k] * d0
+                # (the page's slot in the series block, taken only where term 0 is not all of V)
+                b.k[m] = k
+                b.c[m] = c
+                b.d[m] = d0
+                b.a[m] = a0
+                yes = isnan(d0) | ((beta[k] <= iota) & (a0 != 0.0))
+                m += yes
+                if m == BLOCK:
+                    _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
+                    m = 0
+        k0 = k1
+    if m > 0:
+        _series_block(b, m, tau, delta, alpha, gamma, nu, beta, mu, out)
+    free(b)
+    free(w)
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -830,10 +1242,12 @@ def value_kernel(const double[::1] tau, const double[::1] delta, const double[::
                  double[::1] out):
     """out[k] = V(tau[k]) of page k (all arrays of one length, validated by the caller)."""
     cdef Py_ssize_t k, n = out.shape[0]
+    cdef int err = 0
+    if n == 0:
+        return
     with nogil:
         if kind == 0:
-            for k in range(n):
-                out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], -1)
+            err = _exact_values(&tau[0], &delta[0], &alpha[0], &gamma[0], &nu[0], &beta[0], &mu[0], &out[0], n)
         elif kind == 1:
             for k in range(n):
                 out[k] = page_value(tau[k], delta[k], alpha[k], gamma[k], nu[k], beta[k], mu[k], terms)
@@ -843,6 +1257,8 @@ def value_kernel(const double[::1] tau, const double[::1] delta, const double[::
         else:
             for k in range(n):
                 out[k] = cis_value(tau[k], delta[k], recall[k], alpha[k], mu[k])
+    if err:
+        raise MemoryError()
 
 
 def interval_kernel(const double[::1] tau, const double[::1] delta, const double[::1] nu,

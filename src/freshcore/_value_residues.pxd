@@ -114,6 +114,39 @@ cdef inline double _bq(double y) noexcept nogil:
     return (y * y * y) * horner(BQ_COEF, 6 if y < 0.01 else (11 if y < 0.25 else RES_TERMS - 1), y)
 
 
+cdef inline void _horner2(const double* c1, const double* c2, int last, double x, double* h1_out,
+                          double* h2_out) noexcept nogil:
+    """``horner(c1, last, x)`` and ``horner(c2, last, x)`` side by side (two independent chains, each the
+    operations of its own ``horner``)."""
+    cdef double h1 = c1[last], h2 = c2[last]
+    cdef int k = last - 1
+    while k >= 0:
+        h1 = h1 * x + c1[k]
+        h2 = h2 * x + c2[k]
+        k -= 1
+    h1_out[0] = h1
+    h2_out[0] = h2
+
+
+cdef inline void _t3_bq(double y, double* t3_out, double* bq_out) noexcept nogil:
+    """``_t3(y)`` and ``_bq(y)``, the same bits: below y = 2 their Horner chains side by side, with a length fixed
+    at each call (the compiler unrolls them: no loop exit that depends on y to mispredict)."""
+    cdef double y3, h1, h2
+    if y >= 2.0:
+        t3_out[0] = _t3(y)
+        bq_out[0] = _bq(y)
+        return
+    if y < 0.01:
+        _horner2(T3_COEF, BQ_COEF, 6, y, &h1, &h2)
+    elif y < 0.25:
+        _horner2(T3_COEF, BQ_COEF, 11, y, &h1, &h2)
+    else:
+        _horner2(T3_COEF, BQ_COEF, RES_TERMS - 1, y, &h1, &h2)
+    y3 = y * y * y
+    t3_out[0] = y3 * h1
+    bq_out[0] = y3 * h2
+
+
 cdef inline double _root_radius(double lz) noexcept nogil:
     """A lower bound R >= pi on |w| over the non-real roots of w e^w = z, given lz = log z (z > 0).
 
@@ -138,7 +171,7 @@ cdef inline double _root_radius(double lz) noexcept nogil:
 # delta, alpha, beta > 0 (checked by the caller) and 1 + u >= 1
 @cython.cdivision(True)
 cdef inline bint residue_value(double iota, double delta, double alpha, double gamma, double nu,
-                               double beta, double* out) noexcept nogil:
+                               double beta, double* out, bint no_subnormal) noexcept nogil:
     """V(iota)/mu from the residues of its Laplace transform, where they converge fast; False if not usable.
 
     The Laplace transform of V/mu in iota is alpha / (s (s + alpha) F(s)),
@@ -163,9 +196,9 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
     V), i.e. when the series over n would need many terms: iota >= 4 beta and
     nu beta < R; the caller sums the series otherwise.
     """
-    cdef double kk, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea, nb, rad = PI
+    cdef double kk, ub, scale, r, y, u, p, cpos, cneg, ai, v, em, ea, nb, rad = PI, t3, bq
     cdef int e2, e_lo, e_hi
-    cdef bint exact = False
+    cdef bint exact = False, tiny_ub = False
     kk = iota / beta
     if not (kk >= RES_MIN_K):
         return False
@@ -184,10 +217,18 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
         e_lo = (e2 - 1) * <int>ceil(kk) if kk <= 2000.0 else -2000000
         if e_lo < -1022 or scale * freshcore_pow2(e_lo) * delta <= SUM_TOL:
             e_hi = e2 * <int>(floor(kk) if kk < 2000.0 else 2000.0)
-            ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
-            if ub * delta > SUM_TOL:
-                ub = scale * exp(kk * log(r))
-                exact = True
+            if no_subnormal and e_hi <= -1022 and scale < 1.0 and delta < 1e200:
+                # ub = scale 2^-1022 would be subnormal (arithmetic on subnormals is slow: about a quarter of
+                # the time of the bench's residue pages went there).  It is at most DBL_MIN and ub delta is
+                # below 2^-822, far below SUM_TOL: 0 takes its place in the tests below, and the last one
+                # compares the subnormal bound itself only where SUM_TOL v < DBL_MIN (the same decisions)
+                ub = 0.0
+                tiny_ub = True
+            else:
+                ub = scale * freshcore_pow2(e_hi if e_hi > -1022 else -1022)
+                if ub * delta > SUM_TOL:
+                    ub = scale * exp(kk * log(r))
+                    exact = True
     elif r < 1.0:
         ub = scale * exp(kk * log(r))
         exact = True
@@ -211,8 +252,9 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
     if ai >= 1e-150 and delta * alpha >= 1e-280:
         p = (residual1_e(ai, ea) / alpha + (gamma * beta * beta / (2.0 * (1.0 + u))) * em) / (1.0 + u)
         cpos = gamma / (delta * alpha * (1.0 + u) * (1.0 + u))
-        cneg = cpos * _t3(y)
-        cpos = cpos * (nu * beta) * _bq(y)
+        _t3_bq(y, &t3, &bq)
+        cneg = cpos * t3
+        cpos = cpos * (nu * beta) * bq
     else:
         # tiny rates (alpha iota or Delta alpha near underflow): R^1(ai)/alpha = iota R^1(ai)/ai (R^1(x)/x =
         # x/2 (1 - 2x/3 + ...) for x < 1e-150) and, with 1/alpha = beta/y, C = u (nu beta Bq(y) - T3(y))/(y Delta
@@ -231,6 +273,8 @@ cdef inline bint residue_value(double iota, double delta, double alpha, double g
     v = p + (cpos - cneg)
     if not (cpos + cneg <= v):
         return False
+    if tiny_ub and not (SUM_TOL * v >= DBL_MIN):
+        ub = scale * freshcore_pow2(-1022)
     if not (ub <= SUM_TOL * v):
         if exact:
             return False
