@@ -751,7 +751,11 @@ FRESHCORE_STATIC void freshcore_term0_closed(ptrdiff_t m, const double* ss, cons
                                              double cancel_ratio, double* d_out, double* a_out,
                                              unsigned char* need) {
     ptrdiff_t i = 0;
-#ifdef FRESHCORE_SERIES_AVX2
+#ifndef FRESHCORE_SERIES_AVX2
+    /* (no vector path here: every page goes to the caller's scalar forms) */
+    (void)ss, (void)cs, (void)gs, (void)as, (void)xs, (void)axs, (void)gxs, (void)ax_small, (void)gx_small;
+    (void)sinhc, (void)cancel_ratio, (void)d_out, (void)a_out;
+#else
     ptrdiff_t idx[4];
     int l, n_out;
     if (freshcore_series_simd < 0) {
