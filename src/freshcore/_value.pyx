@@ -90,6 +90,7 @@ cdef extern from "_value_series.h":
                                 const double* inv, double series_tol, double* sa_out, double* se_out) noexcept nogil
 
 fill_tables()
+freshcore_set_series_simd(-1)  # (the batch series' kernels, chosen once at import, before any thread runs them)
 
 cdef double CANCEL_RATIO = 0.75
 cdef double SERIES_TOL = 1e-17
