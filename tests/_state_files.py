@@ -131,3 +131,23 @@ def failed_save_leaves_previous_file(s, path, monkeypatch, where):
     assert path.read_bytes() == before
     assert os.listdir(path.parent) == [path.name]
     assert type(s).load(path).time < s.time
+
+
+def first_memory_error(make: Any, run: Any, allocations: range) -> tuple[Any, str]:
+    """The object ``make()`` and the message of the MemoryError ``run(it)`` raises when the k-th allocation from
+    then on fails, for the first k of ``allocations`` that raises one (a shrink that fails is not an error)."""
+    import pytest
+
+    from freshcore import _schedule
+
+    for k in allocations:
+        s = make()
+        _schedule._fail_allocation(k)
+        try:
+            run(s)
+        except MemoryError as e:
+            return s, str(e)
+        finally:
+            _schedule._fail_allocation(0)
+    pytest.fail("no allocation of the run was needed")
+

@@ -17,6 +17,8 @@ from freshcore import _schedule
 from freshcore.schedule import Scheduler
 from freshcore.value import PageModel
 
+from _state_files import first_memory_error
+
 MESSAGE = "out of memory in the crawl scheduler"
 
 
@@ -160,21 +162,13 @@ def test_run_keeps_the_ticks_before_the_failure():
     twin.run(2999)
     n = _schedule._allocation_count() - n0
     assert n > 2
-    # an allocation of the twin's run from its middle on (the same here) that a tick needs (a shrink that fails
-    # is not an error)
-    for k in range(n // 2, n + 1):
+    # an allocation of the twin's run from its middle on (the same here) that a tick needs
+    def started():
         s = Scheduler(model, 20.0, value="greedy")
         s.run(1)
-        _schedule._fail_allocation(k)
-        try:
-            s.run(2999)
-        except MemoryError as e:
-            message = str(e)
-            break
-        finally:
-            _schedule._fail_allocation(0)
-    else:
-        pytest.fail("no allocation of the run was needed")
+        return s
+
+    s, message = first_memory_error(started, lambda s: s.run(2999), range(n // 2, n + 1))
     assert re.search(r"tick \d+ of 2999 \(the first \d+ were taken", message), message
     done = int(message.split("tick ")[1].split(" of")[0]) - 1
     assert 0 < done < 2999 and s.time == (1 + done) / 20.0

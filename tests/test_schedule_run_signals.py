@@ -12,7 +12,7 @@ from freshcore.pages import PageModel
 from freshcore.schedule import Scheduler
 from freshcore.sharding import ShardedScheduler
 
-from _state_files import state_equal
+from _state_files import first_memory_error, state_equal
 
 
 def pages(rng, m):
@@ -115,18 +115,8 @@ def test_run_with_signals_out_of_memory_keeps_what_was_done():
     n0 = _schedule._allocation_count()
     twin.run(500, signals=(p, t))
     n = _schedule._allocation_count() - n0
-    for k in range(n // 2, n + 1):  # an allocation the run needs (a shrink that fails is not an error)
-        s = Scheduler(model, 20.0, value="cis")
-        _schedule._fail_allocation(k)
-        try:
-            s.run(500, signals=(p, t))
-        except MemoryError as e:
-            message = str(e)
-            break
-        finally:
-            _schedule._fail_allocation(0)
-    else:
-        pytest.fail("no allocation of the run was needed")
+    s, message = first_memory_error(lambda: Scheduler(model, 20.0, value="cis"),
+                                    lambda s: s.run(500, signals=(p, t)), range(n // 2, n + 1))
     ticks = int(message.split("the first ")[1].split(" ticks")[0])
     recorded = int(message.split("and the first ")[1].split(" signals")[0])
     ref = Scheduler(model, 20.0, value="cis")

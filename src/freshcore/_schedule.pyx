@@ -564,12 +564,11 @@ cdef class SchedulerState:
         FAR)."""
         cdef Buckets* s = &self.buckets
         cdef Heap* h
-        cdef Py_ssize_t b, i, k, n
+        cdef Py_ssize_t b, i, k
         cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE)
         cdef int32_t j
-        n = s.heaps[FAR].size + self._count_below_park(t)
-        if n > s.heaps[FAR].capacity and buckets_grow(s, FAR, n) < 0:
-            return  # (the tick made the room: cannot happen)
+        # (no room to make: the tick reserved FAR's for every page _count_below_park counted, before it placed
+        # its popped pages, whose bounds are at least their values, so none of them is counted here)
         for b in range(1, UNBOUNDED):
             h = &s.heaps[b]
             k = 0
