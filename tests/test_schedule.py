@@ -328,6 +328,41 @@ def test_greedy_parks_most_pages_and_stays_exact():
     assert falls[-1] <= 8 and falls[-1] == falls[len(falls) // 2], falls
 
 
+@pytest.mark.parametrize("value", ["exact", "cis", "approx"])
+def test_every_kind_parks_and_stays_exact_with_signals(value):
+    # pages of every kind park (keyed by the time their bounds reach the level); a signal moves a parked page's
+    # key earlier by b_j (into the calendar when due by the horizon) or, for Greedy-CIS, re-places it; every
+    # decision is the brute-force argmax, signals to parked pages included
+    from freshcore import _schedule
+
+    rng = np.random.default_rng(21)
+    m, rate = 800, 80.0
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m), rng.beta(0.25, 0.25, m), rng.uniform(0.1, 0.6, m))
+    last = staggered(pages, rate, rng)
+    terms = 2 if value == "approx" else None
+    s = Scheduler(pages, rate, value=value, last_crawl=last, terms=terms)
+    ref = Reference(pages, rate, value=value, terms=terms)
+    ref.last = last.copy()
+    gamma = pages.gamma
+    parked, hits = [], {_schedule.PARK_CODE: 0, _schedule.FAR_CODE: 0}
+    for j in range(5 * m):
+        if j > 0:
+            who = np.flatnonzero(rng.uniform(size=m) < gamma / rate)  # (the signals of one tick)
+            codes = s._state._buckets()
+            for c in hits:
+                hits[c] += int(np.sum(codes[who] == c))
+            t = s.time
+            s.signal_many(who, np.full(len(who), t))
+            for p in who:
+                ref.signal(int(p), t)
+        assert s.next() == ref.next(), f"tick {j}"
+        if j % 500 == 0:
+            sizes = s._state.bucket_sizes()
+            parked.append(sizes[_schedule.PARK_CODE] + sizes[_schedule.FAR_CODE])
+    assert max(parked) > 0.1 * m, parked  # (Greedy-CIS: a signalled page's value is constant, not parked)
+    assert hits[_schedule.PARK_CODE] > 0 and hits[_schedule.FAR_CODE] > 0, hits
+
+
 @pytest.mark.parametrize("factor", [3.0, 0.3])
 def test_greedy_level_moves_stay_exact(factor):
     # a higher rate drops the winning value below the park level: every parked page is evaluated

@@ -218,3 +218,102 @@ def test_scan_kernel_matches_numpy(n):
             assert k2 == k
             np.testing.assert_array_equal(cb2[:k], cb[:k])
             np.testing.assert_array_equal(ub2[:k], ub[:k])
+
+
+# ---------------------------------------------------------------------------
+# the bounds of pages of the other kinds (freshcore._schedule, "The park"): psi, the lines from psi, the park keys
+
+_KINDS = ["exact", "cis", "approx1", "approx2", "approx3"]
+
+
+def values(tau, dl, mu, lam, nu, kind):
+    pages = pages_from(dl, mu, lam, nu, len(tau))
+    if kind.startswith("approx"):
+        return crawl_value(tau, pages, "approx", int(kind[-1]))
+    return crawl_value(tau, pages, kind)
+
+
+def psi_bound(tau, dl, lam, nu, kind):
+    """The scheduler's bound of psi (``_schedule_pages.interval_bound``): min(tau, (tau + beta)/(1 + gamma beta)),
+    tau for Greedy-CIS."""
+    p = pages_from(dl, 1.0, lam, nu)
+    beta, gamma = float(p.beta[0]), float(p.gamma[0])
+    if kind == "cis" or not 0.0 < beta < np.inf:
+        return np.asarray(tau, dtype=float)
+    return np.minimum(tau, (tau + beta) / (1.0 + gamma * beta) * (1.0 + 1e-15))
+
+
+_PARAMS = dict(
+    dl=st.floats(1e-3, 1e2),
+    mu=st.floats(1e-2, 1e2),
+    lam=st.sampled_from([0.0, 1e-6, 0.05, 0.5, 0.9, 0.99, 0.999, 1.0 - 1e-9]),
+    nu=st.sampled_from([0.0, 1e-6, 0.05, 0.2, 0.58, 3.0]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(**{k: v for k, v in _PARAMS.items() if k != "mu"})
+def test_psi_is_one_lipschitz_and_below_its_wald_bound(dl, lam, nu):
+    # psi(tau) = E[time to the crawl of the threshold policy at tau]: psi(tau + h) <= psi(tau) + h, and by Wald's
+    # identity (1 + gamma beta) psi(tau) = E[effective elapsed time at the crawl] <= tau + beta; across the
+    # signals' steps i beta too
+    from freshcore.value import crawl_interval
+
+    p = pages_from(dl, 1.0, lam, nu)
+    beta = float(p.beta[0])
+    tau = np.geomspace(1e-6, 1e3, 300) / dl
+    if 0.0 < beta < 1e6 / dl:
+        tau = np.sort(np.concatenate([tau, beta * (np.arange(1, 9)[:, None] + np.linspace(-0.05, 0.5, 60)).ravel()]))
+    psi = crawl_interval(tau, pages_from(dl, 1.0, lam, nu, len(tau)))
+    assert np.all(psi <= psi_bound(tau, dl, lam, nu, "exact") * (1 + 1e-13) + 1e-300)
+    assert np.all(np.diff(psi) <= np.diff(tau) * (1 + 1e-12) + 1e-13 * psi[1:])
+
+
+@settings(max_examples=300, deadline=None)
+@given(**_PARAMS, kind=st.sampled_from(_KINDS))
+def test_value_lies_below_the_psi_slope_line(dl, mu, lam, nu, kind):
+    # the lines bounding V of the kinds other than Greedy take the smaller slope that psi's bounds give
+    from freshcore import _schedule_lines
+
+    tau = np.concatenate([[0.0], np.geomspace(1e-6, 1e3, 80) / dl])
+    v = values(tau, dl, mu, lam, nu, kind)
+    p = pages_from(dl, mu, lam, nu)
+    a = (1.0 - lam) * dl
+    b = np.inf if kind == "cis" else float(p.beta[0])
+    g = float(p.gamma[0])
+    n = len(tau)
+    s = np.empty(n)
+    _schedule_lines.psi_slope_kernel(np.full(n, mu), np.full(n, a), tau, psi_bound(tau, dl, lam, nu, kind),
+                                     np.full(n, b), np.full(n, g), s)
+    assert np.all(s <= mu * h(a * tau) * (1 + 1e-15))  # (never looser than the slope without psi)
+    for i in range(n - 1):
+        line = v[i] + s[i] * (tau[i + 1:] - tau[i])
+        assert np.all(v[i + 1:] <= line + 1e-13 * np.abs(v[i + 1:])), (kind, i)
+
+
+@settings(max_examples=300, deadline=None)
+@given(**_PARAMS, kind=st.sampled_from(_KINDS), share=st.floats(1e-9, 1.2), at=st.floats(0.0, 30.0))
+@example(dl=1.3828049733463343, mu=5.619767099683636, lam=0.0, nu=3.0, kind="exact", share=0.99, at=19.38)
+def test_park_key_of_every_kind_is_a_lower_bound(dl, mu, lam, nu, kind, share, at):
+    # a page of value v0 at tau0 stays below the level until its key (the later of the times the curve from
+    # psi's bound and the line bounding sqrt V reach the shaded level), and never reaches it when the key is inf
+    from freshcore import _schedule_lines
+
+    a = (1.0 - lam) * dl
+    tau0 = at / a if at > 0 else 0.0
+    v0 = values(np.array([tau0]), dl, mu, lam, nu, kind)[0]
+    level = v0 + (mu / dl - v0) * share
+    if not level > v0:
+        return
+    one = np.ones(1)
+    key = np.empty(1)
+    _schedule_lines.reach_time_kernel(0.0 * one, tau0 * one, v0 * one, psi_bound(tau0 * one, dl, lam, nu, kind),
+                                      a * one, mu * one, level, key)
+    d = key[0]
+    if d == np.inf:
+        later = tau0 + np.geomspace(1e-4, 1e4, 300) / a
+        assert np.all(values(later, dl, mu, lam, nu, kind) < level)
+        return
+    assert d >= 0.0
+    before = tau0 + d * np.concatenate([np.linspace(0.0, 1.0, 120)[1:], [1.0 - 1e-12, 1.0]])
+    assert np.all(values(before, dl, mu, lam, nu, kind) < level), kind

@@ -43,16 +43,20 @@ def script(seed=3, m=300):
     ops += [("next",)] * 400
     ops += [("add", pages(rng, 60)), ("next",)] * 3 + [("next",)] * 200
     ops += [("signal", int(j)) for j in rng.choice(m, 40, replace=False)] + [("next",)] * 100
-    ops += [("update", np.sort(rng.choice(m + 100, 80, replace=False)), pages(rng, 80))] + [("next",)] * 200
+    # (updated to the most important pages: above the park level, so they go to the slope buckets, which grow)
+    new = pages(rng, 80)
+    new = PageModel(new.change_rate, 100.0 * new.importance, new.recall, new.false_rate)
+    ops += [("update", np.sort(rng.choice(m + 100, 80, replace=False)), new)] + [("next",)] * 200
     ops += [("rate", 3.0 * m / 10.0)] + [("next",)] * 300 + [("rate", m / 40.0)] + [("next",)] * 200
     ops += [("remove", np.arange(0, m, 3))] + [("next",)] * 300 + [("restore",)] + [("next",)] * 200
     return ops
 
 
-def play(ops, value, fail_at=0):
+def play(ops, value, fail_at=0, firsts=None):
     """Run ``ops``, the ``fail_at``-th allocation failing; every call that raises MemoryError is retried.
 
-    Returns the decisions, the final state's dict and the names of the calls that raised.
+    Returns the decisions, the final state's dict and the names of the calls that raised; ``firsts`` (a dict,
+    if given) receives for each kind of call the allocation count before the first of its calls that allocates.
     """
     raised = []
 
@@ -69,6 +73,7 @@ def play(ops, value, fail_at=0):
     s = None
     for op in ops:
         name = op[0]
+        before = _schedule._allocation_count()
         if name == "new":
             s = call(name, Scheduler, op[1], op[2], value=value, last_crawl=op[3])
         elif name == "next":
@@ -86,6 +91,8 @@ def play(ops, value, fail_at=0):
             call(name, s.remove_pages, op[1])
         elif name == "restore":
             s = call(name, Scheduler.from_dict, s.to_dict())
+        if firsts is not None and name not in firsts and _schedule._allocation_count() > before:
+            firsts[name] = before  # (the first call of this kind that allocates: its first allocation is next)
     _schedule._fail_allocation(0)
     return decisions, s.to_dict(), raised
 
@@ -102,12 +109,16 @@ def same_state(a, b):
 def check_failures(value, every):
     ops = script()
     n0 = _schedule._allocation_count()
-    want, want_state, raised = play(ops, value)
+    firsts = {}
+    want, want_state, raised = play(ops, value, firsts=firsts)
     n = _schedule._allocation_count() - n0
     assert raised == [] and n > 100
     sites = set()
-    # every allocation of the first 150 (construction, build, first ticks), then a sample of the others
-    for k in list(range(1, 151)) + list(range(151, n + 1, 1 if every else (n - 150) // 150 + 1)):
+    # every allocation of the first 150 (construction, build, first ticks), then a sample of the others, and
+    # the first allocation of each kind of call (which the sample may miss)
+    ks = set(range(1, 151)) | set(range(151, n + 1, 1 if every else (n - 150) // 150 + 1))
+    ks |= {c - n0 + 1 for c in firsts.values() if c - n0 < n}
+    for k in sorted(ks):
         got, got_state, raised = play(ops, value, fail_at=k)
         assert len(raised) <= 1  # (0: the k-th allocation was a shrink, which may fail: the array stays larger)
         sites.update(raised)

@@ -43,9 +43,11 @@ cdef class SchedulerState:
     cdef _usable(self)
     cdef _failed(self, str then)
     # pages in their buckets
-    cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil
+    cdef inline double _value(self, Py_ssize_t j, double tau, double* ex, double* b) noexcept nogil
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil
-    cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil
+    cdef inline double _park_key(self, Py_ssize_t j, double t, double v, double tau, double psi,
+                                 double b) noexcept nogil
+    cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex, double bj) noexcept nogil
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil
     # ticks
     cdef int _build(self, double t) noexcept nogil

@@ -9,7 +9,7 @@ record, values, the popped pages), ``_schedule_lines`` (slopes, line bounds,
 slope buckets, park keys), ``_schedule_heap`` (4-ary heaps), ``_schedule_scan``
 (the scan of the bucket tops; SIMD kernels in ``_schedule_scan.h``),
 ``_schedule_calendar`` (the calendar of ticks), ``_schedule_buckets`` (where a
-page is kept), ``_schedule_park`` (Greedy's park), ``_schedule_memory``
+page is kept), ``_schedule_park`` (the park), ``_schedule_memory``
 (allocation; ``_schedule_memory.h``) and ``_schedule_export`` (the state as
 the file format holds it); numeric constants in ``_schedule_constants.h``;
 the state's fields and C methods declared in ``_schedule.pxd``.
@@ -129,8 +129,8 @@ Either way every bucket whose top reaches the best value is searched, so the
 decision is the same; only the order of the pops (so which pages are
 evaluated) can differ.
 
-Greedy's park: pages far below the winning value
--------------------------------------------------
+The park: pages far below the winning value
+-------------------------------------------
 In steady state almost every page is far below the winning value, and a
 line bound reaches it only after ~7 pops (each closes ~85-90% of the gap: the
 slope is rounded up to its bucket's).  Greedy's value has an exact inverse, so
@@ -147,9 +147,33 @@ by more than the margin: a higher rate, or the swings of small ``m``), every
 parked page is evaluated (O(parked), ``n_unparks``), the margin doubles and
 the level is lowered.  Raising the level costs nothing (keys of a lower level
 are earlier, so still valid); it follows the winning value up, and the margin
-halves again after a cycle without a fall.  The buckets then hold only the
+halves again after a wait without a fall (m/16 ticks, doubled by a fall that
+follows the last halving within it, halved by a halving;
+``_schedule_park.park_follow``).  The buckets then hold only the
 ~m x margin pages near the top (~1e3 at m = 1e6), each popped ~3 times on its
-way up.  Other value kinds do not park.
+way up.
+
+The other kinds park too, keyed by a time before which bounds of their value
+stay below ``P``: with ``V' = mu alpha e^{-alpha tau} psi(tau)``, ``psi``
+1-Lipschitz (``psi(tau + h) <= psi(tau) + h``: psi is the expected time to
+the crawl of the threshold policy) and ``psi(tau) <= min(tau, (tau +
+beta)/(1 + gamma beta))`` (Wald's identity: ``(1 + gamma beta) psi`` is the
+expected effective elapsed time at the crawl, which passes tau by less than
+beta), the value from ``v_0`` at ``tau_0`` is at most the curve ``v_0 + mu
+e^{-alpha tau_0} [psi_0 (1 - e^{-y}) + (1 - e^{-y} (1 + y))/alpha]``, ``y =
+alpha (tau - tau_0)``, which reaches ``P`` where a Lambert W says
+(``_schedule_lines.reach_time``), and at most the line bounding ``sqrt V``;
+the key is the later of the two.  A signal moves a parked page's key earlier
+by ``b_j``, as it moves a line's (no evaluation; into the calendar when it
+comes due by the horizon).  The keys are bounds, not the exact times, so a
+page popped from the park below the level parks again only if it is below it
+by one margin more: one close to the level goes to a slope bucket, rather
+than closing in on the level one park at a time.  The same psi bounds give
+its line bounding ``V`` a smaller slope, ``mu e^{-alpha tau_0} sup_y
+e^{-y} (alpha psi_0 + y)`` (and the same with Wald's line), where the one
+from ``psi <= tau`` alone is ``mu h(alpha tau_0)``.  When the winning value
+settles, the pages of the slope buckets below the level park keyed by the time
+their line reaches it (no evaluation).
 
 While the winning value moves (by more than four smallest margins over a
 window of m times the smallest margin, sqrt(m) ticks; a scheduler starts
@@ -215,11 +239,12 @@ import numpy as np
 from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count, freshcore_trim)
-from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time, popped_reserve,
-                                        popped_resize, popped_free, page_records, grown)
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time,
+                                        page_alpha, interval_bound, popped_reserve, popped_resize, popped_free,
+                                        page_records, grown)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
-                                        family_of)
+                                        family_of, reach_time, line_park_time)
 from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
                                        tops_remove)
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_release, calendar_empty,
@@ -452,7 +477,7 @@ cdef class SchedulerState:
         return (self.capacity * (sizeof(PageRecord) + 2 * sizeof(double) + sizeof(bucket_t))
                 + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
-                + self.popped.capacity * (sizeof(int32_t) + 3 * sizeof(double) + sizeof(bucket_t))
+                + self.popped.capacity * (sizeof(int32_t) + 4 * sizeof(double) + sizeof(bucket_t))
                 + self.buckets.calendar.capacity * sizeof(CalendarEntry)
                 + (self.buckets.calendar.mask + 1) * sizeof(int32_t)
                 + N_CODES * (sizeof(Heap) + sizeof(int32_t))
@@ -460,46 +485,66 @@ cdef class SchedulerState:
                 + (scanned + 9) * (sizeof(double) + sizeof(int32_t)))
 
     # -- pages in their buckets -----------------------------------------------
-    cdef inline double _value(self, Py_ssize_t j, double tau, double* ex) noexcept nogil:
-        """V_j(tau), counted (``value_at``); NaN (past the series cap) noted in ``failed_page``."""
+    cdef inline double _value(self, Py_ssize_t j, double tau, double* ex, double* b) noexcept nogil:
+        """V_j(tau), counted (``value_at``, with ex and b_j); NaN (past the series cap) noted in ``failed_page``."""
         cdef double v
         self.n_evaluations += 1
-        v = value_at(&self.pages, j, tau, ex)
+        v = value_at(&self.pages, j, tau, ex, b)
         if v != v:
             self.failed_page, self.failed_tau = j, tau
         return v
 
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil:
-        """Whether page j, of value v at tau, parks: Greedy, below the park level, not constant."""
-        return self.pages.kind == GREEDY and parks(&self.park, &self.pages.records[j], v, tau)
+        """Whether page j, of value v at tau, parks: below the park level, not constant; pages of other kinds
+        than Greedy (whose keys are bounds, not the exact time) only below it by a margin more, so that they
+        do not close in on the level a park at a time."""
+        if self.pages.kind == GREEDY:
+            return parks(&self.park, &self.pages.records[j], v, tau)
+        return (parks(&self.park, &self.pages.records[j], v, tau) and v < self.park.level * (1.0 - self.park.margin)
+                and page_alpha(&self.pages, j) > 0.0)
 
-    cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex) noexcept nogil:
-        """Push page j (in no bucket) of value v at time t (tau_j = tau): parked, or with its line; -1 if memory
-        is exhausted (nothing changed)."""
+    cdef inline double _park_key(self, Py_ssize_t j, double t, double v, double tau, double psi, double b
+                                 ) noexcept nogil:
+        """The key of page j, of value v at time t (tau_j = tau, psi_j(tau) <= psi, b_j = b), parking: Greedy's
+        exact inverse, else the time its bounds reach the level (``reach_time``)."""
+        cdef double pad
+        cdef PageRecord* r = &self.pages.records[j]
+        if self.pages.kind == GREEDY:
+            return park_key(&self.park, r)
+        pad = 8.0 * DBL_EPSILON * (fabs(t) + fabs(r.last_crawl)
+                                   + (fabs(b * <double>r.n_signals) if r.n_signals > 0 else 0.0)) + 1e-300
+        return reach_time(t, tau, v, psi, page_alpha(&self.pages, j),
+                          self.pages.records[j].importance, self.park.level, pad)
+
+    cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex, double bj) noexcept nogil:
+        """Push page j (in no bucket) of value v at time t (tau_j = tau; ex and bj = b_j as ``value_at`` gives
+        them): parked, or with its line; -1 if memory is exhausted (nothing changed)."""
         cdef double key
+        cdef double psi = interval_bound(&self.pages, j, tau, bj)
         cdef int b
         if self._parks(j, v, tau):
-            key = park_key(&self.park, &self.pages.records[j])
-            return buckets_push(&self.buckets, j, PARK if key <= self.park.horizon else FAR, key)
-        b = page_line(&self.pages, j, t, v, tau, ex, self.buckets.slope_table, self.last_winning_value,
+            key = self._park_key(j, t, v, tau, psi, bj)
+            if key == key:  # (NaN: no key; the page keeps a line)
+                return buckets_push(&self.buckets, j, PARK if key <= self.park.horizon else FAR, key)
+        b = page_line(&self.pages, j, t, v, tau, ex, psi, bj, self.buckets.slope_table, self.last_winning_value,
                       self.log_last_winning_value, self.buckets.calendar.rate, &key)
         return buckets_push(&self.buckets, j, b, key)
 
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no bucket) at time t and push it (parked, or with its line); -1 if memory is
         exhausted, NO_VALUE if its value cannot be computed (the page then in no bucket)."""
-        cdef double tau = page_tau(&self.pages, j, t), ex
-        cdef double v = self._value(j, tau, &ex)
+        cdef double tau = page_tau(&self.pages, j, t), ex, b
+        cdef double v = self._value(j, tau, &ex, &b)
         if v != v:
             return NO_VALUE
-        return self._put(j, t, v, tau, ex)
+        return self._put(j, t, v, tau, ex, b)
 
     # -- ticks -------------------------------------------------------------------
     cdef int _build(self, double t) noexcept nogil:
         """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted,
         NO_VALUE if a page's value cannot be computed (nothing changed but the evaluation count)."""
         cdef Py_ssize_t j
-        cdef double tau, v, ex, vmax = 0.0
+        cdef double tau, v, ex, b, vmax = 0.0
         cdef Park park = self.park
         cdef bucket_t* code = self.buckets.code
         cdef double* keys = <double*>freshcore_malloc(self.n_ids * sizeof(double))
@@ -508,26 +553,23 @@ cdef class SchedulerState:
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
-            keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex)
+            keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
             if keys[j] > vmax:
                 vmax = keys[j]
         if self.failed_page >= 0:
             free(keys)
             return NO_VALUE
-        if self.pages.kind == GREEDY:
-            park_start(&self.park, vmax, self.n_ticks, self.n_live)  # the first winning value is vmax
+        park_start(&self.park, vmax, self.n_ticks, self.n_live)  # the first winning value is vmax (moving)
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
             tau = page_tau(&self.pages, j, t)
             v = keys[j]
-            if self._parks(j, v, tau):
-                code[j] = FAR  # (the horizon is -inf until the tick moves it)
-                keys[j] = park_key(&self.park, &self.pages.records[j])
-            else:
-                # (the lines chosen for the first winning value, vmax)
-                code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, -1.0, self.buckets.slope_table, vmax,
-                                              log(vmax), self.buckets.calendar.rate, &keys[j])
+            # no page parks (the park starts moving): the lines chosen for the first winning value, vmax
+            b = signal_time(&self.pages, j)
+            code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, -1.0, interval_bound(&self.pages, j, tau, b), b,
+                                          self.buckets.slope_table, vmax, log(vmax), self.buckets.calendar.rate,
+                                          &keys[j])
         if buckets_fill(&self.buckets, self.n_ids, keys) < 0:
             for j in range(self.n_ids):
                 if code[j] != DEAD:
@@ -543,12 +585,13 @@ cdef class SchedulerState:
                                double* bv, Py_ssize_t* best) noexcept nogil:
         """Evaluate page j at t, popped from bucket source where its key was key (room made by the caller),
         keep it (the ``pn[0]``-th popped page) and the best so far; whether it is the new best."""
-        cdef double ex
-        cdef double v = self._value(j, page_tau(&self.pages, j, t), &ex)
+        cdef double ex, b
+        cdef double v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
         cdef Py_ssize_t n = pn[0]
         self.popped.id[n] = <int32_t>j
         self.popped.value[n] = v
         self.popped.exp[n] = ex
+        self.popped.beta[n] = b
         self.popped.source[n] = <bucket_t>source
         self.popped.key[n] = key
         pn[0] = n + 1
@@ -559,9 +602,9 @@ cdef class SchedulerState:
         return False
 
     cdef void _park_lines(self, double t) noexcept nogil:
-        """Greedy, once the winning value has stopped moving: every page of a slope bucket whose bound at t is
-        below the park level parks (O(pages in the slope buckets), once per move; the tick has made room in
-        FAR)."""
+        """Once the winning value has stopped moving: every page of a slope bucket whose bound at t is below the
+        park level parks (O(pages in the slope buckets), once per move; the tick has made room in FAR), keyed by
+        Greedy's exact time or, for the other kinds, the time its line reaches the level."""
         cdef Buckets* s = &self.buckets
         cdef Heap* h
         cdef Py_ssize_t b, i, k
@@ -575,7 +618,10 @@ cdef class SchedulerState:
             for i in range(h.size):
                 j = h.ids[i]
                 if self._below_park(b, h.keys[i], t, tpad, lim):
-                    unsorted_append(&s.heaps[FAR], j, park_key(&self.park, &self.pages.records[j]), s.records)
+                    # Greedy: the exact key; the others: where their line reaches the level
+                    unsorted_append(&s.heaps[FAR], j, park_key(&self.park, &self.pages.records[j])
+                                    if self.pages.kind == GREEDY
+                                    else line_park_time(s.slope_table, b, h.keys[i], self.park.level), s.records)
                     s.code[j] = FAR
                 else:
                     h.ids[k] = j
@@ -725,7 +771,8 @@ cdef class SchedulerState:
                 s.code[j] = NOT_PLACED
                 self._evaluate(j, t, PARK, key, &pn, &bv, &best)
                 i = heads[a]
-            calendar_prefetch(&s.calendar, self.tick, self.pages.records, s.code)
+            calendar_prefetch(&s.calendar, self.tick, self.pages.records, s.code,
+                              self.pages.recall if self.pages.kind != GREEDY else NULL, self.pages.false_rate)
         s.calendar.last_popped_tick = self.tick
         if best >= 0:
             lbv = log(bv)
@@ -834,7 +881,7 @@ cdef class SchedulerState:
             self._undo_tick(&undo, pn, 0, -1)
             return NO_VALUE
         was_moving = self.park.moving
-        if self.pages.kind == GREEDY and bv > 0.0:
+        if bv > 0.0:
             park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
         if was_moving and not self.park.moving:
             # the pages of the slope buckets below the level will park (_park_lines, once the tick has
@@ -852,13 +899,13 @@ cdef class SchedulerState:
         self.pages.records[best].n_signals = 0
         for i in range(pn):
             j = self.popped.id[i]
-            if j == best and self.pages.kind == GREEDY:
-                # Greedy at tau = t - last = 0 (no signal term): greedy_value is exactly 0, not evaluated
-                a = self._put(j, t, 0.0, 0.0, -1.0)
-            elif j == best:
-                a = self._place(j, t)
+            if j == best:
+                # the winner at tau = t - last = 0 (no signal counted): V(0) = 0 and psi(0) = 0 for every kind,
+                # not evaluated
+                a = self._put(j, t, 0.0, 0.0, -1.0, self.popped.beta[i])
             else:
-                a = self._put(j, t, self.popped.value[i], page_tau(&self.pages, j, t), self.popped.exp[i])
+                a = self._put(j, t, self.popped.value[i], page_tau(&self.pages, j, t), self.popped.exp[i],
+                              self.popped.beta[i])
             if a < 0:
                 self._undo_tick(&undo, pn, i, best)
                 return NO_MEMORY if a == -1 else NO_VALUE
@@ -988,7 +1035,7 @@ cdef class SchedulerState:
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil:
         """1 if counted, 0 if discarded, -1 if memory is exhausted, NO_VALUE if the page's value cannot be computed
         (nothing changed then)."""
-        cdef double b, key
+        cdef double b, key, new_key
         cdef Py_ssize_t k, i
         cdef int placed
         cdef long long evaluations
@@ -1003,7 +1050,7 @@ cdef class SchedulerState:
             return 1  # tau unchanged
         k = self.buckets.code[j]
         i = r.entry
-        key = self.buckets.heaps[k].keys[i]
+        key = buckets_key_of(&self.buckets, j)
         if b == INFINITY or k == CONSTANT or k == UNBOUNDED:
             evaluations = self.n_evaluations
             buckets_take(&self.buckets, k, i)
@@ -1015,8 +1062,23 @@ cdef class SchedulerState:
                 return placed
             buckets_shrink(&self.buckets)
             return 1
-        # tau_j grows by b: the line moves left by b (key lowered; pad for the larger b n)
-        key = (key - b) - 8.0 * DBL_EPSILON * (b * <double>r.n_signals + fabs(key))
+        if key == INFINITY:
+            return 1  # parked, never to reach the level (its bound holds at every later tau)
+        # tau_j grows by b: the line (or a parked page's bounds) moves left by b (key lowered; pad for the
+        # larger b n)
+        new_key = (key - b) - 8.0 * DBL_EPSILON * (b * <double>r.n_signals + fabs(key))
+        if k == FAR and new_key > self.park.horizon:
+            self.buckets.heaps[FAR].keys[i] = new_key  # (an unsorted list)
+            return 1
+        if k == PARK or k == FAR:
+            # due by the horizon: in the calendar (at the next tick if its new key has passed)
+            buckets_take(&self.buckets, k, i)
+            if buckets_push(&self.buckets, j, PARK, new_key) < 0:
+                buckets_push(&self.buckets, j, k, key)  # (room: it has just left)
+                r.n_signals -= 1
+                return -1
+            return 1
+        key = new_key
         heap_sift_up(&self.buckets.heaps[k], i, <int32_t>j, key, self.pages.records)
         buckets_set_top(&self.buckets, k)
         return 1

@@ -1,4 +1,4 @@
-# The calendar of ticks of the scheduler's parked pages (freshcore._schedule, "Greedy's park"): a list per
+# The calendar of ticks of the scheduler's parked pages (freshcore._schedule, "The park"): a list per
 # tick of the pages whose key is due at that tick (after the last popped tick and by that one).  O(1) to
 # park a page, to pop a tick's list and, lists holding ~1 page, to remove a page.  Every function is inline
 # (compiled into freshcore._schedule): ``from freshcore._schedule_calendar cimport Calendar``.
@@ -92,15 +92,19 @@ cdef inline int32_t calendar_release(Calendar* c, Py_ssize_t i) noexcept nogil:
 
 
 cdef inline void calendar_prefetch(const Calendar* c, long long k, const PageRecord* records,
-                                   const uint16_t* code) noexcept nogil:
+                                   const uint16_t* code, const double* recall, const double* false_rate) noexcept nogil:
     """After popping tick k: the next ticks' misses, fetched a tick ahead (the records and bucket codes of tick
-    k + 1's first pages, whose entries were fetched at tick k - 1, and the first entry of tick k + 2)."""
+    k + 1's first pages, and their recall and false rate unless NULL (Greedy), whose entries were fetched at
+    tick k - 1, and the first entry of tick k + 2)."""
     cdef Py_ssize_t i = c.heads[(k + 1) & c.mask], a = 0
     cdef int32_t j
     while i >= 0 and a < 4:
         j = c.entries[i].id
         FRESHCORE_PREFETCH(&records[j])
         FRESHCORE_PREFETCH(&code[j])
+        if recall != NULL:
+            FRESHCORE_PREFETCH(&recall[j])
+            FRESHCORE_PREFETCH(&false_rate[j])
         i = c.entries[i].next
         a += 1
     i = c.heads[(k + 2) & c.mask]

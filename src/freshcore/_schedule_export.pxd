@@ -50,6 +50,7 @@ cdef inline dict state_export(SchedulerState s):
         "park_level": s.park.level,
         "park_margin": s.park.margin,
         "park_fall": s.park.last_fall_tick,
+        "park_wait": s.park.halving_wait,
         "n_unparks": s.park.n_unparks,
         "park_moving": bool(s.park.moving),
         "park_move_ref": s.park.move_ref,
@@ -94,6 +95,7 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     s.park.level = d["park_level"]
     s.park.margin = d["park_margin"]
     s.park.last_fall_tick = d["park_fall"]
+    s.park.halving_wait = d["park_wait"]
     s.park.horizon = -INFINITY  # (FAR holds keys > -inf: the next tick moves the horizon)
     s.park.n_unparks = d["n_unparks"]
     s.park.moving = d["park_moving"]

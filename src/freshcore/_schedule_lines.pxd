@@ -1,17 +1,17 @@
 # The bounds on a page's value that the scheduler keeps (freshcore._schedule's module notes prove them):
 # the slope of a line bounding V, ln V or sqrt V from an evaluation, the slope buckets (four per octave) and
-# their table, a page's line (bucket and key), the bound of a bucket's top at a tick, and Greedy's park
+# their table, a page's line (bucket and key), the bound of a bucket's top at a tick, and the park
 # key.  Every function is inline
 # (compiled into freshcore._schedule): ``from freshcore._schedule_lines cimport bucket_of_slope``.
 
-from libc.math cimport INFINITY, fabs, exp, log, sqrt, frexp, ldexp
+from libc.math cimport INFINITY, fabs, exp, log, log1p, sqrt, frexp, ldexp
 from libc.float cimport DBL_EPSILON
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
-from freshcore._core cimport residual1_inverse
+from freshcore._core cimport residual1_inverse, residual_exp
 
-from freshcore._schedule_pages cimport Pages, GREEDY, page_alpha, signal_shift
+from freshcore._schedule_pages cimport Pages, GREEDY, CIS, page_alpha, page_gamma
 
 cdef extern from "_schedule_constants.h":
     const double BOUND_MARGIN "FRESHCORE_BOUND_MARGIN"
@@ -113,6 +113,35 @@ cdef inline double value_slope(double mu, double delta, double a, double tau0, d
     return mu * (x * (ex if ex >= 0.0 else exp(-x)))
 
 
+cdef inline double peak_share(double A) noexcept nogil:
+    """``sup_{y >= 0} e^{-y} (A + y)``: ``A`` if ``A >= 1``, else ``e^{A - 1}``."""
+    return A if A >= 1.0 else exp(A - 1.0)
+
+
+cdef inline double psi_slope(double mu, double a, double tau0, double psi0, double b, double g,
+                             double s) noexcept nogil:
+    """The smaller of s (``value_slope``) and the slopes that psi's bounds give (every kind but Greedy; ``b =
+    b_j``, ``g = gamma_j``).
+
+    ``V'(tau) = mu a e^{-a tau} psi(tau)`` with ``psi`` 1-Lipschitz from
+    ``psi(tau0) <= psi0``, and ``psi(tau) <= (tau + b)/(1 + g b)`` (Wald's
+    identity: the effective elapsed time at the crawl is at most ``tau + b``;
+    for ``0 < b < inf``), so for ``tau >= tau0`` it is at most ``mu e^{-a tau0}
+    sup_y e^{-y} (A + y)`` with ``A = a psi0``, and ``mu e^{-a tau0} sup_y
+    e^{-y} (a (tau0 + b) + y)/(1 + g b)``.  ``s`` if these underflow (a
+    constant value is never made of a growing one here).
+    """
+    cdef double e = exp(-a * tau0), t, t2
+    if not (e > 0.0):
+        return s
+    t = mu * e * peak_share(a * psi0)
+    if 0.0 < b < INFINITY:
+        t2 = mu * e * peak_share(a * (tau0 + b)) / (1.0 + g * b)
+        if t2 < t:
+            t = t2
+    return t if 0.0 < t < s else s
+
+
 cdef inline double log_line_slope(double mu, double delta, double v0, double tau0, double ex,
                                   double last_winning_value, double rate, double* c) noexcept nogil:
     """Greedy: slope s and value c (in ``c[0]``) at tau0 of a line in tau bounding ln V for every tau >= tau0.
@@ -159,10 +188,11 @@ cdef inline double sqrt_line_slope(double mu, double a, double v0, double tau0, 
 
 
 cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0, double ex,
-                          const double* table, double last_winning_value, double log_last_winning_value,
+                          double psi0, double bj, const double* table, double last_winning_value,
+                          double log_last_winning_value,
                           double rate, double* key) noexcept nogil:
     """Bucket and key (in ``key[0]``) of the bound of page j from V_j = v0 at time t0 (tau_j = tau0; ``ex`` as
-    for :func:`value_slope`).
+    for :func:`value_slope`; ``psi0`` a bound of psi_j(tau0) and ``bj = b_j``, for :func:`psi_slope`).
 
     Of the lines that bound V (every kind), sqrt V (every kind) and ln V
     (Greedy where V is convex), the one that reaches the last winning value
@@ -174,6 +204,8 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     cdef double a = dl if p.kind == GREEDY else page_alpha(p, j)
     cdef int b, family = 0
     s = value_slope(mu, dl, a, tau0, ex)
+    if p.kind != GREEDY and s > 0.0:
+        s = psi_slope(mu, a, tau0, psi0, bj if p.kind != CIS else INFINITY, page_gamma(p, j), s)
     c = v0
     if not (s > 0.0):
         key[0] = -v0  # a constant value
@@ -209,7 +241,8 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
         b += SQRT_FAMILY
     sb = bucket_slope(table, b)
     pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl)
-                               + (fabs(signal_shift(p, j)) if p.kind != GREEDY else 0.0)) + 1e-300
+                               + (fabs(bj * <double>p.records[j].n_signals) if p.records[j].n_signals > 0 else 0.0)
+                               ) + 1e-300
     key[0] = (t0 - c / sb) - pad
     return b
 
@@ -256,3 +289,69 @@ cdef inline double park_time(double last, double delta, double mu, double level)
     x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
     key = last + x / delta
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
+cdef inline double reach_time(double t0, double tau0, double v0, double psi0, double a, double mu, double level,
+                              double pad) noexcept nogil:
+    """A time before which the value of a page of any kind, ``v0`` at ``t0`` (``tau_j = tau0``, ``psi(tau0) <=
+    psi0``, ``alpha = a > 0``, ``mu > 0``), stays below ``P = level (1 - PARK_SHADE)``.
+
+    The later of the times at which two bounds of ``V(tau0 + d)`` reach ``P``
+    (freshcore._schedule, "The park"), less ``pad`` (a few ulps of the times):
+
+    * the curve ``v0 + mu e^{-a tau0} [psi0 (1 - e^{-y}) + (1 - e^{-y} (1 + y))/a]``, ``y = a d``
+      (``V' = mu a e^{-a tau} psi(tau)`` with ``psi`` 1-Lipschitz), inflated by 1e-11 for the rounding of
+      ``e^{-a tau0}`` and ``psi0``.  With ``A = a psi0`` and ``r`` the share of its limit above ``v0``
+      that ``P`` needs, it reaches ``P`` where ``e^{-y} (1 + A + y) = (1 + A)(1 - r)``: ``y = x - A``
+      with ``R^1(x) = R^1(A) + r (1 + A) e^{-A}`` (``residual1_inverse``, the Greedy park's Lambert W),
+      and ``y`` is at least every iterate ``y_{k+1} = -log(1 - r) + log(1 + y_k/(1 + A))`` from
+      ``y_0 = -log(1 - r)`` (an increasing map below its fixed point): the larger of the two (each taken
+      a little low), where the first loses its digits to the difference ``x - A``;
+    * the line bounding ``sqrt V`` through the root (``V(tau)/tau**2`` does not increase), or ``V <= (mu
+      a/2) tau**2`` when ``v0 = 0``.
+
+    ``inf`` if neither ever reaches ``P``; ``t0 - pad`` if ``v0 >= P``.
+    """
+    cdef double P = level * (1.0 - PARK_SHADE), gap = P - v0, e, big, A, r, y, y0, ea, x, q, d = 0.0
+    if not (gap > 0.0):
+        return t0 - pad
+    e = exp(-a * tau0)
+    big = ((mu * e) * (psi0 + 1.0 / a)) * (1.0 + 1e-11)  # the curve's limit above v0
+    if e > 1e-290 and big < INFINITY:  # (else: the curve is not used)
+        if not (gap < big):
+            return INFINITY  # the curve never reaches P (nor the value)
+        A = a * psi0
+        r = gap / big
+        y0 = -log1p(-r)
+        y = y0 + log1p(y0 / (1.0 + A))
+        y = (y0 + log1p(y / (1.0 + A))) * (1.0 - 1e-14)
+        if A < 700.0:
+            ea = exp(-A)
+            q = (1.0 + A) * ((1.0 - r) * ea)
+            x = residual1_inverse(residual_exp(1, A) + r * ((1.0 + A) * ea), q)
+            x = x * (1.0 - 1e-14) - A
+            if x > y:
+                y = x
+        d = y / a
+    # the line bounding sqrt V
+    if v0 > 0.0 and tau0 > 0.0:
+        y = tau0 * (sqrt(P / v0) - 1.0)
+    else:
+        y = sqrt(2.0 * P / mu) / sqrt(a) - tau0
+    y = y * (1.0 - 1e-14)
+    if y > d:
+        d = y
+    return (t0 + d) - pad
+
+
+cdef inline double line_park_time(const double* table, Py_ssize_t b, double key, double level) noexcept nogil:
+    """A time before which the bound of a page in slope bucket b (lines bounding V or sqrt V) with key ``key``,
+    inflated as ``top_bound`` inflates it, is below ``level``: where the line reaches ``level (1 - PARK_SHADE)``
+    (its square root for sqrt V), less 1e-12 of the way and a few ulps of the times (the inflation is 1e-11
+    of the bound and ``s_b 8 eps |t|``)."""
+    cdef double sb = bucket_slope(table, b), u = level * (1.0 - PARK_SHADE), d, tp
+    if b > SQRT_FAMILY:
+        u = sqrt(u)
+    d = (u / sb) * (1.0 - 1e-12)
+    tp = key + d
+    return (tp - 16.0 * DBL_EPSILON * (fabs(key) + fabs(tp))) - 1e-300

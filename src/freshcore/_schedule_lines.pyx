@@ -13,3 +13,23 @@ def park_time_kernel(const double[::1] last, const double[::1] delta, const doub
     with nogil:
         for i in range(out.shape[0]):
             out[i] = park_time(last[i], delta[i], mu[i], level)
+
+
+def reach_time_kernel(const double[::1] t0, const double[::1] tau0, const double[::1] v0, const double[::1] psi0,
+                      const double[::1] a, const double[::1] mu, double level, double[::1] out):
+    """out[i] = the park key of a page of any kind from its value at t0 (``reach_time``, no pad)."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(out.shape[0]):
+            out[i] = reach_time(t0[i], tau0[i], v0[i], psi0[i], a[i], mu[i], level, 0.0)
+
+
+def psi_slope_kernel(const double[::1] mu, const double[::1] a, const double[::1] tau0, const double[::1] psi0,
+                     const double[::1] b, const double[::1] g, double[::1] out):
+    """out[i] = the slope of a line bounding V from tau0 (``psi_slope`` under ``value_slope``'s)."""
+    cdef Py_ssize_t i
+    cdef double s
+    with nogil:
+        for i in range(out.shape[0]):
+            s = value_slope(mu[i], 1.0, a[i], tau0[i], -1.0)
+            out[i] = psi_slope(mu[i], a[i], tau0[i], psi0[i], b[i], g[i], s) if s > 0.0 else s

@@ -88,24 +88,42 @@ cdef inline double page_tau(const Pages* p, Py_ssize_t j, double t) noexcept nog
     return te
 
 
-cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex) noexcept nogil:
-    """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1."""
+cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex, double* b) noexcept nogil:
+    """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1;
+    ``b[0] = b_j`` (``signal_time``, the same bits), computed once for the value and the bounds."""
+    cdef double dl = p.records[j].change_rate
     ex[0] = -1.0
     if p.kind == GREEDY:
-        return greedy_value_ex(tau, p.records[j].change_rate, p.records[j].importance, ex)
+        b[0] = 0.0
+        return greedy_value_ex(tau, dl, p.records[j].importance, ex)
     if p.kind == CIS:
-        return cis_value(tau, p.records[j].change_rate, p.recall[j], page_alpha(p, j), p.records[j].importance)
-    return page_value(tau, p.records[j].change_rate, page_alpha(p, j), page_gamma(p, j), p.false_rate[j],
-                      signal_beta(p.records[j].change_rate, p.recall[j], p.false_rate[j]),
-                      p.records[j].importance, -1 if p.kind == EXACT else p.terms)
+        b[0] = INFINITY if p.recall[j] * dl > 0.0 else 0.0
+        return cis_value(tau, dl, p.recall[j], page_alpha(p, j), p.records[j].importance)
+    b[0] = signal_beta(dl, p.recall[j], p.false_rate[j])
+    return page_value(tau, dl, page_alpha(p, j), page_gamma(p, j), p.false_rate[j], b[0], p.records[j].importance,
+                      -1 if p.kind == EXACT else p.terms)
+
+
+cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, double b) noexcept nogil:
+    """An upper bound of psi_j(tau) (``b = b_j``), where ``V' = mu alpha e^{-alpha tau} psi`` (psi is the expected
+    time to the crawl of the threshold policy at tau; approx-j keeps some of its non-negative terms; Greedy's
+    is tau): ``min(tau, (tau + beta)/(1 + gamma beta))``, since by Wald's identity ``(1 + gamma beta) psi`` is
+    the expected effective elapsed time at the crawl, at most ``tau + beta`` (a signal's jump passes tau by
+    less than beta).  Not psi itself, which costs several values."""
+    cdef double w
+    if p.kind == GREEDY or not (0.0 < b < INFINITY):
+        return tau
+    w = ((tau + b) / (1.0 + page_gamma(p, j) * b)) * (1.0 + 1e-15)
+    return w if w < tau else tau
 
 
 cdef struct Popped:
     # the pages popped at a tick, in order: id, value at the tick, e^{-Delta tau} of a Greedy evaluation (-1:
-    # not computed), and the bucket and key they were popped from (to put them back if the tick fails)
+    # not computed), b_j (value_at), and the bucket and key they were popped from (to put them back if the tick fails)
     int32_t* id
     double* value
     double* exp
+    double* beta
     double* key
     uint16_t* source
     Py_ssize_t capacity
@@ -117,6 +135,7 @@ cdef inline int popped_resize(Popped* p, Py_ssize_t cap) noexcept nogil:
     cdef bint ok = resize_int32s(&p.id, cap)
     ok = resize_doubles(&p.value, cap) and ok
     ok = resize_doubles(&p.exp, cap) and ok
+    ok = resize_doubles(&p.beta, cap) and ok
     ok = resize_doubles(&p.key, cap) and ok
     ok = resize_uint16s(&p.source, cap) and ok
     if ok or cap < p.capacity:
@@ -138,5 +157,6 @@ cdef inline void popped_free(Popped* p) noexcept nogil:
     free(p.id)
     free(p.value)
     free(p.exp)
+    free(p.beta)
     free(p.key)
     free(p.source)

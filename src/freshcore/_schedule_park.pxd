@@ -1,4 +1,4 @@
-# Greedy's park (freshcore._schedule, "Greedy's park"): the park level a margin below the last winning
+# The park (freshcore._schedule, "The park"): the park level a margin below the last winning
 # value, which pages park, their keys, the level's moves after each tick, and the horizon that splits the
 # parked pages.  Every function is inline (compiled into freshcore._schedule):
 # ``from freshcore._schedule_park cimport Park, parks``.
@@ -33,6 +33,7 @@ cdef struct Park:
     double level             # pages whose value is below it park (0: none)
     double margin            # its relative distance below the winning value
     long long last_fall_tick  # the tick count at the last fall below the level, or halving of the margin
+    long long halving_wait   # ticks without a fall before the margin halves (m/16 .. m)
     double horizon           # every page in FAR has a key > horizon (-inf: none known)
     long long n_unparks      # ticks whose best value ended below the level
     bint moving              # the winning value moved over the last window: no page parks
@@ -74,16 +75,25 @@ cdef inline void park_start(Park* p, double vmax, long long n_ticks, Py_ssize_t 
     """The park at the first tick, whose winning value is vmax: moving (until a window shows otherwise)."""
     p.margin = park_floor(n_live)
     p.level = vmax * (1.0 - p.margin)
+    p.halving_wait = shortest_wait(n_live)
     p.moving = True
     p.move_ref = vmax
     p.move_tick = n_ticks
 
 
+cdef inline long long shortest_wait(Py_ssize_t n_live) noexcept nogil:
+    """The shortest wait before the margin halves: m/16 ticks (at least 16)."""
+    return n_live // 16 if n_live >= 256 else 16
+
+
 cdef inline void park_follow(Park* p, double bv, bint fell, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
     """The level after a tick whose best value is bv > 0: lowered after a fall (with twice the margin), raised
-    (free: keys of a lower level stay valid) when the winning value has moved two margins above it, with
-    half the margin if none fell for a cycle (as many ticks as pages; at small m the winning value moves
-    more).
+    (free: keys of a lower level stay valid) when the winning value has moved two margins above it, or with
+    half the margin when none fell for ``halving_wait`` ticks (m/16 at first; doubled, up to m, by a fall
+    within that many ticks of the last halving or fall, where a smaller margin was tried too soon; halved
+    again by each halving: the margin is back at its floor ~2m ticks after a start whose winning value fell
+    far, and a margin that is too small is tried less and less often, each fall evaluating every parked
+    page).
 
     Every ``move_window`` ticks, whether the winning value moved by more than four smallest margins over the
     window.  While it moves, no page parks (those parked stay, their keys valid): while it rises (the start
@@ -98,15 +108,23 @@ cdef inline void park_follow(Park* p, double bv, bint fell, long long n_ticks, P
         p.moving = not (bv <= p.move_ref * (1.0 + f) and bv >= p.move_ref * (1.0 - f))
         p.move_ref = bv
         p.move_tick = n_ticks
+    cdef double lv
     if fell or p.level == 0.0:
         if fell:
             p.margin = 2.0 * p.margin if p.margin < 0.25 else 0.5
+            if n_ticks - p.last_fall_tick <= p.halving_wait:  # (soon after the last halving or fall)
+                p.halving_wait = 2 * p.halving_wait if 2 * p.halving_wait < n_live else n_live
             p.last_fall_tick = n_ticks
         p.level = bv * (1.0 - p.margin)
+        return
+    if p.margin > park_floor(n_live) and n_ticks - p.last_fall_tick > p.halving_wait:
+        p.margin = 0.5 * p.margin if p.margin > 2.0 * park_floor(n_live) else park_floor(n_live)
+        p.last_fall_tick = n_ticks
+        p.halving_wait = p.halving_wait // 2 if p.halving_wait // 2 > shortest_wait(n_live) else shortest_wait(n_live)
+        lv = bv * (1.0 - p.margin)
+        if lv > p.level:
+            p.level = lv  # (raised only: a lower level waits for a fall)
     elif p.level < bv * (1.0 - 2.0 * p.margin):
-        if p.margin > park_floor(n_live) and n_ticks - p.last_fall_tick > n_live:
-            p.margin = 0.5 * p.margin if p.margin > 2.0 * park_floor(n_live) else park_floor(n_live)
-            p.last_fall_tick = n_ticks
         p.level = bv * (1.0 - p.margin)
 
 

@@ -123,9 +123,10 @@ class Scheduler(SchedulerBase):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
-    FORMAT_VERSION = 6
-    #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V).
-    READABLE_VERSIONS = (5, 6)
+    FORMAT_VERSION = 7
+    #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
+    #: pages of every value kind parked).
+    READABLE_VERSIONS = (5, 6, 7)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -273,8 +274,8 @@ class Scheduler(SchedulerBase):
         Every entry is checked (type, shape, range), and so are the
         invariants that tie them together: the clock (``time = origin +
         k/rate``, never before 0), no live page crawled after ``time``, every
-        live page in one heap once the first tick has passed, parked pages only
-        for Greedy; a state that fails them is refused rather than run.
+        live page in one heap once the first tick has passed; a state that
+        fails them is refused rather than run.
 
         Raises
         ------
@@ -293,6 +294,8 @@ class Scheduler(SchedulerBase):
             )
         if version == 5:
             d = _upgrade_from_5(d)
+        if version in (5, 6):
+            d = _upgrade_from_6(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         state = _statefile.check_entries(d, _STATE, caller, m)
         _check_invariants(state, caller)
@@ -359,6 +362,7 @@ _STATE = (
     Entry("park_level", "float", low=0.0),
     Entry("park_margin", "float", low=0.0, high=1.0, open_low=True, open_high=True),
     Entry("park_fall", "int", low=0),
+    Entry("park_wait", "int", low=0),  # (0 before the first tick)
     Entry("n_unparks", "int", low=0),
     Entry("park_moving", "bool"),
     Entry("park_move_ref", "float", low=0.0),
@@ -382,6 +386,16 @@ def _upgrade_from_5(d: Any) -> dict[str, Any]:
         d["bucket"] = bucket
     d.update(format_version=6, park_moving=False, park_move_ref=d.get("last_best", 0.0),
              park_move_tick=d.get("nticks", 0))
+    return d
+
+
+def _upgrade_from_6(d: Any) -> dict[str, Any]:
+    """A format-6 dict as format 7: the park's wait before its margin halves starts at its shortest (m/16
+    ticks, at least 16; format 6 waited m ticks and only when the winning value rose)."""
+    d = dict(d)
+    alive = np.asarray(d.get("alive", ()))
+    m = int(alive.sum()) if alive.dtype.kind == "b" else 0
+    d.update(format_version=7, park_wait=m // 16 if m >= 256 else 16)
     return d
 
 
@@ -413,9 +427,6 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
     if wrong.any():
         raise bad("bucket", f"must hold slope buckets below {n_buckets} or {_schedule.NOT_PLACED_CODE} (page "
                   f"{int(np.flatnonzero(wrong)[0])})")
-    parked = np.isin(bucket, (_schedule.PARK_CODE, _schedule.FAR_CODE))
-    if parked.any() and value != "greedy":
-        raise bad("bucket", f"must park only Greedy pages (page {int(np.flatnonzero(parked)[0])})")
     placed = bucket != _schedule.NOT_PLACED_CODE
     if built and (placed != alive).any():
         j = int(np.flatnonzero(placed != alive)[0])
