@@ -742,6 +742,11 @@ cdef class SchedulerState:
         ncq = freshcore_scan(slopes + o2, top_keys + o2, buckets + o2, s.tops.count[2], t, tpad, mg, 0.0, th2,
                              bounds + o2, cand_q, cbound_q, 0)
         nc = buckets_unscanned_candidates(s, t, tpad, th0, nc)
+        # the candidates' top pages: fetched while the calendar's pages are evaluated
+        for a in range(nc):
+            FRESHCORE_PREFETCH(&self.pages.records[s.heaps[cand[a]].ids[0]])
+        for a in range(ncq):
+            FRESHCORE_PREFETCH(&self.pages.records[s.heaps[cand_q[a]].ids[0]])
         best = -1
         bv = -INFINITY
         lbv = -INFINITY

@@ -305,8 +305,8 @@ cdef inline double reach_time(double t0, double tau0, double v0, double psi0, do
       that ``P`` needs, it reaches ``P`` where ``e^{-y} (1 + A + y) = (1 + A)(1 - r)``: ``y = x - A``
       with ``R^1(x) = R^1(A) + r (1 + A) e^{-A}`` (``residual1_inverse``, the Greedy park's Lambert W),
       and ``y`` is at least every iterate ``y_{k+1} = -log(1 - r) + log(1 + y_k/(1 + A))`` from
-      ``y_0 = -log(1 - r)`` (an increasing map below its fixed point): the larger of the two (each taken
-      a little low), where the first loses its digits to the difference ``x - A``;
+      ``y_0 = -log(1 - r)`` (an increasing map below its fixed point), used (the larger of the two, each
+      taken a little low) where the first loses its digits to the difference ``x - A`` (``y < A/1000``);
     * the line bounding ``sqrt V`` through the root (``V(tau)/tau**2`` does not increase), or ``V <= (mu
       a/2) tau**2`` when ``v0 = 0``.
 
@@ -322,17 +322,19 @@ cdef inline double reach_time(double t0, double tau0, double v0, double psi0, do
             return INFINITY  # the curve never reaches P (nor the value)
         A = a * psi0
         r = gap / big
-        y0 = -log1p(-r)
-        y = y0 + log1p(y0 / (1.0 + A))
-        y = (y0 + log1p(y / (1.0 + A))) * (1.0 - 1e-14)
+        y = -1.0
         if A < 700.0:
             ea = exp(-A)
             q = (1.0 + A) * ((1.0 - r) * ea)
             x = residual1_inverse(residual_exp(1, A) + r * ((1.0 + A) * ea), q)
-            x = x * (1.0 - 1e-14) - A
+            y = x * (1.0 - 1e-14) - A
+        if y < 1e-3 * A:  # (x - A lost its digits, or no Lambert W: the iterates)
+            y0 = -log1p(-r)
+            x = y0 + log1p(y0 / (1.0 + A))
+            x = (y0 + log1p(x / (1.0 + A))) * (1.0 - 1e-14)
             if x > y:
                 y = x
-        d = y / a
+        d = y / a if y > 0.0 else 0.0
     # the line bounding sqrt V
     if v0 > 0.0 and tau0 > 0.0:
         y = tau0 * (sqrt(P / v0) - 1.0)
