@@ -263,6 +263,7 @@ cdef extern from "_schedule_constants.h":
 cdef enum:
     NO_MEMORY = -2  # _step's result when memory is exhausted
     NO_VALUE = -3  # the result of _step, _build, _place and _signal when a page's value cannot be computed
+    SIGNAL_AHEAD = 8  # a stream of signals prefetches the pages of the one this many ahead
 
 #: Number of bucket codes (constant values, the slopes, the unbounded slopes, the two of parked pages).
 N_BUCKETS = N_CODES
@@ -961,7 +962,7 @@ cdef class SchedulerState:
         """out[:n] = the pages crawled at the next n ticks, each signal (pages[i], times[i]) counted (signal) just
         before the first tick at or after its time, those after the last tick after it (pages, times and
         counts already validated, times non-decreasing)."""
-        cdef Py_ssize_t k = 0, i = 0, ns = pages.shape[0], best = 0
+        cdef Py_ssize_t k = 0, i = 0, j, ns = pages.shape[0], best = 0
         cdef int r = 0
         cdef double tn
         self._usable()
@@ -969,6 +970,12 @@ cdef class SchedulerState:
             for k in range(n + 1):
                 tn = calendar_time(&self.buckets.calendar, self.tick + 1) if k < n else INFINITY
                 while i < ns and times[i] <= tn:
+                    if i + SIGNAL_AHEAD < ns:  # (a later signal's page: its record, parameters and bucket code)
+                        j = pages[i + SIGNAL_AHEAD]
+                        FRESHCORE_PREFETCH(&self.pages.records[j])
+                        FRESHCORE_PREFETCH(&self.pages.recall[j])
+                        FRESHCORE_PREFETCH(&self.pages.false_rate[j])
+                        FRESHCORE_PREFETCH(&self.buckets.code[j])
                     r = self._signal(pages[i], times[i])
                     if r < 0:
                         break
@@ -1023,11 +1030,17 @@ cdef class SchedulerState:
 
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
         """out[i] = signal(pages[i], times[i]), in order (pages, times and counts already validated)."""
-        cdef Py_ssize_t i, n = pages.shape[0]
+        cdef Py_ssize_t i, j, n = pages.shape[0]
         cdef int r = 0
         self._usable()
         with nogil:
             for i in range(n):
+                if i + SIGNAL_AHEAD < n:  # (as in run_signalled)
+                    j = pages[i + SIGNAL_AHEAD]
+                    FRESHCORE_PREFETCH(&self.pages.records[j])
+                    FRESHCORE_PREFETCH(&self.pages.recall[j])
+                    FRESHCORE_PREFETCH(&self.pages.false_rate[j])
+                    FRESHCORE_PREFETCH(&self.buckets.code[j])
                 r = self._signal(pages[i], times[i])
                 if r < 0:
                     break
