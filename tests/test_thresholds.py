@@ -357,6 +357,25 @@ def test_the_long_threshold_of_the_issue_in_bounded_time():
     assert res.thresholds[0] == pytest.approx(1e6 * (1 + u) - kappa, rel=1e-15)
 
 
+@pytest.mark.parametrize("R", [2 / 7000, 2e-4])
+def test_thresholds_past_4096_signal_steps(R):
+    # where psi's closed form is refused past K = 4096 (gamma beta = 99, its bound not below 1e-16), psi was the
+    # closed form plus the series (about twice psi): the thresholds stopped short of K = 4097 and their frequencies
+    # were not 1/psi (1.4286e-4 against 1.4326e-4 at R = 2/7000; at R = 2e-4 iota stayed at K = 4096)
+    from scipy.special import gammainc
+
+    pages = PageModel([0.001, 0.001], [1.0, 1.0], [0.99, 0.99], [0.58, 0.58])
+    res = optimal_thresholds(pages, R)
+    g, b = float(pages.gamma[0]), float(pages.beta[0])
+    t = res.thresholds[0]
+    k = int(t // b)
+    assert k > 4096
+    n = np.arange(k + 1)
+    psi = (gammainc(n + 1, g * (t - n * b)) / g).sum()
+    np.testing.assert_allclose(res.frequencies, 1.0 / psi, rtol=1e-12)
+    assert res.frequencies.sum() == pytest.approx(R, rel=1e-13)
+
+
 def test_an_extrapolating_step_past_the_largest_double_is_refused():
     """The interpolating steps of the outer iteration may land beyond 1e308; they fall back (was OverflowError)."""
     pages = PageModel([1, 2, 3], [1, 1, 1], recall=[0, 1, 0.5], false_rate=[0.1, 0.2, 0])

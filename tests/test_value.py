@@ -8,7 +8,7 @@ import pickle
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
@@ -1009,6 +1009,82 @@ def test_psi_residue_bound_holds_where_the_form_is_not_used():
         assert abs(tail) <= bound, (k, tail, bound)
         worst = max(worst, float(abs(tail)) / bound)
     assert worst > 1e-5  # not vacuous (measured: 8.7e-5 of the bound)
+
+
+def long_series_reference(iota, dl, lam, nu, dps=40):
+    """(psi, w, V) at iota summed as their series in ``dps`` digits, for long series (K = floor(iota/beta) in the
+    thousands): the terms with R^n = 1 to e^-40 (Chernoff, as in ``series_reference`` but at gap^2 > 80 x) are
+    counted in closed form (psi: their number over gamma; w: the geometric sum (1 - rho^m)/Delta of a prefix of m
+    terms), and only the terms in between take mp.gammainc; V = w - e^{-alpha iota} psi in those digits."""
+    with mp.workdps(dps):
+        dl, lam, nu, iota = (mp.mpf(float(v)) for v in (dl, lam, nu, iota))
+        alpha, gamma, c = (1 - lam) * dl, lam * dl + nu, dl + nu
+        beta = mp.log1p(lam * dl / nu) / alpha
+        rho = nu / c
+        K = int(mp.floor(iota / beta))
+        out = []
+        for rate, fac in ((gamma, None), (c, rho)):
+            n = np.arange(K + 1)
+            x = float(rate) * (float(iota) - n * float(beta))
+            gap = x - n
+            one = (gap > 0) & (gap * gap > 80 * x)
+            zero = (gap < 0) & (gap * gap > 80 * np.maximum(x, n))
+            m = int(np.argmin(one)) if not one.all() else K + 1  # the R^n = 1 terms: a prefix of m terms
+            assert not one[m:].any()
+            tot = mp.mpf(m) / rate if fac is None else (1 - fac**m) / dl
+            for i in np.flatnonzero(~one & ~zero):
+                r = mp.gammainc(int(i) + 1, 0, rate * (iota - int(i) * beta), regularized=True)
+                tot += (r if fac is None else fac ** int(i) * r) / rate
+            out.append(tot)
+        psi, w = out
+        return float(psi), float(w), float(w - mp.exp(-alpha * iota) * psi)
+
+
+def test_psi_past_4096_terms_where_the_closed_form_is_refused():
+    # the bug report: residue_interval stored its closed form in psi before testing its error bound, and where the
+    # bound refused it (r = u/R = 0.99985, r^K not small) the series was summed on top: psi about twice its value
+    # from K > 4096 on (13963.28 instead of 6981.64), and so in the frequencies and thresholds of optimal_thresholds
+    from scipy.special import gammainc
+
+    dl, lam, nu = 0.001, 0.99, 0.58
+    pages = PageModel([dl], [1.0], [lam], [nu])
+    g, b = lam * dl + nu, float(pages.beta[0])
+    for t, k in [(698000.0, 4092), (698669.33466733, 4096), (698889.44472236, 4097)]:
+        assert int(t // b) == k
+        n = np.arange(k + 1)
+        ref = (gammainc(n + 1, g * (t - n * b)) / g).sum()
+        got = crawl_interval(np.array([t]), pages)[0]
+        assert abs(got - ref) <= 1e-12 * ref, (t, got, ref)
+        assert crawl_frequency(t, pages)[0] == 1.0 / got
+        v, psi = np.empty(1), np.empty(1)
+        _value.value_interval_kernel(np.array([t]), pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+                                     pages.beta, np.ones(1), v, psi)
+        assert psi[0] == got  # (the fused series of the thresholds' solve: same bits)
+    u = g * b  # the renewal asymptote agrees to 2.5e-8 only: the closed form is rightly refused there
+    t = 698669.33466733
+    assert 1e-9 < abs((t + u * b / (2 * (1 + u))) / (1 + u) / crawl_interval(t, pages)[0] - 1) < 1e-7
+
+
+@settings(max_examples=20, deadline=None)
+@given(ldl=st.floats(-3.0, 1.3), lam=st.floats(0.8, 0.999), nu=st.floats(0.05, 3.0),
+       k=st.one_of(st.integers(3800, 4400), st.integers(3800, 8000)), frac=st.floats(0.0, 0.999))
+@example(ldl=-3.0, lam=0.99, nu=0.58, k=4096, frac=0.3)  # (the bug report's page: the closed form refused)
+@example(ldl=0.0, lam=0.999, nu=0.58, k=5000, frac=0.5)  # (gamma beta = 1.6e3: r >= 1, the closed form not tried)
+def test_long_series_of_psi_w_and_value_match_their_sums(ldl, lam, nu, k, frac):
+    # psi, w and V (and the fused V and psi of the thresholds' solve) against 40-digit sums of their series, on
+    # both sides of K = 4096 (LONG_SERIES), where gamma beta is from ~4 to ~1e4: the closed forms are taken,
+    # refused by their bound (r^K not small), or not tried (r >= 1)
+    dl = 10.0**ldl
+    pages = PageModel(dl, 1.0, lam, nu)
+    iota = (k + frac) * float(pages.beta[0])
+    psi, w, v = long_series_reference(iota, dl, lam, nu)
+    t = np.array([iota])
+    fv, fpsi = np.empty(1), np.empty(1)
+    _value.value_interval_kernel(t, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta,
+                                 np.ones(1), fv, fpsi)
+    for name, got, ref in (("psi", crawl_interval(t, pages)[0], psi), ("w", fresh_time(t, pages)[0], w),
+                           ("V", crawl_value(t, pages)[0], v), ("fused psi", fpsi[0], psi), ("fused V", fv[0], v)):
+        assert abs(got - ref) <= 1e-12 * ref, (name, got, ref)
 
 
 def test_the_long_interval_of_the_issue_in_bounded_time():

@@ -4,11 +4,13 @@
 # per-page functions call them); constants and coefficient tables in ``_value_residues.h``:
 # ``from freshcore._value_residues cimport residue_value``.
 #
-# Each ``residue_*`` returns False when its form does not apply (then the caller sums its series); where it
-# applies, its error bound (in its docstring, checked against 50-digit references by tests/test_value.py) is
-# below 1e-16 of the result.  The forms replace the series of psi and w only where the series would run past
-# LONG_SERIES terms: at most iota/beta terms, and about gamma iota (psi) or (Delta + nu) iota (w) before
-# R^n(x s_n) falls off (n > x s_n), so every page with a shorter series keeps its series' bits.
+# Each ``residue_*`` returns False when its form does not apply, and then writes nothing to its outputs (the
+# caller sums its series into the same variable from 0: a refused psi once left its closed form there, and
+# psi came out about twice too large); where it applies, its error bound (in its docstring, checked against
+# 50-digit references by tests/test_value.py) is below 1e-16 of the result.  The forms replace the series of
+# psi and w only where the series would run past LONG_SERIES terms: at most iota/beta terms, and about
+# gamma iota (psi) or (Delta + nu) iota (w) before R^n(x s_n) falls off (n > x s_n), so every page with a
+# shorter series keeps its series' bits.
 
 cimport cython
 from libc.float cimport DBL_MAX, DBL_MIN
@@ -320,7 +322,7 @@ cdef inline bint residue_interval(double iota, double gamma, double beta, double
     used when the series would take more than LONG_SERIES terms and these bounds are below 1e-16 of psi, of
     psi' and of psi'/beta; tests check it against 30-digit sums of the series on both sides of the switch.
     """
-    cdef double k, u, r, rad = PI, rk, lg
+    cdef double k, u, r, rad = PI, rk, lg, psi
     if not (beta > 0.0 and beta < INFINITY and gamma > 0.0 and iota < INFINITY):
         return False
     k = iota / beta
@@ -334,10 +336,11 @@ cdef inline bint residue_interval(double iota, double gamma, double beta, double
         return False
     rk = exp(k * log(r)) if r > 0.0 else 0.0
     lg = (2.0 / PI) * (3.0 + log1p(rad / PI)) * rk
-    psi_out[0] = (iota + u * beta / (2.0 * (1.0 + u))) / (1.0 + u)
-    if not (0.25 * beta * rk <= SUM_TOL * psi_out[0] and lg * (1.0 + u) <= SUM_TOL
+    psi = (iota + u * beta / (2.0 * (1.0 + u))) / (1.0 + u)
+    if not (0.25 * beta * rk <= SUM_TOL * psi and lg * (1.0 + u) <= SUM_TOL
             and 2.0 * rad * lg * (1.0 + u) <= SUM_TOL):
-        return False
+        return False  # (nothing written: the callers sum the series from their own 0)
+    psi_out[0] = psi
     if dpsi_out != NULL:
         dpsi_out[0] = 1.0 / (1.0 + u)
         dpsi_out[1] = 0.0
