@@ -892,15 +892,15 @@ def ks(estimate: Any, target: Any) -> float:
 # ---------------------------------------------------------------------------
 
 
-def _derivative_weights(z: float, xs: np.ndarray) -> np.ndarray:
-    """Weights w with sum w_i f(xs_i) ≈ f'(z), exact for polynomials of degree < len(xs) (Fornberg's
+def _derivative_weights(z: float, xs: np.ndarray, order: int = 1) -> np.ndarray:
+    """Weights w with sum w_i f(xs_i) ≈ f^(order)(z), exact for polynomials of degree < len(xs) (Fornberg's
     recursion, "Generation of finite difference formulas on arbitrarily spaced grids", 1988)."""
     n = len(xs)
-    c = np.zeros((n, 2))
+    c = np.zeros((n, order + 1))
     c[0, 0] = 1.0
     c1, c4 = 1.0, xs[0] - z
     for i in range(1, n):
-        mn = min(i, 1)
+        mn = min(i, order)
         c2, c5, c4 = 1.0, c4, xs[i] - z
         for j in range(i):
             c3 = xs[i] - xs[j]
@@ -913,12 +913,21 @@ def _derivative_weights(z: float, xs: np.ndarray) -> np.ndarray:
                 c[j, k] = (c4 * c[j, k] - k * c[j, k - 1]) / c3
             c[j, 0] = c4 * c[j, 0] / c3
         c1 = c2
-    return c[:, 1]
+    return c[:, order]
 
 
-def _density(xs: np.ndarray, g: np.ndarray, points: int) -> np.ndarray:
-    """G' at every xs from a `points`-point stencil: one-sided at the ends, centred inside.  Stencils of the
-    same shape (all of them on an even grid, but the ends) share their weights."""
+def _rate_from_integral(x: np.ndarray, integral: np.ndarray) -> float:
+    """g_U(0) from I = ∫_0^x G_U at the points x (> 0): I(0) = I'(0) = 0, so I(x) = Σ_{j=2}^{m+1} a_j x^j through
+    the m points gives g_U(0) = I''(0) = 2 a_2 (error O(h^m))."""
+    scale = x[-1]
+    a = np.linalg.solve((x[:, None] / scale) ** np.arange(2, len(x) + 2)[None, :], integral)
+    return float(2.0 * a[0] / scale**2)
+
+
+def _density(xs: np.ndarray, g: np.ndarray, points: int, order: int = 1) -> np.ndarray:
+    """The derivative of that order of g at every xs from a `points`-point stencil: one-sided at the ends,
+    centred inside.  Stencils of the same shape (all of them on an even grid, but the ends) share their
+    weights."""
     n = len(xs)
     half = (points - 1) // 2
     out = np.empty(n)
@@ -931,8 +940,8 @@ def _density(xs: np.ndarray, g: np.ndarray, points: int) -> np.ndarray:
         key = tuple(np.round(unit, 12).tolist())
         w = cache.get(key)
         if w is None:
-            w = cache[key] = _derivative_weights(0.0, unit)
-        out[p] = (w @ g[lo:lo + points]) / scale
+            w = cache[key] = _derivative_weights(0.0, unit, order)
+        out[p] = (w @ g[lo:lo + points]) / scale**order
     return out
 
 
@@ -959,7 +968,7 @@ class UpdateDistribution:
 
 
 @cites(LI_2017)
-def update_distribution(age_cdf: Any, x: Any, *, points: int = 5) -> UpdateDistribution:
+def update_distribution(age_cdf: Any, x: Any, *, points: int = 5, averages: bool = False) -> UpdateDistribution:
     """Recover the update-interval distribution F_U and the update rate μ from an estimate of G_U.
 
     G_U(x) = μ ∫_0^x (1 − F_U), so its derivative g_U = μ(1 − F_U): μ = g_U(0) and F_U = 1 − g_U/g_U(0)
@@ -972,10 +981,14 @@ def update_distribution(age_cdf: Any, x: Any, *, points: int = 5) -> UpdateDistr
         The estimate of G_U at the points ``x`` (from :func:`m2`, :func:`m4`, :func:`m5` or :func:`m6`);
         finite.
     x : array-like of float > 0, shape (m,), strictly increasing
-        Where ``age_cdf`` holds.  For :func:`m6`, whose bin n averages G_U over ((n − 1)h, nh], pass the bin
-        midpoints (n − 1/2)h.
+        Where ``age_cdf`` holds (with ``averages``: the right ends of the bins).
     points : int >= 2, default 5
         Points of each stencil (the error of a k-point formula is O(h^{k-1})); m + 1 >= points.
+    averages : bool, default False
+        ``age_cdf[n]`` is the average of G_U over (x[n − 1], x[n]] (x[−1] = 0), as :func:`m6` estimates with
+        a sampler whose renewal weight is flat across a bin (exponential sampling): the sums of the averages
+        times the bin widths are then I(x) = ∫_0^x G_U exactly, and g_U is its second derivative
+        (``points`` >= 3; at 0 from the polynomial with I(0) = I'(0) = 0 through the first points − 1).
 
     Returns
     -------
@@ -999,9 +1012,14 @@ def update_distribution(age_cdf: Any, x: Any, *, points: int = 5) -> UpdateDistr
     if xs[0] <= 0.0:
         raise ValueError(f"The 'x' parameter of {caller} must contain numbers > 0 (G_U(0) = 0 is added); "
                          f"x[0] = {xs[0].item()!r}.")
-    k = check_int(points, "points", caller, low=2, high=len(xs) + 1)
+    k = check_int(points, "points", caller, low=3 if averages else 2, high=len(xs) + 1)
     xs = np.concatenate(([0.0], xs))
-    dens = _density(xs, np.concatenate(([0.0], g)), k)
+    if averages:
+        integral = np.concatenate(([0.0], np.cumsum(np.diff(xs) * g)))
+        dens = _density(xs, integral, k, order=2)
+        dens[0] = _rate_from_integral(xs[1:k], integral[1:k])
+    else:
+        dens = _density(xs, np.concatenate(([0.0], g)), k)
     rate = float(dens[0])
     if not rate > 0.0:
         raise ValueError(f"The 'age_cdf' parameter of {caller} must rise at 0 (the slope there is the update rate); "
@@ -1011,13 +1029,14 @@ def update_distribution(age_cdf: Any, x: Any, *, points: int = 5) -> UpdateDistr
 
 @cites(LI_2017)
 def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *, points: int = 5,
-                   rtol: float = 0.01, xtol: float = 0.01) -> float:
+                   rtol: float = 0.01, xtol: float = 0.01, averages: bool = False) -> float:
     """The bin width h for recovering μ: the largest h in [low, high] where the estimated rate is flat.
 
     With bins too wide, the finite difference at 0 misses the curvature of G_U (the estimated E[U] = 1/μ
     falls as h shrinks); once h is small enough the estimate stays put (Fig. 8(a) of Li, Cline and Loguinov
-    (2017)) until noise takes over.  The search halves h on a log scale (bisection) for the largest h whose
-    estimated rate agrees with the one at h/2 within ``rtol``.
+    (2017)) until, at still smaller h, too few samples fall in the first bins and noise takes over.  The
+    search halves h from ``high`` until the estimated rate at h agrees with the one at h/2 within ``rtol``
+    (the top of the flat region), then bisects on a log scale between that h and 2h for the largest such h.
 
     Parameters
     ----------
@@ -1032,6 +1051,9 @@ def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *,
         Flat: |μ(h) − μ(h/2)| <= rtol μ(h/2).
     xtol : float > 0, default 0.01
         Stop when high/low < 1 + xtol.
+    averages : bool, default False
+        The estimate holds bin averages, as in :func:`update_distribution` (e.g. ``lambda h: (h * n,
+        m6(times, changed, h, 4))``).
 
     Returns
     -------
@@ -1041,7 +1063,7 @@ def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *,
     Raises
     ------
     ValueError
-        If the estimate is not flat even at ``low`` (too few samples, or ``low`` too small for them).
+        If the estimate is flat nowhere in [low, high] (too few samples for ``rtol``).
 
     Examples
     --------
@@ -1058,7 +1080,7 @@ def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *,
         raise TypeError(f"The 'estimate' parameter of {caller} must be callable. Got {type(estimate).__name__}.")
     lo = check_scalar(low, "low", caller, low=0.0, low_inclusive=False)
     hi = check_scalar(high, "high", caller, low=lo, low_inclusive=False)
-    k = check_int(points, "points", caller, low=2)
+    k = check_int(points, "points", caller, low=3 if averages else 2)
     rt = check_scalar(rtol, "rtol", caller, low=0.0, low_inclusive=False)
     xt = check_scalar(xtol, "xtol", caller, low=0.0, low_inclusive=False)
 
@@ -1067,17 +1089,24 @@ def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *,
         xv, gv = np.asarray(xv, dtype=float)[: k - 1], np.asarray(gv, dtype=float)[: k - 1]
         if len(xv) < k - 1:
             raise ValueError(f"The 'estimate' of {caller} must return at least points - 1 = {k - 1} values.")
+        if averages:
+            return _rate_from_integral(xv, np.cumsum(np.diff(np.concatenate(([0.0], xv))) * gv))
         return float(_derivative_weights(0.0, np.concatenate(([0.0], xv))) @ np.concatenate(([0.0], gv)))
 
     def flat(h: float) -> bool:
         a, b = rate(h), rate(0.5 * h)
         return bool(abs(a - b) <= rt * abs(b))
 
-    if flat(hi):
+    h = hi
+    while not flat(h):
+        h *= 0.5
+        if h < lo:
+            raise ValueError(f"The estimate of {caller} is flat nowhere in [low, high] = [{lo!r}, {hi!r}] (its rate "
+                             f"moves by more than rtol={rt!r} between h and h/2): more samples, or a larger "
+                             "'rtol', are needed.")
+    if h == hi:
         return hi
-    if not flat(lo):
-        raise ValueError(f"The estimate of {caller} is not flat even at low={lo!r} (its rate moves by more than "
-                         f"rtol={rt!r} between h and h/2): more samples, or a larger 'low', are needed.")
+    lo, hi = h, min(2.0 * h, hi)  # flat at lo, not at hi
     while hi / lo > 1.0 + xt:
         mid = math.sqrt(lo * hi)
         if flat(mid):
