@@ -189,6 +189,9 @@ def test_wmrd_and_ks_by_hand():
     (lambda: m2([0.1, 0.2, -0.5], [1.0]), ValueError, r"'ages' parameter of m2 must contain finite numbers >= 0; "
                                                       r"ages\[2\] = -0.5"),
     (lambda: m2([0.1, np.inf], [1.0]), ValueError, r"ages\[1\] = inf"),
+    (lambda: m2(np.array([0.1, 0.2, np.nan]), [1.0]), ValueError, r"'ages' parameter of m2 must contain finite "
+                                                                  r"numbers >= 0; ages\[2\] = nan"),
+    (lambda: m1(np.array([0.1, -0.2]), [1], [1.0]), ValueError, r"ages\[1\] = -0.2"),
     (lambda: m2([], [1.0]), ValueError, r"'ages' parameter of m2 must not be empty"),
     (lambda: m2([0.1], []), ValueError, r"'x' parameter of m2 must not be empty"),
     (lambda: m2([0.1], [1.0, 1.0]), ValueError, r"'x' parameter of m2 must be strictly increasing; x\[1\] = 1.0"),
