@@ -189,5 +189,5 @@ def run(quick: bool = False, seed: int = 0) -> list[Table]:
                 fig4((0.5, 1.0, 2.0, 5.0, 10.0), 1e6, seed), fig15(1e6, seed=seed),
                 recovery(1e5, 1e6, seed, rtol_m6=0.02)]
     return [table_i({1e2: 2000, 1e3: 1000, 1e4: 300, 1e5: 300, 1e6: 30}, seed), d3_d4(1e7, 4, seed),
-            fig4((0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0), 1e7, seed), fig15(1e7, seed=seed),
-            recovery(1e6, 1e7, seed)]
+            fig4((0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0), 2e6, seed), fig15(1e7, seed=seed),
+            recovery(1e5, 1e7, seed)]
