@@ -15,18 +15,15 @@ from freshcore.reproduce import blind as repro
 
 
 def ref_m6(times, changed, h, max_bin=None):
-    """All pairs in numpy: bin n is the smallest n >= 1 with d <= n*h (the same floating-point edges)."""
+    """All pairs in numpy: bin n = ceil(d * (1/h)), at least 1."""
     t = np.asarray(times, dtype=float)
     if max_bin is None:
-        max_bin = max(1, int(np.ceil((t[-1] - t[0]) / h)))
-        while max_bin * h < t[-1] - t[0]:
-            max_bin += 1
-    edges = np.arange(max_bin + 2, dtype=float) * h
+        max_bin = max(1, int(np.ceil((t[-1] - t[0]) * (1.0 / h))))
     c = np.concatenate(([0], np.cumsum(changed)))
     i, j = np.triu_indices(len(t), 1)
-    d = t[j] - t[i]
-    keep = d <= edges[max_bin]
-    b = np.searchsorted(edges, d[keep], side="left")
+    bins = np.maximum(np.ceil((t[j] - t[i]) * (1.0 / h)), 1.0)
+    keep = bins <= max_bin
+    b = bins[keep].astype(np.intp)
     q = (c[j] > c[i])[keep]
     w = np.bincount(b, minlength=max_bin + 1)[1:]
     z = np.bincount(b, weights=q, minlength=max_bin + 1)[1:].astype(np.int64)
@@ -95,6 +92,24 @@ def test_m6_forms_agree_on_simulated_logs(seed):
         for x, y in zip(a, b):
             np.testing.assert_array_equal(x, y)
     assert a[1].sum() == len(log.times) * (len(log.times) - 1) // 2 or max_bin is not None
+
+
+@pytest.mark.parametrize("h", [0.25, 0.05, 0.1])
+def test_m6_scalar_and_simd_bins_agree(h):
+    from freshcore import _blind
+
+    t = np.cumsum(np.random.default_rng(1).integers(1, 9, 3000)) * 0.25 + 0.1 * (h == 0.1)  # edges hit
+    c = np.random.default_rng(2).random(len(t) - 1) < 0.3
+    best = _blind.SIMD_LEVEL
+    try:
+        _blind._set_simd_level(0)
+        scalar = [quiet_m6(t, c, h, b, method=m, return_counts=True) for b in (None, 40) for m in ("pairs", "fast")]
+    finally:
+        assert _blind._set_simd_level(-1) == best
+    simd = [quiet_m6(t, c, h, b, method=m, return_counts=True) for b in (None, 40) for m in ("pairs", "fast")]
+    for a, b in zip(scalar, simd):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_m6_default_covers_every_pair_and_small_example():

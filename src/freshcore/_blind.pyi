@@ -5,6 +5,10 @@ import numpy.typing as npt
 
 __test__: dict[str, str]
 
+SIMD_LEVEL: int
+
+def _set_simd_level(level: int) -> int: ...
+
 def first_not_binary(flags: npt.NDArray[np.uint8]) -> int: ...
 def first_not_age(ages: npt.NDArray[np.float64]) -> int: ...
 def first_not_increasing(times: npt.NDArray[np.float64]) -> int: ...
@@ -13,22 +17,27 @@ def age_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts
 def kept_age_counts(
     ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> None: ...
-def detection_gaps(changed: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> int: ...
-def run_lengths(changed: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> None: ...
+def le_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> None: ...
+def kept_le_counts(
+    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> None: ...
+def detection_gaps(changed: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
 def gm4_counts(
     times: npt.NDArray[np.float64], changed: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> int: ...
 def m6_pairs(
     times: npt.NDArray[np.float64],
     changed: npt.NDArray[np.uint8],
-    edges: npt.NDArray[np.float64],
+    h: float,
+    nbins: int,
     pairs: npt.NDArray[np.int64],
-    updated: npt.NDArray[np.int64],
+    unchanged: npt.NDArray[np.int64],
 ) -> None: ...
 def m6_fast(
     times: npt.NDArray[np.float64],
     changed: npt.NDArray[np.uint8],
-    edges: npt.NDArray[np.float64],
+    h: float,
+    nbins: int,
     pairs: npt.NDArray[np.int64],
-    updated: npt.NDArray[np.int64],
+    unchanged: npt.NDArray[np.int64],
 ) -> None: ...

@@ -17,17 +17,29 @@ Conventions shared by the kernels
 Sorted query points ``x[0..k-1]``: ``_rank(x, k, a)`` is #{x_m < a}, so an age ``a`` counted in bin
 ``_rank`` is <= x_m exactly for m >= that bin (cumulative sums of the bins give the CDF at every x_m).
 
-M6 bins: ``edges[n] = n h`` for n = 0 .. B + 1 (computed once by the caller, so the numpy reference uses the
-same numbers); a distance d in (0, edges[B]] falls in bin n, the smallest n >= 1 with d <= edges[n].
-``_bin`` guesses n = floor(d / h) from a multiplication by 1/h and corrects it against the edges, so the
-bin never depends on how the division rounds and both M6 forms, which share it, count bit-identically.
+M6 bins: a distance d = s_j - s_i falls in bin n = ceil(d * (1/h)) (at least 1), d * (1/h) computed in double
+precision (a multiplication: the bin differs from ceil(d / h) only for distances within an ulp of a bin
+edge); both M6 forms compute it the same way, so they count bit-identically.  Both count, per bin, all pairs
+and the pairs inside one change-free run (Q_ij = 0); Z = W - that.  The bins of a chunk of partners are
+computed in one branch-free loop, then counted; no flag is read in the pair loops: the partners j of i split
+at ``nxt``, the first sample after i's next detected change.
 
 References
 ----------
 .. [1] X. Li, D. B. H. Cline, D. Loguinov, "Temporal update dynamics under blind sampling", IEEE/ACM
    Transactions on Networking, 2017 (an earlier version in IEEE INFOCOM 2015).
 """
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+cdef extern from "_blind_simd.h" nogil:
+    # out[j] = ceil((t[j] - si) * inv_h), at least 1, at most top (= nbins + 1: beyond the last bin)
+    void _row_bins "fc_row_bins"(const double* t, Py_ssize_t m, double si, double inv_h, int32_t top,
+                                 int32_t* out) noexcept
+    # #{j < n : a[j] <= x} (and keep[j] = 1)
+    int64_t _count_le "fc_count_le"(const double* a, Py_ssize_t n, double x) noexcept
+    int64_t _count_le_kept "fc_count_le_kept"(const double* a, const uint8_t* keep, Py_ssize_t n,
+                                              double x) noexcept
+    int fc_set_simd_level(int level) noexcept
 
 cdef enum:
     BLOCK = 4096  # entries tested together by the first_* scans
@@ -46,21 +58,6 @@ cdef inline Py_ssize_t _rank(const double* x, Py_ssize_t k, double a) noexcept n
         base = base + half if base[half] < a else base
         n -= half
     return (base - x) + (1 if base[0] < a else 0)
-
-
-cdef inline Py_ssize_t _bin(double d, const double* edges, double inv_h, Py_ssize_t nbins) noexcept nogil:
-    """The bin n in 1 .. nbins with edges[n - 1] < d <= edges[n], for 0 < d <= edges[nbins]."""
-    cdef double guess = d * inv_h
-    cdef Py_ssize_t n = nbins
-    if guess < <double>nbins:
-        n = <Py_ssize_t>guess
-    if n < 1:
-        n = 1
-    while n > 1 and d <= edges[n - 1]:
-        n -= 1
-    while d > edges[n]:
-        n += 1
-    return n
 
 
 # ---------------------------------------------------------------------------
@@ -198,35 +195,65 @@ def kept_age_counts(const double[::1] ages, const uint8_t[::1] keep, const doubl
             counts[_rank(&x[0], k, ages[j])] += keep[j]
 
 
-def detection_gaps(const uint8_t[::1] changed, int64_t[::1] counts):
-    """M3 and M5: ``counts[min(g, K)]`` += 1 for each gap g >= 1 between consecutive detections (positions of
-    the ones of ``changed``), K = len(counts) - 1.  Returns the number of detections."""
-    cdef Py_ssize_t n = changed.shape[0], top = counts.shape[0] - 1, j, last = -1, g
+def le_counts(const double[::1] ages, const double[::1] x, int64_t[::1] counts):
+    """M2 with few points: ``counts[m]`` += #{ages <= x[m]}, a block of ages (in L1) at a time, one
+    vectorised count per point."""
+    cdef Py_ssize_t n = ages.shape[0], k = x.shape[0], lo, hi, m
+    with nogil:
+        lo = 0
+        while lo < n:
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            for m in range(k):
+                counts[m] += _count_le(&ages[lo], hi - lo, x[m])
+            lo = hi
+
+
+def kept_le_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
+    """M1 with few points: as :func:`le_counts` over the ages ``ages[j]`` with ``keep[j] = 1``."""
+    cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], lo, hi, m
+    with nogil:
+        lo = 0
+        while lo < n:
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            for m in range(k):
+                counts[m] += _count_le_kept(&ages[lo], &keep[lo], hi - lo, x[m])
+            lo = hi
+
+
+def detection_gaps(const uint8_t[::1] changed, int64_t[:, ::1] counts):
+    """M3, M4 and M5: ``counts[l, min(g, K)]`` += 1 for each gap g >= 1 between consecutive detections (the
+    positions of the ones of ``changed``), K = counts.shape[1] - 1, spread over the rows l (independent
+    counters, so that runs of equal gaps do not wait on one another; sum the rows).  Returns (detections,
+    first, last): their number and the first and last positions (-1 without any).
+
+    Each block's positions are gathered first by a branch-free compaction (``pos[c] = j; c += changed[j]``),
+    so the loop over the flags has no branch to mispredict."""
+    cdef Py_ssize_t n = changed.shape[0], top = counts.shape[1] - 1, lanes = counts.shape[0]
+    cdef Py_ssize_t lo, hi, j, c, p, g, last = -1, first = -1, lane = 0
     cdef int64_t detections = 0
+    cdef Py_ssize_t pos[BLOCK]
     with nogil:
-        for j in range(n):
-            if changed[j]:
-                if last >= 0:
-                    g = j - last
-                    counts[g if g < top else top] += 1
-                last = j
-                detections += 1
-    return detections
-
-
-def run_lengths(const uint8_t[::1] changed, int64_t[::1] counts):
-    """M4: for every sample j >= 1 from the first detection on, ``counts[min(r, K)]`` += 1, where r = j - d + 1
-    and d the last sample <= j at which an update was detected (``changed[d - 1] = 1``), K = len(counts) - 1."""
-    cdef Py_ssize_t n = changed.shape[0], top = counts.shape[0] - 1, j
-    cdef int64_t run = 0, started = 0
-    with nogil:
-        for j in range(n):
-            if changed[j]:
-                run = 1
-                started = 1
-            else:
-                run += 1
-            counts[run if run < top else top] += started
+        lo = 0
+        while lo < n:
+            hi = lo + BLOCK if lo + BLOCK < n else n
+            c = 0
+            for j in range(lo, hi):
+                pos[c] = j
+                c += changed[j]
+            if c:
+                p = 0
+                if last < 0:
+                    first = last = pos[0]
+                    p = 1
+                while p < c:
+                    g = pos[p] - last
+                    last = pos[p]
+                    counts[lane, g if g < top else top] += 1
+                    lane = lane + 1 if lane + 1 < lanes else 0
+                    p += 1
+                detections += c
+            lo = hi
+    return detections, first, last
 
 
 def gm4_counts(const double[::1] times, const uint8_t[::1] changed, const double[::1] x, int64_t[::1] counts):
@@ -246,55 +273,76 @@ def gm4_counts(const double[::1] times, const uint8_t[::1] changed, const double
     return total
 
 
-def m6_pairs(const double[::1] times, const uint8_t[::1] changed, const double[::1] edges,
-             int64_t[::1] pairs, int64_t[::1] updated):
-    """M6 over all pairs i < j (eqs. (52)-(53) of Li et al.): ``pairs[n]`` += W_ij(y_n), ``updated[n]`` +=
-    Q_ij W_ij(y_n), for the bins n = 1 .. B (B = len(edges) - 2)."""
-    cdef Py_ssize_t n = times.shape[0], nbins = edges.shape[0] - 2, i, j, b
-    cdef double top = edges[nbins], inv_h = 1.0 / edges[1], si, d
-    cdef int64_t q
-    with nogil:
-        for i in range(n - 1):
-            si = times[i]
-            q = 0
-            for j in range(i + 1, n):
-                q |= changed[j - 1]
-                d = times[j] - si
-                if d <= top:
-                    b = _bin(d, &edges[0], inv_h, nbins)
-                    pairs[b] += 1
-                    updated[b] += q
+cdef enum:
+    CHUNK = 512  # partners whose bins are computed together (a vectorisable loop) before they are counted
 
 
-def m6_fast(const double[::1] times, const uint8_t[::1] changed, const double[::1] edges,
-            int64_t[::1] pairs, int64_t[::1] updated):
-    """M6 over the pairs no farther apart than edges[B] only (SPEC section 6): the same counts as
-    :func:`m6_pairs`.  For each i the partners j run forward while s_j - s_i <= edges[B]; those before the
-    next detection after i (``changed[j - 1] = 0`` all the way: one change-free run) have Q_ij = 0, the rest
-    Q_ij = 1, so no flag is read inside the pair loops."""
-    cdef Py_ssize_t n = times.shape[0], nbins = edges.shape[0] - 2, i, j, b, nxt
-    cdef double top = edges[nbins], inv_h = 1.0 / edges[1], si, d
+def _set_simd_level(int level):
+    """Choose the paths of ``_blind_simd.h``: 0 scalar, 1 AVX2, -1 the best the processor has (chosen at
+    import); returns the one used.  Every path gives the same results (for tests)."""
+    return fc_set_simd_level(level)
+
+
+SIMD_LEVEL = fc_set_simd_level(-1)  # once, at import: no lazy choice racing between threads
+
+
+def m6_pairs(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
+             int64_t[::1] pairs, int64_t[::1] unchanged):
+    """M6 over all pairs i < j (eqs. (52)-(53) of Li et al.): ``pairs[n]`` += W_ij(y_n), ``unchanged[n]`` +=
+    (1 - Q_ij) W_ij(y_n), for the bins n = 1 .. nbins; the pairs beyond nbins h land in ``pairs[nbins + 1]``
+    (both arrays have nbins + 2 entries)."""
+    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, nxt
+    cdef double inv_h = 1.0 / h
+    cdef int32_t top = <int32_t>(nbins + 1)
+    cdef int32_t buf[CHUNK]
     with nogil:
-        nxt = n  # first j > i with changed[j - 1] = 1 (n if none), maintained from the right
+        nxt = n  # the first j > i with changed[j - 1] = 1 (n if none), maintained from the right
         i = n - 2
         while i >= 0:
             if changed[i]:
                 nxt = i + 1
-            si = times[i]
-            j = i + 1
-            while j < nxt:
-                d = times[j] - si
-                if d > top:
-                    break
-                pairs[_bin(d, &edges[0], inv_h, nbins)] += 1
-                j += 1
-            else:
-                while j < n:
-                    d = times[j] - si
-                    if d > top:
-                        break
-                    b = _bin(d, &edges[0], inv_h, nbins)
-                    pairs[b] += 1
-                    updated[b] += 1
+            lo = i + 1
+            while lo < n:
+                m = n - lo if n - lo < CHUNK else CHUNK
+                _row_bins(&times[lo], m, times[i], inv_h, top, buf)
+                for j in range(m):
+                    pairs[buf[j]] += 1
+                j = 0
+                while j < m and lo + j < nxt:
+                    unchanged[buf[j]] += 1
                     j += 1
+                lo += m
+            i -= 1
+
+
+def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
+            int64_t[::1] pairs, int64_t[::1] unchanged):
+    """M6 over the pairs no farther apart than nbins h only (SPEC section 6): the same counts as
+    :func:`m6_pairs` (bar the overflow entry ``pairs[nbins + 1]``).  The partners of i end at the first j with
+    (s_j - s_i) / h > nbins, a pointer that only moves left as i does (times are sorted, and rounding keeps
+    the order)."""
+    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, nxt, end
+    cdef double inv_h = 1.0 / h, cap = <double>nbins
+    cdef int32_t top = <int32_t>(nbins + 1)
+    cdef int32_t buf[CHUNK]
+    with nogil:
+        nxt = n
+        end = n  # the first j with times[j] - times[i] > nbins h (n if none)
+        i = n - 2
+        while i >= 0:
+            if changed[i]:
+                nxt = i + 1
+            while end > i + 1 and (times[end - 1] - times[i]) * inv_h > cap:
+                end -= 1
+            lo = i + 1
+            while lo < end:
+                m = end - lo if end - lo < CHUNK else CHUNK
+                _row_bins(&times[lo], m, times[i], inv_h, top, buf)
+                for j in range(m):
+                    pairs[buf[j]] += 1
+                j = 0
+                while j < m and lo + j < nxt:
+                    unchanged[buf[j]] += 1
+                    j += 1
+                lo += m
             i -= 1

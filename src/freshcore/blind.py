@@ -64,7 +64,8 @@ __all__ = [
     "wmrd",
 ]
 
-_MAX_BINS = 10**8  # m6 with max_bin=None refuses to allocate more bins than this (1.6 GB of counts)
+# m6 refuses more bins than this (1.6 GB of counts with max_bin=None; the kernels' bins are int32)
+_MAX_BINS = 10**8
 
 
 @cites(LI_2017)
@@ -494,6 +495,31 @@ def _points(x: Any, caller: str, name: str = "x") -> np.ndarray:
     return arr
 
 
+_FEW_POINTS = 32  # up to this many points, one vectorised count per point beats a search per value
+
+
+def _cdf_at(xs: np.ndarray, count_each: Callable[[np.ndarray], Any], rank: Callable[[np.ndarray], Any],
+            total: Callable[[], int]) -> np.ndarray:
+    """The fraction of values <= each point: ``count_each`` fills #{values <= x_m} directly (few points),
+    ``rank`` the number of values per rank (values above exactly m points)."""
+    if len(xs) <= _FEW_POINTS:
+        counts = np.zeros(len(xs), dtype=np.int64)
+        count_each(counts)
+        n = total()
+        return counts / n if n else np.full(len(xs), np.nan)
+    counts = np.zeros(len(xs) + 1, dtype=np.int64)
+    rank(counts)
+    return _cdf(counts, total())
+
+
+def _gaps(changed: np.ndarray, k: int) -> tuple[np.ndarray, int, int, int]:
+    """The histogram of the gaps between consecutive detections (index g = 1 .. k, k + 1 for longer ones),
+    the number of detections, and the first and last detection (-1 without any)."""
+    lanes = np.zeros((4, k + 2), dtype=np.int64)
+    detections, first, last = _blind.detection_gaps(changed, lanes)
+    return lanes.sum(axis=0), detections, first, last
+
+
 def _cdf(counts: np.ndarray, total: float) -> np.ndarray:
     """The CDF at the points from the per-rank counts (rank m: exceeds the first m points); NaN without data."""
     if total <= 0:
@@ -544,9 +570,8 @@ def m1(ages: Any, changed: Any, x: Any) -> np.ndarray:
     a = _ages(ages, caller)
     c = _flags(changed, caller, len(a), of="ages")
     xs = _points(x, caller)
-    counts = np.zeros(len(xs) + 1, dtype=np.int64)
-    _blind.kept_age_counts(a, c, xs, counts)
-    return _cdf(counts, counts.sum())
+    return _cdf_at(xs, lambda counts: _blind.kept_le_counts(a, c, xs, counts),
+                   lambda counts: _blind.kept_age_counts(a, c, xs, counts), lambda: int(np.count_nonzero(c)))
 
 
 @cites(LI_2017)
@@ -579,9 +604,8 @@ def m2(ages: Any, x: Any) -> np.ndarray:
     caller = "m2"
     a = _ages(ages, caller)
     xs = _points(x, caller)
-    counts = np.zeros(len(xs) + 1, dtype=np.int64)
-    _blind.age_counts(a, xs, counts)
-    return _cdf(counts, len(a))
+    return _cdf_at(xs, lambda counts: _blind.le_counts(a, xs, counts),
+                   lambda counts: _blind.age_counts(a, xs, counts), lambda: len(a))
 
 
 # ---------------------------------------------------------------------------
@@ -620,9 +644,8 @@ def m3(changed: Any, n_points: int) -> np.ndarray:
     caller = "m3"
     c = _flags(changed, caller)
     k = check_int(n_points, "n_points", caller, low=1)
-    counts = np.zeros(k + 2, dtype=np.int64)  # counts[g] for gaps g = 1 .. k, counts[k + 1] for longer ones
-    _blind.detection_gaps(c, counts)
-    return _cdf(counts[1:], counts.sum())
+    hist = _gaps(c, k)[0]
+    return _cdf(hist[1:], hist.sum())
 
 
 @cites(LI_2017)
@@ -657,9 +680,14 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
     caller = "m4"
     c = _flags(changed, caller)
     k = check_int(n_points, "n_points", caller, low=1)
-    counts = np.zeros(k + 2, dtype=np.int64)
-    _blind.run_lengths(c, counts)
-    return _cdf(counts[1:], counts.sum())
+    # a run of L samples from a detection to the next adds one sample to each of the values 1 .. L (eq. (40)),
+    # so the count of value r is #{gaps >= r} plus 1 if the last run is that long
+    hist, detections, first, last = _gaps(c, k)
+    if not detections:
+        return np.full(k, np.nan)
+    r = np.arange(1, k + 1)
+    runs = hist[::-1].cumsum()[::-1][1:k + 1] + (r <= len(c) - last)
+    return np.cumsum(runs) / (len(c) - first)
 
 
 @cites(LI_2017)
@@ -695,10 +723,9 @@ def m5(changed: Any, n_points: int) -> np.ndarray:
     caller = "m5"
     c = _flags(changed, caller)
     k = check_int(n_points, "n_points", caller, low=1)
-    counts = np.zeros(k + 2, dtype=np.int64)
-    _blind.detection_gaps(c, counts)
+    hist = _gaps(c, k)[0]
     # sum over gaps g of min(n, g) = sum_{m = 1..n} #{g >= m}
-    at_least = counts[::-1].cumsum()[::-1]  # at_least[m] = #{g >= m}
+    at_least = hist[::-1].cumsum()[::-1]  # at_least[m] = #{g >= m}
     return np.cumsum(at_least[1:k + 1]) / len(c)
 
 
@@ -791,8 +818,9 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
     Notes
     -----
     At a fixed h the estimate is a renewal-weighted average of G_U over the bin ((n − 1)h, nh] (eq. (62);
-    SPEC §6), not G_U(nh): with Poisson sampling the weight is flat and the value is closest to
-    G_U((n − 1/2)h).  The bin of a distance is decided by comparing it with the floating-point numbers n·h.
+    SPEC §6), not G_U(nh): with Poisson sampling the weight is flat (pass ``averages=True`` to
+    :func:`update_distribution`).  The bin of a distance d is ⌈d · (1/h)⌉ in double precision, which differs
+    from ⌈d/h⌉ only within an ulp of a bin edge.
 
     Examples
     --------
@@ -807,12 +835,10 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
     check_choice(method, "method", caller, ("fast", "pairs"))
     span = float(t[-1] - t[0])
     if max_bin is None:
-        b = max(1, math.ceil(span / h))
+        b = max(1, math.ceil(span * (1.0 / h)))  # the bin of the longest distance
         if b > _MAX_BINS:
             raise ValueError(f"The 'max_bin' parameter of m6 is None, which would need {b} bins (the whole span "
                              f"{span!r} in bins of {h!r}); pass max_bin <= {_MAX_BINS}.")
-        while b * h < span:
-            b += 1
     else:
         b = check_int(max_bin, "max_bin", caller, low=1, high=_MAX_BINS)
     step = _blind.lattice_step(t, 1e-9)
@@ -821,11 +847,11 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
                       "sampler). If the updates are lattice too the samples phase-lock with them (Assumption 1 of "
                       "Li, Cline and Loguinov (2017)) and M6 is not consistent; with a lattice sampler M6 offers "
                       "nothing over M4.", LatticeSamplingWarning, stacklevel=2)
-    edges = np.arange(b + 2, dtype=np.float64) * h
-    pairs = np.zeros(b + 1, dtype=np.int64)
-    updated = np.zeros(b + 1, dtype=np.int64)
-    (_blind.m6_fast if method == "fast" else _blind.m6_pairs)(t, c, edges, pairs, updated)
-    pairs, updated = pairs[1:], updated[1:]
+    pairs = np.zeros(b + 2, dtype=np.int64)  # bins 1 .. b, and b + 1 for the pairs farther apart
+    unchanged = np.zeros(b + 2, dtype=np.int64)
+    (_blind.m6_fast if method == "fast" else _blind.m6_pairs)(t, c, h, b, pairs, unchanged)
+    pairs = pairs[1:b + 1]
+    updated = pairs - unchanged[1:b + 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         est = np.where(pairs > 0, updated / np.maximum(pairs, 1), np.nan)
     return (est, pairs, updated) if return_counts else est

@@ -1,0 +1,142 @@
+/* The inner loops of freshcore._blind that pay for SIMD, each with a portable scalar path and an AVX2 path
+ * (target attribute, chosen once at run time: fc_set_simd_level), which give the same results:
+ *
+ * - fc_row_bins: the bins of M6's pair distances, out[j] = ceil((t[j] - si) * inv_h), at least 1 and at
+ *   most top (= nbins + 1: "beyond the last bin"); the product is capped before its conversion, so no
+ *   distance overflows the int32 bin.  The same bits on both paths (IEEE subtraction, multiplication,
+ *   minimum and truncation, no fused multiply-add).  Written with intrinsics: GCC does not vectorise the
+ *   scalar loop for the x86-64 baseline (SSE2 has no packed int32 maximum and its conversions leave half a
+ *   register idle).
+ * - fc_count_le, fc_count_le_kept: #{j : a[j] <= x} (and keep[j] = 1), M1's and M2's counts; integer sums,
+ *   so any order gives the same count.  The AVX2 clone is the same C loop, which GCC vectorises there.
+ *
+ * FRESHCORE_NO_SIMD keeps the scalar paths only.
+ */
+#ifndef FRESHCORE_BLIND_SIMD_H
+#define FRESHCORE_BLIND_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "_static.h" /* FRESHCORE_STATIC */
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(FRESHCORE_NO_SIMD)
+#include <immintrin.h>
+#define FRESHCORE_BLIND_AVX2 1
+#endif
+
+FRESHCORE_STATIC void fc_row_bins_scalar(const double *t, ptrdiff_t m, double si, double inv_h, int32_t top,
+                                         int32_t *out)
+{
+    const double cap = (double)top;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        double x = (t[j] - si) * inv_h;
+        x = x < cap ? x : cap;
+        int32_t b = (int32_t)x; /* x >= 0: truncation is floor */
+        b += (double)b < x;
+        out[j] = b > 1 ? b : 1;
+    }
+}
+
+#ifdef FRESHCORE_BLIND_AVX2
+__attribute__((target("avx2"))) static void fc_row_bins_avx2(const double *t, ptrdiff_t m, double si,
+                                                              double inv_h, int32_t top, int32_t *out)
+{
+    const __m256d vsi = _mm256_set1_pd(si), vinv = _mm256_set1_pd(inv_h), vcap = _mm256_set1_pd((double)top);
+    const __m256d vone = _mm256_set1_pd(1.0);
+    const __m128i one = _mm_set1_epi32(1);
+    ptrdiff_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256d x = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(t + j), vsi), vinv);
+        x = _mm256_min_pd(x, vcap); /* x < cap ? x : cap */
+        __m128i b = _mm256_cvttpd_epi32(x);
+        __m256d up = _mm256_and_pd(_mm256_cmp_pd(_mm256_cvtepi32_pd(b), x, _CMP_LT_OQ), vone);
+        b = _mm_max_epi32(_mm_add_epi32(b, _mm256_cvttpd_epi32(up)), one);
+        _mm_storeu_si128((__m128i *)(out + j), b);
+    }
+    fc_row_bins_scalar(t + j, m - j, si, inv_h, top, out + j);
+}
+#endif
+
+#define FC_COUNT_LE_LOOP                                                                                      \
+    int64_t s = 0;                                                                                            \
+    for (ptrdiff_t j = 0; j < n; j++) {                                                                       \
+        s += a[j] <= x;                                                                                       \
+    }                                                                                                         \
+    return s;
+
+#define FC_COUNT_LE_KEPT_LOOP                                                                                 \
+    int64_t s = 0;                                                                                            \
+    for (ptrdiff_t j = 0; j < n; j++) {                                                                       \
+        s += (a[j] <= x) & keep[j];                                                                           \
+    }                                                                                                         \
+    return s;
+
+FRESHCORE_STATIC int64_t fc_count_le_scalar(const double *a, ptrdiff_t n, double x) { FC_COUNT_LE_LOOP }
+FRESHCORE_STATIC int64_t fc_count_le_kept_scalar(const double *a, const uint8_t *keep, ptrdiff_t n, double x)
+{
+    FC_COUNT_LE_KEPT_LOOP
+}
+
+#ifdef FRESHCORE_BLIND_AVX2
+__attribute__((target("avx2"))) static int64_t fc_count_le_avx2(const double *a, ptrdiff_t n, double x)
+{
+    FC_COUNT_LE_LOOP
+}
+__attribute__((target("avx2"))) static int64_t fc_count_le_kept_avx2(const double *a, const uint8_t *keep,
+                                                                      ptrdiff_t n, double x)
+{
+    FC_COUNT_LE_KEPT_LOOP
+}
+#endif
+
+/* The paths taken: 0 scalar, 1 AVX2; set once when the module is imported. */
+static int fc_simd_level = 0;
+
+/* Sets the paths (a level above what the processor has, or -1, means the best it has); returns the one used. */
+FRESHCORE_STATIC int fc_set_simd_level(int level)
+{
+    int best = 0;
+#ifdef FRESHCORE_BLIND_AVX2
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        best = 1;
+    }
+#endif
+    fc_simd_level = level < 0 || level > best ? best : level;
+    return fc_simd_level;
+}
+
+static inline void fc_row_bins(const double *t, ptrdiff_t m, double si, double inv_h, int32_t top, int32_t *out)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level == 1) {
+        fc_row_bins_avx2(t, m, si, inv_h, top, out);
+        return;
+    }
+#endif
+    fc_row_bins_scalar(t, m, si, inv_h, top, out);
+}
+
+static inline int64_t fc_count_le(const double *a, ptrdiff_t n, double x)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level == 1) {
+        return fc_count_le_avx2(a, n, x);
+    }
+#endif
+    return fc_count_le_scalar(a, n, x);
+}
+
+static inline int64_t fc_count_le_kept(const double *a, const uint8_t *keep, ptrdiff_t n, double x)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level == 1) {
+        return fc_count_le_kept_avx2(a, keep, n, x);
+    }
+#endif
+    return fc_count_le_kept_scalar(a, keep, n, x);
+}
+
+#endif /* FRESHCORE_BLIND_SIMD_H */
