@@ -39,6 +39,8 @@ cdef extern from "_blind_simd.h" nogil:
     int64_t _count_le "fc_count_le"(const double* a, Py_ssize_t n, double x) noexcept
     int64_t _count_le_kept "fc_count_le_kept"(const double* a, const uint8_t* keep, Py_ssize_t n,
                                               double x) noexcept
+    # #{j < n : a[j] is a number in [0, DBL_MAX]}
+    int64_t _count_ages "fc_count_ages"(const double* a, Py_ssize_t n) noexcept
     int fc_set_simd_level(int level) noexcept
 
 cdef enum:
@@ -195,29 +197,49 @@ def kept_age_counts(const double[::1] ages, const uint8_t[::1] keep, const doubl
             counts[_rank(&x[0], k, ages[j])] += keep[j]
 
 
+cdef Py_ssize_t _first_bad_in(const double* ages, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(lo, hi):
+        if _not_age(ages[j]):
+            return j
+    return -1
+
+
 def le_counts(const double[::1] ages, const double[::1] x, int64_t[::1] counts):
     """M2 with few points: ``counts[m]`` += #{ages <= x[m]}, a block of ages (in L1) at a time, one
-    vectorised count per point."""
-    cdef Py_ssize_t n = ages.shape[0], k = x.shape[0], lo, hi, m
+    vectorised count per point.  Returns the index of the first entry that is not an age (NaN, negative or
+    infinite), found in the same pass (the caller raises), or -1; the counts are then incomplete."""
+    cdef Py_ssize_t n = ages.shape[0], k = x.shape[0], lo, hi, m, bad = -1
     with nogil:
         lo = 0
         while lo < n:
             hi = lo + BLOCK if lo + BLOCK < n else n
+            if _count_ages(&ages[lo], hi - lo) != hi - lo:
+                bad = _first_bad_in(&ages[0], lo, hi)
+                break
             for m in range(k):
                 counts[m] += _count_le(&ages[lo], hi - lo, x[m])
             lo = hi
+    return bad
 
 
 def kept_le_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
-    """M1 with few points: as :func:`le_counts` over the ages ``ages[j]`` with ``keep[j] = 1``."""
-    cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], lo, hi, m
+    """M1 with few points: as :func:`le_counts` over the ages ``ages[j]`` with ``keep[j] = 1``, j <
+    len(keep); every age (the last one too) is checked."""
+    cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], lo, hi, m, bad = -1
     with nogil:
         lo = 0
         while lo < n:
             hi = lo + BLOCK if lo + BLOCK < n else n
+            if _count_ages(&ages[lo], hi - lo) != hi - lo:
+                bad = _first_bad_in(&ages[0], lo, hi)
+                break
             for m in range(k):
                 counts[m] += _count_le_kept(&ages[lo], &keep[lo], hi - lo, x[m])
             lo = hi
+        if bad < 0 and _not_age(ages[n]):
+            bad = n
+    return bad
 
 
 def detection_gaps(const uint8_t[::1] changed, int64_t[:, ::1] counts):

@@ -7,8 +7,10 @@
  *   minimum and truncation, no fused multiply-add).  Written with intrinsics: GCC does not vectorise the
  *   scalar loop for the x86-64 baseline (SSE2 has no packed int32 maximum and its conversions leave half a
  *   register idle).
- * - fc_count_le, fc_count_le_kept: #{j : a[j] <= x} (and keep[j] = 1), M1's and M2's counts; integer sums,
- *   so any order gives the same count.  The AVX2 clone is the same C loop, which GCC vectorises there.
+ * - fc_count_le, fc_count_le_kept, fc_count_ages: #{j : a[j] <= x} (and keep[j] = 1), M1's and M2's counts,
+ *   and #{j : a[j] is an age} (a number in [0, DBL_MAX]); integer sums, so any order gives the same count.
+ *   The AVX2 and AVX-512F clones are the same C loops, which GCC vectorises there (the counts take AVX-512F
+ *   where the processor has it: eight ages a compare).
  *
  * FRESHCORE_NO_SIMD keeps the scalar paths only.
  */
@@ -59,6 +61,7 @@ __attribute__((target("avx2"))) static void fc_row_bins_avx2(const double *t, pt
 }
 #endif
 
+/* The counting loops: integer sums of comparisons, so every path (and any order) gives the same count. */
 #define FC_COUNT_LE_LOOP                                                                                      \
     int64_t s = 0;                                                                                            \
     for (ptrdiff_t j = 0; j < n; j++) {                                                                       \
@@ -73,25 +76,29 @@ __attribute__((target("avx2"))) static void fc_row_bins_avx2(const double *t, pt
     }                                                                                                         \
     return s;
 
-FRESHCORE_STATIC int64_t fc_count_le_scalar(const double *a, ptrdiff_t n, double x) { FC_COUNT_LE_LOOP }
-FRESHCORE_STATIC int64_t fc_count_le_kept_scalar(const double *a, const uint8_t *keep, ptrdiff_t n, double x)
-{
-    FC_COUNT_LE_KEPT_LOOP
-}
+/* ages that are numbers in [0, DBL_MAX]: not NaN, not negative, not infinite */
+#define FC_COUNT_AGES_LOOP                                                                                    \
+    int64_t s = 0;                                                                                            \
+    for (ptrdiff_t j = 0; j < n; j++) {                                                                       \
+        s += (a[j] >= 0.0) & (a[j] <= 1.7976931348623157e308);                                                \
+    }                                                                                                         \
+    return s;
 
+#define FC_COUNTS(suffix, attr)                                                                               \
+    attr int64_t fc_count_le_##suffix(const double *a, ptrdiff_t n, double x) { FC_COUNT_LE_LOOP }             \
+    attr int64_t fc_count_le_kept_##suffix(const double *a, const uint8_t *keep, ptrdiff_t n, double x)        \
+    {                                                                                                         \
+        FC_COUNT_LE_KEPT_LOOP                                                                                 \
+    }                                                                                                         \
+    attr int64_t fc_count_ages_##suffix(const double *a, ptrdiff_t n) { FC_COUNT_AGES_LOOP }
+
+FC_COUNTS(scalar, FRESHCORE_STATIC)
 #ifdef FRESHCORE_BLIND_AVX2
-__attribute__((target("avx2"))) static int64_t fc_count_le_avx2(const double *a, ptrdiff_t n, double x)
-{
-    FC_COUNT_LE_LOOP
-}
-__attribute__((target("avx2"))) static int64_t fc_count_le_kept_avx2(const double *a, const uint8_t *keep,
-                                                                      ptrdiff_t n, double x)
-{
-    FC_COUNT_LE_KEPT_LOOP
-}
+FC_COUNTS(avx2, __attribute__((target("avx2"))) static)
+FC_COUNTS(avx512, __attribute__((target("avx512f"))) static)
 #endif
 
-/* The paths taken: 0 scalar, 1 AVX2; set once when the module is imported. */
+/* The paths taken: 0 scalar, 1 AVX2, 2 AVX-512F for the counts (AVX2 for the bins); set once at import. */
 static int fc_simd_level = 0;
 
 /* Sets the paths (a level above what the processor has, or -1, means the best it has); returns the one used. */
@@ -102,6 +109,9 @@ FRESHCORE_STATIC int fc_set_simd_level(int level)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) {
         best = 1;
+        if (__builtin_cpu_supports("avx512f")) {
+            best = 2;
+        }
     }
 #endif
     fc_simd_level = level < 0 || level > best ? best : level;
@@ -111,7 +121,7 @@ FRESHCORE_STATIC int fc_set_simd_level(int level)
 static inline void fc_row_bins(const double *t, ptrdiff_t m, double si, double inv_h, int32_t top, int32_t *out)
 {
 #ifdef FRESHCORE_BLIND_AVX2
-    if (fc_simd_level == 1) {
+    if (fc_simd_level >= 1) {
         fc_row_bins_avx2(t, m, si, inv_h, top, out);
         return;
     }
@@ -119,24 +129,26 @@ static inline void fc_row_bins(const double *t, ptrdiff_t m, double si, double i
     fc_row_bins_scalar(t, m, si, inv_h, top, out);
 }
 
-static inline int64_t fc_count_le(const double *a, ptrdiff_t n, double x)
-{
 #ifdef FRESHCORE_BLIND_AVX2
-    if (fc_simd_level == 1) {
-        return fc_count_le_avx2(a, n, x);
-    }
+#define FC_DISPATCH(name, ...)                                                                                \
+    if (fc_simd_level == 2) {                                                                                 \
+        return name##_avx512(__VA_ARGS__);                                                                    \
+    }                                                                                                         \
+    if (fc_simd_level == 1) {                                                                                 \
+        return name##_avx2(__VA_ARGS__);                                                                      \
+    }                                                                                                         \
+    return name##_scalar(__VA_ARGS__);
+#else
+#define FC_DISPATCH(name, ...) return name##_scalar(__VA_ARGS__);
 #endif
-    return fc_count_le_scalar(a, n, x);
-}
+
+static inline int64_t fc_count_le(const double *a, ptrdiff_t n, double x) { FC_DISPATCH(fc_count_le, a, n, x) }
 
 static inline int64_t fc_count_le_kept(const double *a, const uint8_t *keep, ptrdiff_t n, double x)
 {
-#ifdef FRESHCORE_BLIND_AVX2
-    if (fc_simd_level == 1) {
-        return fc_count_le_kept_avx2(a, keep, n, x);
-    }
-#endif
-    return fc_count_le_kept_scalar(a, keep, n, x);
+    FC_DISPATCH(fc_count_le_kept, a, keep, n, x)
 }
+
+static inline int64_t fc_count_ages(const double *a, ptrdiff_t n) { FC_DISPATCH(fc_count_ages, a, n) }
 
 #endif /* FRESHCORE_BLIND_SIMD_H */

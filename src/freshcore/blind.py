@@ -464,13 +464,10 @@ def _floats(x: Any, name: str, caller: str) -> np.ndarray:
     return check_array(x, name, caller, allow_inf=True)  # NaN is named here, the rest by the scans
 
 
-def _ages(x: Any, caller: str) -> np.ndarray:
-    arr = _floats(x, "ages", caller)
-    i = _blind.first_not_age(arr)
+def _bad_age(ages: np.ndarray, i: int, caller: str) -> None:
     if i >= 0:
         raise ValueError(f"The 'ages' parameter of {caller} must contain finite numbers >= 0; "
-                         f"ages[{i}] = {arr[i].item()!r}.")
-    return arr
+                         f"ages[{i}] = {ages[i].item()!r}.")
 
 
 def _times(x: Any, caller: str) -> np.ndarray:
@@ -498,15 +495,17 @@ def _points(x: Any, caller: str, name: str = "x") -> np.ndarray:
 _FEW_POINTS = 32  # up to this many points, one vectorised count per point beats a search per value
 
 
-def _cdf_at(xs: np.ndarray, count_each: Callable[[np.ndarray], Any], rank: Callable[[np.ndarray], Any],
-            total: Callable[[], int]) -> np.ndarray:
-    """The fraction of values <= each point: ``count_each`` fills #{values <= x_m} directly (few points),
-    ``rank`` the number of values per rank (values above exactly m points)."""
+def _age_cdf(ages: np.ndarray, xs: np.ndarray, caller: str, count_each: Callable[[np.ndarray], int],
+             rank: Callable[[np.ndarray], Any], total: Callable[[], int]) -> np.ndarray:
+    """The fraction of ages <= each point: with few points ``count_each`` fills #{ages <= x_m} directly and
+    reports the first bad age in the same pass; else the ages are scanned, then ``rank`` counts the ages per
+    rank (those above exactly m points)."""
     if len(xs) <= _FEW_POINTS:
         counts = np.zeros(len(xs), dtype=np.int64)
-        count_each(counts)
+        _bad_age(ages, count_each(counts), caller)
         n = total()
         return counts / n if n else np.full(len(xs), np.nan)
+    _bad_age(ages, _blind.first_not_age(ages), caller)
     counts = np.zeros(len(xs) + 1, dtype=np.int64)
     rank(counts)
     return _cdf(counts, total())
@@ -567,11 +566,11 @@ def m1(ages: Any, changed: Any, x: Any) -> np.ndarray:
     [0.5, 1.0]
     """
     caller = "m1"
-    a = _ages(ages, caller)
+    a = _floats(ages, "ages", caller)
     c = _flags(changed, caller, len(a), of="ages")
     xs = _points(x, caller)
-    return _cdf_at(xs, lambda counts: _blind.kept_le_counts(a, c, xs, counts),
-                   lambda counts: _blind.kept_age_counts(a, c, xs, counts), lambda: int(np.count_nonzero(c)))
+    return _age_cdf(a, xs, caller, lambda counts: _blind.kept_le_counts(a, c, xs, counts),
+                    lambda counts: _blind.kept_age_counts(a, c, xs, counts), lambda: int(np.count_nonzero(c)))
 
 
 @cites(LI_2017)
@@ -602,10 +601,10 @@ def m2(ages: Any, x: Any) -> np.ndarray:
     [0.5, 0.75]
     """
     caller = "m2"
-    a = _ages(ages, caller)
+    a = _floats(ages, "ages", caller)
     xs = _points(x, caller)
-    return _cdf_at(xs, lambda counts: _blind.le_counts(a, xs, counts),
-                   lambda counts: _blind.age_counts(a, xs, counts), lambda: len(a))
+    return _age_cdf(a, xs, caller, lambda counts: _blind.le_counts(a, xs, counts),
+                    lambda counts: _blind.age_counts(a, xs, counts), lambda: len(a))
 
 
 # ---------------------------------------------------------------------------
