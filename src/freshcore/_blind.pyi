@@ -6,6 +6,7 @@ import numpy.typing as npt
 __test__: dict[str, str]
 
 SIMD_LEVEL: int
+WINDOW: int
 
 def _set_simd_level(level: int) -> int: ...
 

@@ -42,6 +42,10 @@ cdef extern from "_blind_simd.h" nogil:
     # #{j < n : a[j] is a number in [0, DBL_MAX]}
     int64_t _count_ages "fc_count_ages"(const double* a, Py_ssize_t n) noexcept
     int fc_set_simd_level(int level) noexcept
+    # M6's fast form with AVX2 (returns 0, doing nothing, where the level is scalar)
+    int fc_m6_fast(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
+                   int64_t* pairs, int64_t* unchanged) noexcept
+    enum: FC_WINDOW
 
 cdef enum:
     BLOCK = 4096  # entries tested together by the first_* scans
@@ -306,6 +310,7 @@ def _set_simd_level(int level):
 
 
 SIMD_LEVEL = fc_set_simd_level(-1)  # once, at import: no lazy choice racing between threads
+WINDOW = FC_WINDOW  # the overflow entries past nbins that m6_fast's arrays need
 
 
 def m6_pairs(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
@@ -340,17 +345,24 @@ def m6_pairs(const double[::1] times, const uint8_t[::1] changed, double h, Py_s
 def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
             int64_t[::1] pairs, int64_t[::1] unchanged):
     """M6 over the pairs no farther apart than nbins h only (SPEC section 6): the same counts as
-    :func:`m6_pairs` (bar the overflow entry ``pairs[nbins + 1]``).  The partners of i end at the first j with
+    :func:`m6_pairs` in the bins 1 .. nbins (the arrays hold nbins + 1 + WINDOW entries; the entries past
+    nbins are overflow).  With AVX2, ``fc_m6_fast`` of ``_blind_simd.h`` (a fixed window of partners at a
+    time); else this loop.  The partners of i end at the first j with
     (s_j - s_i) / h > nbins, a pointer that only moves left as i does (times are sorted, and rounding keeps
     the order)."""
     cdef Py_ssize_t n = times.shape[0], i, j, lo, m, nxt, end
     cdef double inv_h = 1.0 / h, cap = <double>nbins
     cdef int32_t top = <int32_t>(nbins + 1)
     cdef int32_t buf[CHUNK]
+    if n < 2:
+        return
     with nogil:
+        if fc_m6_fast(&times[0], &changed[0], n, inv_h, <int32_t>nbins, &pairs[0], &unchanged[0]):
+            i = -1  # done there
+        else:
+            i = n - 2
         nxt = n
-        end = n  # the first j with times[j] - times[i] > nbins h (n if none)
-        i = n - 2
+        end = n  # the first j with (times[j] - times[i]) / h > nbins (n if none)
         while i >= 0:
             if changed[i]:
                 nxt = i + 1

@@ -12,6 +12,8 @@
  *   The AVX2 and AVX-512F clones are the same C loops, which GCC vectorises there (the counts take AVX-512F
  *   where the processor has it: eight ages a compare).
  *
+ * - fc_m6_fast: M6's fast form, a fixed window of partners at a time (AVX2 only; see below).
+ *
  * FRESHCORE_NO_SIMD keeps the scalar paths only.
  */
 #ifndef FRESHCORE_BLIND_SIMD_H
@@ -58,6 +60,59 @@ __attribute__((target("avx2"))) static void fc_row_bins_avx2(const double *t, pt
         _mm_storeu_si128((__m128i *)(out + j), b);
     }
     fc_row_bins_scalar(t + j, m - j, si, inv_h, top, out + j);
+}
+#endif
+
+/* M6's fast form with AVX2 (the counts of _blind.m6_fast, pair for pair): for each i the bins of its next
+ * FC_WINDOW partners come from two vectors, whether they are within the largest bin or not, and are counted
+ * in a loop of fixed length (no exit to mispredict); a partner beyond the largest bin lands in one of the
+ * FC_WINDOW overflow entries top .. top + FC_WINDOW - 1 (spread so that they do not wait on one another).
+ * Only a window holding more than FC_WINDOW partners goes on, FC_CHUNK partners' bins at a time.  pairs and unchanged hold
+ * nbins + 1 + FC_WINDOW entries. */
+#define FC_WINDOW 8
+#define FC_CHUNK 256
+
+#ifdef FRESHCORE_BLIND_AVX2
+__attribute__((target("avx2"))) static void fc_m6_fast_avx2(const double *t, const uint8_t *changed, ptrdiff_t n,
+                                                             double inv_h, int32_t nbins, int64_t *pairs,
+                                                             int64_t *unchanged)
+{
+    const double cap = (double)nbins; /* a pair counts iff (s_j - s_i) / h <= nbins */
+    const int32_t top = nbins + 1;
+    int32_t bins[FC_WINDOW], chunk[FC_CHUNK];
+    ptrdiff_t nxt = n; /* the first j > i with changed[j - 1] = 1 (n if none) */
+    for (ptrdiff_t i = n - 2; i >= 0; i--) {
+        if (changed[i]) {
+            nxt = i + 1;
+        }
+        const double si = t[i];
+        ptrdiff_t j = i + 1;
+        if (i + FC_WINDOW < n) {
+            fc_row_bins_avx2(t + j, FC_WINDOW, si, inv_h, top, bins);
+            for (int w = 0; w < FC_WINDOW; w++) {
+                int32_t b = bins[w] + (bins[w] == top) * w;
+                pairs[b] += 1;
+                unchanged[b] += j + w < nxt;
+            }
+            j += FC_WINDOW;
+        }
+        if (j < n && (t[j] - si) * inv_h <= cap) { /* more partners: chunks, until the first beyond */
+            for (;;) {
+                ptrdiff_t m = n - j < FC_CHUNK ? n - j : FC_CHUNK, w = 0;
+                fc_row_bins_avx2(t + j, m, si, inv_h, top, chunk);
+                for (; w < m && chunk[w] < top; w++) { /* the bins only grow with j */
+                    pairs[chunk[w]] += 1;
+                }
+                for (ptrdiff_t u = 0; u < w && j + u < nxt; u++) { /* the partners before the next change */
+                    unchanged[chunk[u]] += 1;
+                }
+                if (w < m || j + m >= n) {
+                    break;
+                }
+                j += m;
+            }
+        }
+    }
 }
 #endif
 
@@ -150,5 +205,19 @@ static inline int64_t fc_count_le_kept(const double *a, const uint8_t *keep, ptr
 }
 
 static inline int64_t fc_count_ages(const double *a, ptrdiff_t n) { FC_DISPATCH(fc_count_ages, a, n) }
+
+/* fc_m6_fast_avx2 where the level allows it (returns 1), else 0: the caller runs its portable loop. */
+static inline int fc_m6_fast(const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
+                             int64_t *pairs, int64_t *unchanged)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level >= 1) {
+        fc_m6_fast_avx2(t, changed, n, inv_h, nbins, pairs, unchanged);
+        return 1;
+    }
+#endif
+    (void)t, (void)changed, (void)n, (void)inv_h, (void)nbins, (void)pairs, (void)unchanged;
+    return 0;
+}
 
 #endif /* FRESHCORE_BLIND_SIMD_H */

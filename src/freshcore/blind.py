@@ -846,8 +846,9 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
                       "sampler). If the updates are lattice too the samples phase-lock with them (Assumption 1 of "
                       "Li, Cline and Loguinov (2017)) and M6 is not consistent; with a lattice sampler M6 offers "
                       "nothing over M4.", LatticeSamplingWarning, stacklevel=2)
-    pairs = np.zeros(b + 2, dtype=np.int64)  # bins 1 .. b, and b + 1 for the pairs farther apart
-    unchanged = np.zeros(b + 2, dtype=np.int64)
+    # bins 1 .. b; the entries past b gather the pairs farther apart (m6_fast spreads them over WINDOW)
+    pairs = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
+    unchanged = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
     (_blind.m6_fast if method == "fast" else _blind.m6_pairs)(t, c, h, b, pairs, unchanged)
     pairs = pairs[1:b + 1]
     updated = pairs - unchanged[1:b + 1]
