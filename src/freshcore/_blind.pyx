@@ -35,6 +35,9 @@ cdef extern from "_blind_simd.h" nogil:
     # out[j] = ceil((t[j] - si) * inv_h), at least 1, at most top (= nbins + 1: beyond the last bin)
     void _row_bins "fc_row_bins"(const double* t, Py_ssize_t m, double si, double inv_h, int32_t top,
                                  int32_t* out) noexcept
+    # out[k] = the bin of later[k] - earlier[k], as _row_bins
+    void _diag_bins "fc_diag_bins"(const double* later, const double* earlier, Py_ssize_t m, double inv_h,
+                                   int32_t top, int32_t* out) noexcept
     # #{j < n : a[j] <= x} (and keep[j] = 1)
     int64_t _count_le "fc_count_le"(const double* a, Py_ssize_t n, double x) noexcept
     int64_t _count_le_kept "fc_count_le_kept"(const double* a, const uint8_t* keep, Py_ssize_t n,
@@ -317,27 +320,36 @@ def m6_pairs(const double[::1] times, const uint8_t[::1] changed, double h, Py_s
              int64_t[::1] pairs, int64_t[::1] unchanged):
     """M6 over all pairs i < j (eqs. (52)-(53) of Li et al.): ``pairs[n]`` += W_ij(y_n), ``unchanged[n]`` +=
     (1 - Q_ij) W_ij(y_n), for the bins n = 1 .. nbins; the pairs beyond nbins h land in ``pairs[nbins + 1]``
-    (both arrays have nbins + 2 entries)."""
-    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, nxt
+    (both arrays have at least nbins + 2 entries).
+
+    Every pair is counted diagonal by diagonal (the pairs (k, k + d) for d = 1 .. n - 1): their distances are
+    close to one another, so the counts each diagonal touches are a narrow band of the histogram (in cache),
+    and its bins are one long vectorised loop.  The unchanged pairs (inside one change-free run) are counted
+    row by row: for each i, its partners before the next detected change."""
+    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, d, nxt
     cdef double inv_h = 1.0 / h
     cdef int32_t top = <int32_t>(nbins + 1)
     cdef int32_t buf[CHUNK]
     with nogil:
+        for d in range(1, n):
+            lo = 0
+            while lo < n - d:
+                m = n - d - lo if n - d - lo < CHUNK else CHUNK
+                _diag_bins(&times[lo + d], &times[lo], m, inv_h, top, buf)
+                for j in range(m):
+                    pairs[buf[j]] += 1
+                lo += m
         nxt = n  # the first j > i with changed[j - 1] = 1 (n if none), maintained from the right
         i = n - 2
         while i >= 0:
             if changed[i]:
                 nxt = i + 1
             lo = i + 1
-            while lo < n:
-                m = n - lo if n - lo < CHUNK else CHUNK
+            while lo < nxt:
+                m = nxt - lo if nxt - lo < CHUNK else CHUNK
                 _row_bins(&times[lo], m, times[i], inv_h, top, buf)
                 for j in range(m):
-                    pairs[buf[j]] += 1
-                j = 0
-                while j < m and lo + j < nxt:
                     unchanged[buf[j]] += 1
-                    j += 1
                 lo += m
             i -= 1
 

@@ -12,6 +12,7 @@
  *   The AVX2 and AVX-512F clones are the same C loops, which GCC vectorises there (the counts take AVX-512F
  *   where the processor has it: eight ages a compare).
  *
+ * - fc_diag_bins: the same bins for the pairs of one diagonal (all pairs (k, k + offset)).
  * - fc_m6_fast: M6's fast form, a fixed window of partners at a time (AVX2 only; see below).
  *
  * FRESHCORE_NO_SIMD keeps the scalar paths only.
@@ -43,7 +44,38 @@ FRESHCORE_STATIC void fc_row_bins_scalar(const double *t, ptrdiff_t m, double si
     }
 }
 
+/* The same bins for the pairs (k, k + offset) of one diagonal: out[k] for the distance later[k] - earlier[k]. */
+FRESHCORE_STATIC void fc_diag_bins_scalar(const double *later, const double *earlier, ptrdiff_t m, double inv_h,
+                                          int32_t top, int32_t *out)
+{
+    const double cap = (double)top;
+    for (ptrdiff_t j = 0; j < m; j++) {
+        double x = (later[j] - earlier[j]) * inv_h;
+        x = x < cap ? x : cap;
+        int32_t b = (int32_t)x;
+        b += (double)b < x;
+        out[j] = b > 1 ? b : 1;
+    }
+}
+
 #ifdef FRESHCORE_BLIND_AVX2
+__attribute__((target("avx2"))) static void fc_diag_bins_avx2(const double *later, const double *earlier,
+                                                               ptrdiff_t m, double inv_h, int32_t top, int32_t *out)
+{
+    const __m256d vinv = _mm256_set1_pd(inv_h), vcap = _mm256_set1_pd((double)top), vone = _mm256_set1_pd(1.0);
+    const __m128i one = _mm_set1_epi32(1);
+    ptrdiff_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256d x = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(later + j), _mm256_loadu_pd(earlier + j)), vinv);
+        x = _mm256_min_pd(x, vcap);
+        __m128i b = _mm256_cvttpd_epi32(x);
+        __m256d up = _mm256_and_pd(_mm256_cmp_pd(_mm256_cvtepi32_pd(b), x, _CMP_LT_OQ), vone);
+        b = _mm_max_epi32(_mm_add_epi32(b, _mm256_cvttpd_epi32(up)), one);
+        _mm_storeu_si128((__m128i *)(out + j), b);
+    }
+    fc_diag_bins_scalar(later + j, earlier + j, m - j, inv_h, top, out + j);
+}
+
 __attribute__((target("avx2"))) static void fc_row_bins_avx2(const double *t, ptrdiff_t m, double si,
                                                               double inv_h, int32_t top, int32_t *out)
 {
@@ -182,6 +214,18 @@ static inline void fc_row_bins(const double *t, ptrdiff_t m, double si, double i
     }
 #endif
     fc_row_bins_scalar(t, m, si, inv_h, top, out);
+}
+
+static inline void fc_diag_bins(const double *later, const double *earlier, ptrdiff_t m, double inv_h, int32_t top,
+                                int32_t *out)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level >= 1) {
+        fc_diag_bins_avx2(later, earlier, m, inv_h, top, out);
+        return;
+    }
+#endif
+    fc_diag_bins_scalar(later, earlier, m, inv_h, top, out);
 }
 
 #ifdef FRESHCORE_BLIND_AVX2
