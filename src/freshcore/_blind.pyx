@@ -42,6 +42,8 @@ cdef extern from "_blind_simd.h" nogil:
     int64_t _count_le "fc_count_le"(const double* a, Py_ssize_t n, double x) noexcept
     int64_t _count_le_kept "fc_count_le_kept"(const double* a, const uint8_t* keep, Py_ssize_t n,
                                               double x) noexcept
+    # out[j] = a[j] where keep[j], else +infinity
+    void _mask "fc_mask"(const double* a, const uint8_t* keep, Py_ssize_t n, double* out) noexcept
     # #{j < n : a[j] is a number in [0, DBL_MAX]}
     int64_t _count_ages "fc_count_ages"(const double* a, Py_ssize_t n) noexcept
     int fc_set_simd_level(int level) noexcept
@@ -232,8 +234,10 @@ def le_counts(const double[::1] ages, const double[::1] x, int64_t[::1] counts):
 
 def kept_le_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
     """M1 with few points: as :func:`le_counts` over the ages ``ages[j]`` with ``keep[j] = 1``, j <
-    len(keep); every age (the last one too) is checked."""
+    len(keep) (each block's other ages set to +infinity, above every point, in a buffer first); every age (the
+    last one too) is checked."""
     cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], lo, hi, m, bad = -1
+    cdef double buf[BLOCK]
     with nogil:
         lo = 0
         while lo < n:
@@ -241,8 +245,9 @@ def kept_le_counts(const double[::1] ages, const uint8_t[::1] keep, const double
             if _count_ages(&ages[lo], hi - lo) != hi - lo:
                 bad = _first_bad_in(&ages[0], lo, hi)
                 break
+            _mask(&ages[lo], &keep[lo], hi - lo, buf)
             for m in range(k):
-                counts[m] += _count_le_kept(&ages[lo], &keep[lo], hi - lo, x[m])
+                counts[m] += _count_le(buf, hi - lo, x[m])
             lo = hi
         if bad < 0 and _not_age(ages[n]):
             bad = n

@@ -20,6 +20,7 @@
 #ifndef FRESHCORE_BLIND_SIMD_H
 #define FRESHCORE_BLIND_SIMD_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -171,13 +172,21 @@ __attribute__((target("avx2"))) static void fc_m6_fast_avx2(const double *t, con
     }                                                                                                         \
     return s;
 
+/* out[j] = a[j] where keep[j], else +infinity (which is above every point): M1's kept ages, so that the plain
+   count follows */
+#define FC_MASK_LOOP                                                                                          \
+    for (ptrdiff_t j = 0; j < n; j++) {                                                                       \
+        out[j] = keep[j] ? a[j] : (double)INFINITY;                                                           \
+    }
+
 #define FC_COUNTS(suffix, attr)                                                                               \
     attr int64_t fc_count_le_##suffix(const double *a, ptrdiff_t n, double x) { FC_COUNT_LE_LOOP }             \
     attr int64_t fc_count_le_kept_##suffix(const double *a, const uint8_t *keep, ptrdiff_t n, double x)        \
     {                                                                                                         \
         FC_COUNT_LE_KEPT_LOOP                                                                                 \
     }                                                                                                         \
-    attr int64_t fc_count_ages_##suffix(const double *a, ptrdiff_t n) { FC_COUNT_AGES_LOOP }
+    attr int64_t fc_count_ages_##suffix(const double *a, ptrdiff_t n) { FC_COUNT_AGES_LOOP }                  \
+    attr void fc_mask_##suffix(const double *a, const uint8_t *keep, ptrdiff_t n, double *out) { FC_MASK_LOOP }
 
 FC_COUNTS(scalar, FRESHCORE_STATIC)
 #ifdef FRESHCORE_BLIND_AVX2
@@ -249,6 +258,21 @@ static inline int64_t fc_count_le_kept(const double *a, const uint8_t *keep, ptr
 }
 
 static inline int64_t fc_count_ages(const double *a, ptrdiff_t n) { FC_DISPATCH(fc_count_ages, a, n) }
+
+static inline void fc_mask(const double *a, const uint8_t *keep, ptrdiff_t n, double *out)
+{
+#ifdef FRESHCORE_BLIND_AVX2
+    if (fc_simd_level == 2) {
+        fc_mask_avx512(a, keep, n, out);
+        return;
+    }
+    if (fc_simd_level == 1) {
+        fc_mask_avx2(a, keep, n, out);
+        return;
+    }
+#endif
+    fc_mask_scalar(a, keep, n, out);
+}
 
 /* fc_m6_fast_avx2 where the level allows it (returns 1), else 0: the caller runs its portable loop. */
 static inline int fc_m6_fast(const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
