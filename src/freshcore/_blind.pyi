@@ -42,3 +42,19 @@ def m6_fast(
     pairs: npt.NDArray[np.int64],
     unchanged: npt.NDArray[np.int64],
 ) -> None: ...
+def renewal_intervals(
+    x: npt.NDArray[np.float64],
+    g: npt.NDArray[np.float64],
+    psum: npt.NDArray[np.float64],
+    rate: npt.NDArray[np.float64],
+    level: npt.NDArray[np.float64],
+    out: npt.NDArray[np.float64],
+) -> None: ...
+def renewal_freshness(
+    x: npt.NDArray[np.float64],
+    g: npt.NDArray[np.float64],
+    hcum: npt.NDArray[np.float64],
+    rate: npt.NDArray[np.float64],
+    interval: npt.NDArray[np.float64],
+    out: npt.NDArray[np.float64],
+) -> None: ...

@@ -29,6 +29,7 @@ References
 .. [1] X. Li, D. B. H. Cline, D. Loguinov, "Temporal update dynamics under blind sampling", IEEE/ACM
    Transactions on Networking, 2017 (an earlier version in IEEE INFOCOM 2015).
 """
+from libc.math cimport INFINITY, expm1, log, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cdef extern from "_blind_simd.h" nogil:
@@ -397,3 +398,93 @@ def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ss
                     j += 1
                 lo += m
             i -= 1
+
+
+# ---------------------------------------------------------------------------
+# crawl rates for renewal pages (beyond the paper): one page's interval and freshness
+# ---------------------------------------------------------------------------
+#
+# A page's age distribution G is piecewise linear on the grid x[0] = 0 < x[1] < ... < x[m] (G[0] = 0, G
+# non-decreasing, slope s_k on (x[k-1], x[k]]) and, where G[m] < 1, has an exponential tail beyond x[m]:
+# 1 - G(a) = (1 - G[m]) e^{-r (a - x[m])}.  Crawled every I, the page is fresh at age a of the crawl with
+# probability 1 - G(a); H(I) = ∫_0^I (1 - G) and psi(I) = ∫_0^I a dG(a) = I G(I) - ∫_0^I G (the partial mean
+# of the age), tabulated at the grid points as hcum and psum by the caller.
+
+cdef double _tail_solve(double xm, double r, double c) noexcept nogil:
+    """I >= xm with (I + 1/r) e^{-r (I - xm)} = c, 0 < c <= xm + 1/r: Newton on the log, which is concave
+    and decreasing in I, from I = xm (monotone from the left)."""
+    cdef double i = xm, f, lc = log(c)
+    cdef int _it
+    for _it in range(200):
+        f = log(i + 1.0 / r) - r * (i - xm) - lc
+        if f <= 0.0:
+            break
+        i += f / (r - 1.0 / (i + 1.0 / r))
+    return i
+
+
+def renewal_intervals(const double[::1] x, const double[:, ::1] g, const double[:, ::1] psum,
+                      const double[::1] rate, const double[::1] level, double[::1] out):
+    """out[i] = the crawl interval I of page i with psi_i(I) = level[i] (INFINITY where level[i] >= psi_i(inf),
+    0 where level[i] <= 0).  ``rate`` is the tail's r per page (0: G reaches 1 on the grid)."""
+    cdef Py_ssize_t n = g.shape[0], m = x.shape[0] - 1, p, lo, hi, mid
+    cdef double t, s, tail, c
+    with nogil:
+        for p in range(n):
+            t = level[p]
+            if t <= 0.0:
+                out[p] = 0.0
+                continue
+            if t > psum[p, m]:
+                tail = 1.0 - g[p, m]
+                if rate[p] <= 0.0 or tail <= 0.0:
+                    out[p] = INFINITY
+                    continue
+                c = (x[m] + 1.0 / rate[p]) - (t - psum[p, m]) / tail
+                out[p] = _tail_solve(x[m], rate[p], c) if c > 0.0 else INFINITY
+                continue
+            lo = 0  # psum[p, lo] < t <= psum[p, hi]
+            hi = m
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if psum[p, mid] < t:
+                    lo = mid
+                else:
+                    hi = mid
+            s = (g[p, hi] - g[p, lo]) / (x[hi] - x[lo])
+            out[p] = sqrt(x[lo] * x[lo] + 2.0 * (t - psum[p, lo]) / s)
+
+
+def renewal_freshness(const double[::1] x, const double[:, ::1] g, const double[:, ::1] hcum,
+                      const double[::1] rate, const double[::1] interval, double[::1] out):
+    """out[i] = H_i(I) / I, the time-averaged freshness of page i crawled every I = interval[i] (0 for an
+    infinite interval)."""
+    cdef Py_ssize_t n = g.shape[0], m = x.shape[0] - 1, p, lo, hi, mid
+    cdef double i, s, d, h, tail
+    with nogil:
+        for p in range(n):
+            i = interval[p]
+            if not i < INFINITY:
+                out[p] = 0.0
+                continue
+            if i <= 0.0:
+                out[p] = 1.0
+                continue
+            if i >= x[m]:
+                tail = 1.0 - g[p, m]
+                h = hcum[p, m]
+                if tail > 0.0 and rate[p] > 0.0:
+                    h += tail * (-expm1(-rate[p] * (i - x[m]))) / rate[p]
+                out[p] = h / i
+                continue
+            lo = 0  # x[lo] <= i < x[hi]
+            hi = m
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if x[mid] <= i:
+                    lo = mid
+                else:
+                    hi = mid
+            s = (g[p, hi] - g[p, lo]) / (x[hi] - x[lo])
+            d = i - x[lo]
+            out[p] = (hcum[p, lo] + (1.0 - g[p, lo]) * d - 0.5 * s * d * d) / i
