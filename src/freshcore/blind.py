@@ -19,6 +19,9 @@ Distances
 Simulation
     :class:`Exponential`, :class:`Pareto`, :class:`Constant`, :class:`Uniform`, :class:`Sampled` (interval
     distributions); :func:`renewal_times`; :func:`simulate_log` (a crawler's log, :class:`BlindLog`).
+Crawl rates from G_U (beyond the paper)
+    :func:`renewal_rates` (optimal periodic crawl rates under a bandwidth for pages with estimated or fitted
+    G_U; the periodic Poisson optimum when G_U is exponential), :func:`renewal_freshness`.
 
 Conventions: ``times`` are the n sample (download) times, strictly increasing; ``changed`` are the n − 1 flags
 Q_{j,j+1}, 1 iff the page changed between sample j and sample j + 1; ``ages`` are the n ages A_U(s_j)
