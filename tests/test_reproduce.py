@@ -64,4 +64,4 @@ def test_command_prints_tables_and_plots(tmp_path, capsys):
     assert e.value.code == 2
     with pytest.raises(ValueError, match="'name' parameter of run must be one of 'estimators', 'rates'"):
         run("fig9")
-    assert set(EXPERIMENTS) == {"estimators", "rates", "scheduler", "signals"}
+    assert set(EXPERIMENTS) == {"estimators", "rates", "scheduler", "signals", "blind"}

@@ -25,6 +25,8 @@ AZAR_2018 = ('Y. Azar, E. Horvitz, E. Lubetzky, Y. Peres, D. Shahaf, "Tractable 
              'crawling", PNAS 115(32), 2018.')
 UPADHYAY_2020 = ('U. Upadhyay, R. Busa-Fekete, W. Kotlowski, D. Pál, B. Szörényi, "Learning to crawl", '
                  'AAAI 2020.')
+LI_2017 = ('X. Li, D. B. H. Cline, D. Loguinov, "Temporal update dynamics under blind sampling", IEEE/ACM '
+           'Transactions on Networking 25(1), 2017 (an earlier version in IEEE INFOCOM 2015).')
 
 _T = TypeVar("_T")
 _EXAMPLES = re.compile(r"^([ \t]*)Examples\n\1-+[ \t]*$", re.MULTILINE)

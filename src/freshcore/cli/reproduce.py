@@ -3,7 +3,8 @@
 NAME is a topic: ``estimators`` (RMSE of the online estimators and the MLE, Avrachenkov, Patil and Thoppe
 (2022)), ``rates`` (the optimal rates' check distribution), ``scheduler`` (the scheduler against the
 continuous optimum, Fig. 2 of Busa-Fekete, Zimmert, György et al. (2025)), ``signals`` (with change signals,
-their Fig. 4).  The code is ``freshcore.reproduce``, the same the tests and benchmarks run.  ``--quick``
+their Fig. 4), ``blind`` (the blind-sampling estimators, Table I of Li, Cline and Loguinov (2017)).
+The code is ``freshcore.reproduce``, the same the tests and benchmarks run.  ``--quick``
 runs a smaller version (seconds instead of minutes); ``--plot`` draws the main table's numbers.
 """
 
@@ -71,9 +72,9 @@ def _plot(ax: Any, table: Any, name: str) -> None:
         xs = [p[0] for pts in series.values() for p in pts]
         if max(xs) / min(xs) >= 10:
             ax.set_xscale("log")
-        ax.set_xlabel("k (crawls)" if name == "estimators" else "m (pages)")
-        ax.set_ylabel("RMSE" if name == "estimators" else "accuracy")
-        if name == "estimators":
+        ax.set_xlabel({"estimators": "k (crawls)", "blind": "T (window)"}.get(name, "m (pages)"))
+        ax.set_ylabel({"estimators": "RMSE", "blind": "WMRD, KS"}.get(name, "accuracy"))
+        if name in ("estimators", "blind"):
             ax.set_yscale("log")
         ax.legend()
     else:

@@ -8,22 +8,24 @@ lists as reproducible:
 - ``rates``: the optimal crawl rates' check distribution (periodic and Poisson crawling);
 - ``scheduler``: the scheduler without signals against the continuous optimum (Fig. 2 and Appendix B of
   Busa-Fekete, Zimmert, György et al. (2025));
-- ``signals``: the scheduler with change signals (their Fig. 4).
+- ``signals``: the scheduler with change signals (their Fig. 4);
+- ``blind``: the blind-sampling estimators M1-M6 (Table I, E[D3], E[D4], Figs. 4, 8 and 15 of Li, Cline and
+  Loguinov (2017)).
 
-The Whittle index policy and the blind-sampling estimators will join as ``whittle`` and ``blind``.
+The Whittle index policy will join as ``whittle``.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from . import estimators, rates, scheduler, signals
+from . import blind, estimators, rates, scheduler, signals
 from ._tables import Table
 
 __all__ = ["EXPERIMENTS", "Table", "run"]
 
 EXPERIMENTS: dict[str, ModuleType] = {"estimators": estimators, "rates": rates, "scheduler": scheduler,
-                                      "signals": signals}
+                                      "signals": signals, "blind": blind}
 
 
 def run(name: str, quick: bool = False, seed: int = 0) -> list[Table]:

@@ -1,0 +1,60 @@
+"""Typed stub of the compiled blind-sampling kernels (freshcore._blind); see freshcore.blind for the public API."""
+
+import numpy as np
+import numpy.typing as npt
+
+__test__: dict[str, str]
+
+SIMD_LEVEL: int
+WINDOW: int
+
+def _set_simd_level(level: int) -> int: ...
+
+def first_not_binary(flags: npt.NDArray[np.uint8]) -> int: ...
+def first_not_age(ages: npt.NDArray[np.float64]) -> int: ...
+def first_not_increasing(times: npt.NDArray[np.float64]) -> int: ...
+def lattice_step(times: npt.NDArray[np.float64], rtol: float) -> float: ...
+def age_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> None: ...
+def kept_age_counts(
+    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> None: ...
+def le_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> int: ...
+def kept_le_counts(
+    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> int: ...
+def detection_gaps(changed: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
+def gm4_counts(
+    times: npt.NDArray[np.float64], changed: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+) -> int: ...
+def m6_pairs(
+    times: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    h: float,
+    nbins: int,
+    pairs: npt.NDArray[np.int64],
+    unchanged: npt.NDArray[np.int64],
+) -> None: ...
+def m6_fast(
+    times: npt.NDArray[np.float64],
+    changed: npt.NDArray[np.uint8],
+    h: float,
+    nbins: int,
+    pairs: npt.NDArray[np.int64],
+    unchanged: npt.NDArray[np.int64],
+) -> None: ...
+def renewal_intervals(
+    x: npt.NDArray[np.float64],
+    g: npt.NDArray[np.float64],
+    psum: npt.NDArray[np.float64],
+    rate: npt.NDArray[np.float64],
+    level: npt.NDArray[np.float64],
+    out: npt.NDArray[np.float64],
+) -> None: ...
+def renewal_freshness(
+    x: npt.NDArray[np.float64],
+    g: npt.NDArray[np.float64],
+    hcum: npt.NDArray[np.float64],
+    rate: npt.NDArray[np.float64],
+    interval: npt.NDArray[np.float64],
+    out: npt.NDArray[np.float64],
+) -> None: ...
