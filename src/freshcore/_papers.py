@@ -26,6 +26,9 @@ AZAR_2018 = ('Y. Azar, E. Horvitz, E. Lubetzky, Y. Peres, D. Shahaf, "Tractable 
 UPADHYAY_2020 = ('U. Upadhyay, R. Busa-Fekete, W. Kotlowski, D. Pál, B. Szörényi, "Learning to crawl", '
                  'AAAI 2020.')
 
+AVRACHENKOV_BORKAR_2018 = ('K. Avrachenkov, V. S. Borkar, "Whittle index policy for crawling ephemeral content", IEEE '
+                           'Transactions on Control of Network Systems 5(1), 2018.')
+
 _T = TypeVar("_T")
 _EXAMPLES = re.compile(r"^([ \t]*)Examples\n\1-+[ \t]*$", re.MULTILINE)
 _WIDTH = 100  # columns of an entry, its indentation included
