@@ -6,5 +6,10 @@ from numpy.typing import NDArray
 _F = NDArray[np.float64]
 
 def index_kernel(x: _F, ustar: _F, mut: _F, om: _F, invc: _F, out: _F) -> None: ...
+def threshold_kernel(c_lam: _F, ustar: _F, out: _F) -> None: ...
+def arrivals_kernel(
+    streams: NDArray[np.uint64], lam_t: _F, mut: _F, xi: _F, exponential: bool, out: _F,
+    counts: NDArray[np.int64] | None = ...,
+) -> None: ...
 
 __test__: dict[str, str]

@@ -21,9 +21,16 @@ bracket lie in [0, ustar] (eta om y <= y log(ustar/y) + om y <= ustar), so the a
 ustar.  gamma is continuous in x (its two expressions agree at the grid points x_n = ustar (1 - alpha^n) where
 eta steps), so a rounding of eta by one there costs nothing; log(ustar/y) is taken as -log1p(-x/ustar) while
 x < ustar/2 (accurate for small x), as log(ustar/y) above.
+
+The threshold of eq. (21), x_bar = ustar (1 - exp(1 + W_{-1}((q - 1)/e))) with q = C lambda / ustar, takes
+1 + W_{-1} from ``lambertw_shifted`` (the lower branch behind ``freshcore.lambertw``) given q = 1 + e z exactly:
+forming z first would lose q's digits near lambda = 0, the branch point, where x_bar ~ sqrt(2 C lambda ustar).
 """
 
-from libc.math cimport ceil, expm1, log, log1p
+from libc.math cimport ceil, exp, expm1, fabs, floor, lgamma, log, log1p, sqrt
+from libc.stdint cimport uint64_t
+
+from freshcore._core cimport lambertw_shifted
 
 
 cdef inline double source_index(double x, double ustar, double mut, double om, double invc) noexcept nogil:
@@ -52,3 +59,134 @@ def index_kernel(const double[::1] x, const double[::1] ustar, const double[::1]
             base = k * n
             for i in range(n):
                 out[base + i] = source_index(x[base + i], ustar[i], mut[i], om[i], invc[i])
+
+
+cdef double INV_E = 0.36787944117144233
+
+
+cdef inline double lambert_threshold_one(double c_lam, double ustar) noexcept nogil:
+    """x_bar of eq. (21) on the lower branch, 0 for C lambda <= 0 and C lambda for C lambda >= ustar."""
+    cdef double q, x
+    if c_lam <= 0.0:
+        return 0.0
+    if c_lam >= ustar:
+        return c_lam
+    q = c_lam / ustar
+    x = -ustar * expm1(lambertw_shifted(q, (q - 1.0) * INV_E, True))
+    return x if x > 0.0 else 0.0
+
+
+def threshold_kernel(const double[::1] c_lam, const double[::1] ustar, double[::1] out):
+    """out[k n + i] = x_bar_i at C_i lambda = c_lam[k n + i] for the n = len(ustar) sources."""
+    cdef Py_ssize_t n = ustar.shape[0], rows, k, i, base
+    if n == 0:
+        return
+    rows = c_lam.shape[0] // n
+    with nogil:
+        for k in range(rows):
+            base = k * n
+            for i in range(n):
+                out[base + i] = lambert_threshold_one(c_lam[base + i], ustar[i])
+
+
+# ---------------------------------------------------------------------------
+# The stochastic model (eq. (23)): U(k) = sum over the period's Poisson arrivals of xi e^{-mu (kT - tau)}.
+#
+# One xoshiro256** stream per replica (state: 4 uint64 words, seeded by the caller from a numpy Generator);
+# a stream is consumed period by period, source by source, whatever the policy does, so runs that share a
+# seed share their arrivals (common random numbers) and blocks of any length give the same draws.
+
+
+cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
+    return (x << k) | (x >> (64 - k))
+
+
+cdef inline uint64_t next_u64(uint64_t* s) noexcept nogil:
+    """xoshiro256** (Blackman and Vigna): the next 64 bits of the stream s[0..3]."""
+    cdef uint64_t result = _rotl(s[1] * 5, 7) * 9
+    cdef uint64_t t = s[1] << 17
+    s[2] ^= s[0]
+    s[3] ^= s[1]
+    s[1] ^= s[2]
+    s[0] ^= s[3]
+    s[2] ^= t
+    s[3] = _rotl(s[3], 45)
+    return result
+
+
+cdef inline double next_double(uint64_t* s) noexcept nogil:
+    """Uniform on [0, 1) with 53 random bits."""
+    return <double>(next_u64(s) >> 11) * 1.1102230246251565e-16
+
+
+cdef long poisson_small(uint64_t* s, double lam) noexcept nogil:
+    """Poisson(lam) by multiplying uniforms (Knuth), for lam < 10."""
+    cdef double limit = exp(-lam), p = 1.0
+    cdef long k = -1
+    while True:
+        k += 1
+        p *= next_double(s)
+        if p <= limit:
+            return k
+
+
+cdef long poisson_ptrs(uint64_t* s, double lam) noexcept nogil:
+    """Poisson(lam), lam >= 10: Hoermann's transformed rejection with squeeze (PTRS), as numpy's."""
+    cdef double slam = sqrt(lam), loglam = log(lam)
+    cdef double b = 0.931 + 2.53 * slam
+    cdef double a = -0.059 + 0.02483 * b
+    cdef double invalpha = 1.1239 + 1.1328 / (b - 3.4)
+    cdef double vr = 0.9277 - 3.6224 / (b - 2.0)
+    cdef double uu, v, us
+    cdef long k
+    while True:
+        uu = next_double(s) - 0.5
+        v = next_double(s)
+        us = 0.5 - fabs(uu)
+        k = <long>floor((2.0 * a / us + b) * uu + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return k
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if log(v) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - lgamma(k + 1.0):
+            return k
+
+
+cdef inline long poisson(uint64_t* s, double lam) noexcept nogil:
+    if lam <= 0.0:
+        return 0
+    if lam < 10.0:
+        return poisson_small(s, lam)
+    return poisson_ptrs(s, lam)
+
+
+def arrivals_kernel(uint64_t[:, ::1] streams, const double[::1] lam_t, const double[::1] mut,
+                    const double[::1] xi, bint exponential, double[:, :, ::1] out, long[:, :, ::1] counts=None):
+    """out[k, r, i] = U_i of period k in replica r: Poisson(lam_t[i]) arrivals at uniform epochs of the period,
+    each worth xi[i] (or an exponential of mean xi[i]) times e^{-mut[i] w}, w ~ U[0, 1) its age in periods.
+
+    ``streams[r]`` is replica r's xoshiro256** state, advanced in place; ``counts`` (optional, same shape)
+    receives the number of arrivals."""
+    cdef Py_ssize_t steps = out.shape[0], reps = out.shape[1], n = out.shape[2], k, r, i
+    cdef long _j, m
+    cdef double acc, c, e
+    cdef uint64_t* s
+    cdef bint keep = counts is not None
+    with nogil:
+        for k in range(steps):
+            for r in range(reps):
+                s = &streams[r, 0]
+                for i in range(n):
+                    m = poisson(s, lam_t[i])
+                    c = mut[i]
+                    acc = 0.0
+                    if exponential:
+                        for _j in range(m):
+                            e = -log1p(-next_double(s))
+                            acc += e * exp(-c * next_double(s))
+                    else:
+                        for _j in range(m):
+                            acc += exp(-c * next_double(s))
+                    out[k, r, i] = xi[i] * acc
+                    if keep:
+                        counts[k, r, i] = m

@@ -41,7 +41,8 @@ from freshcore import _whittle
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
 from freshcore._validation import check_array, check_out, check_scalar
 
-__all__ = ["SourceModel", "check_sources", "whittle_index"]
+__all__ = ["RelaxedOptimum", "SourceModel", "check_sources", "lagrangian_bound", "lambert_threshold",
+           "relaxed_optimum", "source_gain", "whittle_index"]
 
 #: ``mu T`` below this is refused: the index's ``eta`` (up to ``37 / (mu T)``) must stay finite.
 MIN_DECAY_PER_PERIOD = 1e-300
@@ -290,4 +291,278 @@ def whittle_index(x: Any, sources: SourceModel, *, out: np.ndarray | None = None
     else:
         check_out(out, arr.shape, caller)
     _whittle.index_kernel(arr.reshape(-1), *src._kernel_args(), out.reshape(-1))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The relaxed problem (Section VII): one multiplier, each source on its own
+
+
+def _grid_index(n: np.ndarray, src: SourceModel) -> np.ndarray:
+    """gamma_i(x_n) on the states x_n = u* (1 - alpha^n) a crawled source visits (n >= 1, the Remark's form,
+    exact there): [n ((1 - alpha) x_n - u) + x_n] / C = [x_n - n (1 - alpha) u* alpha^n] / C."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        an = np.exp(-src._mut * n)
+        xn = -src.u_star * np.expm1(-src._mut * n)
+        return (xn - n * src._om * src.u_star * an) * src._invc
+
+
+def _cycle_lengths(multiplier: float, src: SourceModel) -> np.ndarray:
+    """n_i(lambda) = min{n >= 1 : gamma_i(x_n) >= lambda} (float; inf where no n: lambda >= u*/C), the period of
+    source i under the relaxed policy "crawl iff gamma(X) >= lambda" started after a crawl."""
+    n = len(src)
+    if multiplier <= 0.0:
+        return np.ones(n)
+    never = ~(multiplier < src.u_star * src._invc)
+    lo = np.zeros(n)                      # gamma(x_lo) < lambda (x_0 = 0)
+    hi = np.ones(n)
+    # grow hi until gamma(x_hi) >= lambda, then bisect on the integers
+    for _ in range(64):
+        short = ~never & (_grid_index(hi, src) < multiplier)
+        if not short.any():
+            break
+        lo = np.where(short, hi, lo)
+        hi = np.where(short, 2.0 * hi, hi)
+    while True:
+        open_ = ~never & (hi - lo > 1.0)
+        if not open_.any():
+            break
+        mid = np.floor(0.5 * (lo + hi))
+        up = _grid_index(mid, src) >= multiplier
+        hi = np.where(open_ & up, mid, hi)
+        lo = np.where(open_ & ~up, mid, lo)
+    return np.where(never, np.inf, hi)
+
+
+def _gains(multiplier: float, n: np.ndarray, src: SourceModel) -> np.ndarray:
+    """beta_i = [C lambda (n - 1) + x_n] / n for a cycle of n periods (C lambda where n is infinite)."""
+    c_lam = src.cost * multiplier
+    finite = np.isfinite(n)
+    nf = np.where(finite, n, 1.0)
+    xn = -src.u_star * np.expm1(-src._mut * nf)
+    return np.where(finite, (c_lam * (nf - 1.0) + xn) / nf, c_lam)
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+def source_gain(multiplier: Any, sources: SourceModel) -> np.ndarray:
+    """The optimal average reward ``beta_i(lambda)`` of each source on its own, with subsidy ``C_i lambda`` for
+    each passive period (eq. (6) of Avrachenkov and Borkar (2018)).
+
+    Parameters
+    ----------
+    multiplier : float
+        ``lambda``, any finite number.
+    sources : SourceModel
+        The sources.
+
+    Returns
+    -------
+    beta : ndarray of float64, shape (n_sources,)
+
+    Notes
+    -----
+    The per-source dynamic programme solved exactly: its optimal policy crawls iff ``gamma(X) >= lambda``
+    (Theorem 1), so after the first crawl it repeats a cycle of ``n = min{n >= 1: gamma(x_n) >= lambda}``
+    periods, ``x_n = u* (1 - alpha^n)``, and by renewal reward (eq. (19))
+    ``beta = [C lambda (n - 1) + x_n] / n`` (``C lambda`` when no ``n`` exists: never crawl).  ``n`` is found
+    by bisection on the integers.  The tests check ``beta`` against relative value iteration.
+    """
+    caller = "source_gain"
+    src = check_sources(sources, caller)
+    lam = check_scalar(multiplier, "multiplier", caller)
+    return _gains(lam, _cycle_lengths(lam, src), src)
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+def lagrangian_bound(multiplier: Any, sources: SourceModel, budget: Any) -> float:
+    """The Lagrangian upper bound ``D(lambda) = sum_i beta_i(lambda) + lambda (M - sum_i C_i)``.
+
+    For every ``lambda >= 0`` it bounds the long-run average reward of any policy of the deterministic model
+    (eqs. (2)-(3) of Avrachenkov and Borkar (2018)) whose average budget ``sum_i C_i v_i`` is at most ``M``,
+    and so of every top-M policy when ``C = 1``; also of any policy of the stochastic model (eq. (23)) that
+    does not look at the states (its expected rewards are the deterministic ones), such as
+    :class:`~freshcore.whittle_policies.GreedyPolicy` or round robin.  Its minimum over ``lambda`` is the
+    relaxed optimum (:func:`relaxed_optimum`).
+
+    Parameters
+    ----------
+    multiplier : float
+        ``lambda >= 0``.
+    sources : SourceModel
+        The sources.
+    budget : float
+        ``M > 0``.
+
+    Returns
+    -------
+    float
+    """
+    caller = "lagrangian_bound"
+    src = check_sources(sources, caller)
+    lam = check_scalar(multiplier, "multiplier", caller, low=0.0)
+    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
+    return float(_gains(lam, _cycle_lengths(lam, src), src).sum() + lam * (m - src.cost.sum()))
+
+
+class RelaxedOptimum:
+    """The exact optimum of the relaxed problem (:func:`relaxed_optimum`).
+
+    Attributes
+    ----------
+    value : float
+        The optimal long-run average reward under the average budget: the least Lagrangian upper bound.
+    multiplier : float
+        ``lambda*``, the optimal Lagrange multiplier (the Whittle index at which sources are crawled).
+    cycle : ndarray of float64, shape (n_sources,)
+        The period ``n_i`` of each source (``inf``: never crawled) when it crawls at ``gamma(X) >= lambda*``.
+    share : ndarray of float64, shape (n_sources,)
+        For the sources indifferent at ``lambda*`` (``gamma_i(x_{n_i}) = lambda*``), the fraction of their
+        cycles that are ``n_i`` long, the rest ``n_i + 1`` (time-sharing); 1 for the others.
+    frequency : ndarray of float64, shape (n_sources,)
+        Crawls per period of each source; ``sum_i C_i frequency_i = M`` unless ``M >= sum_i C_i``.
+    """
+
+    __slots__ = ("cycle", "frequency", "multiplier", "share", "value")
+
+    def __init__(self, value: float, multiplier: float, cycle: np.ndarray, share: np.ndarray,
+                 frequency: np.ndarray) -> None:
+        self.value, self.multiplier, self.cycle, self.share, self.frequency = value, multiplier, cycle, share, frequency
+
+    def __repr__(self) -> str:
+        return f"RelaxedOptimum(value={self.value!r}, multiplier={self.multiplier!r})"
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+def relaxed_optimum(sources: SourceModel, budget: Any) -> RelaxedOptimum:
+    """The exact optimum of the relaxed problem: the average budget ``sum_i C_i v_i = M`` met on average only.
+
+    Section VII of Avrachenkov and Borkar (2018): with one multiplier ``lambda`` each source solves its own
+    problem (:func:`source_gain`); the relaxed optimum is ``min_lambda D(lambda)``
+    (:func:`lagrangian_bound`), an upper bound on every policy that crawls at most ``M`` a period.  In discrete
+    time it crawls a source iff ``gamma(X) >= lambda*`` (SPEC section 5), time-sharing at the tie.
+
+    Parameters
+    ----------
+    sources : SourceModel
+        The sources.
+    budget : float
+        ``M > 0``.
+
+    Returns
+    -------
+    RelaxedOptimum
+
+    Notes
+    -----
+    ``F(lambda) = sum_i C_i / n_i(lambda)``, the budget the relaxed policy uses, steps down at the grid
+    indices ``gamma_i(x_n)``; bisection on ``lambda`` finds the step where it crosses ``M``, ``lambda*`` is
+    that grid index, and the sources indifferent there alternate cycles of ``n`` and ``n + 1`` periods in the
+    proportion that meets ``M`` exactly (by strong duality any proportion gives ``D(lambda*)``, so the value is
+    ``D(lambda*)``; the tests check it against the rewards of the time-shared cycles and against
+    :class:`~freshcore.whittle_policies.RelaxedPolicy` simulated).  For the sources of Table I with ``M = 1``
+    it is 260.39 (the paper's 260.96 is not reachable: SPEC section 5).
+
+    Examples
+    --------
+    >>> from freshcore.whittle import SourceModel, relaxed_optimum
+    >>> table1 = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21])
+    >>> opt = relaxed_optimum(table1, 1)
+    >>> round(opt.value, 2), opt.cycle.tolist()
+    (260.39, [2.0, 2.0, inf, inf])
+    """
+    caller = "relaxed_optimum"
+    src = check_sources(sources, caller)
+    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
+    n = len(src)
+    total_cost = float(src.cost.sum())
+    if m >= total_cost:
+        cycle = np.ones(n)
+        return RelaxedOptimum(float(src.u.sum()), 0.0, cycle, np.ones(n), np.ones(n))
+
+    def used(lam: float) -> float:
+        return float((src.cost / _cycle_lengths(lam, src)).sum())
+
+    lo, hi = 0.0, float((src.u_star * src._invc).max())   # used(lo) >= M > used(hi) = 0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if used(mid) >= m:
+            lo = mid
+        else:
+            hi = mid
+    # lambda* is the grid index where the step is: the smallest gamma_i(x_{n_i(lo)}) >= lo
+    cyc = _cycle_lengths(lo, src)
+    finite = np.isfinite(cyc)
+    at = np.where(finite, _grid_index(np.where(finite, cyc, 1.0), src), np.inf)
+    lam = float(at.min())
+    cyc = _cycle_lengths(lam, src)
+    tie = finite & (at <= lam * (1 + 1e-12))
+    rest = float((src.cost[~tie] / cyc[~tie]).sum())
+    share = np.ones(n)
+    if tie.any():
+        ct, nt = src.cost[tie], cyc[tie]
+        # p in [0, 1] with sum_tie C / (n + 1 - p) = M - rest (increasing in p)
+        target = m - rest
+        plo, phi = 0.0, 1.0
+        for _ in range(100):
+            p = 0.5 * (plo + phi)
+            if float((ct / (nt + 1.0 - p)).sum()) < target:
+                plo = p
+            else:
+                phi = p
+        p = 0.5 * (plo + phi)
+        share[tie] = 1.0 if p > 1.0 - 1e-12 else 0.0 if p < 1e-12 else p   # exact at the ends: no drift
+    mean_cycle = np.where(np.isfinite(cyc), cyc + 1.0 - share, np.inf)
+    frequency = np.where(np.isfinite(mean_cycle), 1.0 / np.where(np.isfinite(mean_cycle), mean_cycle, 1.0), 0.0)
+    value = float(_gains(lam, cyc, src).sum() + lam * (m - total_cost))
+    return RelaxedOptimum(value, lam, cyc, share, frequency)
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+def lambert_threshold(multiplier: Any, sources: SourceModel) -> np.ndarray:
+    """The optimal threshold ``x_bar(lambda)`` of eq. (21) of Avrachenkov and Borkar (2018), lower branch.
+
+    ``x_bar = u* (1 - exp(1 + W_{-1}((C lambda / u* - 1) / e)))`` for ``0 < C lambda < u*``, extended by
+    ``x_bar = 0`` for ``lambda <= 0`` and ``x_bar = C lambda`` for ``C lambda >= u*`` (SPEC section 5; both
+    extensions are continuous, so every finite ``lambda`` has a threshold, never NaN).
+
+    Parameters
+    ----------
+    multiplier : float or array_like of shape (n_sources,)
+        ``lambda``, finite.
+    sources : SourceModel
+        The sources.
+
+    Returns
+    -------
+    x_bar : ndarray of float64, shape (n_sources,)
+
+    Notes
+    -----
+    The stationary point of the renewal reward (19) in a continuous number of periods ``eta``: it is the
+    optimum for a continuous period, not the exact discrete-time relaxed policy, which crawls iff
+    ``gamma(X) >= lambda`` (SPEC section 5; :func:`relaxed_optimum`).  The principal branch that the paper's
+    ``W`` suggests gives ``x_bar <= 0``.  ``1 + W_{-1}`` comes from the compiled lower branch behind
+    :func:`freshcore.special.lambertw`, in its shifted form that takes ``q = 1 + e z = C lambda / u*``
+    exactly: near ``lambda = 0``, the branch point, ``x_bar ~ sqrt(2 C lambda u*)`` keeps all its digits.
+
+    Examples
+    --------
+    >>> from freshcore.whittle import SourceModel, lambert_threshold
+    >>> table1 = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21])
+    >>> lambert_threshold(100.0, table1).round(2).tolist()
+    [231.27, 280.75, 100.0, 100.0]
+    """
+    caller = "lambert_threshold"
+    src = check_sources(sources, caller)
+    lam = check_array(multiplier, "multiplier", caller, ndim=(0, 1))
+    if np.ndim(multiplier) == 1 and len(lam) != len(src):
+        raise ValueError(
+            f"The 'multiplier' parameter of {caller} must be a number or an array of length {len(src)} "
+            f"(the number of sources). Got length {len(lam)} instead."
+        )
+    c_lam = np.ascontiguousarray((lam.reshape(-1)[0] if np.ndim(multiplier) == 0 else lam) * src.cost)
+    out = np.empty(len(src))
+    _whittle.threshold_kernel(c_lam, src.u_star, out)
     return out

@@ -28,12 +28,16 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from freshcore import _whittle
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
-from freshcore._validation import check_int
-from freshcore.whittle import SourceModel, whittle_index
+from freshcore._validation import check_choice, check_int, check_scalar
+from freshcore.whittle import RelaxedOptimum, SourceModel, lambert_threshold, relaxed_optimum, whittle_index
 
 __all__ = [
+    "DualDescentPolicy",
     "GreedyPolicy",
+    "LambertThresholdPolicy",
+    "RelaxedPolicy",
     "RoundRobinPolicy",
     "SourcePolicy",
     "StaticPolicy",
@@ -221,3 +225,142 @@ class StaticPolicy:
         mask = np.zeros(state.shape, dtype=bool)
         mask[:, self._schedule[step % len(self._schedule)]] = True
         return mask
+
+
+# ---------------------------------------------------------------------------
+# Relaxed controls (Section VII): the budget met on average only
+
+#: Indices within this relative distance of the multiplier count as ties.
+TIE = 1e-9
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+class RelaxedPolicy:
+    """The exact optimum of the relaxed problem as a policy: crawl iff ``gamma(X) >= lambda*``, time-sharing.
+
+    :func:`~freshcore.whittle.relaxed_optimum` gives ``lambda*`` and, for the sources indifferent at it, the
+    share of their cycles that end at the tie; this policy crawls a source whose index exceeds ``lambda*``,
+    and a source at the tie (within a relative 1e-9) in that share of its visits (evenly spread, Bresenham's
+    way), so that the average budget is ``M`` and the long-run reward the relaxed optimum, an upper bound on
+    every policy crawling at most ``M`` a period (Section VII of Avrachenkov and Borkar (2018); SPEC
+    section 5).  The number crawled per period varies.
+
+    Parameters
+    ----------
+    budget : float
+        ``M > 0``, the average budget ``sum_i C_i v_i``.
+
+    Attributes
+    ----------
+    optimum : RelaxedOptimum
+        The relaxed optimum of the sources of the last run (None before one).
+    """
+
+    _caller = "RelaxedPolicy"
+
+    def __init__(self, budget: Any = 1.0) -> None:
+        self._m = check_scalar(budget, "budget", self._caller, low=0.0, low_inclusive=False)
+        self.optimum: RelaxedOptimum | None = None
+
+    budget = property(lambda self: self._m, doc="M, the average budget.")
+
+    def start(self, sources: SourceModel, n_replicas: int) -> None:
+        self._sources = sources
+        self.optimum = relaxed_optimum(sources, self._m)
+        self._credit = np.zeros((n_replicas, len(sources)))
+
+    def choose(self, state: np.ndarray, age: np.ndarray, step: int) -> np.ndarray:
+        assert self.optimum is not None
+        lam, share = self.optimum.multiplier, self.optimum.share
+        g = whittle_index(state, self._sources)
+        tie = np.abs(g - lam) <= TIE * lam
+        self._credit += np.where(tie, share, 0.0)
+        spend = tie & (self._credit >= 1.0 - 1e-12)
+        self._credit -= spend
+        return (g > lam) & ~tie | spend
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+class LambertThresholdPolicy:
+    """Crawl iff ``X >= x_bar(lambda)``, the threshold of eq. (21) of Avrachenkov and Borkar (2018).
+
+    :func:`~freshcore.whittle.lambert_threshold` (lower branch of Lambert W, SPEC's extensions) at a fixed
+    multiplier: the continuous-period optimum of each source's subsidised problem.
+
+    Parameters
+    ----------
+    multiplier : float
+        ``lambda``, finite.
+    """
+
+    _caller = "LambertThresholdPolicy"
+
+    def __init__(self, multiplier: Any) -> None:
+        self._lam = check_scalar(multiplier, "multiplier", self._caller)
+
+    multiplier = property(lambda self: self._lam, doc="lambda.")
+
+    def start(self, sources: SourceModel, n_replicas: int) -> None:
+        self._threshold = lambert_threshold(self._lam, sources)
+
+    def choose(self, state: np.ndarray, age: np.ndarray, step: int) -> np.ndarray:
+        return np.asarray(state >= self._threshold)
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+class DualDescentPolicy:
+    """The relaxed control with its multiplier learnt online: eq. (22) as corrected in SPEC section 5.
+
+    Each period crawls the sources that the current multiplier ``lambda(k)`` makes active, then
+    ``lambda(k+1) = lambda(k) - b(k) (M - sum_i C_i v_i(k))`` (the paper prints ``M/N`` and the wrong index;
+    SPEC section 5), with ``b(k) = step / (k + 1)^0.7`` (``sum b = inf``, ``sum b^2 < inf``).  One multiplier
+    per replica.
+
+    Parameters
+    ----------
+    budget : float
+        ``M > 0``, the average budget.
+    step : float, optional
+        ``b(0) > 0``; default a tenth of the largest ``u* / C``.
+    multiplier : float, default=0.0
+        ``lambda(0)``.
+    rule : {"index", "lambert"}, default="index"
+        Which sources ``lambda(k)`` makes active: ``"index"`` those with ``gamma(X) >= lambda(k)`` (the exact
+        discrete relaxed policy), ``"lambert"`` those with ``X >= x_bar(lambda(k))`` of eq. (21), as the paper
+        has it (Section VII of Avrachenkov and Borkar (2018)).
+
+    Attributes
+    ----------
+    multiplier : ndarray of float64, shape (n_replicas,)
+        The current ``lambda`` of each replica.
+    """
+
+    _caller = "DualDescentPolicy"
+
+    def __init__(self, budget: Any = 1.0, step: Any = None, multiplier: Any = 0.0, rule: str = "index") -> None:
+        self._m = check_scalar(budget, "budget", self._caller, low=0.0, low_inclusive=False)
+        self._step = None if step is None else check_scalar(step, "step", self._caller, low=0.0,
+                                                             low_inclusive=False)
+        self._lam0 = check_scalar(multiplier, "multiplier", self._caller)
+        self._rule = check_choice(rule, "rule", self._caller, ("index", "lambert"))
+        self.multiplier = np.array([self._lam0])
+
+    budget = property(lambda self: self._m, doc="M, the average budget.")
+
+    def start(self, sources: SourceModel, n_replicas: int) -> None:
+        self._sources = sources
+        self._b0 = self._step if self._step is not None else 0.1 * float((sources.u_star / sources.cost).max())
+        self.multiplier = np.full(n_replicas, self._lam0)
+
+    def choose(self, state: np.ndarray, age: np.ndarray, step: int) -> np.ndarray:
+        s = self._sources
+        lam = self.multiplier[:, None]
+        if self._rule == "index":
+            v = whittle_index(state, s) >= lam
+        else:
+            c_lam = np.ascontiguousarray(lam * s.cost)
+            x_bar = np.empty(c_lam.shape)
+            _whittle.threshold_kernel(c_lam.reshape(-1), s.u_star, x_bar.reshape(-1))
+            v = state >= x_bar
+        self.multiplier = self.multiplier - self._b0 / (step + 1.0) ** 0.7 * (self._m - v @ s.cost)
+        return np.asarray(v)
