@@ -21,13 +21,52 @@ from typing import Any
 import numpy as np
 
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
-from freshcore._validation import check_choice, check_int
+from freshcore import _whittle
+from freshcore._validation import check_choice, check_int, check_rng
 from freshcore.whittle import SourceModel, check_sources, check_states
 from freshcore.whittle_policies import SourcePolicy
 
-__all__ = ["SourceSimulation", "simulate_sources"]
+__all__ = ["ArrivalStream", "SourceSimulation", "simulate_sources"]
 
-MODELS = ("deterministic",)
+MODELS = ("deterministic", "stochastic")
+UTILITIES = ("deterministic", "exponential")
+#: Periods of arrivals drawn per call of the compiled generator.
+BLOCK = 512
+
+
+class ArrivalStream:
+    """The utilities ``U_i(k)`` that each period brings to each source in the stochastic model (eq. (23)).
+
+    Arrivals at source ``i`` form a Poisson process of rate ``Lambda_i``: a period brings a Poisson
+    ``Lambda_i T`` number of them at independent uniform epochs, each worth its initial utility (``xi_i``, or an
+    exponential of mean ``xi_i``) times ``e^{-mu_i (kT - tau)}`` at the period's end.  ``E[U_i] = u_i``.
+
+    Each replica has its own stream (xoshiro256**, seeded from ``rng``), read period by period and source by
+    source: two streams made with the same seed give the same utilities however they are read in blocks, so
+    the policies of a comparison can see the same arrivals.
+
+    Parameters
+    ----------
+    sources : SourceModel
+    n_replicas : int
+    utility : {"deterministic", "exponential"}
+    rng : None, int or numpy.random.Generator
+    """
+
+    def __init__(self, sources: SourceModel, n_replicas: int, utility: str, rng: Any) -> None:
+        gen = check_rng(rng, "ArrivalStream")
+        self._streams = gen.integers(1, 2**63, size=(n_replicas, 4), dtype=np.uint64)
+        self._lam_t = np.ascontiguousarray(sources.arrival_rate * sources.period)
+        self._mut, self._xi = sources._mut, sources.utility
+        self._exponential = utility == "exponential"
+        self._n = len(sources)
+
+    def draw(self, n_steps: int, counts: np.ndarray | None = None) -> np.ndarray:
+        """The utilities of the next ``n_steps`` periods, shape ``(n_steps, n_replicas, n_sources)``
+        (``counts``, int64 of that shape, receives the numbers of arrivals)."""
+        out = np.empty((n_steps, len(self._streams), self._n))
+        _whittle.arrivals_kernel(self._streams, self._lam_t, self._mut, self._xi, self._exponential, out, counts)
+        return out
 
 
 class SourceSimulation:
@@ -87,7 +126,9 @@ def simulate_sources(
     *,
     x0: Any = None,
     model: str = "deterministic",
+    utility: str = "deterministic",
     n_replicas: int = 1,
+    rng: Any = None,
 ) -> SourceSimulation:
     """Run ``policy`` on ``sources`` for ``n_steps`` periods.
 
@@ -101,12 +142,20 @@ def simulate_sources(
     n_steps : int
         Periods to run, ``>= 1``.
     x0 : array_like of shape (n_sources,) or (n_replicas, n_sources), optional
-        The states at period 0 (finite, ``>= 0``); default ``u`` (every source just crawled).
-    model : {"deterministic"}, default="deterministic"
+        The states at period 0 (finite, ``>= 0``); default every source just crawled: ``u``
+        (deterministic), a draw of ``U`` (stochastic).
+    model : {"deterministic", "stochastic"}, default="deterministic"
         ``"deterministic"``: eqs. (2)-(3) of Avrachenkov and Borkar (2018), passive ``X <- alpha X + u``,
-        crawled ``X <- u``.
+        crawled ``X <- u``.  ``"stochastic"``: eq. (23), ``u`` replaced by the period's random utility
+        ``U(k+1)`` (:class:`ArrivalStream`).
+    utility : {"deterministic", "exponential"}, default="deterministic"
+        Stochastic model: each arrival's initial utility is ``xi`` or an exponential of mean ``xi`` (the
+        paper's two readings, SPEC section 5).
     n_replicas : int, default=1
         Independent copies of the system, run together.
+    rng : None, int or numpy.random.Generator, optional
+        Seed of the stochastic model's arrivals; the same seed gives every policy the same arrivals
+        (common random numbers).
 
     Returns
     -------
@@ -124,7 +173,8 @@ def simulate_sources(
     Notes
     -----
     Period ``k`` (``k = 0..n_steps-1``): the policy sees ``X(k)`` and the ages, crawls the sources ``v(k)``,
-    earns ``sum_i v_i(k) X_i(k)``; then ``X(k+1) = u`` where crawled and ``alpha X(k) + u`` elsewhere.
+    earns ``sum_i v_i(k) X_i(k)``; then ``X(k+1) = u`` where crawled and ``alpha X(k) + u`` elsewhere
+    (stochastic: ``U(k+1)`` and ``alpha X(k) + U(k+1)``).
 
     Examples
     --------
@@ -144,9 +194,12 @@ def simulate_sources(
     n_steps = check_int(n_steps, "n_steps", caller, low=1)
     n_replicas = check_int(n_replicas, "n_replicas", caller, low=1)
     check_choice(model, "model", caller, MODELS)
+    check_choice(utility, "utility", caller, UTILITIES)
     n = len(src)
+    stochastic = model == "stochastic"
+    stream = ArrivalStream(src, n_replicas, utility, check_rng(rng, caller)) if stochastic else None
     if x0 is None:
-        x = np.tile(src.u, (n_replicas, 1))
+        x = stream.draw(1)[0] if stream is not None else np.tile(src.u, (n_replicas, 1))
     else:
         x0a = check_states(x0, src, caller, name="x0")
         if x0a.ndim > 2 or (x0a.ndim == 2 and x0a.shape[0] != n_replicas):
@@ -162,7 +215,11 @@ def simulate_sources(
     policy.start(src, n_replicas)
     x.flags.writeable = False
     age.flags.writeable = False
+    block = np.broadcast_to(u, (BLOCK, n_replicas, n))
     for k in range(n_steps):
+        if stream is not None and k % BLOCK == 0:
+            block = stream.draw(min(BLOCK, n_steps - k))
+        u = block[k % BLOCK]
         v = np.asarray(policy.choose(x, age, k), dtype=bool)
         if v.shape != x.shape:
             raise ValueError(f"The policy's choose() returned shape {v.shape}; {caller} needs {x.shape}.")
