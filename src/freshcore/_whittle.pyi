@@ -11,5 +11,9 @@ def arrivals_kernel(
     streams: NDArray[np.uint64], lam_t: _F, mut: _F, xi: _F, exponential: bool, out: _F,
     counts: NDArray[np.int64] | None = ...,
 ) -> None: ...
+def stochastic_index_kernel(
+    x_c: _F, alpha: _F, cost: _F, x_hi: _F, samples: _F, grid: int, iterations: int, gamma0: _F,
+    streams: NDArray[np.uint64], out: _F,
+) -> None: ...
 
 __test__: dict[str, str]

@@ -29,6 +29,7 @@ forming z first would lose q's digits near lambda = 0, the branch point, where x
 
 from libc.math cimport ceil, exp, expm1, fabs, floor, lgamma, log, log1p, sqrt
 from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc
 
 from freshcore._core cimport lambertw_shifted
 
@@ -190,3 +191,89 @@ def arrivals_kernel(uint64_t[:, ::1] streams, const double[::1] lam_t, const dou
                     out[k, r, i] = xi[i] * acc
                     if keep:
                         counts[k, r, i] = m
+
+
+# ---------------------------------------------------------------------------
+# The stochastic index of Section VIII (eqs. (33)-(35)): two timescales on one threshold x_c.
+#
+# Fast: relative value iteration for the policy "crawl iff x >= x_c" on a grid of g points over [0, x_hi],
+# phi the empirical law of the samples U_s, linear interpolation (linear extrapolation past x_hi):
+#     R_n = mean_s V_n(U_s)                                  (the value right after a crawl, the paper's V_n(u))
+#     (T V_n)(x) = C gamma_n + mean_s V_n(alpha x + U_s)    x < x_c      (34)
+#     (T V_n)(x) = x + R_n                                   x >= x_c     (35)
+#     V_{n+1} = (1 - tau) V_n + tau (T V_n) - [that at x = 0]   (tau = 1/2: the noise-free dynamics are periodic)
+# Slow: stochastic approximation (33) with a fresh draw U~ from phi,
+#     gamma_{n+1} = gamma_n - a_n (C gamma_n + V_n(alpha x_c + U~) - R_n - x_c),  a_n = a0 / (1 + n / 100)^0.7,
+# the estimate being the average of gamma_n over the second half of the iterations (Polyak-Ruppert).
+
+
+cdef inline double _interp(const double* v, Py_ssize_t g, double inv_h, double x) noexcept nogil:
+    cdef double t = x * inv_h
+    cdef Py_ssize_t j
+    if t <= 0.0:
+        j = 0
+    elif t >= g - 1:
+        j = g - 2
+    else:
+        j = <Py_ssize_t>t
+    return v[j] + (t - j) * (v[j + 1] - v[j])
+
+
+cdef double _stochastic_index_one(double x_c, double alpha, double cost, double x_hi, Py_ssize_t g,
+                                  const double* samples, Py_ssize_t n_samples, long iterations, double gamma0,
+                                  double a0, uint64_t* stream, double* v, double* tv) noexcept nogil:
+    cdef double h = x_hi / (g - 1), inv_h = 1.0 / h, gamma = gamma0, r = 0.0, acc, x, shift, d, a, mean = 0.0
+    cdef long half = iterations // 2
+    cdef Py_ssize_t j, s, pick
+    cdef long n
+    for j in range(g):
+        v[j] = j * h
+    for n in range(iterations):
+        r = 0.0
+        for s in range(n_samples):
+            r += _interp(v, g, inv_h, samples[s])
+        r /= n_samples
+        for j in range(g):
+            x = j * h
+            if x >= x_c:
+                tv[j] = x + r
+            else:
+                acc = 0.0
+                for s in range(n_samples):
+                    acc += _interp(v, g, inv_h, alpha * x + samples[s])
+                tv[j] = cost * gamma + acc / n_samples
+        shift = 0.5 * (v[0] + tv[0])
+        for j in range(g):
+            v[j] = 0.5 * (v[j] + tv[j]) - shift
+        r = 0.0
+        for s in range(n_samples):
+            r += _interp(v, g, inv_h, samples[s])
+        r /= n_samples
+        pick = <Py_ssize_t>(next_double(stream) * n_samples) if n_samples > 1 else 0
+        d = cost * gamma + _interp(v, g, inv_h, alpha * x_c + samples[pick]) - r - x_c
+        a = a0 / ((1.0 + n / 100.0) ** 0.7)
+        gamma -= a * d
+        if n >= half:
+            mean += gamma
+    return mean / (iterations - half)
+
+
+def stochastic_index_kernel(const double[::1] x_c, const double[::1] alpha, const double[::1] cost,
+                            const double[::1] x_hi, const double[:, ::1] samples, long grid, long iterations,
+                            const double[::1] gamma0, uint64_t[:, ::1] streams, double[::1] out):
+    """out[p] = the index of threshold x_c[p] by eqs. (33)-(35) (see above): pair p has its own alpha, cost,
+    grid top x_hi, samples of U (a row of ``samples``), start gamma0 and xoshiro256** stream."""
+    cdef Py_ssize_t p, n_pairs = x_c.shape[0], n_samples = samples.shape[1]
+    cdef double* v
+    cdef double* tv
+    v = <double*>malloc(2 * grid * sizeof(double))
+    if v == NULL:
+        raise MemoryError()
+    tv = v + grid
+    try:
+        with nogil:
+            for p in range(n_pairs):
+                out[p] = _stochastic_index_one(x_c[p], alpha[p], cost[p], x_hi[p], grid, &samples[p, 0], n_samples,
+                                               iterations, gamma0[p], 0.5 / cost[p], &streams[p, 0], v, tv)
+    finally:
+        free(v)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
 from freshcore import _whittle
+from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
 from freshcore._validation import check_choice, check_int, check_rng
 from freshcore.whittle import SourceModel, check_sources, check_states
 from freshcore.whittle_policies import SourcePolicy
