@@ -212,3 +212,11 @@ def test_exponential_utilities_runs():
 def test_stochastic_bad_input(kwargs, exc, message):
     with pytest.raises(exc, match=message):
         simulate_sources(GreedyPolicy(1), TABLE1, 10, model="stochastic", **kwargs)
+
+
+def test_reproduction_script_quick(capsys):
+    import repro_whittle
+
+    repro_whittle.main(quick=True)
+    out = capsys.readouterr().out
+    assert "260.30" in out and "179.79" in out and "337.7745" in out and "Not reproducible" in out
