@@ -77,7 +77,9 @@ def test_arrivals_kernel_equals_python_twin(exponential):
     streams = words.copy()
     out = np.empty((3, 2, 4))
     counts = np.empty((3, 2, 4), dtype=np.int64)
-    _whittle.arrivals_kernel(streams, lam_t, mut, xi, exponential, out, counts)
+    slot = np.array([-1, 0, -1, 1])           # sources 1 and 3 by the table and polynomial, 0 and 2 by exp
+    tables = np.exp(-np.outer(mut[[1, 3]], np.arange(256) / 256.0))
+    _whittle.arrivals_kernel(streams, lam_t, mut, xi, exponential, tables, slot, out, counts)
     twins = [Xoshiro(w) for w in words]
     for k in range(3):
         for r in range(2):

@@ -8,8 +8,8 @@ _F = NDArray[np.float64]
 def index_kernel(x: _F, ustar: _F, mut: _F, om: _F, invc: _F, out: _F) -> None: ...
 def threshold_kernel(c_lam: _F, ustar: _F, out: _F) -> None: ...
 def arrivals_kernel(
-    streams: NDArray[np.uint64], lam_t: _F, mut: _F, xi: _F, exponential: bool, out: _F,
-    counts: NDArray[np.int64] | None = ...,
+    streams: NDArray[np.uint64], lam_t: _F, mut: _F, xi: _F, exponential: bool, tables: _F,
+    slot: NDArray[np.int64], out: _F, counts: NDArray[np.int64] | None = ...,
 ) -> None: ...
 def stochastic_index_kernel(
     x_c: _F, alpha: _F, cost: _F, x_hi: _F, samples: _F, grid: int, iterations: int, gamma0: _F,

@@ -161,15 +161,12 @@ cdef inline long poisson(uint64_t* s, double lam) noexcept nogil:
     return poisson_ptrs(s, lam)
 
 
-# e^{-c w} for a uniform w = (b >> 11) 2^-53 from 64 random bits b, c = mu T <= TABLE_MAX_C: w = j/256 + f with
-# j = b >> 56 and 0 <= f < 1/256, so e^{-c w} = E[j] e^{-c f}, E[j] = e^{-c j/256} from a per-source table and
+# e^{-c w} for a uniform w = (b >> 11) 2^-53 from 64 random bits b, c = mu T <= 8: w = j/256 + f with
+# j = b >> 56 and 0 <= f < 1/256, so e^{-c w} = E[j] e^{-c f}, E[j] = e^{-c j/256} from a per-source table
+# (``tables[slot[i]]``, made once by the caller: a source's draws never depend on how they are blocked) and
 # e^{-t}, 0 <= t = c f < 1/32, by its Taylor polynomial of degree 7 (remainder t^8/8! < 2.2e-17): a few
-# multiplications instead of a call of exp, to rounding.  Tables are built for sources with enough arrivals
-# in the call to pay for their 256 exponentials.
+# multiplications instead of a call of exp, to rounding.  Sources without a table (slot -1) call exp.
 DEF TABLE_SIZE = 256
-cdef double TABLE_MAX_C = 8.0
-cdef double TABLE_MIN_ARRIVALS = 4096.0
-cdef Py_ssize_t TABLE_MAX_SOURCES = 16384
 
 
 cdef inline double exp_minus_small(double t) noexcept nogil:
@@ -179,69 +176,45 @@ cdef inline double exp_minus_small(double t) noexcept nogil:
 
 
 def arrivals_kernel(uint64_t[:, ::1] streams, const double[::1] lam_t, const double[::1] mut,
-                    const double[::1] xi, bint exponential, double[:, :, ::1] out, long[:, :, ::1] counts=None):
+                    const double[::1] xi, bint exponential, const double[:, ::1] tables, const long[::1] slot,
+                    double[:, :, ::1] out, long[:, :, ::1] counts=None):
     """out[k, r, i] = U_i of period k in replica r: Poisson(lam_t[i]) arrivals at uniform epochs of the period,
     each worth xi[i] (or an exponential of mean xi[i]) times e^{-mut[i] w}, w ~ U[0, 1) its age in periods.
 
-    ``streams[r]`` is replica r's xoshiro256** state, advanced in place; ``counts`` (optional, same shape)
+    ``streams[r]`` is replica r's xoshiro256** state, advanced in place; ``tables[slot[i]]`` holds
+    e^{-mut[i] j/256}, j < 256, where slot[i] >= 0 (mut[i] <= 8); ``counts`` (optional, same shape as out)
     receives the number of arrivals."""
-    cdef Py_ssize_t steps = out.shape[0], reps = out.shape[1], n = out.shape[2], k, r, i, q
+    cdef Py_ssize_t steps = out.shape[0], reps = out.shape[1], n = out.shape[2], k, r, i
     cdef long _j, m
     cdef double acc, c, e, f_scale = 1.1102230246251565e-16
     cdef uint64_t* s
     cdef uint64_t b
     cdef uint64_t low45 = (<uint64_t>1 << 45) - 1
     cdef bint keep = counts is not None
-    cdef double* tables = NULL
-    cdef double* tab
-    cdef Py_ssize_t* slot = NULL
-    cdef Py_ssize_t n_tables = 0
-    if n <= TABLE_MAX_SOURCES:
-        slot = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t) + 1)
-        if slot == NULL:
-            raise MemoryError()
-        for i in range(n):
-            if mut[i] <= TABLE_MAX_C and lam_t[i] * steps * reps >= TABLE_MIN_ARRIVALS:
-                slot[i] = n_tables
-                n_tables += 1
-            else:
-                slot[i] = -1
-        if n_tables:
-            tables = <double*>malloc(n_tables * TABLE_SIZE * sizeof(double))
-            if tables == NULL:
-                free(slot)
-                raise MemoryError()
-            for i in range(n):
-                if slot[i] >= 0:
-                    for q in range(TABLE_SIZE):
-                        tables[slot[i] * TABLE_SIZE + q] = exp(-mut[i] * q / <double>TABLE_SIZE)
-    try:
-        with nogil:
-            for k in range(steps):
-                for r in range(reps):
-                    s = &streams[r, 0]
-                    for i in range(n):
-                        m = poisson(s, lam_t[i])
-                        c = mut[i]
-                        acc = 0.0
-                        if exponential:
-                            for _j in range(m):
-                                e = -log1p(-next_double(s))
-                                acc += e * exp(-c * next_double(s))
-                        elif slot != NULL and slot[i] >= 0:
-                            tab = tables + slot[i] * TABLE_SIZE
-                            for _j in range(m):
-                                b = next_u64(s)
-                                acc += tab[b >> 56] * exp_minus_small(c * (<double>((b >> 11) & low45) * f_scale))
-                        else:
-                            for _j in range(m):
-                                acc += exp(-c * next_double(s))
-                        out[k, r, i] = xi[i] * acc
-                        if keep:
-                            counts[k, r, i] = m
-    finally:
-        free(tables)
-        free(slot)
+    cdef const double* tab
+    with nogil:
+        for k in range(steps):
+            for r in range(reps):
+                s = &streams[r, 0]
+                for i in range(n):
+                    m = poisson(s, lam_t[i])
+                    c = mut[i]
+                    acc = 0.0
+                    if exponential:
+                        for _j in range(m):
+                            e = -log1p(-next_double(s))
+                            acc += e * exp(-c * next_double(s))
+                    elif slot[i] >= 0:
+                        tab = &tables[slot[i], 0]
+                        for _j in range(m):
+                            b = next_u64(s)
+                            acc += tab[b >> 56] * exp_minus_small(c * (<double>((b >> 11) & low45) * f_scale))
+                    else:
+                        for _j in range(m):
+                            acc += exp(-c * next_double(s))
+                    out[k, r, i] = xi[i] * acc
+                    if keep:
+                        counts[k, r, i] = m
 
 
 # ---------------------------------------------------------------------------

@@ -32,6 +32,9 @@ MODELS = ("deterministic", "stochastic")
 UTILITIES = ("deterministic", "exponential")
 #: Periods of arrivals drawn per call of the compiled generator.
 BLOCK = 512
+#: Sources with ``mu T <= 8`` and at least 16 expected arrivals a period discount them through a table of
+#: ``e^{-mu T j/256}`` (2 KiB each, for the first 16384 such sources).
+TABLE_MAX_DECAY, TABLE_MIN_ARRIVALS, TABLE_MAX_SOURCES = 8.0, 16.0, 16384
 
 
 class ArrivalStream:
@@ -60,12 +63,21 @@ class ArrivalStream:
         self._mut, self._xi = sources._mut, sources.utility
         self._exponential = utility == "exponential"
         self._n = len(sources)
+        # e^{-mu T j/256} for the compiled generator's sources with many arrivals a period (a property of the
+        # source, not of the draw: the same bits however the periods are blocked)
+        use = (sources._mut <= TABLE_MAX_DECAY) & (self._lam_t >= TABLE_MIN_ARRIVALS)
+        use &= np.cumsum(use) <= TABLE_MAX_SOURCES
+        self._slot = np.where(use, np.cumsum(use) - 1, -1).astype(np.int64)
+        self._tables = np.exp(-np.outer(sources._mut[use], np.arange(256) / 256.0))
+        if not use.any():
+            self._tables = np.zeros((1, 256))
 
     def draw(self, n_steps: int, counts: np.ndarray | None = None) -> np.ndarray:
         """The utilities of the next ``n_steps`` periods, shape ``(n_steps, n_replicas, n_sources)``
         (``counts``, int64 of that shape, receives the numbers of arrivals)."""
         out = np.empty((n_steps, len(self._streams), self._n))
-        _whittle.arrivals_kernel(self._streams, self._lam_t, self._mut, self._xi, self._exponential, out, counts)
+        _whittle.arrivals_kernel(self._streams, self._lam_t, self._mut, self._xi, self._exponential, self._tables,
+                                 self._slot, out, counts)
         return out
 
 
