@@ -29,9 +29,9 @@ forming z first would lose q's digits near lambda = 0, the branch point, where x
 
 from libc.math cimport ceil, exp, expm1, fabs, floor, lgamma, log, log1p, sqrt
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 
-from freshcore._core cimport lambertw_shifted
+from freshcore._core cimport lambertw_shifted, lambertwm1
 
 
 cdef inline double source_index(double x, double ustar, double mut, double om, double invc) noexcept nogil:
@@ -301,3 +301,360 @@ def stochastic_index_kernel(const double[::1] x_c, const double[::1] alpha, cons
                                                iterations, gamma0[p], 0.5 / cost[p], &streams[p, 0], v, tv)
     finally:
         free(v)
+
+
+# ---------------------------------------------------------------------------
+# Whittle top-M at scale (deterministic model).  A passive source's state is known in advance,
+#     X(t) = u* + (x_ref - u*) alpha^{t - t_ref}     (eq. (2) solved; x_ref the state at period t_ref),
+# and the index is increasing in the state, so below u* a source's index trajectory is increasing and the
+# period at which it first reaches a level L is computable (inverting gamma piece by piece, then the
+# geometric approach to u*).  The core keeps a level L with at least M sources at or above it: those whose
+# index may reach L, shade below, are "awake" and evaluated every period; every other source sleeps in a
+# calendar (a ring of RING buckets of intrusive lists) until the period when it may reach L, one period
+# early.  A sleeping source's index is below L, and the M-th largest awake index is at least L, so the top M
+# of the awake sources (ties to the lowest index) are the top M of all: the same decisions as evaluating
+# every index.  When fewer than M awake indices reach L, everything is evaluated again and L reset to the
+# (M + slack)-th largest index ("rebuild", O(n)); when the awake set grows past M + 4 slack, L is raised
+# among the awake ones only.
+
+DEF RING = 4096
+cdef long long NEVER = 0x7FFFFFFFFFFFFFFF
+cdef double LEVEL_SHADE = 1e-12
+
+
+cdef inline bint _better(double ga, long long ia, double gb, long long ib) noexcept nogil:
+    return ga > gb or (ga == gb and ia < ib)
+
+
+cdef inline void _swap(double* g, long long* ids, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    cdef double tg = g[a]
+    cdef long long ti = ids[a]
+    g[a] = g[b]
+    ids[a] = ids[b]
+    g[b] = tg
+    ids[b] = ti
+
+
+cdef void _select_top(double* g, long long* ids, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """Reorder (g, ids) so that its first k entries are the k best (largest g, then lowest id): quickselect."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, i, j, mid
+    cdef double pg
+    cdef long long pi
+    if k <= 0 or k >= n:
+        return
+    while hi > lo:
+        mid = lo + (hi - lo) // 2
+        # median of three to the middle
+        if _better(g[mid], ids[mid], g[lo], ids[lo]):
+            _swap(g, ids, mid, lo)
+        if _better(g[hi], ids[hi], g[lo], ids[lo]):
+            _swap(g, ids, hi, lo)
+        if _better(g[hi], ids[hi], g[mid], ids[mid]):
+            _swap(g, ids, hi, mid)
+        pg, pi = g[mid], ids[mid]
+        i, j = lo, hi
+        while i <= j:
+            while _better(g[i], ids[i], pg, pi):
+                i += 1
+            while _better(pg, pi, g[j], ids[j]):
+                j -= 1
+            if i <= j:
+                _swap(g, ids, i, j)
+                i += 1
+                j -= 1
+        if k - 1 <= j:
+            hi = j
+        elif k - 1 >= i:
+            lo = i
+        else:
+            return
+
+
+cdef struct Source:
+    # one source's record, hot fields first (88 bytes): a source's visit touches two cache lines, not ten arrays
+    double x_ref, ustar, mut, invc
+    long long t_ref, wake
+    double om, g, u
+    long long reset_wait, reset_stamp
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
+
+cdef class TopMCore:
+    """State of the calendar-driven Whittle top-M (see above); ``freshcore.whittle_policies.WhittleScheduler``
+    validates and wraps it."""
+
+    cdef Source* src
+    cdef double[::1] sel_g
+    cdef long long[::1] awake, spare, sel_i
+    cdef long long** bucket
+    cdef Py_ssize_t* bsize
+    cdef Py_ssize_t* bcap
+    cdef bint oom
+    cdef long long stamp
+    cdef unsigned char[::1] picked
+    cdef Py_ssize_t n, m, slack
+    cdef readonly Py_ssize_t n_awake
+    cdef long long t
+    cdef double level, wake_level
+    cdef bint fresh
+    cdef public long long rebuilds, relevels
+
+    def __init__(self, const double[::1] ustar, const double[::1] mut, const double[::1] om,
+                 const double[::1] invc, const double[::1] u, const double[::1] x0, Py_ssize_t m,
+                 Py_ssize_t slack):
+        import numpy as np
+        cdef Py_ssize_t i
+        self.n, self.m, self.slack = ustar.shape[0], m, slack
+        self.src = <Source*>malloc((self.n if self.n > 0 else 1) * sizeof(Source))
+        if self.src == NULL:
+            raise MemoryError()
+        for i in range(self.n):
+            self.src[i].ustar, self.src[i].mut, self.src[i].om = ustar[i], mut[i], om[i]
+            self.src[i].invc, self.src[i].u, self.src[i].x_ref = invc[i], u[i], x0[i]
+            self.src[i].g, self.src[i].t_ref, self.src[i].wake = 0.0, 0, 0
+            self.src[i].reset_wait, self.src[i].reset_stamp = 0, -1
+        self.sel_g = np.empty(self.n)
+        self.sel_i = np.empty(self.n, dtype=np.int64)
+        self.bucket = <long long**>calloc(RING, sizeof(long long*))
+        self.bsize = <Py_ssize_t*>calloc(RING, sizeof(Py_ssize_t))
+        self.bcap = <Py_ssize_t*>calloc(RING, sizeof(Py_ssize_t))
+        if self.bucket == NULL or self.bsize == NULL or self.bcap == NULL:
+            raise MemoryError()
+        self.oom = False
+        self.awake = np.empty(self.n, dtype=np.int64)
+        self.spare = np.empty(self.n, dtype=np.int64)
+        self.picked = np.zeros(self.n, dtype=np.uint8)
+        self.stamp = 0
+        self.t, self.n_awake, self.fresh = 0, 0, True
+        self.rebuilds = self.relevels = 0
+
+    def __dealloc__(self):
+        cdef Py_ssize_t b
+        free(self.src)
+        if self.bucket != NULL:
+            for b in range(RING):
+                free(self.bucket[b])
+        free(self.bucket)
+        free(self.bsize)
+        free(self.bcap)
+
+    @property
+    def time(self):
+        return self.t
+
+    cdef inline double state(self, Py_ssize_t i, long long t) noexcept nogil:
+        cdef long long s = t - self.src[i].t_ref
+        if s == 0:
+            return self.src[i].x_ref
+        return self.src[i].ustar + (self.src[i].x_ref - self.src[i].ustar) * exp(-self.src[i].mut * s)
+
+    cdef inline double index(self, Py_ssize_t i, long long t) noexcept nogil:
+        return source_index(self.state(i, t), self.src[i].ustar, self.src[i].mut, self.src[i].om, self.src[i].invc)
+
+    cdef inline double grid_index(self, Py_ssize_t i, double n) noexcept nogil:
+        """gamma_i(x_n), x_n = u* (1 - alpha^n) (the Remark's form, exact there)."""
+        cdef double us = self.src[i].ustar, c = self.src[i].mut * n
+        return (-us * expm1(-c) - n * self.src[i].om * us * exp(-c)) * self.src[i].invc
+
+    cdef long long wake_time(self, Py_ssize_t i, long long t0) noexcept nogil:
+        """The first period > t0 at which source i's index may reach the wake level, or NEVER; its index at t0
+        is below that level.  The level is shaded by 1e-13 u*/C more (the index's own rounding is a few ulp of
+        u*/C) and a crossing within 1e-7 of a period counts as the period before."""
+        cdef double us = self.src[i].ustar, xr = self.src[i].x_ref, r, hi, x_l, gap, s
+        cdef double lv = self.wake_level - 1e-13 * us * self.src[i].invc
+        cdef long long w
+        if xr >= us or lv >= us * self.src[i].invc:
+            return NEVER
+        # the piece: the least n >= 1 with gamma(x_n) >= lv.  gamma(x_n) C / u* = 1 - y (1 + om n), y = alpha^n,
+        # so with r = om / (mu T) and v = log y, e^v (1 - r v) = 1 - z (z = C lv / u*): v = W_{-1}(-(1 - z)
+        # e^{-1/r} / r) + 1/r.  That n, rounded, is then corrected by evaluating gamma(x_n) itself.
+        r = self.src[i].om / self.src[i].mut
+        hi = -(lambertwm1(-(1.0 - lv / (us * self.src[i].invc)) * exp(-1.0 / r) / r) + 1.0 / r) / self.src[i].mut
+        if not hi < 4.5e15:
+            return NEVER
+        hi = ceil(hi) if hi > 1.0 else 1.0
+        while self.grid_index(i, hi) < lv:
+            hi += 1.0
+        while hi > 1.0 and self.grid_index(i, hi - 1.0) >= lv:
+            hi -= 1.0
+        # on the piece eta = hi: gamma(x) = [u* (1 - alpha^hi) - hi om (u* - x)] / C
+        gap = (-us * expm1(-self.src[i].mut * hi) - lv / self.src[i].invc) / (hi * self.src[i].om)
+        if gap <= 0.0:
+            return NEVER
+        x_l = us - gap
+        if x_l <= xr:
+            return t0 + 1
+        s = log((us - xr) / gap) / self.src[i].mut
+        w = self.src[i].t_ref + <long long>ceil(s - 1e-7 * (1.0 + s))
+        return w if w > t0 + 1 else t0 + 1
+
+    cdef void place(self, Py_ssize_t i, long long t0, double g0, bint reset) noexcept nogil:
+        """Source i, of index g0 at period t0: awake (appended to ``spare``) or asleep until its wake time.
+        After a crawl (``reset``: its state is u at t0) the wait is the same every time until the level
+        changes: it is kept."""
+        cdef long long w
+        if g0 >= self.wake_level:
+            self.spare[self.n_awake] = i
+            self.n_awake += 1
+            return
+        if reset and self.src[i].reset_stamp == self.stamp:
+            w = self.src[i].reset_wait
+            if w != NEVER:
+                w += t0
+        else:
+            w = self.wake_time(i, t0)
+            if reset:
+                self.src[i].reset_stamp = self.stamp
+                self.src[i].reset_wait = NEVER if w == NEVER else w - t0
+        self.src[i].wake = w
+        if w == NEVER:
+            return
+        self.push(w % RING, i)
+
+    cdef void push(self, long long b, long long i) noexcept nogil:
+        """Source i into calendar bucket b (an array that doubles when full; ``oom`` set if it cannot)."""
+        cdef long long* grown
+        cdef Py_ssize_t cap
+        if self.bsize[b] == self.bcap[b]:
+            cap = 2 * self.bcap[b] if self.bcap[b] > 0 else 64
+            grown = <long long*>realloc(self.bucket[b], cap * sizeof(long long))
+            if grown == NULL:
+                self.oom = True
+                return
+            self.bucket[b], self.bcap[b] = grown, cap
+        self.bucket[b][self.bsize[b]] = i
+        self.bsize[b] += 1
+
+    cdef void set_level(self, double level) noexcept nogil:
+        self.stamp += 1
+        self.level = level
+        self.wake_level = level - LEVEL_SHADE * fabs(level) - 1e-300
+
+    cdef void rebuild(self, long long t) noexcept nogil:
+        """Every index at t; the level at the (M + slack)-th largest; everything placed again."""
+        cdef Py_ssize_t i, k = self.m + self.slack
+        cdef long long[::1] tmp
+        for i in range(self.n):
+            self.src[i].g = self.index(i, t)
+            self.sel_g[i] = self.src[i].g
+            self.sel_i[i] = i
+        if k > self.n:
+            k = self.n
+        _select_top(&self.sel_g[0], &self.sel_i[0], self.n, k)
+        self.set_level(self.sel_g[0])
+        for i in range(1, k):
+            if self.sel_g[i] < self.level:
+                self.set_level(self.sel_g[i])
+        for i in range(RING):
+            self.bsize[i] = 0
+        self.n_awake = 0
+        for i in range(self.n):
+            self.place(i, t, self.src[i].g, False)
+        tmp = self.awake
+        self.awake = self.spare
+        self.spare = tmp
+        self.rebuilds += 1
+
+    cdef void drain(self, long long t) noexcept nogil:
+        """Wake the sources due at t (the awake list grows); the others of the bucket stay."""
+        cdef long long b = t % RING, i
+        cdef long long* arr = self.bucket[b]
+        cdef Py_ssize_t k, nb = self.bsize[b], keep = 0
+        for k in range(nb):
+            if k + 8 < nb:
+                __builtin_prefetch(&self.src[arr[k + 8]])
+            i = arr[k]
+            if self.src[i].wake <= t:
+                self.awake[self.n_awake] = i
+                self.n_awake += 1
+            else:
+                arr[keep] = i
+                keep += 1
+        self.bsize[b] = keep
+
+    cdef double step(self, long long* chosen) noexcept nogil:
+        """One period: the M crawled sources into chosen[0..M), their summed states returned."""
+        cdef long long t = self.t, i
+        cdef Py_ssize_t k, na, count, m = self.m
+        cdef double reward = 0.0, lv
+        cdef long long[::1] tmp
+        if self.fresh:
+            self.rebuild(t)
+            self.fresh = False
+        else:
+            self.drain(t)
+        while True:
+            na = self.n_awake
+            count = 0
+            for k in range(na):
+                if k + 8 < na:
+                    __builtin_prefetch(&self.src[self.awake[k + 8]])
+                i = self.awake[k]
+                self.src[i].g = self.index(i, t)
+                if self.src[i].g >= self.level:
+                    count += 1
+            if count >= m:
+                break
+            self.rebuild(t)
+        na = self.n_awake
+        if na > m + 4 * self.slack:
+            # raise the level among the awake sources only (the sleeping ones are below the old level)
+            for k in range(na):
+                self.sel_g[k] = self.src[self.awake[k]].g
+                self.sel_i[k] = self.awake[k]
+            _select_top(&self.sel_g[0], &self.sel_i[0], na, m + self.slack)
+            lv = self.sel_g[0]
+            for k in range(1, m + self.slack):
+                if self.sel_g[k] < lv:
+                    lv = self.sel_g[k]
+            if lv > self.level:
+                self.set_level(lv)
+                self.relevels += 1
+        for k in range(na):
+            self.sel_g[k] = self.src[self.awake[k]].g
+            self.sel_i[k] = self.awake[k]
+        _select_top(&self.sel_g[0], &self.sel_i[0], na, m)
+        for k in range(m):
+            i = self.sel_i[k]
+            chosen[k] = i
+            reward += self.state(i, t)
+            self.picked[i] = 1
+        self.n_awake = 0
+        for k in range(na):
+            i = self.awake[k]
+            if self.picked[i]:
+                self.picked[i] = 0
+                self.src[i].x_ref = self.src[i].u
+                self.src[i].t_ref = t + 1
+                self.place(i, t + 1, self.index(i, t + 1), True)
+            elif self.src[i].g >= self.level:
+                self.spare[self.n_awake] = i
+                self.n_awake += 1
+            else:
+                self.place(i, t + 1, self.index(i, t + 1), False)
+        tmp = self.awake
+        self.awake = self.spare
+        self.spare = tmp
+        self.t = t + 1
+        return reward
+
+    def run(self, long long periods, long long[:, ::1] chosen, double[::1] rewards):
+        """``periods`` periods: chosen[k] the M sources crawled at the k-th, rewards[k] their summed states."""
+        cdef long long k
+        with nogil:
+            for k in range(periods):
+                rewards[k] = self.step(&chosen[k, 0])
+                if self.oom:
+                    break
+        if self.oom:
+            raise MemoryError("the Whittle scheduler's calendar could not grow")
+
+    def states(self, double[::1] out):
+        """out[i] = the state of source i now."""
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(self.n):
+                out[i] = self.state(i, self.t)

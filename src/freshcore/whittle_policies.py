@@ -31,7 +31,15 @@ import numpy as np
 from freshcore import _whittle
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
 from freshcore._validation import check_choice, check_int, check_scalar
-from freshcore.whittle import RelaxedOptimum, SourceModel, lambert_threshold, relaxed_optimum, whittle_index
+from freshcore.whittle import (
+    RelaxedOptimum,
+    SourceModel,
+    check_sources,
+    check_states,
+    lambert_threshold,
+    relaxed_optimum,
+    whittle_index,
+)
 
 __all__ = [
     "DualDescentPolicy",
@@ -42,6 +50,7 @@ __all__ = [
     "SourcePolicy",
     "StaticPolicy",
     "WhittlePolicy",
+    "WhittleScheduler",
     "top_m",
 ]
 
@@ -364,3 +373,85 @@ class DualDescentPolicy:
             v = state >= x_bar
         self.multiplier = self.multiplier - self._b0 / (step + 1.0) ** 0.7 * (self._m - v @ s.cost)
         return np.asarray(v)
+
+
+@cites(AVRACHENKOV_BORKAR_2018)
+class WhittleScheduler:
+    """Whittle top-M on the deterministic model at scale: each period's ``M`` sources without evaluating every
+    index.
+
+    The decisions of :class:`WhittlePolicy` driven by
+    :func:`~freshcore.whittle_simulation.simulate_sources` (the ``M`` largest indices, ties to the lowest
+    source index), for millions of sources.  A passive source's state is known in advance (eq. (2) of
+    Avrachenkov and Borkar (2018) solved: ``X(t) = u* + (X(t0) - u*) alpha^{t - t0}``) and its index increases
+    with it, so each source sleeps until the period when its index may reach a level that at least ``M``
+    indices reach; only the sources near the top are evaluated each period (see ``freshcore._whittle``).
+
+    Parameters
+    ----------
+    sources : SourceModel
+        The sources.
+    budget : int
+        ``M``, sources crawled per period, ``1 <= M <= n_sources``.
+    x0 : array_like of shape (n_sources,), optional
+        The states at period 0 (finite, ``>= 0``); default ``u``.
+    slack : int, optional
+        How many indices beyond the ``M``-th the level leaves above it when it is reset (default ``M``):
+        more means fewer resets and more sources evaluated each period.
+
+    Notes
+    -----
+    States are computed in closed form from the last crawl (or the start), not by iterating eq. (2), so they
+    may differ from :func:`~freshcore.whittle_simulation.simulate_sources`' in the last bits; decisions differ
+    only if two indices agree to within those bits.
+
+    Examples
+    --------
+    >>> from freshcore.whittle import SourceModel
+    >>> from freshcore.whittle_policies import WhittleScheduler
+    >>> table1 = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21])
+    >>> chosen, rewards = WhittleScheduler(table1, 1).run(1000)
+    >>> chosen[:6, 0].tolist(), round(float(rewards.mean()), 2)
+    ([0, 1, 0, 1, 0, 1], 260.3)
+    """
+
+    _caller = "WhittleScheduler"
+
+    def __init__(self, sources: SourceModel, budget: Any, x0: Any = None, slack: Any = None) -> None:
+        src = check_sources(sources, self._caller)
+        m = _budget(budget, self._caller)
+        _check_budget_fits(m, len(src), self._caller)
+        if x0 is None:
+            x = src.u
+        else:
+            x = check_states(x0, src, self._caller, name="x0")
+            if x.ndim != 1:
+                raise ValueError(f"The 'x0' parameter of {self._caller} must have shape ({len(src)},). "
+                                 f"Got shape {x.shape} instead.")
+        k = m if slack is None else check_int(slack, "slack", self._caller, low=0)
+        self._m, self._n = m, len(src)
+        self._core = _whittle.TopMCore(src.u_star, src._mut, src._om, src._invc, src.u, np.array(x, dtype=float),
+                                       m, min(k, len(src) - m))
+
+    budget = property(lambda self: self._m, doc="M, the number of sources crawled each period.")
+
+    @property
+    def time(self) -> int:
+        """Periods run so far."""
+        return int(self._core.time)
+
+    def run(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``n`` periods: the crawled sources (int64, shape ``(n, M)``, each row ascending) and the
+        rewards (the summed states of the crawled sources, shape ``(n,)``)."""
+        n = check_int(n, "n", f"{self._caller}.run", low=0)
+        chosen = np.empty((n, self._m), dtype=np.int64)
+        rewards = np.empty(n)
+        self._core.run(n, chosen, rewards)
+        chosen.sort(axis=1)
+        return chosen, rewards
+
+    def states(self) -> np.ndarray:
+        """The state of every source now, shape ``(n_sources,)``."""
+        out = np.empty(self._n)
+        self._core.states(out)
+        return out
