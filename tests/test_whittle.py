@@ -201,3 +201,43 @@ def test_index_continuous_at_grid_points(mu, n, eps):
     assert np.all(np.diff(g) >= -1e-15 * s.u_star[0])
     # Lipschitz with the slope eta (1 - alpha) / C of the piece on either side: no jump at x_n
     assert g[2] - g[0] <= 2.01 * eps * xn * (n + 1) * (1 - s.alpha[0]) + 1e-14 * s.u_star[0]
+
+
+# ---------------------------------------------------------------------------
+# The compiled paths: the vector path (AVX-512F where present) and the scalar one give the same bits, and both
+# meet a 50-digit evaluation of the ceil form
+
+
+def mp_index(x, ustar, mut, cost):
+    import mpmath as mp
+
+    with mp.workdps(50):
+        x, ustar, mut, cost = (mp.mpf(float(v)) for v in (x, ustar, mut, cost))
+        if x >= ustar:
+            return float(x / cost)
+        eta = mp.ceil(mp.log(ustar / (ustar - x)) / mut)
+        om = -mp.expm1(-mut)
+        return float((-ustar * mp.expm1(-mut * eta) - eta * om * (ustar - x)) / cost)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-8, 1.0, 1e8, 1e290])
+def test_index_paths_agree_and_meet_mpmath(scale):
+    from freshcore import _whittle
+
+    rng = np.random.default_rng(int(np.log10(scale) + 400))
+    n = 203                                   # not a multiple of eight: the vector loop's tail too
+    s = SourceModel(scale * rng.uniform(0.1, 10, n), rng.uniform(0.1, 1, n),
+                    np.concatenate([rng.uniform(1e-6, 1e-3, 50), rng.uniform(0.01, 40, n - 50)]),
+                    cost=rng.uniform(0.1, 10, n))
+    frac = np.concatenate([rng.uniform(0, 1, n - 20), [0.0, 1e-15, 1e-9, 1 - 1e-15, 1 - 1e-9] * 4])
+    x = frac * s.u_star
+    try:
+        best = _whittle.index_simd(-1)
+        got = whittle_index(x, s)
+        _whittle.index_simd(0)
+        scalar = whittle_index(x, s)
+    finally:
+        _whittle.index_simd(-1)
+    np.testing.assert_array_equal(got, scalar)
+    ref = np.array([mp_index(*v) for v in zip(x, s.u_star, s.decay * s.period, s.cost)])
+    assert np.all(np.abs(got - ref) <= 1e-14 * s.u_star / s.cost), best

@@ -6,11 +6,13 @@ batch kernels over typed memoryviews that release the GIL.  Nothing here validat
 checks every parameter and derives, per source,
 
     ustar = Lambda xi / mu          (u* = u / (1 - alpha): the limit of the passive dynamics)
-    mut   = mu T                    (alpha = e^{-mu T})
+    mut   = mu T                    (alpha = e^{-mu T}; inv_mut = 1 / (mu T))
     om    = -expm1(-mu T)           (1 - alpha, accurate when mu T is small)
     invc  = 1 / C
 
-so that u = ustar om.  The index of Theorem 1 in its ceil form, with y = ustar - x > 0,
+so that u = ustar om.  The index of Theorem 1 in its ceil form (computed in ``_whittle_index.h``, eight
+pairs at a time with AVX-512F, with its own log and expm1 so that every path gives the same bits), with
+y = ustar - x > 0,
 
     eta   = ceil(log(ustar / y) / mut)
     gamma = invc [ustar (1 - alpha^eta) - eta om y]
@@ -19,8 +21,7 @@ so that u = ustar om.  The index of Theorem 1 in its ceil form, with y = ustar -
 and gamma = invc x for x >= ustar (SPEC: the paper's log+ convention would give 0 there).  Both terms in the
 bracket lie in [0, ustar] (eta om y <= y log(ustar/y) + om y <= ustar), so the absolute error is a few ulp of
 ustar.  gamma is continuous in x (its two expressions agree at the grid points x_n = ustar (1 - alpha^n) where
-eta steps), so a rounding of eta by one there costs nothing; log(ustar/y) is taken as -log1p(-x/ustar) while
-x < ustar/2 (accurate for small x), as log(ustar/y) above.
+eta steps), so a rounding of eta by one there costs nothing: log(ustar/y) needs only about an ulp.
 
 The threshold of eq. (21), x_bar = ustar (1 - exp(1 + W_{-1}((q - 1)/e))) with q = C lambda / ustar, takes
 1 + W_{-1} from ``lambertw_shifted`` (the lower branch behind ``freshcore.lambertw``) given q = 1 + e z exactly:
@@ -34,32 +35,38 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from freshcore._core cimport lambertw_shifted, lambertwm1
 
 
-cdef inline double source_index(double x, double ustar, double mut, double om, double invc) noexcept nogil:
-    """The Whittle index of one source in state x >= 0 (module docstring)."""
-    cdef double y, r, eta
-    if x >= ustar:
-        return invc * x
-    y = ustar - x
-    r = x / ustar
-    if r < 0.5:
-        eta = ceil(-log1p(-r) / mut)
-    else:
-        eta = ceil(log(ustar / y) / mut)
-    return invc * (-ustar * expm1(-mut * eta) - eta * om * y)
+cdef extern from "_whittle_index.h":
+    double freshcore_whittle_index_one(double x, double ustar, double mut, double inv_mut, double om,
+                                       double invc) noexcept nogil
+    void freshcore_whittle_index(const double* x, const double* ustar, const double* mut, const double* inv_mut,
+                                 const double* om, const double* invc, double* out, Py_ssize_t rows,
+                                 Py_ssize_t n) noexcept nogil
+    int freshcore_set_whittle_simd(int level) noexcept nogil
+
+freshcore_set_whittle_simd(-1)  # the index kernel's path, chosen once at import (before any thread runs it)
 
 
-def index_kernel(const double[::1] x, const double[::1] ustar, const double[::1] mut, const double[::1] om,
-                 const double[::1] invc, double[::1] out):
+cdef inline double source_index(double x, double ustar, double mut, double inv_mut, double om,
+                                double invc) noexcept nogil:
+    """The Whittle index of one source in state x >= 0 (module docstring; ``_whittle_index.h``)."""
+    return freshcore_whittle_index_one(x, ustar, mut, inv_mut, om, invc)
+
+
+def index_kernel(const double[::1] x, const double[::1] ustar, const double[::1] mut, const double[::1] inv_mut,
+                 const double[::1] om, const double[::1] invc, double[::1] out):
     """out[k n + i] = gamma_i(x[k n + i]) for the n = len(ustar) sources, x holding whole rows of n states."""
-    cdef Py_ssize_t n = ustar.shape[0], rows, k, i, base
-    if n == 0:
+    cdef Py_ssize_t n = ustar.shape[0]
+    if n == 0 or x.shape[0] == 0:
         return
-    rows = x.shape[0] // n
     with nogil:
-        for k in range(rows):
-            base = k * n
-            for i in range(n):
-                out[base + i] = source_index(x[base + i], ustar[i], mut[i], om[i], invc[i])
+        freshcore_whittle_index(&x[0], &ustar[0], &mut[0], &inv_mut[0], &om[0], &invc[0], &out[0],
+                                x.shape[0] // n, n)
+
+
+def index_simd(int level=-1):
+    """The index kernel's path: 1 AVX-512F (eight pairs at a time), 0 scalar; ``level`` sets it (-1: the best
+    the processor has; a level above it is lowered).  Returns the path in use.  Both give the same bits."""
+    return freshcore_set_whittle_simd(level)
 
 
 cdef double INV_E = 0.36787944117144233
@@ -371,10 +378,10 @@ cdef void _select_top(double* g, long long* ids, Py_ssize_t n, Py_ssize_t k) noe
 
 
 cdef struct Source:
-    # one source's record, hot fields first (88 bytes): a source's visit touches two cache lines, not ten arrays
+    # one source's record, hot fields first (96 bytes): a source's visit touches two cache lines, not ten arrays
     double x_ref, ustar, mut, invc
     long long t_ref, wake
-    double om, g, u
+    double om, g, u, inv_mut
     long long reset_wait, reset_stamp
 
 
@@ -402,9 +409,9 @@ cdef class TopMCore:
     cdef bint fresh
     cdef public long long rebuilds, relevels
 
-    def __init__(self, const double[::1] ustar, const double[::1] mut, const double[::1] om,
-                 const double[::1] invc, const double[::1] u, const double[::1] x0, Py_ssize_t m,
-                 Py_ssize_t slack):
+    def __init__(self, const double[::1] ustar, const double[::1] mut, const double[::1] inv_mut,
+                 const double[::1] om, const double[::1] invc, const double[::1] u, const double[::1] x0,
+                 Py_ssize_t m, Py_ssize_t slack):
         import numpy as np
         cdef Py_ssize_t i
         self.n, self.m, self.slack = ustar.shape[0], m, slack
@@ -413,6 +420,7 @@ cdef class TopMCore:
             raise MemoryError()
         for i in range(self.n):
             self.src[i].ustar, self.src[i].mut, self.src[i].om = ustar[i], mut[i], om[i]
+            self.src[i].inv_mut = inv_mut[i]
             self.src[i].invc, self.src[i].u, self.src[i].x_ref = invc[i], u[i], x0[i]
             self.src[i].g, self.src[i].t_ref, self.src[i].wake = 0.0, 0, 0
             self.src[i].reset_wait, self.src[i].reset_stamp = 0, -1
@@ -452,7 +460,8 @@ cdef class TopMCore:
         return self.src[i].ustar + (self.src[i].x_ref - self.src[i].ustar) * exp(-self.src[i].mut * s)
 
     cdef inline double index(self, Py_ssize_t i, long long t) noexcept nogil:
-        return source_index(self.state(i, t), self.src[i].ustar, self.src[i].mut, self.src[i].om, self.src[i].invc)
+        return source_index(self.state(i, t), self.src[i].ustar, self.src[i].mut, self.src[i].inv_mut,
+                            self.src[i].om, self.src[i].invc)
 
     cdef inline double grid_index(self, Py_ssize_t i, double n) noexcept nogil:
         """gamma_i(x_n), x_n = u* (1 - alpha^n) (the Remark's form, exact there)."""

@@ -112,7 +112,7 @@ class SourceModel:
     [179.791, 147.656, 35.958, 18.04]
     """
 
-    __slots__ = ("_alpha", "_arrival_rate", "_cost", "_decay", "_invc", "_mut", "_om", "_period", "_u",
+    __slots__ = ("_alpha", "_arrival_rate", "_cost", "_decay", "_inv_mut", "_invc", "_mut", "_om", "_period", "_u",
                  "_u_star", "_utility")
     __hash__ = None  # type: ignore[assignment]
 
@@ -159,6 +159,7 @@ class SourceModel:
         self._arrival_rate, self._utility, self._decay = (_read_only_copy(a) for a in (lam, xi, mu))
         self._period, self._cost = t, _read_only_copy(c)
         self._mut, self._om, self._invc = _read_only_copy(mut), _read_only_copy(om), _read_only_copy(1.0 / c)
+        self._inv_mut = _read_only_copy(1.0 / mut)
         self._alpha = _read_only_copy(np.exp(-mut))
         self._u_star = _read_only_copy(u_star)
         self._u = _read_only_copy(u_star * om)
@@ -172,9 +173,9 @@ class SourceModel:
     u = property(lambda self: self._u, doc="Lambda xi / mu (1 - alpha), the state right after a crawl.")
     u_star = property(lambda self: self._u_star, doc="Lambda xi / mu, the limit of a source never crawled.")
 
-    def _kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(u*, mu T, 1 - alpha, 1 / C): what the compiled kernels take."""
-        return self._u_star, self._mut, self._om, self._invc
+    def _kernel_args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(u*, mu T, 1 / (mu T), 1 - alpha, 1 / C): what the compiled index kernels take."""
+        return self._u_star, self._mut, self._inv_mut, self._om, self._invc
 
     def __len__(self) -> int:
         return len(self._decay)

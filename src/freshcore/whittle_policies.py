@@ -430,8 +430,8 @@ class WhittleScheduler:
                                  f"Got shape {x.shape} instead.")
         k = m if slack is None else check_int(slack, "slack", self._caller, low=0)
         self._m, self._n = m, len(src)
-        self._core = _whittle.TopMCore(src.u_star, src._mut, src._om, src._invc, src.u, np.array(x, dtype=float),
-                                       m, min(k, len(src) - m))
+        self._core = _whittle.TopMCore(*src._kernel_args(), src.u, np.array(x, dtype=float), m,
+                                       min(k, len(src) - m))
 
     budget = property(lambda self: self._m, doc="M, the number of sources crawled each period.")
 
