@@ -12,6 +12,7 @@ def arrivals_kernel(
     streams: NDArray[np.uint64], lam_t: _F, mut: _F, xi: _F, exponential: bool, tables: _F,
     slot: NDArray[np.int64], out: _F, counts: NDArray[np.int64] | None = ...,
 ) -> None: ...
+def arrivals_simd(level: int = ...) -> int: ...
 def stochastic_index_kernel(
     x_c: _F, alpha: _F, cost: _F, x_hi: _F, samples: _F, grid: int, iterations: int, gamma0: _F,
     streams: NDArray[np.uint64], out: _F,

@@ -28,7 +28,7 @@ The threshold of eq. (21), x_bar = ustar (1 - exp(1 + W_{-1}((q - 1)/e))) with q
 forming z first would lose q's digits near lambda = 0, the branch point, where x_bar ~ sqrt(2 C lambda ustar).
 """
 
-from libc.math cimport ceil, exp, expm1, fabs, floor, lgamma, log, log1p, sqrt
+from libc.math cimport ceil, exp, expm1, fabs, log
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 
@@ -98,11 +98,8 @@ def threshold_kernel(const double[::1] c_lam, const double[::1] ustar, double[::
 
 
 # ---------------------------------------------------------------------------
-# The stochastic model (eq. (23)): U(k) = sum over the period's Poisson arrivals of xi e^{-mu (kT - tau)}.
-#
-# One xoshiro256** stream per replica (state: 4 uint64 words, seeded by the caller from a numpy Generator);
-# a stream is consumed period by period, source by source, whatever the policy does, so runs that share a
-# seed share their arrivals (common random numbers) and blocks of any length give the same draws.
+# Random numbers for the stochastic index below: xoshiro256** (Blackman and Vigna), four words a stream.
+# (The stochastic model's arrivals have their own generator, ``_whittle_arrivals.h``.)
 
 
 cdef inline uint64_t _rotl(uint64_t x, int k) noexcept nogil:
@@ -127,101 +124,38 @@ cdef inline double next_double(uint64_t* s) noexcept nogil:
     return <double>(next_u64(s) >> 11) * 1.1102230246251565e-16
 
 
-cdef long poisson_small(uint64_t* s, double lam) noexcept nogil:
-    """Poisson(lam) by multiplying uniforms (Knuth), for lam < 10."""
-    cdef double limit = exp(-lam), p = 1.0
-    cdef long k = -1
-    while True:
-        k += 1
-        p *= next_double(s)
-        if p <= limit:
-            return k
+cdef extern from "_whittle_arrivals.h":
+    void freshcore_arrivals(uint64_t* streams, const double* lam_t, const double* mut, const double* xi,
+                            int exponential, const double* tables, const long* slot, double* out, long* counts,
+                            Py_ssize_t steps, Py_ssize_t reps, Py_ssize_t n) noexcept nogil
+    int freshcore_set_arrivals_simd(int level) noexcept nogil
 
-
-cdef long poisson_ptrs(uint64_t* s, double lam) noexcept nogil:
-    """Poisson(lam), lam >= 10: Hoermann's transformed rejection with squeeze (PTRS), as numpy's."""
-    cdef double slam = sqrt(lam), loglam = log(lam)
-    cdef double b = 0.931 + 2.53 * slam
-    cdef double a = -0.059 + 0.02483 * b
-    cdef double invalpha = 1.1239 + 1.1328 / (b - 3.4)
-    cdef double vr = 0.9277 - 3.6224 / (b - 2.0)
-    cdef double uu, v, us
-    cdef long k
-    while True:
-        uu = next_double(s) - 0.5
-        v = next_double(s)
-        us = 0.5 - fabs(uu)
-        k = <long>floor((2.0 * a / us + b) * uu + lam + 0.43)
-        if us >= 0.07 and v <= vr:
-            return k
-        if k < 0 or (us < 0.013 and v > us):
-            continue
-        if log(v) + log(invalpha) - log(a / (us * us) + b) <= -lam + k * loglam - lgamma(k + 1.0):
-            return k
-
-
-cdef inline long poisson(uint64_t* s, double lam) noexcept nogil:
-    if lam <= 0.0:
-        return 0
-    if lam < 10.0:
-        return poisson_small(s, lam)
-    return poisson_ptrs(s, lam)
-
-
-# e^{-c w} for a uniform w = (b >> 11) 2^-53 from 64 random bits b, c = mu T <= 8: w = j/256 + f with
-# j = b >> 56 and 0 <= f < 1/256, so e^{-c w} = E[j] e^{-c f}, E[j] = e^{-c j/256} from a per-source table
-# (``tables[slot[i]]``, made once by the caller: a source's draws never depend on how they are blocked) and
-# e^{-t}, 0 <= t = c f < 1/32, by its Taylor polynomial of degree 7 (remainder t^8/8! < 2.2e-17): a few
-# multiplications instead of a call of exp, to rounding.  Sources without a table (slot -1) call exp.
-DEF TABLE_SIZE = 256
-
-
-cdef inline double exp_minus_small(double t) noexcept nogil:
-    """e^{-t} for 0 <= t < 1/32 (degree-7 Taylor polynomial, Horner)."""
-    return 1.0 - t * (1.0 - t * (0.5 - t * (1.0 / 6.0 - t * (1.0 / 24.0 - t * (1.0 / 120.0 - t * (
-        1.0 / 720.0 - t * (1.0 / 5040.0)))))))
+freshcore_set_arrivals_simd(-1)  # the generator's path, chosen once at import
 
 
 def arrivals_kernel(uint64_t[:, ::1] streams, const double[::1] lam_t, const double[::1] mut,
                     const double[::1] xi, bint exponential, const double[:, ::1] tables, const long[::1] slot,
                     double[:, :, ::1] out, long[:, :, ::1] counts=None):
-    """out[k, r, i] = U_i of period k in replica r: Poisson(lam_t[i]) arrivals at uniform epochs of the period,
-    each worth xi[i] (or an exponential of mean xi[i]) times e^{-mut[i] w}, w ~ U[0, 1) its age in periods.
+    """out[k, r, i] = U_i of period k in replica r (``_whittle_arrivals.h``): Poisson(lam_t[i]) arrivals at
+    uniform epochs of the period, each worth xi[i] (or an exponential of mean xi[i]) times e^{-mut[i] w}.
 
-    ``streams[r]`` is replica r's xoshiro256** state, advanced in place; ``tables[slot[i]]`` holds
-    e^{-mut[i] j/256}, j < 256, where slot[i] >= 0 (mut[i] <= 8); ``counts`` (optional, same shape as out)
-    receives the number of arrivals."""
-    cdef Py_ssize_t steps = out.shape[0], reps = out.shape[1], n = out.shape[2], k, r, i
-    cdef long _j, m
-    cdef double acc, c, e, f_scale = 1.1102230246251565e-16
-    cdef uint64_t* s
-    cdef uint64_t b
-    cdef uint64_t low45 = (<uint64_t>1 << 45) - 1
-    cdef bint keep = counts is not None
-    cdef const double* tab
+    ``streams[r]`` holds replica r's eight xoshiro256** states, word by word (32 words), advanced in place;
+    ``tables[slot[i]]`` holds e^{-mut[i] j/256}, j < 256, where slot[i] >= 0 (mut[i] <= 8); ``counts``
+    (optional, the shape of out) receives the numbers of arrivals."""
+    cdef long* cnt = NULL
+    if out.shape[0] == 0 or out.shape[1] == 0 or out.shape[2] == 0:
+        return
+    if counts is not None:
+        cnt = &counts[0, 0, 0]
     with nogil:
-        for k in range(steps):
-            for r in range(reps):
-                s = &streams[r, 0]
-                for i in range(n):
-                    m = poisson(s, lam_t[i])
-                    c = mut[i]
-                    acc = 0.0
-                    if exponential:
-                        for _j in range(m):
-                            e = -log1p(-next_double(s))
-                            acc += e * exp(-c * next_double(s))
-                    elif slot[i] >= 0:
-                        tab = &tables[slot[i], 0]
-                        for _j in range(m):
-                            b = next_u64(s)
-                            acc += tab[b >> 56] * exp_minus_small(c * (<double>((b >> 11) & low45) * f_scale))
-                    else:
-                        for _j in range(m):
-                            acc += exp(-c * next_double(s))
-                    out[k, r, i] = xi[i] * acc
-                    if keep:
-                        counts[k, r, i] = m
+        freshcore_arrivals(&streams[0, 0], &lam_t[0], &mut[0], &xi[0], exponential, &tables[0, 0], &slot[0],
+                           &out[0, 0, 0], cnt, out.shape[0], out.shape[1], out.shape[2])
+
+
+def arrivals_simd(int level=-1):
+    """The generator's path: 1 AVX-512F (eight streams at a time), 0 scalar; ``level`` sets it (-1: the best the
+    processor has).  Returns the path in use.  Both give the same bits."""
+    return freshcore_set_arrivals_simd(level)
 
 
 # ---------------------------------------------------------------------------

@@ -44,9 +44,10 @@ class ArrivalStream:
     ``Lambda_i T`` number of them at independent uniform epochs, each worth its initial utility (``xi_i``, or an
     exponential of mean ``xi_i``) times ``e^{-mu_i (kT - tau)}`` at the period's end.  ``E[U_i] = u_i``.
 
-    Each replica has its own stream (xoshiro256**, seeded from ``rng``), read period by period and source by
-    source: two streams made with the same seed give the same utilities however they are read in blocks, so
-    the policies of a comparison can see the same arrivals.
+    Each replica has its own random numbers (eight xoshiro256** streams, seeded from ``rng``; the epochs of a
+    source with many arrivals come eight at a time, one from each, see ``freshcore._whittle_arrivals.h``), read
+    period by period and source by source: two streams made with the same seed give the same utilities however they are
+    read in blocks, so the policies of a comparison can see the same arrivals.
 
     Parameters
     ----------
@@ -58,7 +59,7 @@ class ArrivalStream:
 
     def __init__(self, sources: SourceModel, n_replicas: int, utility: str, rng: Any) -> None:
         gen = check_rng(rng, "ArrivalStream")
-        self._streams = gen.integers(1, 2**63, size=(n_replicas, 4), dtype=np.uint64)
+        self._streams = gen.integers(1, 2**63, size=(n_replicas, 32), dtype=np.uint64)   # eight states a replica
         self._lam_t = np.ascontiguousarray(sources.arrival_rate * sources.period)
         self._mut, self._xi = sources._mut, sources.utility
         self._exponential = utility == "exponential"
