@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from freshcore import _whittle
-from freshcore.whittle import SourceModel, whittle_index
-from freshcore.whittle_stochastic import stochastic_index
+from freshcore.whittle import SourceModel, relaxed_optimum, source_gain, whittle_index
+from freshcore.whittle_policies import GreedyPolicy, WhittlePolicy
+from freshcore.whittle_simulation import simulate_sources
+from freshcore.whittle_stochastic import stochastic_bound, stochastic_gain, stochastic_index
 
 TABLE1 = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21])
 
@@ -94,3 +96,39 @@ def test_stochastic_index_bad_input(kwargs, exc, message):
     args.update(kwargs)
     with pytest.raises(exc, match=message):
         stochastic_index(**args)
+
+
+# ---------------------------------------------------------------------------
+# The stochastic model's per-source problem and its Lagrangian bound
+
+
+@pytest.mark.parametrize("lam", [0.0, 30.0, 105.0, 300.0])
+def test_stochastic_gain_without_noise_is_the_deterministic_one(lam):
+    s = SourceModel([250.0, 3.0, 40.0], [1.0, 2.0, 0.1], [0.7, 0.2, 1.3], period=1.5, cost=[1.0, 2.5, 0.4])
+    np.testing.assert_allclose(stochastic_gain(lam, s, noise=False, grid=200), source_gain(lam, s), rtol=1e-3)
+
+
+def test_stochastic_bound_bounds_the_policies():
+    bound_off, _ = stochastic_bound(TABLE1, 1, noise=False, grid=100)
+    assert bound_off == pytest.approx(relaxed_optimum(TABLE1, 1).value, rel=1e-4)
+    bound, lam = stochastic_bound(TABLE1, 1, grid=120, samples=8192, rng=3)
+    assert 0 < lam < TABLE1.u_star.max()
+    assert bound >= bound_off - 0.05                 # looking at the states can only help
+    for policy in (WhittlePolicy(1), GreedyPolicy(1)):
+        run = simulate_sources(policy, TABLE1, 3000, model="stochastic", n_replicas=10, rng=2018)
+        assert run.reward <= bound
+
+
+@pytest.mark.parametrize(
+    ("call", "exc", "message"),
+    [
+        (lambda: stochastic_gain(np.nan, TABLE1), ValueError, "'multiplier' parameter of stochastic_gain"),
+        (lambda: stochastic_gain(1.0, TABLE1, grid=4), ValueError, "'grid' parameter of stochastic_gain"),
+        (lambda: stochastic_bound(TABLE1, 0.0), ValueError, "'budget' parameter of stochastic_bound"),
+        (lambda: stochastic_bound(TABLE1, 1, samples=0), ValueError, "'samples' parameter of stochastic_bound"),
+        (lambda: stochastic_bound(None, 1), TypeError, "'sources' parameter of stochastic_bound"),
+    ],
+)
+def test_stochastic_bound_bad_input(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
