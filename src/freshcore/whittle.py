@@ -16,11 +16,14 @@ the state ``X`` of a source (the expected utility waiting there) evolves as
 and the crawler maximises the long-run average reward under an average budget ``sum_i C_i v_i = M``.  The
 problem is a restless bandit, Whittle indexable, with the closed-form index of Theorem 1 (:func:`whittle_index`).
 
-This module holds :class:`SourceModel` (the per-source parameters, validated once) and :func:`whittle_index`;
-:mod:`freshcore.whittle_policies` the policies (Whittle top-M, greedy-type, round robin, static, the relaxed
-controls) and :mod:`freshcore.whittle_simulation` the deterministic and stochastic simulators and the
-Lagrangian upper bounds.  SPEC section 5 settles where the paper is ambiguous or wrong (the index above
-``u*``, the branch of Lambert W in eq. (21), the sign of eq. (22)).
+This module holds :class:`SourceModel` (the per-source parameters, validated once), :func:`whittle_index` and
+the relaxed problem of Section VII (:func:`source_gain`, :func:`lagrangian_bound`, :func:`relaxed_optimum`,
+:func:`lambert_threshold`).  :mod:`freshcore.whittle_policies` holds the policies (Whittle top-M, greedy-type,
+round robin, static, the relaxed controls, and :class:`~freshcore.whittle_policies.WhittleScheduler` for
+millions of sources), :mod:`freshcore.whittle_simulation` the deterministic and stochastic simulators and
+:mod:`freshcore.whittle_stochastic` the stochastic index of Section VIII and the stochastic model's bound.
+SPEC section 5 settles where the paper is ambiguous or wrong (the index above ``u*``, the branch of Lambert W
+in eq. (21), the sign of eq. (22)).
 
 The computations are compiled (``freshcore._whittle``); this module validates, allocates and delegates.
 
