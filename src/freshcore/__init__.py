@@ -31,6 +31,8 @@ Change-indicating signals
     :func:`simulate_signal_log`.
 Simulation
     :func:`simulate_crawls`.
+Ephemeral content (Avrachenkov and Borkar (2018))
+    :class:`SourceModel`, :func:`whittle_index`.
 Threads
     :func:`set_num_threads`, :func:`get_num_threads` (large full batch updates).
 
@@ -42,6 +44,8 @@ References
    crawling", VALUETOOLS 2020.
 .. [3] R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm utilizing noisy
    change-indicating signals", 2025.
+.. [4] K. Avrachenkov, V. S. Borkar, "Whittle index policy for crawling ephemeral content", IEEE Transactions
+   on Control of Network Systems 5(1), 2018.
 """
 
 __version__ = "0.1.0.dev0"
@@ -80,6 +84,7 @@ from .special import lambertw, residual_exp
 from .synthetic_logs import simulate_crawls
 from .thresholds import ThresholdsResult, optimal_thresholds
 from .value import PageValueError, crawl_frequency, crawl_interval, crawl_value, fresh_time
+from .whittle import SourceModel, whittle_index
 
 __all__ = [
     "BinningWarning",
@@ -109,6 +114,7 @@ __all__ = [
     "SignalModelFit",
     "SimulationResult",
     "SingleCrawlWarning",
+    "SourceModel",
     "ThresholdsResult",
     "UniformRandom",
     "__version__",
@@ -134,4 +140,5 @@ __all__ = [
     "simulate",
     "simulate_crawls",
     "simulate_signal_log",
+    "whittle_index",
 ]

@@ -28,6 +28,9 @@ UPADHYAY_2020 = ('U. Upadhyay, R. Busa-Fekete, W. Kotlowski, D. Pál, B. Szöré
 LI_2017 = ('X. Li, D. B. H. Cline, D. Loguinov, "Temporal update dynamics under blind sampling", IEEE/ACM '
            'Transactions on Networking 25(1), 2017 (an earlier version in IEEE INFOCOM 2015).')
 
+AVRACHENKOV_BORKAR_2018 = ('K. Avrachenkov, V. S. Borkar, "Whittle index policy for crawling ephemeral content", IEEE '
+                           'Transactions on Control of Network Systems 5(1), 2018.')
+
 _T = TypeVar("_T")
 _EXAMPLES = re.compile(r"^([ \t]*)Examples\n\1-+[ \t]*$", re.MULTILINE)
 _WIDTH = 100  # columns of an entry, its indentation included
