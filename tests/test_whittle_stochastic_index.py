@@ -108,9 +108,14 @@ def test_stochastic_gain_without_noise_is_the_deterministic_one(lam):
     np.testing.assert_allclose(stochastic_gain(lam, s, noise=False, grid=200), source_gain(lam, s), rtol=1e-3)
 
 
-def test_stochastic_bound_bounds_the_policies():
+def test_stochastic_bound_without_noise_is_the_relaxed_optimum():
     bound_off, _ = stochastic_bound(TABLE1, 1, noise=False, grid=100)
     assert bound_off == pytest.approx(relaxed_optimum(TABLE1, 1).value, rel=1e-4)
+
+
+@pytest.mark.slow  # (~25 s: a grid DP over 8192 sampled arrivals, and two 3000-step simulations)
+def test_stochastic_bound_bounds_the_policies():
+    bound_off, _ = stochastic_bound(TABLE1, 1, noise=False, grid=100)
     bound, lam = stochastic_bound(TABLE1, 1, grid=120, samples=8192, rng=3)
     assert 0 < lam < TABLE1.u_star.max()
     assert bound >= bound_off - 0.05                 # looking at the states can only help
