@@ -34,6 +34,15 @@ from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, INFINITY, NAN
 from freshcore._core cimport residual1_inverse as periodic_x
 
 
+cdef extern from "_rates_periodic.h":
+    void _periodic_vec "freshcore_periodic_pass"(const double* b, const double* d, const double* lo, const double* hi,
+                                                 double lo0, double hi0, double u, double* out, Py_ssize_t n,
+                                                 double* total, double* tcomp, double* der,
+                                                 double* dcomp) noexcept nogil
+    void _periodic_x_vec "freshcore_periodic_x"(const double* tt, double* out, Py_ssize_t n) noexcept nogil
+    int _per_max_level "freshcore_periodic_max_level"() noexcept nogil
+    int _per_set_level "freshcore_periodic_set_level"(int level) noexcept nogil
+
 cdef extern from "_rates_newton.h":
     void freshcore_newton_block(const double* s, const double* d, const double* lo, double lo0, double u,
                                 double* out, Py_ssize_t n, double* bt, double* bs, Py_ssize_t* cnt) noexcept nogil
@@ -91,6 +100,27 @@ cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, cons
     slope[0] = _total(sl, scomp)
 
 
+# The periodic pass's kernel: the eight-lane one of _rates_periodic.h at the widest level the CPU runs
+# (0 baseline, 1 AVX2, 2 AVX-512: the same bits), or -1: the scalar loop over _core's Lambert W below
+# (where the compiler has no vector extension; tests select it to compare).
+cdef int _per_level = _per_set_level(_per_max_level())
+
+
+def _periodic_levels():
+    """(level in use, widest level this build and machine run) of the periodic pass: -1 the scalar loop,
+    0 the eight-lane kernel at the baseline (SSE2 on x86-64), 1 AVX2, 2 AVX-512 (the same bits at 0-2)."""
+    return _per_level, _per_max_level()
+
+
+def _set_periodic_level(int level):
+    """Use the periodic pass of ``min(level, widest)`` (-1: the scalar loop); return the previous level.
+    Not thread-safe: for tests and benchmarks, not while a solve runs."""
+    global _per_level
+    old = _per_level
+    _per_level = -1 if level < 0 or _per_max_level() < 0 else _per_set_level(level)
+    return old
+
+
 cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, const double* lo,
                          const double* hi, double u, double* out, double* S, double* D) noexcept nogil:
     """S(u) and dS/du; writes the rates to ``out`` unless it is NULL.
@@ -98,11 +128,17 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
     b_i = sqrt(Delta_i/mu_i): page i is crawled iff u > b_i.  c = (b/u)^2 and
     1 - c = (u - b)(u + b)/u^2 (accurate near the threshold).  For unclipped pages
     dxi/du = 2 c Delta (1 + x)/(u x^3 (1 - c)) (from R1'(x) = x e^-x and
-    e^x = (1 + x)/(1 - c)).
+    e^x = (1 + x)/(1 - c)).  Eight pages at a time (``_rates_periodic.h``) unless
+    ``_per_level`` is -1: then page by page with _core's Lambert W.
     """
     cdef Py_ssize_t i
     cdef double c, om, x, v, d, t, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
     cdef double inv_u = 1.0 / u
+    if _per_level >= 0:
+        _periodic_vec(b, delta, lo, hi, 0.0, INFINITY, u, out, n, &tot, &comp, &der, &dcomp)
+        S[0] = _total(tot, comp)
+        D[0] = _total(der, dcomp)
+        return
     for i in range(n):
         if u <= b[i]:
             v = lo[i]
@@ -652,6 +688,21 @@ def weighted_sum(const double[::1] x, const double[::1] w):
         for i in range(n):
             _nadd(&tot, &comp, w[i] * x[i])
     return _total(tot, comp)
+
+
+def periodic_pass_x(const double[::1] t, double[::1] out):
+    """out[i] = x of the eight-lane periodic pass at u = 1, b = t[i] (c = t^2; exposed for tests).
+
+    Uses the kernel of the level in use (the scalar Lambert W at level -1)."""
+    cdef Py_ssize_t i, n = t.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        if _per_level >= 0:
+            _periodic_x_vec(&t[0], &out[0], n)
+        else:
+            for i in range(n):
+                out[i] = periodic_x(t[i] * t[i], (1.0 - t[i]) * (1.0 + t[i]))
 
 
 def periodic_x_kernel(const double[::1] c, double[::1] out):
