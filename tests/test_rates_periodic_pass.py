@@ -137,3 +137,209 @@ def test_optimal_rates_same_as_scalar_pass(seed):
     np.testing.assert_allclose(vec.crawl_rate, sca.crawl_rate, rtol=1e-12, atol=1e-12 * B / n)
     assert vec.objective == pytest.approx(sca.objective, rel=1e-12)
     assert vec.multiplier == pytest.approx(sca.multiplier, rel=1e-11)
+
+
+# ---------------------------------------------------------------- the compiled search
+
+
+def _log(x):
+    return math.log(x) if x > 0.0 else -math.inf if x == 0.0 else math.nan
+
+
+def py_time_share(r_a, r_b, S_a, S_b, budget, out):
+    """The Python time-sharing the compiled search replaced (reference)."""
+    theta = min(max((budget - S_a) / (S_b - S_a), 0.0), 1.0)
+    for kk in range(9):
+        if kk == 8:
+            theta = 0.0
+        total = _rates.mix(r_a, r_b, theta, out)
+        if total <= budget:
+            break
+        theta = max(0.0, theta - (total - budget + (2.0**kk) * 2.3e-16 * budget) / (S_b - S_a))
+    return theta
+
+
+def py_periodic_search(b, dl, lo, hi, budget, slack, u, out, gap=1e-14, slope=None):
+    """The Python search of freshcore.rates that ``_rates.periodic_search`` replaced (reference)."""
+    b_min = float(b.min())
+    u_max = min(b_min * 2.0**500, 2.0**500)
+    if not 0.0 < u < math.inf or not 2.0**-500 <= b_min < math.inf:
+        return None
+    pass_ = _rates.PeriodicPass(b, dl, lo, hi)
+    n = len(b)
+    accept = budget * (1.0 - gap)
+    target = budget * (1.0 - 0.5 * gap)
+    u_a, S_a = 0.0, _rates.csum(lo)
+    u_b, S_b = math.inf, math.inf
+    u_p, S_p = 0.0, 0.0
+    r_a, r_b, r_w = lo.copy(), np.empty(n), np.empty(n)
+    steps = [0.0, 0.0, 0.0, 0.0]
+    wide = 8.0 / n
+    nh = 0
+    if u <= b_min:
+        while u <= b_min:
+            u_a = u
+            u = 2.0 * u
+        u_p, S_p = u_a, S_a
+    for _ in range(300):
+        if not 2.0**-500 <= u <= u_max:
+            return None
+        S, D = pass_(u, r_w)
+        if S <= budget:
+            u_a, S_a = u, S
+            r_a, r_w = r_w, r_a
+            if S >= accept:
+                out[:] = r_a
+                return u_a, u_a
+        else:
+            u_b, S_b = u, S
+            r_b, r_w = r_w, r_b
+        if u_a > 0.0 and u_b < math.inf and (
+                (1.0 - (u_a / u_b) * (u_a / u_b)) * (S_b - S_a) <= 1e-15 * budget
+                or u_b - u_a <= 4.5e-16 * u_b):
+            break
+        k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
+        k_wide = -1.0
+        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
+            k_wide = _log(S / S_p) / _log(u / u_p)
+            if k_wide > 0.0 and abs(u - u_p) > wide * u and slope is not None:
+                slope[0] = k_wide
+        elif u_p == 0.0 and slope is not None and 0.0 < slope[0] < math.inf:
+            k_wide = slope[0]
+        if k_wide > 0.0 and (k <= 0.0 or abs(_log(target / S)) > wide * k_wide):
+            k = k_wide
+        u_n = u * math.exp(min(max(_log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
+        steps[nh % 4] = abs(u - u_p) if u_p > 0.0 else math.inf
+        u_p, S_p = u, S
+        nh += 1
+        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
+                or abs(u_n - u) <= 9e-16 * u):
+            u_n = 2.0 * max(u, u_a) if u_b == math.inf else 0.5 * (u_a + u_b)
+            nh = 0
+        u = u_n
+    else:
+        return None
+    theta = py_time_share(r_a, r_b, S_a, S_b, budget, out)
+    if not _rates.csum(out) >= budget - slack:
+        return None
+    return (u_a, u_a) if theta == 0.0 else (u_a, u_b)
+
+
+def search_cases():
+    rng = np.random.default_rng(2024)
+    for case in range(60):
+        n = [1, 2, 5, 40, 333, 5000][case % 6]
+        kind = ["uniform", "wide", "extreme"][case % 3]
+        b, d = instance(rng, n, kind)
+        bounds = case % 4 == 1
+        lo = np.where(rng.uniform(size=n) < 0.3, d * rng.uniform(0, 0.01, n), 0.0) if bounds else np.zeros(n)
+        hi = (np.where(rng.uniform(size=n) < 0.3, lo + d * rng.uniform(0, 0.3, n), np.inf) if bounds
+              else np.full(n, np.inf))
+        total_hi = math.inf if np.isinf(hi).any() else float(hi.sum())
+        B = float(min(10 ** rng.uniform(-3, 1) * d.sum(), 0.5 * total_hi))
+        if not lo.sum() < B * (1 - 1e-14):
+            continue
+        u0 = [B / max(np.sum(np.sqrt(0.5 * d * d / b**2)), 1e-300), float(np.median(b)) * 0.3,
+              float(b.min()) * 0.5, float(np.quantile(b, 0.7))][case % 4]
+        gap = 1e-4 if case % 5 == 0 else 1e-14
+        slope = [math.nan, 2.5, 0.5][case % 3]
+        yield case, b, d, lo, hi, B, u0, gap, slope
+
+
+@pytest.mark.parametrize("lev", [-1, *LEVELS[-1:]])
+def test_compiled_search_same_bits_as_python(lev, level):
+    """The compiled search (``_rates.periodic_search``) is the Python search it replaced, bit for bit:
+    the same iterates, the same hand-overs, the same time-shared rates and slope."""
+    _rates._set_periodic_level(lev)
+    seen = {"found": 0, "none": 0, "shared": 0}
+    for case, b, d, lo, hi, B, u0, gap, slope in search_cases():
+        n = len(b)
+        slack = 1e-13 * B
+        out_py, out_c = np.full(n, np.nan), np.full(n, np.nan)
+        sl_py = [slope]
+        ref = py_periodic_search(b, d, lo, hi, B, slack, u0, out_py, gap, sl_py)
+        found, u_a, u_b, sl_c = _rates.periodic_search(b, d, lo, hi, 0.0, math.inf, B, slack, u0, gap, slope, out_c)
+        assert found == (ref is not None), case
+        np.testing.assert_array_equal(sl_c, sl_py[0])
+        if ref is None:
+            seen["none"] += 1
+            continue
+        seen["found"] += 1
+        seen["shared"] += u_a != u_b
+        assert (u_a, u_b) == ref, case
+        np.testing.assert_array_equal(out_c, out_py)
+        if not lo.any() and np.isinf(hi).all():  # lo/hi None: the same numbers, the same bits
+            out_n = np.full(n, np.nan)
+            assert _rates.periodic_search(b, d, None, None, 0.0, math.inf, B, slack, u0, gap, slope,
+                                          out_n)[:3] == (True, u_a, u_b)
+            np.testing.assert_array_equal(out_n, out_c)
+    assert seen["found"] > 20 and seen["shared"] > 0 and seen["none"] > 0, seen
+
+
+# ---------------------------------------------------------------- the defaults' fast path
+
+
+def test_fast_path_and_checked_path_give_the_same_bits(tmp_path):
+    """Float64 arrays with the default bounds take one compiled check; lists, memory maps and explicit
+    bounds of 0 and inf go through the checks and must give the same bits (pages that do not matter
+    included)."""
+    rng = np.random.default_rng(5)
+    n = 5000
+    d, mu = rng.uniform(0, 1, n), rng.uniform(0, 1, n)
+    for zeros in (False, True):
+        if zeros:
+            d[::17] = 0.0
+            mu[::13] = 0.0
+        fast = optimal_rates(d, mu, 300.0, "periodic")
+        np.testing.assert_array_equal(optimal_rates(list(d), list(mu), 300, "periodic"), fast)
+        np.testing.assert_array_equal(
+            optimal_rates(d, mu, 300.0, "periodic", min_rate=np.zeros(n), max_rate=np.full(n, np.inf)), fast)
+        np.testing.assert_array_equal(optimal_rates(d, mu, 300.0, "periodic", 0, math.inf), fast)
+        path = tmp_path / "d.npy"
+        np.save(path, d)
+        np.testing.assert_array_equal(optimal_rates(np.load(path, mmap_mode="r"), mu, 300.0, "periodic"), fast)
+        res = optimal_rates(d, mu, 300.0, "periodic", return_details=True)
+        ref = optimal_rates(list(d), list(mu), 300.0, "periodic", return_details=True)
+        np.testing.assert_array_equal(res.crawl_rate, fast)
+        assert (res.multiplier, res.objective, res.n_crawled) == (ref.multiplier, ref.objective, ref.n_crawled)
+        assert np.all(fast[(d == 0) | (mu == 0)] == 0.0)
+        assert math.fsum(fast) <= 300.0 * (1 + 1e-14)
+    # a minimum of -0.0 is not the default's +0.0: the pages not crawled keep it
+    r = optimal_rates(d, mu, 300.0, "periodic", min_rate=-0.0)
+    np.testing.assert_array_equal(r, fast)
+    assert np.signbit(r[r == 0]).all()
+
+
+BAD_ARRAYS = [
+    (dict(change_rate=np.array([0.1, -1.0, 0.2])), r"change_rate\[1\] = -1.0"),
+    (dict(change_rate=np.array([0.1, 0.3, np.nan])), r"change_rate\[2\] = nan"),
+    (dict(change_rate=np.array([np.inf, 0.1, 0.2])), r"change_rate\[0\] = inf"),
+    (dict(importance=np.array([1.0, 1.0, -0.5])), r"importance\[2\] = -0.5"),
+    (dict(importance=np.array([1.0, np.nan, 1.0])), r"importance\[1\] = nan"),
+    (dict(importance=np.array([1.0, -np.inf, 1.0])), r"importance\[1\] = -inf"),
+    (dict(change_rate=np.array([0.0, -0.0, -1e-300])), r"change_rate\[2\]"),
+    (dict(bandwidth=np.nan), r"'bandwidth'"),
+    (dict(bandwidth=0.0), r"'bandwidth'"),
+    (dict(bandwidth=-1.0), r"'bandwidth'"),
+]
+
+
+@pytest.mark.parametrize("kwargs,match", BAD_ARRAYS)
+def test_fast_path_raises_the_checks_errors(kwargs, match):
+    args = dict(change_rate=np.array([0.1, 0.2, 0.3]), importance=np.array([1.0, 1.0, 1.0]), bandwidth=1.0,
+                model="periodic")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        optimal_rates(**args)
+
+
+def test_check_pages():
+    assert _rates.check_pages(np.array([0.0, 1.0, 2.0, 3.0]), np.array([1.0, 0.0, 2.0, 4.0])) == (0, 2)
+    assert _rates.check_pages(np.array([np.nan, 1.0, -0.0]), np.array([1.0, np.inf, 1.0])) == (2, 1)
+    assert _rates.check_pages(np.array([-1e-300]), np.array([1.0])) == (1, 0)
+
+
+def test_fast_path_no_page_matters():
+    """Every change rate or importance 0: the general path's answer (all at the minimum, 0)."""
+    res = optimal_rates(np.array([0.0, 1.0]), np.array([1.0, 0.0]), 1.0, "periodic", return_details=True)
+    assert res.crawl_rate.tolist() == [0.0, 0.0] and res.n_crawled == 0

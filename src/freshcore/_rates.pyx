@@ -18,7 +18,8 @@ rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
 One call of a pass object is one pass over the pages without the GIL; the line
 search on u that calls them is Python (``freshcore.rates``), except for the
 Poisson model without maximum rates, whose sort-free Newton runs whole in one
-call (``poisson_solve``).  Sums are
+call (``poisson_solve``), and the periodic search (``periodic_search``: the
+passes on vectors of pages, ``_rates_periodic.h``).  Sums are
 compensated (Neumaier), so that the budget test S(u) <= B is decided on a total
 correct to 3.6e-15 relative whatever the page count.
 
@@ -30,7 +31,10 @@ R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
 utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, INFINITY, NAN
+from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, log, exp, INFINITY, NAN
+from libc.string cimport memcpy
+
+import numpy as np
 from freshcore._core cimport residual1_inverse as periodic_x
 
 
@@ -122,8 +126,10 @@ def _set_periodic_level(int level):
 
 
 cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, const double* lo,
-                         const double* hi, double u, double* out, double* S, double* D) noexcept nogil:
-    """S(u) and dS/du; writes the rates to ``out`` unless it is NULL.
+                         const double* hi, double lo0, double hi0, double u, double* out, double* S,
+                         double* D) noexcept nogil:
+    """S(u) and dS/du; writes the rates to ``out`` unless it is NULL.  min_rate is ``lo`` (``lo0`` for
+    every page where it is NULL), max_rate ``hi`` (``hi0``).
 
     b_i = sqrt(Delta_i/mu_i): page i is crawled iff u > b_i.  c = (b/u)^2 and
     1 - c = (u - b)(u + b)/u^2 (accurate near the threshold).  For unclipped pages
@@ -132,26 +138,28 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
     ``_per_level`` is -1: then page by page with _core's Lambert W.
     """
     cdef Py_ssize_t i
-    cdef double c, om, x, v, d, t, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
+    cdef double c, om, x, v, d, t, lk, hk, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
     cdef double inv_u = 1.0 / u
     if _per_level >= 0:
-        _periodic_vec(b, delta, lo, hi, 0.0, INFINITY, u, out, n, &tot, &comp, &der, &dcomp)
+        _periodic_vec(b, delta, lo, hi, lo0, hi0, u, out, n, &tot, &comp, &der, &dcomp)
         S[0] = _total(tot, comp)
         D[0] = _total(der, dcomp)
         return
     for i in range(n):
+        lk = lo[i] if lo != NULL else lo0
         if u <= b[i]:
-            v = lo[i]
+            v = lk
         else:
+            hk = hi[i] if hi != NULL else hi0
             t = b[i] * inv_u
             c = t * t
             om = (u - b[i]) * inv_u * ((u + b[i]) * inv_u)
             x = periodic_x(c, om)
             v = delta[i] / x
-            if v <= lo[i]:
-                v = lo[i]
-            elif v >= hi[i]:
-                v = hi[i]
+            if v <= lk:
+                v = lk
+            elif v >= hk:
+                v = hk
             elif x > 0.0:
                 d = 2.0 * c * v * (1.0 + x) / (u * x * x * om)
                 _nadd(&der, &dcomp, d)
@@ -160,6 +168,215 @@ cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, con
             out[i] = v
     S[0] = _total(tot, comp)
     D[0] = _total(der, dcomp)
+
+
+cdef inline double _py_max(double a, double b) noexcept nogil:
+    """Python's max(a, b) of two floats: b only where b > a (so a NaN a stays)."""
+    return b if b > a else a
+
+
+cdef inline double _py_min(double a, double b) noexcept nogil:
+    """Python's min(a, b) of two floats: b only where b < a."""
+    return b if b < a else a
+
+
+cdef inline double _log0(double x) noexcept nogil:
+    """log with log(0) = -inf and NaN below 0 (``rates._log``)."""
+    if x > 0.0:
+        return log(x)
+    return -INFINITY if x == 0.0 else NAN
+
+
+cdef double _mix(Py_ssize_t n, const double* a, const double* b, double theta, double* out) noexcept nogil:
+    """out = a + theta (b - a) (a exactly where theta = 0), and its compensated total."""
+    cdef Py_ssize_t i
+    cdef double tot = 0.0, comp = 0.0, v
+    for i in range(n):
+        v = a[i] + theta * (b[i] - a[i]) if theta != 0.0 else a[i]
+        out[i] = v
+        _nadd(&tot, &comp, v)
+    return _total(tot, comp)
+
+
+cdef double _time_share(Py_ssize_t n, const double* r_a, const double* r_b, double S_a, double S_b,
+                        double budget, double* out) noexcept nogil:
+    """out = r_a + theta (r_b - r_a) with the largest total <= budget; returns theta (``out`` must
+    alias neither).  theta starts at (budget - S_a)/(S_b - S_a); a total over the budget (rounding)
+    gives back the excess and a few ulps more, down to theta = 0 (out = r_a exactly)."""
+    cdef double theta = _py_min(_py_max((budget - S_a) / (S_b - S_a), 0.0), 1.0), total
+    cdef int kk
+    for kk in range(9):
+        if kk == 8:
+            theta = 0.0
+        total = _mix(n, r_a, r_b, theta, out)
+        if total <= budget:
+            break
+        theta = _py_max(0.0, theta - (total - budget + ldexp(1.0, kk) * 2.3e-16 * budget) / (S_b - S_a))
+    return theta
+
+
+cdef enum:
+    SEARCH_FOUND = 0       # the rates are in ``out``, the multiplier's u in [u_a, u_b]
+    SEARCH_HAND_OVER = 1   # not accurate here, or no convergence: the careful solver solves
+
+
+cdef int _periodic_search(Py_ssize_t n, const double* b, const double* delta, const double* lo,
+                          const double* hi, double lo0, double hi0, double budget, double slack, double u,
+                          double gap, double* slope, double* out, double* w1, double* w2,
+                          double* ua_out, double* ub_out) noexcept nogil:
+    """The periodic optimum from the start ``u`` (rates written to ``out``; ``w1``, ``w2`` hold n doubles
+    of work): SEARCH_FOUND with (u_a, u_b) in ``ua_out``, ``ub_out``, or SEARCH_HAND_OVER.
+
+    Requires sum(lo) < budget (1 - gap) and budget < sum(hi).  Safeguarded Newton on log S against
+    log u (S grows like a power of u; plain Newton in u overshoots badly from a small start): for a
+    step predicted to cross many entering pages the secant slope of the last two points, or before
+    there is one ``slope[0]`` (a subsample's; pages entering at u = b_i add ~Delta_i/37 almost at
+    once, which the local derivative misses), for a step across a few the analytic derivative (exact
+    on a smooth stretch); bisection when the steps do not halve in 3.  ``gap``: the acceptance (a
+    subsample is solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the
+    bracketing solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are adjacent
+    doubles) and then time-shares between them (``_time_share``).  The last wide secant slope goes
+    back to ``slope[0]`` (``slope`` may be NULL).  SEARCH_HAND_OVER where the pass is not accurate
+    (min b_i below 2^-500, u outside [2^-500, 2^500] or above 2^500 min b_i, where b_i^2 or
+    c_i = (b_i/u)^2 leave the normal doubles), after 300 steps, or when more than ``slack`` of the
+    budget is left.  Every operation is that of the Python search it replaced (same bits).
+    """
+    cdef Py_ssize_t i
+    cdef double b_min = INFINITY, u_max, accept, target, u_a, S_a, u_b, S_b, u_p, S_p, wide
+    cdef double S = 0.0, D = 0.0, k, k_wide, u_n, theta, tot = 0.0, comp = 0.0
+    cdef double[4] steps
+    cdef double* r_a = w1
+    cdef double* r_b = w2
+    cdef double* r_w = out
+    cdef double* tmp
+    cdef int nh = 0, _it
+    cdef bint done = False
+    for i in range(n):
+        if b[i] < b_min:
+            b_min = b[i]
+    u_max = _py_min(b_min * 2.0 ** 500, 2.0 ** 500)
+    if not (0.0 < u < INFINITY) or not (2.0 ** -500 <= b_min < INFINITY):
+        return SEARCH_HAND_OVER  # (b_i^2 = Delta_i/mu_i must be a normal double for b_i to be accurate)
+    accept = budget * (1.0 - gap)
+    target = budget * (1.0 - 0.5 * gap)
+    for i in range(n):
+        r_a[i] = lo[i] if lo != NULL else lo0
+        _nadd(&tot, &comp, r_a[i])
+    u_a = 0.0
+    S_a = _total(tot, comp)
+    u_b = INFINITY
+    S_b = INFINITY
+    u_p = 0.0
+    S_p = 0.0
+    steps[0] = steps[1] = steps[2] = steps[3] = 0.0
+    wide = 8.0 / <double>n  # a step longer than this (relative) spans many entries, at a density ~1
+    if u <= b_min:
+        # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
+        # without the passes that would only confirm it.
+        while u <= b_min:
+            u_a = u
+            u = 2.0 * u
+        u_p = u_a
+        S_p = S_a
+    for _it in range(300):
+        if not (2.0 ** -500 <= u <= u_max):
+            return SEARCH_HAND_OVER
+        _periodic_pass(n, b, delta, lo, hi, lo0, hi0, u, r_w, &S, &D)
+        if S <= budget:
+            u_a = u
+            S_a = S
+            tmp = r_a
+            r_a = r_w
+            r_w = tmp
+            if S >= accept:
+                if r_a != out:
+                    memcpy(out, r_a, n * sizeof(double))
+                ua_out[0] = u_a
+                ub_out[0] = u_a
+                return SEARCH_FOUND
+        else:
+            u_b = u
+            S_b = S
+            tmp = r_b
+            r_b = r_w
+            r_w = tmp
+        if u_a > 0.0 and u_b < INFINITY and (
+                (1.0 - (u_a / u_b) * (u_a / u_b)) * (S_b - S_a) <= 1e-15 * budget
+                or u_b - u_a <= 4.5e-16 * u_b):
+            done = True  # (or the bracket is down to adjacent doubles: nothing finer to find)
+            break
+        k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
+        # For a step across many entering pages the secant slope of the last two points (the
+        # analytic one is off by several per cent there: a page just past its threshold rises
+        # steeply, then flattens, and Newton gains only a factor ~10 a step), or before there is
+        # one the caller's (a subsample's, the same shape); for a step across a few entries at
+        # most the analytic one (exact on a smooth stretch; the secant is noise there).
+        k_wide = -1.0
+        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
+            k_wide = _log0(S / S_p) / _log0(u / u_p)
+            if k_wide > 0.0 and fabs(u - u_p) > wide * u and slope != NULL:
+                slope[0] = k_wide
+        elif u_p == 0.0 and slope != NULL and 0.0 < slope[0] < INFINITY:
+            k_wide = slope[0]
+        if k_wide > 0.0 and (k <= 0.0 or fabs(_log0(target / S)) > wide * k_wide):
+            k = k_wide
+        u_n = u * exp(_py_min(_py_max(_log0(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
+        # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
+        steps[nh % 4] = fabs(u - u_p) if u_p > 0.0 else INFINITY
+        u_p = u
+        S_p = S
+        nh += 1
+        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
+                or fabs(u_n - u) <= 9e-16 * u):
+            u_n = 2.0 * _py_max(u, u_a) if u_b == INFINITY else 0.5 * (u_a + u_b)
+            nh = 0
+        u = u_n
+    if not done:
+        return SEARCH_HAND_OVER
+    # Time-share between the two neighbouring KKT solutions so that the budget is spent: pages
+    # whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37 there in double precision,
+    # so S(u) = budget may have no floating-point root.  (out must alias neither r_a nor r_b.)
+    if r_a == out or r_b == out:
+        memcpy(r_w, out, n * sizeof(double))
+        if r_a == out:
+            r_a = r_w
+        else:
+            r_b = r_w
+    theta = _time_share(n, r_a, r_b, S_a, S_b, budget, out)
+    if not _csum(n, out) >= budget - slack:
+        return SEARCH_HAND_OVER
+    ua_out[0] = u_a
+    ub_out[0] = u_a if theta == 0.0 else u_b
+    return SEARCH_FOUND
+
+
+def periodic_search(const double[::1] b, const double[::1] delta, const double[::1] lo, const double[::1] hi,
+                    double lo0, double hi0, double budget, double slack, double u, double gap, double slope,
+                    double[::1] out):
+    """The compiled periodic search (``_periodic_search``) from the start ``u``: (found, u_a, u_b, slope).
+
+    min_rate is ``lo`` (or ``lo0`` for every page where ``lo`` is None), max_rate ``hi`` (``hi0``);
+    ``slope``: the caller's wide slope of log S against log u (NaN for none), returned updated.  The
+    rates go to ``out`` when found.
+    """
+    cdef Py_ssize_t n = b.shape[0]
+    cdef double u_a = NAN, u_b = NAN
+    cdef const double* plo = NULL
+    cdef const double* phi = NULL
+    cdef int status = SEARCH_HAND_OVER
+    cdef double[::1] w1, w2
+    if n == 0:
+        return False, u_a, u_b, slope
+    if lo is not None:
+        plo = &lo[0]
+    if hi is not None:
+        phi = &hi[0]
+    w1 = np.empty(n)
+    w2 = np.empty(n)
+    with nogil:
+        status = _periodic_search(n, &b[0], &delta[0], plo, phi, lo0, hi0, budget, slack, u, gap, &slope,
+                                  &out[0], &w1[0], &w2[0], &u_a, &u_b)
+    return status == SEARCH_FOUND, u_a, u_b, slope
 
 
 # The smallest normal double: an s_i below it (but not 0) has lost digits, and the sort-free
@@ -423,8 +640,7 @@ def periodic_eval(const double[::1] b, const double[::1] delta, const double[::1
         if out is not None:
             po = &out[0]
         with nogil:
-            _periodic_pass(n, &b[0], &delta[0], &lo[0], &hi[0], u,
-                           po, &S, &D)
+            _periodic_pass(n, &b[0], &delta[0], &lo[0], &hi[0], 0.0, INFINITY, u, po, &S, &D)
     return S, D
 
 
@@ -479,7 +695,8 @@ cdef class PeriodicPass:
             if out is not None:
                 po = &out[0]
             with nogil:
-                _periodic_pass(n, &self.b[0], &self.delta[0], &self.lo[0], &self.hi[0], u, po, &S, &D)
+                _periodic_pass(n, &self.b[0], &self.delta[0], &self.lo[0], &self.hi[0], 0.0, INFINITY, u, po, &S,
+                               &D)
         return S, D
 
 
@@ -688,6 +905,20 @@ def weighted_sum(const double[::1] x, const double[::1] w):
         for i in range(n):
             _nadd(&tot, &comp, w[i] * x[i])
     return _total(tot, comp)
+
+
+def check_pages(const double[::1] delta, const double[::1] w):
+    """(bad, active): the number of pages whose change rate or importance is not a finite number >= 0,
+    and of those with both > 0 (the pages that matter).  One pass, without the GIL."""
+    cdef Py_ssize_t i, n = delta.shape[0], n_bad = 0, n_active = 0
+    cdef double dl, ww
+    with nogil:
+        for i in range(n):
+            dl = delta[i]
+            ww = w[i]
+            n_bad += not ((dl >= 0.0) & (dl < INFINITY) & (ww >= 0.0) & (ww < INFINITY))  # (NaN fails)
+            n_active += (dl > 0.0) & (ww > 0.0)
+    return n_bad, n_active
 
 
 def periodic_pass_x(const double[::1] t, double[::1] out):
