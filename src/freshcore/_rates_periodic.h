@@ -50,6 +50,14 @@
 
 #include "_static.h" /* FRESHCORE_STATIC */
 
+/* The pass's totals as Neumaier pairs (value, compensation): the rates (s), u dS/du over the unclipped
+ * pages (y), and over those of them far from their threshold (|b - u| >= wnear u) u dS/du (yf) and
+ * d^2 S/d(log u)^2 (yff).  The caller zeroes them and adds each pair. */
+typedef struct {
+    double s, sc, y, yc, yf, yfc, yff, yffc;
+} freshcore_periodic_sums;
+
+
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(FRESHCORE_NO_SIMD)
 #define FRESHCORE_PERIODIC_VEC 1
 #if defined(__x86_64__) && !defined(__clang__)
@@ -101,7 +109,7 @@
 #endif
 
 typedef void (*freshcore_periodic_pass_fn)(const double*, const double*, const double*, const double*, double,
-                                           double, double, double*, ptrdiff_t, double*, double*, double*, double*);
+                                           double, double, double, double*, ptrdiff_t, freshcore_periodic_sums*);
 typedef void (*freshcore_periodic_x_fn)(const double*, double*, ptrdiff_t);
 
 /* The version in use (freshcore_periodic_set_level sets them; the baseline until then). */

@@ -127,27 +127,33 @@ FRESHCORE_PER_INLINE VD FC_F(fc_periodic_x)(VD tt, VD c, VD om) {
     return FC_F(fc_sel)(series, xs, g - f * (1.0 + ig));
 }
 
-/* Eight pages: their rates into *v_out, dv/du of the unclipped ones into *dv_out (0 elsewhere). */
-FRESHCORE_PER_INLINE void FC_F(fc_periodic_pages)(VD vb, VD vd, VD vlo, VD vhi, double u, double inv_u,
-                                                  VD* v_out, VD* dv_out) {
+/* Eight pages: their rates into *v_out; for the unclipped ones ya = v a = u dv/du, a = 2 c (1 + x)/(x^2 (1 - c)),
+ * into *ya_out, and where |b - u| >= wnear u (far from the threshold) also into *yf_out with
+ * yaa = d^2 v/d(log u)^2 = v a (a (3 - x) - 2) into *yff_out (0 elsewhere). */
+FRESHCORE_PER_INLINE void FC_F(fc_periodic_pages)(VD vb, VD vd, VD vlo, VD vhi, double u, double inv_u, double wu,
+                                                  VD* v_out, VD* ya_out, VD* yf_out, VD* yff_out) {
     const VM in = (VM)(u > vb);
-    VD tt = vb * inv_u, c = tt * tt, om = (u - vb) * inv_u * ((u + vb) * inv_u), x, v, dv;
+    VD tt = vb * inv_u, c = tt * tt, om = (u - vb) * inv_u * ((u + vb) * inv_u), x, v, a, ya;
     /* the lanes not crawled (and om <= 0 or c >= 1 past rounding) compute at c = 1/2, then are dropped */
     const VM ok = in & (VM)(om > 0.0) & (VM)(c < 1.0);
-    VM m_lo, m_hi, smooth;
+    VM m_lo, m_hi, smooth, far;
     tt = FC_F(fc_sel)(ok, tt, FC_F(fc_set1)(0.7071067811865476));
     c = FC_F(fc_sel)(ok, c, FC_F(fc_set1)(0.5));
     om = FC_F(fc_sel)(ok, om, FC_F(fc_set1)(0.5));
     x = FC_F(fc_periodic_x)(tt, c, om);
     x = FC_F(fc_sel)(in & ~ok, FC_F(fc_set1)(__builtin_inf()), x); /* om <= 0: rate 0, as residual1_inverse */
     v = vd / x;
-    dv = 2.0 * c * v * (1.0 + x) / (u * x * x * om);
+    a = (2.0 * c * (1.0 + x)) / (x * x * om);
+    ya = v * a;
     m_lo = (VM)(v <= vlo);
     m_hi = (VM)(v >= vhi) & ~m_lo;
     smooth = in & ~m_lo & ~m_hi & (VM)(x > 0.0);
+    far = smooth & (VM)((u - vb) >= wu); /* (crawled pages: b < u) */
     v = FC_F(fc_sel)(m_lo, vlo, FC_F(fc_sel)(m_hi, vhi, v));
     *v_out = FC_F(fc_sel)(in, v, vlo);
-    *dv_out = FC_F(fc_sel)(smooth, dv, FC_F(fc_set1)(0.0));
+    *ya_out = FC_F(fc_sel)(smooth, ya, FC_F(fc_set1)(0.0));
+    *yf_out = FC_F(fc_sel)(far, ya, FC_F(fc_set1)(0.0));
+    *yff_out = FC_F(fc_sel)(far, ya * (a * (3.0 - x) - 2.0), FC_F(fc_set1)(0.0));
 }
 
 /* The sum of the eight logical lanes of acc[0..FC_K-1], in one order at every width */
@@ -170,25 +176,26 @@ FRESHCORE_PER_INLINE void FC_F(fc_nadd)(double* s, double* comp, double v) {
 
 /* The whole pass (see _rates_periodic.h). */
 FRESHCORE_STATIC void FC_F(freshcore_periodic_pass)(const double* b, const double* d, const double* lo,
-                                                    const double* hi, double lo0, double hi0, double u, double* out,
-                                                    ptrdiff_t n, double* total, double* tcomp, double* der,
-                                                    double* dcomp) {
-    const double inv_u = 1.0 / u;
+                                                    const double* hi, double lo0, double hi0, double u, double wnear,
+                                                    double* out, ptrdiff_t n, freshcore_periodic_sums* sums) {
+    const double inv_u = 1.0 / u, wu = wnear * u;
     const VD vlo0 = FC_F(fc_set1)(lo0), vhi0 = FC_F(fc_set1)(hi0);
     ptrdiff_t i = 0, j, l, m;
     int k;
-    VD v, dv;
+    VD v, ya, yf, yff;
     while (i < n) {
-        VD acc_v[FC_K], acc_d[FC_K];
+        VD acc_v[FC_K], acc_y[FC_K], acc_f[FC_K], acc_ff[FC_K];
         const ptrdiff_t end = n - i < 32 ? n : i + 32;
-        for (k = 0; k < FC_K; k++) acc_v[k] = acc_d[k] = FC_F(fc_set1)(0.0);
+        for (k = 0; k < FC_K; k++) acc_v[k] = acc_y[k] = acc_f[k] = acc_ff[k] = FC_F(fc_set1)(0.0);
         for (j = i; j + 8 <= end; j += 8) {
             for (k = 0; k < FC_K; k++) {
                 const ptrdiff_t o = j + k * FC_W;
                 FC_F(fc_periodic_pages)(FC_F(fc_load)(b + o), FC_F(fc_load)(d + o), lo ? FC_F(fc_load)(lo + o) : vlo0,
-                                        hi ? FC_F(fc_load)(hi + o) : vhi0, u, inv_u, &v, &dv);
+                                        hi ? FC_F(fc_load)(hi + o) : vhi0, u, inv_u, wu, &v, &ya, &yf, &yff);
                 acc_v[k] += v;
-                acc_d[k] += dv;
+                acc_y[k] += ya;
+                acc_f[k] += yf;
+                acc_ff[k] += yff;
                 if (out) memcpy(out + o, &v, sizeof v);
             }
         }
@@ -204,16 +211,20 @@ FRESHCORE_STATIC void FC_F(freshcore_periodic_pass)(const double* b, const doubl
             for (k = 0; k < FC_K; k++) {
                 const int o = k * FC_W;
                 FC_F(fc_periodic_pages)(FC_F(fc_load)(tb + o), FC_F(fc_load)(td + o), FC_F(fc_load)(tl + o),
-                                        FC_F(fc_load)(th + o), u, inv_u, &v, &dv);
+                                        FC_F(fc_load)(th + o), u, inv_u, wu, &v, &ya, &yf, &yff);
                 acc_v[k] += v;
-                acc_d[k] += dv;
+                acc_y[k] += ya;
+                acc_f[k] += yf;
+                acc_ff[k] += yff;
                 memcpy(tb + o, &v, sizeof v);
             }
             if (out)
                 for (l = 0; l < m; l++) out[j + l] = tb[l];
         }
-        FC_F(fc_nadd)(total, tcomp, FC_F(fc_hsum)(acc_v));
-        FC_F(fc_nadd)(der, dcomp, FC_F(fc_hsum)(acc_d));
+        FC_F(fc_nadd)(&sums->s, &sums->sc, FC_F(fc_hsum)(acc_v));
+        FC_F(fc_nadd)(&sums->y, &sums->yc, FC_F(fc_hsum)(acc_y));
+        FC_F(fc_nadd)(&sums->yf, &sums->yfc, FC_F(fc_hsum)(acc_f));
+        FC_F(fc_nadd)(&sums->yff, &sums->yffc, FC_F(fc_hsum)(acc_ff));
         i = end;
     }
 }

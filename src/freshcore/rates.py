@@ -392,7 +392,7 @@ def _periodic_search(
     doubles), after 300 steps, or when more than ``slack`` of the budget is left: the caller then
     solves with ``_periodic_careful``.  ``slope[0]`` gets the last wide secant slope.
     """
-    found, u_a, u_b, k = _rates.periodic_search(
+    found, u_a, u_b, k, _ = _rates.periodic_search(
         b, dl, lo, hi, 0.0, math.inf, budget, slack, u, gap, slope[0] if slope is not None else math.nan, out
     )
     if slope is not None:
