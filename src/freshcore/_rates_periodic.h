@@ -4,11 +4,13 @@
  * u > b_i, at the rate v_i = Delta_i / x_i clipped to [lo_i, hi_i], with
  *     x_i = -1 - W-1(-(1 - c_i)/e),   c_i = (b_i/u)^2,   1 - c_i = (u - b_i)(u + b_i)/u^2,
  * the x > 0 with R^1(x) = 1 - e^-x (1 + x) = c; and the unclipped pages add
- *     dv/du = 2 c v (1 + x)/(u x^2 (1 - c))
- * to the derivative.  freshcore_periodic_pass(b, d, lo, hi, lo0, hi0, u, out, n, &S, &Sc, &D, &Dc)
- * writes v to out (unless out is NULL; lo/hi NULL: lo0/hi0 for every page) and adds the totals of v
- * and of dv/du to the Neumaier pairs (S, Sc) and (D, Dc): plain sums within blocks of 32 pages (eight
- * logical lanes, combined in a fixed order), compensated across blocks, as the module's other sums.
+ *     u dv/du = v a,   a = 2 c (1 + x)/(x^2 (1 - c)),   d^2 v/d(log u)^2 = v a (a (3 - x) - 2)
+ * to the derivatives.  freshcore_periodic_pass(b, d, lo, hi, lo0, hi0, u, wnear, out, n, &sums) writes
+ * v to out (unless out is NULL; lo/hi NULL: lo0/hi0 for every page) and adds to the Neumaier pairs of
+ * ``sums`` the totals of v, of u dv/du, and over the pages with u - b >= wnear u (far from their
+ * threshold, for the search's model steps) of u dv/du and d^2 v/d(log u)^2: plain sums within blocks
+ * of 32 pages (eight logical lanes, combined in a fixed order), compensated across blocks, as the
+ * module's other sums.
  *
  * Why not the scalar loop over _core's Lambert W (``residual1_inverse``): that costs 25-30 ns a page
  * (two calls of libm's log, a piecewise guess chosen by branches that the data make unpredictable, the
@@ -26,8 +28,8 @@
  * - log is fdlibm's algorithm (e_log.c: reduction to [sqrt(2)/2, sqrt(2)), the degree-14 odd
  *   minimax in s = f/(2 + f); error below one ulp) without its branches, for positive normal
  *   arguments; log1p(y) = log(1 + y) + (y - ((1 + y) - 1))/(1 + y).
- * Measured on the AMD EPYC (Zen 5) VM of issue 16, 10^4 uniform pages: 6.9 ns a page with AVX-512,
- * 12.5 with AVX2, 28 at the SSE2 baseline (the scalar loop: 25-30).
+ * Measured on the AMD EPYC (Zen 5) VM of issue 16, 10^4 uniform pages (min of 300 passes, load ~5):
+ * 7.8 ns a page with AVX-512, 14.4 with AVX2, 31 at the SSE2 baseline (the scalar loop: 25-30).
  *
  * Versions: _rates_periodic_body.h is compiled once per instruction set (baseline, AVX2, AVX-512,
  * under `#pragma GCC target`), with vectors of its native width (2, 4, 8 doubles); a group of eight
