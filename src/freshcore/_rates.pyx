@@ -18,7 +18,8 @@ rate S(u) = sum_i clip(r_i(u), lo_i, hi_i) is nondecreasing:
 One call of a pass object is one pass over the pages without the GIL; the line
 search on u that calls them is Python (``freshcore.rates``), except for the
 Poisson model without maximum rates, whose sort-free Newton runs whole in one
-call (``poisson_solve``).  Sums are
+call (``poisson_solve``), and the periodic search (``periodic_search``: the
+passes on vectors of pages, ``_rates_periodic.h``).  Sums are
 compensated (Neumaier), so that the budget test S(u) <= B is decided on a total
 correct to 3.6e-15 relative whatever the page count.
 
@@ -30,9 +31,22 @@ R. Busa-Fekete, J. Zimmert, A. György et al., "A scalable crawling algorithm
 utilizing noisy change-indicating signals", 2025.
 """
 
-from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, INFINITY, NAN
+from libc.math cimport fabs, fmin, fmax, expm1, ldexp, sqrt, log, log1p, exp, INFINITY, NAN
+from libc.string cimport memcpy
+
+import numpy as np
 from freshcore._core cimport residual1_inverse as periodic_x
 
+
+cdef extern from "_rates_periodic.h":
+    ctypedef struct _per_sums "freshcore_periodic_sums":
+        double s, sc, y, yc, yf, yfc, yff, yffc
+    void _periodic_vec "freshcore_periodic_pass"(const double* b, const double* d, const double* lo, const double* hi,
+                                                 double lo0, double hi0, double u, double wnear, double* out,
+                                                 Py_ssize_t n, _per_sums* sums) noexcept nogil
+    void _periodic_x_vec "freshcore_periodic_x"(const double* tt, double* out, Py_ssize_t n) noexcept nogil
+    int _per_max_level "freshcore_periodic_max_level"() noexcept nogil
+    int _per_set_level "freshcore_periodic_set_level"(int level) noexcept nogil
 
 cdef extern from "_rates_newton.h":
     void freshcore_newton_block(const double* s, const double* d, const double* lo, double lo0, double u,
@@ -91,39 +105,403 @@ cdef void _poisson_pass(Py_ssize_t n, const double* s, const double* delta, cons
     slope[0] = _total(sl, scomp)
 
 
+# The periodic pass's kernel: the eight-lane one of _rates_periodic.h at the widest level the CPU runs
+# (0 baseline, 1 AVX2, 2 AVX-512: the same bits), or -1: the scalar loop over _core's Lambert W below
+# (where the compiler has no vector extension; tests select it to compare).
+cdef int _per_level = _per_set_level(_per_max_level())
+
+
+def _periodic_levels():
+    """(level in use, widest level this build and machine run) of the periodic pass: -1 the scalar loop,
+    0 the eight-lane kernel at the baseline (SSE2 on x86-64), 1 AVX2, 2 AVX-512 (the same bits at 0-2)."""
+    return _per_level, _per_max_level()
+
+
+def _set_periodic_level(int level):
+    """Use the periodic pass of ``min(level, widest)`` (-1: the scalar loop); return the previous level.
+    Not thread-safe: for tests and benchmarks, not while a solve runs."""
+    global _per_level
+    old = _per_level
+    _per_level = -1 if level < 0 or _per_max_level() < 0 else _per_set_level(level)
+    return old
+
+
 cdef void _periodic_pass(Py_ssize_t n, const double* b, const double* delta, const double* lo,
-                         const double* hi, double u, double* out, double* S, double* D) noexcept nogil:
-    """S(u) and dS/du; writes the rates to ``out`` unless it is NULL.
+                         const double* hi, double lo0, double hi0, double u, double wnear, double* out, double* S,
+                         double* D, double* Df, double* Dff) noexcept nogil:
+    """S(u) and dS/du; writes the rates to ``out`` unless it is NULL.  min_rate is ``lo`` (``lo0`` for
+    every page where it is NULL), max_rate ``hi`` (``hi0``).  Over the unclipped pages far from their
+    threshold (u - b_i >= wnear u) also Df = dS/dy and Dff = d^2 S/dy^2, y = log u.
 
     b_i = sqrt(Delta_i/mu_i): page i is crawled iff u > b_i.  c = (b/u)^2 and
     1 - c = (u - b)(u + b)/u^2 (accurate near the threshold).  For unclipped pages
-    dxi/du = 2 c Delta (1 + x)/(u x^3 (1 - c)) (from R1'(x) = x e^-x and
-    e^x = (1 + x)/(1 - c)).
+    dxi/dy = xi a, a = 2 c (1 + x)/(x^2 (1 - c)) (from R1'(x) = x e^-x and
+    e^x = (1 + x)/(1 - c)), and d^2 xi/dy^2 = xi a (a (3 - x) - 2).  Eight pages at a
+    time (``_rates_periodic.h``) unless ``_per_level`` is -1: then page by page with
+    _core's Lambert W.
     """
     cdef Py_ssize_t i
-    cdef double c, om, x, v, d, t, tot = 0.0, comp = 0.0, der = 0.0, dcomp = 0.0
+    cdef double c, om, x, v, a, ya, t, lk, hk
+    cdef double wu = wnear * u
     cdef double inv_u = 1.0 / u
+    cdef _per_sums sums
+    sums.s = sums.sc = sums.y = sums.yc = sums.yf = sums.yfc = sums.yff = sums.yffc = 0.0
+    if _per_level >= 0:
+        _periodic_vec(b, delta, lo, hi, lo0, hi0, u, wnear, out, n, &sums)
+    else:
+        for i in range(n):
+            lk = lo[i] if lo != NULL else lo0
+            if u <= b[i]:
+                v = lk
+            else:
+                hk = hi[i] if hi != NULL else hi0
+                t = b[i] * inv_u
+                c = t * t
+                om = (u - b[i]) * inv_u * ((u + b[i]) * inv_u)
+                x = periodic_x(c, om)
+                v = delta[i] / x
+                if v <= lk:
+                    v = lk
+                elif v >= hk:
+                    v = hk
+                elif x > 0.0:
+                    a = (2.0 * c * (1.0 + x)) / (x * x * om)
+                    ya = v * a
+                    _nadd(&sums.y, &sums.yc, ya)
+                    if u - b[i] >= wu:
+                        _nadd(&sums.yf, &sums.yfc, ya)
+                        _nadd(&sums.yff, &sums.yffc, ya * (a * (3.0 - x) - 2.0))
+            _nadd(&sums.s, &sums.sc, v)
+            if out != NULL:
+                out[i] = v
+    S[0] = _total(sums.s, sums.sc)
+    D[0] = _total(sums.y, sums.yc) / u
+    Df[0] = _total(sums.yf, sums.yfc)
+    Dff[0] = _total(sums.yff, sums.yffc)
+
+
+cdef inline double _py_max(double a, double b) noexcept nogil:
+    """Python's max(a, b) of two floats: b only where b > a (so a NaN a stays)."""
+    return b if b > a else a
+
+
+cdef inline double _py_min(double a, double b) noexcept nogil:
+    """Python's min(a, b) of two floats: b only where b < a."""
+    return b if b < a else a
+
+
+cdef inline double _log0(double x) noexcept nogil:
+    """log with log(0) = -inf and NaN below 0 (``rates._log``)."""
+    if x > 0.0:
+        return log(x)
+    return -INFINITY if x == 0.0 else NAN
+
+
+cdef double _mix(Py_ssize_t n, const double* a, const double* b, double theta, double* out) noexcept nogil:
+    """out = a + theta (b - a) (a exactly where theta = 0), and its compensated total."""
+    cdef Py_ssize_t i
+    cdef double tot = 0.0, comp = 0.0, v
     for i in range(n):
-        if u <= b[i]:
-            v = lo[i]
-        else:
-            t = b[i] * inv_u
-            c = t * t
-            om = (u - b[i]) * inv_u * ((u + b[i]) * inv_u)
-            x = periodic_x(c, om)
-            v = delta[i] / x
-            if v <= lo[i]:
-                v = lo[i]
-            elif v >= hi[i]:
-                v = hi[i]
-            elif x > 0.0:
-                d = 2.0 * c * v * (1.0 + x) / (u * x * x * om)
-                _nadd(&der, &dcomp, d)
+        v = a[i] + theta * (b[i] - a[i]) if theta != 0.0 else a[i]
+        out[i] = v
         _nadd(&tot, &comp, v)
-        if out != NULL:
-            out[i] = v
-    S[0] = _total(tot, comp)
-    D[0] = _total(der, dcomp)
+    return _total(tot, comp)
+
+
+cdef double _time_share(Py_ssize_t n, const double* r_a, const double* r_b, double S_a, double S_b,
+                        double budget, double* out) noexcept nogil:
+    """out = r_a + theta (r_b - r_a) with the largest total <= budget; returns theta (``out`` must
+    alias neither).  theta starts at (budget - S_a)/(S_b - S_a); a total over the budget (rounding)
+    gives back the excess and a few ulps more, down to theta = 0 (out = r_a exactly)."""
+    cdef double theta = _py_min(_py_max((budget - S_a) / (S_b - S_a), 0.0), 1.0), total
+    cdef int kk
+    for kk in range(9):
+        if kk == 8:
+            theta = 0.0
+        total = _mix(n, r_a, r_b, theta, out)
+        if total <= budget:
+            break
+        theta = _py_max(0.0, theta - (total - budget + ldexp(1.0, kk) * 2.3e-16 * budget) / (S_b - S_a))
+    return theta
+
+
+# The periodic model step (``_model_step``): the pass leaves the pages within W_NEAR u of their threshold out
+# of its far sums; a step's window is max(W_NEAR, 16 |step|) and at most W_MAX (else the classic step).
+cdef double W_NEAR = 2.0 ** -12
+cdef double W_MAX = 0.125
+
+
+cdef double _model_step(Py_ssize_t n, const double* b, const double* delta, const double* r, double u, double S,
+                        double Df, double Dff, double y_c, double u_a, double u_b, double target, double* nb,
+                        double* nd, Py_ssize_t cap) noexcept nogil:
+    """The next u of the periodic search from a model of S around u, or NaN where there is none.
+
+    The default bounds only (min_rate 0, max_rate inf).  ``r``: the rates at u, whose total is S;
+    ``Df``, ``Dff``: dS/dy and d^2 S/dy^2 (y = log u) over the crawled pages at least W_NEAR u
+    from their threshold.  With y_c the classic step (in y), the pages with |b_i - u| < w u,
+    w = max(W_NEAR, 16 |y_c|), are "near": their rates, which rise steeply from 0 right after b_i
+    (and those that enter on the way), are evaluated exactly; the others by their Taylor polynomial
+    of degree 2 in y, exact to (|y|/w)^3 of the rate of those at the window's edge.  The model
+    S(y) = (S - S_near(0)) + Df' y + Dff' y^2/2 + S_near(y), Df' and Dff' without the near pages
+    past W_NEAR u, is solved by Newton steps safeguarded by bisection within the window and the
+    bracket (u_a, u_b), one pass over the near pages (copied to ``nb``, ``nd``, at most ``cap``) a
+    step.  NaN where w > W_MAX, there are more than ``cap`` near pages, or the model's root is not
+    inside the window and the bracket.
+    """
+    cdef Py_ssize_t i, cnt = 0
+    cdef double w = _py_max(W_NEAR, 16.0 * fabs(y_c)), wu, w0u, t, tt, c, om, x, a, ya
+    cdef double sn = 0.0, snc = 0.0, fs, fsc = 0.0, ffs, ffsc = 0.0, s0, y, y_lo, y_hi, y_n, m, mp
+    cdef double Sn = 0.0, Dn = 0.0, dfn = 0.0, dffn = 0.0, inv_u = 1.0 / u
+    cdef bint below = False, above = False, newton, converged = False
+    cdef int _it
+    if not (w <= W_MAX):
+        return NAN
+    wu = w * u
+    w0u = W_NEAR * u
+    fs = Df
+    ffs = Dff
+    for i in range(n):
+        t = b[i] - u
+        if fabs(t) < wu:
+            if cnt == cap:
+                return NAN
+            nb[cnt] = b[i]
+            nd[cnt] = delta[i]
+            cnt += 1
+            _nadd(&sn, &snc, r[i])
+            if -t >= w0u and r[i] > 0.0:  # in the pass's far sums: take it out (its x from its rate)
+                x = delta[i] / r[i]
+                tt = b[i] * inv_u
+                c = tt * tt
+                om = (u - b[i]) * inv_u * ((u + b[i]) * inv_u)
+                a = (2.0 * c * (1.0 + x)) / (x * x * om)
+                ya = r[i] * a
+                _nadd(&fs, &fsc, -ya)
+                _nadd(&ffs, &ffsc, -ya * (a * (3.0 - x) - 2.0))
+    fs = _total(fs, fsc)
+    ffs = _total(ffs, ffsc)
+    s0 = (S - target) - _total(sn, snc)  # the far pages' total at y = 0, less the target
+    y_lo = log1p(-w)
+    y_hi = log1p(w)
+    if u_a > 0.0:
+        y_lo = _py_max(y_lo, log(u_a / u))
+    if u_b < INFINITY:
+        y_hi = _py_min(y_hi, log(u_b / u))
+    if not (y_lo < y_hi):
+        return NAN
+    y = y_c if y_lo < y_c < y_hi else 0.5 * (y_lo + y_hi)
+    for _it in range(40):
+        if cnt:
+            _periodic_pass(cnt, nb, nd, NULL, NULL, 0.0, INFINITY, u * exp(y), 0.0, NULL, &Sn, &Dn, &dfn, &dffn)
+        m = s0 + fs * y + 0.5 * ffs * y * y + Sn
+        mp = fs + ffs * y + dfn
+        if m > 0.0:
+            y_hi = y
+            above = True
+        else:
+            y_lo = y
+            below = True
+        if m == 0.0:
+            converged = True
+            break
+        y_n = y - m / mp if mp > 0.0 else NAN
+        newton = y_lo < y_n < y_hi
+        if not newton:
+            y_n = 0.5 * (y_lo + y_hi)
+        if fabs(y_n - y) <= 1e-17:
+            # a Newton step this short, or a bracket this narrow with the root inside (not at a window's
+            # edge that the root lies beyond)
+            converged = newton or (below and above)
+            break
+        y = y_n
+    if not converged:
+        return NAN
+    return u * exp(y)
+
+
+cdef enum:
+    SEARCH_FOUND = 0       # the rates are in ``out``, the multiplier's u in [u_a, u_b]
+    SEARCH_HAND_OVER = 1   # not accurate here, or no convergence: the careful solver solves
+
+
+cdef int _periodic_search(Py_ssize_t n, const double* b, const double* delta, const double* lo,
+                          const double* hi, double lo0, double hi0, double budget, double slack, double u,
+                          double gap, double* slope, double* out, double* w1, double* w2,
+                          double* nb, double* nd, Py_ssize_t cap, int* passes,
+                          double* ua_out, double* ub_out) noexcept nogil:
+    """The periodic optimum from the start ``u`` (rates written to ``out``; ``w1``, ``w2`` hold n doubles
+    of work): SEARCH_FOUND with (u_a, u_b) in ``ua_out``, ``ub_out``, or SEARCH_HAND_OVER.
+
+    Requires sum(lo) < budget (1 - gap) and budget < sum(hi).  Safeguarded Newton on log S against
+    log u (S grows like a power of u; plain Newton in u overshoots badly from a small start): for a
+    step predicted to cross many entering pages the secant slope of the last two points, or before
+    there is one ``slope[0]`` (a subsample's; pages entering at u = b_i add ~Delta_i/37 almost at
+    once, which the local derivative misses), for a step across a few the analytic derivative (exact
+    on a smooth stretch); bisection when the steps do not halve in 3.  ``gap``: the acceptance (a
+    subsample is solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the
+    bracketing solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are adjacent
+    doubles) and then time-shares between them (``_time_share``).  The last wide secant slope goes
+    back to ``slope[0]`` (``slope`` may be NULL).  SEARCH_HAND_OVER where the pass is not accurate
+    (min b_i below 2^-500, u outside [2^-500, 2^500] or above 2^500 min b_i, where b_i^2 or
+    c_i = (b_i/u)^2 leave the normal doubles), after 300 steps, or when more than ``slack`` of the
+    budget is left.  With ``cap`` > 0 (the default bounds only: ``nb``, ``nd`` hold ``cap``
+    doubles) a step close to the root is ``_model_step``'s where it has one (about two full passes
+    fewer: 3 instead of 5 from a subsample's start on 10^4 uniform pages); with ``cap`` = 0 every
+    operation is that of the Python search it replaced (same bits).  ``passes`` counts the passes.
+    """
+    cdef Py_ssize_t i
+    cdef double b_min = INFINITY, u_max, accept, target, u_a, S_a, u_b, S_b, u_p, S_p, wide
+    cdef double S = 0.0, D = 0.0, Df = 0.0, Dff = 0.0, k, k_wide, u_n, u_m, theta, tot = 0.0, comp = 0.0
+    cdef double[4] steps
+    cdef double* r_a = w1
+    cdef double* r_b = w2
+    cdef double* r_w = out
+    cdef double* tmp
+    cdef int nh = 0, _it
+    cdef bint done = False
+    for i in range(n):
+        if b[i] < b_min:
+            b_min = b[i]
+    u_max = _py_min(b_min * 2.0 ** 500, 2.0 ** 500)
+    if not (0.0 < u < INFINITY) or not (2.0 ** -500 <= b_min < INFINITY):
+        return SEARCH_HAND_OVER  # (b_i^2 = Delta_i/mu_i must be a normal double for b_i to be accurate)
+    accept = budget * (1.0 - gap)
+    target = budget * (1.0 - 0.5 * gap)
+    for i in range(n):
+        r_a[i] = lo[i] if lo != NULL else lo0
+        _nadd(&tot, &comp, r_a[i])
+    u_a = 0.0
+    S_a = _total(tot, comp)
+    u_b = INFINITY
+    S_b = INFINITY
+    u_p = 0.0
+    S_p = 0.0
+    steps[0] = steps[1] = steps[2] = steps[3] = 0.0
+    wide = 8.0 / <double>n  # a step longer than this (relative) spans many entries, at a density ~1
+    if u <= b_min:
+        # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
+        # without the passes that would only confirm it.
+        while u <= b_min:
+            u_a = u
+            u = 2.0 * u
+        u_p = u_a
+        S_p = S_a
+    for _it in range(300):
+        if not (2.0 ** -500 <= u <= u_max):
+            return SEARCH_HAND_OVER
+        _periodic_pass(n, b, delta, lo, hi, lo0, hi0, u, W_NEAR if cap else 0.0, r_w, &S, &D, &Df, &Dff)
+        passes[0] += 1
+        if S <= budget:
+            u_a = u
+            S_a = S
+            tmp = r_a
+            r_a = r_w
+            r_w = tmp
+            if S >= accept:
+                if r_a != out:
+                    memcpy(out, r_a, n * sizeof(double))
+                ua_out[0] = u_a
+                ub_out[0] = u_a
+                return SEARCH_FOUND
+        else:
+            u_b = u
+            S_b = S
+            tmp = r_b
+            r_b = r_w
+            r_w = tmp
+        if u_a > 0.0 and u_b < INFINITY and (
+                (1.0 - (u_a / u_b) * (u_a / u_b)) * (S_b - S_a) <= 1e-15 * budget
+                or u_b - u_a <= 4.5e-16 * u_b):
+            done = True  # (or the bracket is down to adjacent doubles: nothing finer to find)
+            break
+        k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
+        # For a step across many entering pages the secant slope of the last two points (the
+        # analytic one is off by several per cent there: a page just past its threshold rises
+        # steeply, then flattens, and Newton gains only a factor ~10 a step), or before there is
+        # one the caller's (a subsample's, the same shape); for a step across a few entries at
+        # most the analytic one (exact on a smooth stretch; the secant is noise there).
+        k_wide = -1.0
+        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
+            k_wide = _log0(S / S_p) / _log0(u / u_p)
+            if k_wide > 0.0 and fabs(u - u_p) > wide * u and slope != NULL:
+                slope[0] = k_wide
+        elif u_p == 0.0 and slope != NULL and 0.0 < slope[0] < INFINITY:
+            k_wide = slope[0]
+        if k_wide > 0.0 and (k <= 0.0 or fabs(_log0(target / S)) > wide * k_wide):
+            k = k_wide
+        u_n = u * exp(_py_min(_py_max(_log0(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
+        if cap and k > 0.0:
+            # close to the root: the model step (pages near their threshold exact, the others by Taylor)
+            u_m = _model_step(n, b, delta, r_a if S <= budget else r_b, u, S, Df, Dff, _log0(target / S) / k,
+                              u_a, u_b, target, nb, nd, cap)
+            if u_a < u_m < u_b:
+                u_n = u_m
+        # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
+        steps[nh % 4] = fabs(u - u_p) if u_p > 0.0 else INFINITY
+        u_p = u
+        S_p = S
+        nh += 1
+        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
+                or fabs(u_n - u) <= 9e-16 * u):
+            u_n = 2.0 * _py_max(u, u_a) if u_b == INFINITY else 0.5 * (u_a + u_b)
+            nh = 0
+        u = u_n
+    if not done:
+        return SEARCH_HAND_OVER
+    # Time-share between the two neighbouring KKT solutions so that the budget is spent: pages
+    # whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37 there in double precision,
+    # so S(u) = budget may have no floating-point root.  (out must alias neither r_a nor r_b.)
+    if r_a == out or r_b == out:
+        memcpy(r_w, out, n * sizeof(double))
+        if r_a == out:
+            r_a = r_w
+        else:
+            r_b = r_w
+    theta = _time_share(n, r_a, r_b, S_a, S_b, budget, out)
+    if not _csum(n, out) >= budget - slack:
+        return SEARCH_HAND_OVER
+    ua_out[0] = u_a
+    ub_out[0] = u_a if theta == 0.0 else u_b
+    return SEARCH_FOUND
+
+
+def periodic_search(const double[::1] b, const double[::1] delta, const double[::1] lo, const double[::1] hi,
+                    double lo0, double hi0, double budget, double slack, double u, double gap, double slope,
+                    double[::1] out, bint model=True):
+    """The compiled periodic search (``_periodic_search``) from the start ``u``:
+    (found, u_a, u_b, slope, passes).
+
+    min_rate is ``lo`` (or ``lo0`` for every page where ``lo`` is None), max_rate ``hi`` (``hi0``);
+    ``slope``: the caller's wide slope of log S against log u (NaN for none), returned updated.  The
+    rates go to ``out`` when found.  ``model``: take the model steps where the bounds are the
+    defaults (lo and hi None, lo0 = 0, hi0 = inf); False: the Python search's steps, bit for bit.
+    """
+    cdef Py_ssize_t n = b.shape[0], cap = 0
+    cdef double u_a = NAN, u_b = NAN
+    cdef const double* plo = NULL
+    cdef const double* phi = NULL
+    cdef double* pnb = NULL
+    cdef double* pnd = NULL
+    cdef int status = SEARCH_HAND_OVER, passes = 0
+    cdef double[::1] w1, w2, nb, nd
+    if n == 0:
+        return False, u_a, u_b, slope, passes
+    if lo is not None:
+        plo = &lo[0]
+    if hi is not None:
+        phi = &hi[0]
+    w1 = np.empty(n)
+    w2 = np.empty(n)
+    if model and lo is None and hi is None and lo0 == 0.0 and hi0 == INFINITY:
+        cap = n // 4 + 16  # (more near pages than this: the classic step)
+        nb = np.empty(cap)
+        nd = np.empty(cap)
+        pnb = &nb[0]
+        pnd = &nd[0]
+    with nogil:
+        status = _periodic_search(n, &b[0], &delta[0], plo, phi, lo0, hi0, budget, slack, u, gap, &slope,
+                                  &out[0], &w1[0], &w2[0], pnb, pnd, cap, &passes, &u_a, &u_b)
+    return status == SEARCH_FOUND, u_a, u_b, slope, passes
 
 
 # The smallest normal double: an s_i below it (but not 0) has lost digits, and the sort-free
@@ -381,15 +759,35 @@ def periodic_eval(const double[::1] b, const double[::1] delta, const double[::1
                   const double[::1] hi, double u, double[::1] out=None):
     """(S(u), dS/du) for the periodic model; fills ``out`` with the rates if given."""
     cdef Py_ssize_t n = b.shape[0]
-    cdef double S = 0.0, D = 0.0
+    cdef double S = 0.0, D = 0.0, Df = 0.0, Dff = 0.0
     cdef double* po = NULL
     if n:
         if out is not None:
             po = &out[0]
         with nogil:
-            _periodic_pass(n, &b[0], &delta[0], &lo[0], &hi[0], u,
-                           po, &S, &D)
+            _periodic_pass(n, &b[0], &delta[0], &lo[0], &hi[0], 0.0, INFINITY, u, 0.0, po, &S, &D, &Df, &Dff)
     return S, D
+
+
+def periodic_sums(const double[::1] b, const double[::1] delta, const double[::1] lo, const double[::1] hi,
+                  double u, double wnear, double[::1] out=None):
+    """(S, dS/du, dS/dy, d^2 S/dy^2) of the periodic pass (y = log u; the last two over the unclipped pages
+    with u - b_i >= wnear u); fills ``out`` with the rates if given (exposed for tests)."""
+    cdef Py_ssize_t n = b.shape[0]
+    cdef double S = 0.0, D = 0.0, Df = 0.0, Dff = 0.0
+    cdef double* po = NULL
+    cdef const double* plo = NULL
+    cdef const double* phi = NULL
+    if n:
+        if out is not None:
+            po = &out[0]
+        if lo is not None:
+            plo = &lo[0]
+        if hi is not None:
+            phi = &hi[0]
+        with nogil:
+            _periodic_pass(n, &b[0], &delta[0], plo, phi, 0.0, INFINITY, u, wnear, po, &S, &D, &Df, &Dff)
+    return S, D, Df, Dff
 
 
 cdef class PoissonPass:
@@ -437,13 +835,14 @@ cdef class PeriodicPass:
     def __call__(self, double u, double[::1] out=None):
         """(S(u), dS/du); fills ``out`` with the rates if given."""
         cdef Py_ssize_t n = self.b.shape[0]
-        cdef double S = 0.0, D = 0.0
+        cdef double S = 0.0, D = 0.0, Df = 0.0, Dff = 0.0
         cdef double* po = NULL
         if n:
             if out is not None:
                 po = &out[0]
             with nogil:
-                _periodic_pass(n, &self.b[0], &self.delta[0], &self.lo[0], &self.hi[0], u, po, &S, &D)
+                _periodic_pass(n, &self.b[0], &self.delta[0], &self.lo[0], &self.hi[0], 0.0, INFINITY, u, 0.0, po,
+                               &S, &D, &Df, &Dff)
         return S, D
 
 
@@ -652,6 +1051,35 @@ def weighted_sum(const double[::1] x, const double[::1] w):
         for i in range(n):
             _nadd(&tot, &comp, w[i] * x[i])
     return _total(tot, comp)
+
+
+def check_pages(const double[::1] delta, const double[::1] w):
+    """(bad, active): the number of pages whose change rate or importance is not a finite number >= 0,
+    and of those with both > 0 (the pages that matter).  One pass, without the GIL."""
+    cdef Py_ssize_t i, n = delta.shape[0], n_bad = 0, n_active = 0
+    cdef double dl, ww
+    with nogil:
+        for i in range(n):
+            dl = delta[i]
+            ww = w[i]
+            n_bad += not ((dl >= 0.0) & (dl < INFINITY) & (ww >= 0.0) & (ww < INFINITY))  # (NaN fails)
+            n_active += (dl > 0.0) & (ww > 0.0)
+    return n_bad, n_active
+
+
+def periodic_pass_x(const double[::1] t, double[::1] out):
+    """out[i] = x of the eight-lane periodic pass at u = 1, b = t[i] (c = t^2; exposed for tests).
+
+    Uses the kernel of the level in use (the scalar Lambert W at level -1)."""
+    cdef Py_ssize_t i, n = t.shape[0]
+    if n == 0:
+        return
+    with nogil:
+        if _per_level >= 0:
+            _periodic_x_vec(&t[0], &out[0], n)
+        else:
+            for i in range(n):
+                out[i] = periodic_x(t[i] * t[i], (1.0 - t[i]) * (1.0 + t[i]))
 
 
 def periodic_x_kernel(const double[::1] c, double[::1] out):

@@ -15,7 +15,7 @@ evaluates ``sum_i w_i F_i / sum_i w_i`` for any crawl-rate vector.  The
 per-page passes are compiled (``freshcore._rates``); this module validates,
 sorts and runs the line search on the multiplier, one compiled pass per step
 (the Poisson model without maximum rates runs its whole Newton in one compiled
-call).
+call, the periodic model each of its searches, on a subsample and on all pages).
 
 References
 ----------
@@ -155,25 +155,6 @@ def _reciprocal_product(x: float, y: float, exp2: int = 0) -> float:
         return math.ldexp(1.0 / (mx * my), exp2 - ex - ey)
     except OverflowError:
         return math.inf
-
-
-def _time_share(
-    r_a: np.ndarray, r_b: np.ndarray, S_a: float, S_b: float, budget: float, out: np.ndarray
-) -> float:
-    """Write r_a + theta (r_b - r_a) with the largest total <= budget to ``out``; return theta.
-
-    theta starts at (budget - S_a)/(S_b - S_a); a total over the budget (rounding) gives
-    back the excess and a few ulps more, down to theta = 0 (out = r_a exactly).
-    """
-    theta = min(max((budget - S_a) / (S_b - S_a), 0.0), 1.0)
-    for kk in range(9):
-        if kk == 8:
-            theta = 0.0
-        total = _rates.mix(r_a, r_b, theta, out)
-        if total <= budget:
-            break
-        theta = max(0.0, theta - (total - budget + (2.0**kk) * 2.3e-16 * budget) / (S_b - S_a))
-    return theta
 
 
 def _time_share_by(
@@ -391,100 +372,32 @@ def _solve_poisson(
 
 
 def _periodic_search(
-    b: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, slack: float, u: float,
-    out: np.ndarray, gap: float = _PERIODIC_GAP, slope: list[float] | None = None,
+    b: np.ndarray, dl: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, budget: float, slack: float,
+    u: float, out: np.ndarray, gap: float = _PERIODIC_GAP, slope: list[float] | None = None,
 ) -> tuple[float, float] | None:
     """Periodic optimum from the start ``u`` (rates written to ``out``): (u_a, u_b), or None.
 
-    One compiled pass per step.  Requires sum(lo) < budget (1 - gap) and budget < sum(hi),
-    gap = _PERIODIC_GAP.
-    Safeguarded Newton on log S against log u (S grows like a power of u; plain Newton in
-    u overshoots badly from a small start): for a step predicted to cross many entering
-    pages the secant slope of the last two points, or before there is one the caller's
-    ``slope`` (a subsample's; pages entering at u = b_i add ~Delta_i/37 almost at once,
-    which the local derivative misses), for a step across a few the analytic derivative
-    (exact on a smooth stretch); bisection when the steps do not halve in 3.  ``gap``: the
-    acceptance (a subsample is solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the
-    bracketing solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are
-    adjacent doubles) and then time-shares between them.  None where the pass is not
-    accurate (min b_i below 2^-500, u outside [2^-500, 2^500] or above 2^500 min b_i,
-    where b_i^2 or c_i = (b_i/u)^2 leave the normal doubles), after 300 steps, or when
-    more than ``slack`` of the budget is left: the caller then solves with
-    ``_periodic_careful``.
+    The compiled search (``_rates.periodic_search``: every pass and step without the GIL); lo/hi
+    None are min_rate 0 and max_rate inf for every page.  Requires sum(lo) < budget (1 - gap) and
+    budget < sum(hi).  Safeguarded Newton on log S against log u (S grows like a power of u; plain
+    Newton in u overshoots badly from a small start): for a step predicted to cross many entering
+    pages the secant slope of the last two points, or before there is one the caller's ``slope`` (a
+    subsample's; pages entering at u = b_i add ~Delta_i/37 almost at once, which the local
+    derivative misses), for a step across a few the analytic derivative (exact on a smooth
+    stretch); bisection when the steps do not halve in 3.  ``gap``: the acceptance (a subsample is
+    solved to 1e-4).  Stops when S is in [budget (1 - gap), budget], or when the bracketing
+    solutions satisfy (L_a - L_b)(S_b - S_a) <= 1e-15 budget (or u_a, u_b are adjacent doubles) and
+    then time-shares between them.  None where the pass is not accurate (min b_i below 2^-500, u
+    outside [2^-500, 2^500] or above 2^500 min b_i, where b_i^2 or c_i = (b_i/u)^2 leave the normal
+    doubles), after 300 steps, or when more than ``slack`` of the budget is left: the caller then
+    solves with ``_periodic_careful``.  ``slope[0]`` gets the last wide secant slope.
     """
-    b_min = float(b.min())
-    u_max = min(b_min * 2.0**500, 2.0**500)
-    if not 0.0 < u < math.inf or not 2.0**-500 <= b_min < math.inf:
-        return None  # (b_i^2 = Delta_i/mu_i must be a normal double for b_i to be accurate)
-    pass_ = _rates.PeriodicPass(b, dl, lo, hi)
-    n = len(b)
-    accept = budget * (1.0 - gap)
-    target = budget * (1.0 - 0.5 * gap)
-    u_a, S_a = 0.0, _rates.csum(lo)
-    u_b, S_b = math.inf, math.inf
-    u_p, S_p = 0.0, 0.0
-    r_a, r_b, r_w = lo.copy(), np.empty(n), np.empty(n)  # below, above the budget; work
-    steps = [0.0, 0.0, 0.0, 0.0]  # the last four steps
-    wide = 8.0 / n  # a step longer than this (relative) spans many entries, at a density ~1
-    nh = 0
-    if u <= b_min:
-        # Every page is at its minimum (S = sum(lo), no slope): double u until a page enters,
-        # without the passes that would only confirm it.
-        while u <= b_min:
-            u_a = u
-            u = 2.0 * u
-        u_p, S_p = u_a, S_a
-    for _ in range(300):
-        if not 2.0**-500 <= u <= u_max:
-            return None
-        S, D = pass_(u, r_w)
-        if S <= budget:
-            u_a, S_a = u, S
-            r_a, r_w = r_w, r_a
-            if S >= accept:
-                out[:] = r_a
-                return u_a, u_a
-        else:
-            u_b, S_b = u, S
-            r_b, r_w = r_w, r_b
-        if u_a > 0.0 and u_b < math.inf and (
-                (1.0 - (u_a / u_b) * (u_a / u_b)) * (S_b - S_a) <= 1e-15 * budget
-                or u_b - u_a <= 4.5e-16 * u_b):
-            break  # (or the bracket is down to adjacent doubles: nothing finer to find)
-        k = u * D / S if (D > 0.0 and S > 0.0) else -1.0
-        # For a step across many entering pages the secant slope of the last two points (the
-        # analytic one is off by several per cent there: a page just past its threshold rises
-        # steeply, then flattens, and Newton gains only a factor ~10 a step), or before there is
-        # one the caller's (a subsample's, the same shape); for a step across a few entries at
-        # most the analytic one (exact on a smooth stretch; the secant is noise there).
-        k_wide = -1.0
-        if u_p > 0.0 and S_p > 0.0 and S > 0.0 and u != u_p and S != S_p:
-            k_wide = _log(S / S_p) / _log(u / u_p)
-            if k_wide > 0.0 and abs(u - u_p) > wide * u and slope is not None:
-                slope[0] = k_wide
-        elif u_p == 0.0 and slope is not None and 0.0 < slope[0] < math.inf:
-            k_wide = slope[0]
-        if k_wide > 0.0 and (k <= 0.0 or abs(_log(target / S)) > wide * k_wide):
-            k = k_wide
-        u_n = u * math.exp(min(max(_log(target / S) / k, -30.0), 30.0)) if k > 0.0 else -1.0
-        # safeguard: bisect where the steps do not halve in 3 (or leave the bracket)
-        steps[nh % 4] = abs(u - u_p) if u_p > 0.0 else math.inf
-        u_p, S_p = u, S
-        nh += 1
-        if (not (u_a < u_n < u_b) or (nh >= 4 and steps[(nh - 1) % 4] > 0.5 * steps[(nh - 4) % 4])
-                or abs(u_n - u) <= 9e-16 * u):
-            u_n = 2.0 * max(u, u_a) if u_b == math.inf else 0.5 * (u_a + u_b)
-            nh = 0
-        u = u_n
-    else:
-        return None
-    # Time-share between the two neighbouring KKT solutions so that the budget is
-    # spent: pages whose threshold b_i lies in (u_a, u_b) jump from 0 to ~Delta_i/37
-    # there in double precision, so S(u) = budget may have no floating-point root.
-    theta = _time_share(r_a, r_b, S_a, S_b, budget, out)
-    if not _rates.csum(out) >= budget - slack:
-        return None
-    return (u_a, u_a) if theta == 0.0 else (u_a, u_b)
+    found, u_a, u_b, k, _ = _rates.periodic_search(
+        b, dl, lo, hi, 0.0, math.inf, budget, slack, u, gap, slope[0] if slope is not None else math.nan, out
+    )
+    if slope is not None:
+        slope[0] = k
+    return (u_a, u_b) if found else None
 
 
 def _periodic_careful(
@@ -591,18 +504,19 @@ def _floor_multiplier(mu: np.ndarray, dl: np.ndarray, lo: np.ndarray) -> float:
 
 
 def _solve_periodic(
-    mu: np.ndarray, dl: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: float, slack: float
+    mu: np.ndarray, dl: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, budget: float, slack: float
 ) -> tuple[np.ndarray, float]:
     """Periodic optimum on the active pages: (rates, multiplier).
 
     Handles the trivial cases, picks the start and runs the search
     (``_periodic_search``); where that search is not accurate or does not spend the
-    budget, ``_periodic_careful`` solves.
+    budget, ``_periodic_careful`` solves.  ``lo`` and ``hi`` None: min_rate 0 and
+    max_rate inf for every page (the same numbers as arrays of them, the same bits).
     """
     n = len(dl)
-    if not np.isinf(hi).any() and _rates.csum(hi) <= budget:
+    if hi is not None and not np.isinf(hi).any() and _rates.csum(hi) <= budget:
         return hi.copy(), 0.0
-    if _rates.csum(lo) >= budget * (1.0 - _PERIODIC_GAP):
+    if lo is not None and _rates.csum(lo) >= budget * (1.0 - _PERIODIC_GAP):
         return lo.copy(), _floor_multiplier(mu, dl, lo)
     b = np.sqrt(dl / mu)
     u = math.nan
@@ -612,10 +526,12 @@ def _solve_periodic(
         # Start from the solution of an evenly strided subsample of m pages (budget scaled to it),
         # solved to _SUB_GAP: it lands within about 1/sqrt(m) of the root and saves full passes.
         sub = slice(None, None, n // m)
-        sb, sdl, slo, shi = (np.ascontiguousarray(x[sub]) for x in (b, dl, lo, hi))
-        smu = np.ascontiguousarray(mu[sub])
+        sb, sdl, smu = (np.ascontiguousarray(x[sub]) for x in (b, dl, mu))
+        slo = None if lo is None else np.ascontiguousarray(lo[sub])
+        shi = None if hi is None else np.ascontiguousarray(hi[sub])
         s_budget = budget * len(sb) / n
-        if (np.isinf(shi).any() or _rates.csum(shi) > s_budget) and _rates.csum(slo) < s_budget * (1.0 - _PERIODIC_GAP):
+        if (shi is None or np.isinf(shi).any() or _rates.csum(shi) > s_budget) and (
+                0.0 if slo is None else _rates.csum(slo)) < s_budget * (1.0 - _PERIODIC_GAP):
             s_total = _rates.csum(np.sqrt(0.5 * smu * sdl))
             s_start = s_budget / s_total if s_total > 0.0 else math.nan
             found = _periodic_search(
@@ -631,7 +547,39 @@ def _solve_periodic(
     found = _periodic_search(b, dl, lo, hi, budget, slack, u, out, slope=slope)
     if found is not None:
         return out, _reciprocal_product(*found)
+    lo = np.zeros(n) if lo is None else lo
+    hi = np.full(n, math.inf) if hi is None else hi
     return out, _periodic_careful(mu, dl, lo, hi, budget, slack, out)
+
+
+def _periodic_default(
+    dl: np.ndarray, mu: np.ndarray, bandwidth: float, return_details: bool
+) -> np.ndarray | RatesResult | None:
+    """The periodic optimum with the default bounds (min_rate 0, max_rate inf), or None.
+
+    One compiled pass (``_rates.check_pages``) checks the arrays and counts the pages that
+    matter (change rate and importance > 0); None where an entry is bad (the caller's
+    checks then raise their error) or no page matters (the general path's trivial case).
+    Both paths of ``optimal_rates`` call it with the same pages, so that a list and an
+    array, or a memory map, give the same bits.
+    """
+    n = len(dl)
+    n_bad, n_active = _rates.check_pages(dl, mu)
+    if n_bad or n_active == 0:
+        return None
+    slack = _BUDGET_TOL * bandwidth
+    # (over- and underflow are expected at the ends of the double range: see optimal_rates)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if n_active == n:
+            rates, multiplier = _solve_periodic(mu, dl, None, None, bandwidth, slack)
+        else:
+            idx = np.flatnonzero((mu > 0) & (dl > 0))
+            sub, multiplier = _solve_periodic(mu[idx], dl[idx], None, None, bandwidth, slack)
+            rates = np.zeros(n)
+            rates[idx] = sub
+    if not return_details:
+        return rates
+    return _details(rates, dl, mu, True, multiplier)
 
 
 @overload
@@ -734,7 +682,8 @@ def optimal_rates(
     Newton steps on the sorted breakpoints safeguarded by bisection (O(log N)
     passes at worst), and ``u`` follows in closed form on that segment: exact,
     O(N log N).  Each step of the periodic search is one compiled pass over
-    the pages without the GIL; its iteration is Python.
+    the pages without the GIL (on vectors of pages: see ``_rates_periodic.h``), and
+    each search (on the subsample, then on all pages) is one compiled call.
 
     Periodic crawling (eq. (5), Appendix A of Busa-Fekete et al. (2025)): maximise
     ``sum G_i(r_i)``, ``G(r) = (mu/Delta) r (1 - e^(-Delta/r))``.
@@ -746,10 +695,14 @@ def optimal_rates(
     against ``log u`` (first with the analytic derivative
     ``dr/du = 2 c Delta (1 + x)/(u x^3 (1 - c))``, then with the secant slope
     of the last two points where the step spanned many entering pages),
-    safeguarded by the bracket and bisection; from 512 pages on it starts
+    safeguarded by the bracket and bisection; close to the root, with the
+    default bounds, a step solves a model of ``S`` instead: the pages within
+    ``max(2^-12, 16 |step|)`` of their threshold (whose rates rise steeply
+    right after it) exactly, the others by their Taylor polynomial of degree 2
+    in ``log u`` (the pass sums both derivatives).  From 512 pages on it starts
     from the solution (to 1e-4) of an evenly strided subsample of 1/8 of the
-    pages, at most 50 000 (5-7 full passes of Lambert W evaluations on 10^4
-    to 10^6 uniform pages).  Page i enters at ``u = b_i = sqrt(Delta_i/mu_i)``, with
+    pages, at most 50 000 (3 full passes on 10^4 to 10^6 uniform pages, 5-6
+    with the classic steps alone).  Page i enters at ``u = b_i = sqrt(Delta_i/mu_i)``, with
     ``1 - c`` computed as ``(u - b)(u + b)/u^2``; in double precision its rate
     still jumps there from 0 to about ``Delta_i/37`` (``x ~ -log(1 - c)``), so
     ``S(u) = B`` may have no floating-point root.  The iteration stops when the
@@ -826,6 +779,17 @@ def optimal_rates(
         fast = _poisson_newton(change_rate, importance, None, float(min_rate), float(bandwidth), return_details)
         if fast is not None:
             return fast
+    if (
+        type(model) is str and model == "periodic" and type(return_details) is bool
+        and _plain(change_rate) and _plain(importance) and len(change_rate) == len(importance)
+        and _real(bandwidth) and 0.0 < bandwidth < math.inf
+        and _real(min_rate) and min_rate == 0.0 and math.copysign(1.0, min_rate) > 0.0
+        and _real(max_rate) and max_rate == math.inf
+    ):
+        # the defaults' arrays: checked in one compiled pass
+        fast = _periodic_default(change_rate, importance, float(bandwidth), return_details)
+        if fast is not None:
+            return fast
     caller = "optimal_rates"
     dl = check_array(change_rate, "change_rate", caller, low=0.0)
     w = check_array(importance, "importance", caller, low=0.0)
@@ -853,6 +817,10 @@ def optimal_rates(
         sorted_free = _poisson_newton(dl, w, lo, 0.0, B, return_details)
         if sorted_free is not None:
             return sorted_free
+    if model == "periodic" and not lo.any() and not np.signbit(lo).any() and np.isinf(hi).all():
+        default = _periodic_default(dl, w, B, bool(return_details))
+        if default is not None:
+            return default
     rates = lo.copy()
     hi_sum = math.inf if np.isinf(hi).any() else _rates.csum(hi)
     active = (w > 0) & (dl > 0)
