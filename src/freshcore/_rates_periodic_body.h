@@ -2,7 +2,10 @@
  * with FC_SUFFIX set (_0 baseline, _1 AVX2, _2 AVX-512) under the matching `#pragma GCC target`: every
  * helper below is compiled for that target, so that GCC keeps the comparisons and blends on the
  * eight lanes in vector registers (helpers compiled for the baseline and inlined into a wider target
- * get their comparisons split lane by lane).  No include guard: the names carry the suffix. */
+ * get their comparisons split lane by lane).  No include guard: the names carry the suffix.
+ * Compiled alone (without FC_SUFFIX, as .ci/check-headers compiles every header), it is empty: its
+ * versions are compiled through _rates_periodic.h. */
+#ifdef FC_SUFFIX
 
 #define FC_CAT2(a, b) a##b
 #define FC_CAT(a, b) FC_CAT2(a, b)
@@ -251,3 +254,5 @@ FRESHCORE_STATIC void FC_F(freshcore_periodic_x)(const double* tt, double* out, 
 #undef FC_F
 #undef FC_CAT
 #undef FC_CAT2
+
+#endif /* FC_SUFFIX */
