@@ -16,8 +16,8 @@ evaluations per decision and the scheduler's bytes per page (the ``nbytes``
 of every array the compiled state holds, page parameters included).
 
 With ``--until T``, instead: one run per size and value from the same start to time T, every chunk of
-``--chunk`` decisions reported (microseconds and evaluations per decision): the trend of a long run, with no
-window to choose.  With ``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
+``--chunk`` decisions reported (microseconds and evaluations per decision, and the process's CPU time per
+decision, which a shared machine's load inflates less): the trend of a long run, with no window to choose.  With ``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
 signals at rate ``gamma_i = lambda_i Delta_i + nu_i``, ~6 a tick here): each chunk's are drawn before it
 (not timed) and passed to ``Scheduler.run(chunk, signals=...)``, so the time is the scheduler's, signals
 included; with ``--per-tick`` too, they are delivered the way a caller without it would, one
@@ -103,13 +103,13 @@ def trend(m: int, value: str, until: float, chunk: int, signals: bool = False, l
             sig = (np.searchsorted(cum, rng.uniform(0.0, cum[-1], c), side="right").astype(np.intp),
                    np.sort(s.time + rng.uniform(0.0, chunk / rate, c)))
         e0 = s._state.n_evaluations
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if loop and sig is not None:
             per_tick(s, chunk, sig)
         else:
             s.run(chunk, signals=sig)
-        dt = time.perf_counter() - t0
-        print(f"{value:>7} {m:>9} t={s.time:8.2f} {dt / chunk * 1e6:8.2f} us/dec "
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+        print(f"{value:>7} {m:>9} t={s.time:8.2f} {dt / chunk * 1e6:8.2f} us/dec ({dc / chunk * 1e6:.2f} CPU) "
               f"{(s._state.n_evaluations - e0) / chunk:7.2f} evals/dec"
               + (f" {len(sig[0]) / chunk:5.2f} signals/dec" if sig is not None else ""), flush=True)
 
