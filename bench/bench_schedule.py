@@ -151,9 +151,11 @@ def test_memory_scheduler(benchmark, m):
 
 @pytest.mark.skipif(not SMOKE, reason="the scripts' own figures come from running them (bench/README.md)")
 def test_scripts_run(capsys):
-    # the command-line measurements (cold_start.py, scale_schedule.py) at tiny sizes, so that they cannot rot
+    # the command-line measurements (cold_start.py, scale_schedule.py, scheduler_memory.py) at tiny sizes, so that
+    # they cannot rot
     import cold_start
     import scale_schedule
+    import scheduler_memory
 
     cold_start.main(["--pages", "2000", "--decisions", "50", "--warm", "200"])
     scale_schedule.main(["--sizes", "2000", "--decisions", "100", "--burn-in", "100"])
@@ -161,5 +163,6 @@ def test_scripts_run(capsys):
     scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20", "--signals"])
     scale_schedule.main(["--sizes", "2000", "--values", "exact", "--until", "0.2", "--chunk", "20", "--signals",
                          "--per-tick"])
+    scheduler_memory.main(3000)
     out = capsys.readouterr().out
-    assert out.count("greedy") >= 4 and out.count("exact") >= 4 and "signals/dec" in out
+    assert out.count("greedy") >= 4 and out.count("exact") >= 4 and "signals/dec" in out and "B/page" in out
