@@ -197,6 +197,11 @@ def test_lambert_threshold_policy():
         (lambda: lambert_threshold([1.0, np.nan, 1.0, 1.0], TABLE1), ValueError,
          r"'multiplier' parameter of lambert_threshold .*multiplier\[1\] = nan"),
         (lambda: lambert_threshold([1.0, 2.0], TABLE1), ValueError, "array of length 4"),
+        # a scalar is named without an index (not 'multiplier[0] = nan')
+        (lambda: lambert_threshold(np.nan, TABLE1), ValueError,
+         r"^The 'multiplier' parameter of lambert_threshold must be a finite number\. Got nan instead\.$"),
+        (lambda: lambert_threshold(np.array(np.inf), TABLE1), ValueError, r"must be a finite number\. Got "),
+        (lambda: lambert_threshold("a", TABLE1), TypeError, "'multiplier' parameter of lambert_threshold"),
         (lambda: RelaxedPolicy(0.0), ValueError, "'budget' parameter of RelaxedPolicy"),
         (lambda: DualDescentPolicy(1.0, step=0.0), ValueError, "'step' parameter of DualDescentPolicy"),
         (lambda: DualDescentPolicy(1.0, rule="exact"), ValueError, "'rule' parameter of DualDescentPolicy"),
