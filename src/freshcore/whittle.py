@@ -460,11 +460,18 @@ def relaxed_optimum(sources: SourceModel, budget: Any) -> RelaxedOptimum:
     sources : SourceModel
         The sources.
     budget : float
-        ``M > 0``.
+        ``M``, the average budget: ``0 < M <= sum_i C_i`` (``N``, the number of sources, when every ``C_i =
+        1``: crawling every source every period).  A fractional ``M`` is fine: the relaxed constraint holds on
+        average only (e.g. ``M = 1.3``: 1.3 sources a period in the long run).
 
     Returns
     -------
     RelaxedOptimum
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` is not a finite number in ``(0, sum_i C_i]``.
 
     Notes
     -----
@@ -486,10 +493,16 @@ def relaxed_optimum(sources: SourceModel, budget: Any) -> RelaxedOptimum:
     """
     caller = "relaxed_optimum"
     src = check_sources(sources, caller)
-    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
-    n = len(src)
     total_cost = float(src.cost.sum())
-    if m >= total_cost:
+    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
+    if m > total_cost:
+        raise ValueError(
+            f"The 'budget' parameter of {caller} must be in (0, {total_cost!r}], the budget that crawls every "
+            f"source every period (sum of 'cost'; the number of sources when every cost is 1). Got {budget!r} "
+            "instead."
+        )
+    n = len(src)
+    if m == total_cost:
         cycle = np.ones(n)
         return RelaxedOptimum(float(src.u.sum()), 0.0, cycle, np.ones(n), np.ones(n))
 
