@@ -116,6 +116,13 @@ def test_index_matches_definition_on_grid_and_other_periods():
     _check_against_rvi(s, np.concatenate([grid, grid * (1 + 1e-6), 1.7 * s.u_star[None, :]]))
 
 
+def test_docstring_says_what_the_definition_checks_cover():
+    # the two tests above check off-grid states, states above u* and C != 1, not only the reachable grid
+    doc = " ".join(whittle_index.__doc__.split())
+    assert "off-grid states" in doc and "states above ``u*``" in doc and "costs ``C != 1``" in doc
+    assert "on the reachable states" not in doc
+
+
 def test_index_closed_form_cases():
     s = table1(cost=[1.0, 2.0, 0.5, 1.0])
     # below u: eta = 1, gamma = (1 - alpha) x / C

@@ -284,8 +284,10 @@ def whittle_index(x: Any, sources: SourceModel, *, out: np.ndarray | None = None
     ``(eta ((1 - alpha) x - u) + x) / C`` without the ceiling agrees only on the states a source reaches after
     a crawl, ``x_n = u* (1 - alpha^n)``, so it is not offered.  Computed as
     ``[u* (1 - alpha^eta) - eta (1 - alpha)(u* - x)] / C`` whose terms both lie in ``[0, u*]``: the absolute
-    error is a few ulp of ``u* / C``.  The tests check the definition itself, by relative value iteration on
-    the reachable states, to 1e-9.
+    error is a few ulp of ``u* / C``.  The tests check it against the definition itself (the subsidy at which
+    crawling and waiting are equally good, by relative value iteration on the states reachable from the state
+    tested) to 1e-9, at every kind of state: the grid ``x_n``, off-grid states (random ones, just off the grid,
+    at and below ``u``, just below ``u*``), states above ``u*``, and costs ``C != 1``.
 
     Examples
     --------
