@@ -65,6 +65,9 @@ def test_model_broadcasts_indexes_compares_and_pickles():
         (dict(cost=[1.0, 1.0, 1.0]), "must have one length"),
         (dict(decay=[1e-200, 1.0], period=1e-200), r"decay\[0\] \* period = 0.0"),
         (dict(arrival_rate=1e300, utility=1e300), "finite u_star"),
+        # scalars named without an index
+        (dict(utility=np.nan), r"'utility' parameter of SourceModel must be a finite number >= 0\.0\. Got nan"),
+        (dict(cost=0.0), r"'cost' parameter of SourceModel must be a finite number > 0\.0\. Got 0\.0 instead"),
     ],
 )
 def test_model_bad_input(kwargs, message):
@@ -113,6 +116,13 @@ def test_index_matches_definition_on_grid_and_other_periods():
     _check_against_rvi(s, np.concatenate([grid, grid * (1 + 1e-6), 1.7 * s.u_star[None, :]]))
 
 
+def test_docstring_says_what_the_definition_checks_cover():
+    # the two tests above check off-grid states, states above u* and C != 1, not only the reachable grid
+    doc = " ".join(whittle_index.__doc__.split())
+    assert "off-grid states" in doc and "states above ``u*``" in doc and "costs ``C != 1``" in doc
+    assert "on the reachable states" not in doc
+
+
 def test_index_closed_form_cases():
     s = table1(cost=[1.0, 2.0, 0.5, 1.0])
     # below u: eta = 1, gamma = (1 - alpha) x / C
@@ -151,6 +161,7 @@ def test_index_shapes_out_and_read_only_input():
         ([1.0, np.inf, 0.0, 0.0], ValueError, r"x\[1\] = inf"),
         ([1.0, 2.0, 3.0], ValueError, r"must have shape \(\.\.\., 4\)"),
         (1.0, ValueError, r"must have shape \(\.\.\., 4\)"),
+        (np.nan, ValueError, r"'x' parameter of whittle_index must be a finite number >= 0\.0\. Got nan instead"),
         (["a"] * 4, TypeError, "'x'"),
     ],
 )

@@ -83,6 +83,14 @@ def test_relaxed_optimum_table1_is_260_39():
     assert big.value == pytest.approx(TABLE1.u.sum()) and big.multiplier == 0.0
 
 
+def test_relaxed_optimum_budget_range():
+    # fractional budgets inside (0, sum C] are average budgets; sum C itself crawls everything; costs scale it
+    assert relaxed_optimum(TABLE1, 0.25).value < relaxed_optimum(TABLE1, 1.3).value < relaxed_optimum(TABLE1, 4).value
+    costly = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21], cost=2.0)
+    assert relaxed_optimum(costly, 8).value == pytest.approx(TABLE1.u.sum())
+    assert relaxed_optimum(costly, 6).value == pytest.approx(relaxed_optimum(TABLE1, 3).value, rel=1e-12)
+
+
 def test_bound_holds_for_every_policy():
     for m in (1, 2):
         bound = relaxed_optimum(TABLE1, m).value
@@ -197,6 +205,17 @@ def test_lambert_threshold_policy():
         (lambda: lambert_threshold([1.0, np.nan, 1.0, 1.0], TABLE1), ValueError,
          r"'multiplier' parameter of lambert_threshold .*multiplier\[1\] = nan"),
         (lambda: lambert_threshold([1.0, 2.0], TABLE1), ValueError, "array of length 4"),
+        # a scalar is named without an index (not 'multiplier[0] = nan')
+        (lambda: lambert_threshold(np.nan, TABLE1), ValueError,
+         r"^The 'multiplier' parameter of lambert_threshold must be a finite number\. Got nan instead\.$"),
+        (lambda: lambert_threshold(np.array(np.inf), TABLE1), ValueError, r"must be a finite number\. Got "),
+        (lambda: lambert_threshold("a", TABLE1), TypeError, "'multiplier' parameter of lambert_threshold"),
+        # the average budget is at most sum(cost) (crawling every source every period; N = 4 here)
+        (lambda: relaxed_optimum(TABLE1, 4.5), ValueError,
+         r"'budget' parameter of relaxed_optimum must be in \(0, 4\.0\].* Got 4\.5 instead"),
+        (lambda: relaxed_optimum(TABLE1, 5), ValueError, "'budget' parameter of relaxed_optimum"),
+        (lambda: relaxed_optimum(SourceModel(250.0, 1.0, [0.7, 0.35], cost=0.25), 1), ValueError,
+         r"'budget' parameter of relaxed_optimum must be in \(0, 0\.5\]"),
         (lambda: RelaxedPolicy(0.0), ValueError, "'budget' parameter of RelaxedPolicy"),
         (lambda: DualDescentPolicy(1.0, step=0.0), ValueError, "'step' parameter of DualDescentPolicy"),
         (lambda: DualDescentPolicy(1.0, rule="exact"), ValueError, "'rule' parameter of DualDescentPolicy"),

@@ -1,6 +1,10 @@
 """WhittleScheduler: Whittle top-M on the deterministic model without evaluating every index each period; the
 same decisions as evaluating them all (Avrachenkov and Borkar (2018), SPEC section 5)."""
 
+import copy
+import math
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -95,3 +99,119 @@ def test_ties_and_table1():
 def test_scheduler_bad_input(call, exc, message):
     with pytest.raises(exc, match=message):
         call(SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21]))
+
+
+# -- save / restore ------------------------------------------------------------------------------------------
+
+
+def _scheduler(seed=7, n=3000, m=25):
+    rng = np.random.default_rng(seed)
+    s = random_sources(rng, n)
+    return WhittleScheduler(s, m, x0=rng.uniform(0, 1.5, n) * s.u_star, slack=4)
+
+
+@pytest.mark.parametrize("how", ["dict", "pickle", "copy", "deepcopy"])
+def test_restored_scheduler_continues_exactly(how):
+    a = _scheduler()
+    a.run(173)
+    b = {"dict": lambda: WhittleScheduler.from_dict(a.to_dict()), "pickle": lambda: pickle.loads(pickle.dumps(a)),
+         "copy": lambda: copy.copy(a), "deepcopy": lambda: copy.deepcopy(a)}[how]()
+    assert b.time == a.time == 173 and b.budget == a.budget
+    np.testing.assert_array_equal(b.states(), a.states())
+    # the copy runs first: the original must not move
+    chosen_b, rewards_b = b.run(400)
+    assert a.time == 173
+    chosen_a, rewards_a = a.run(400)
+    np.testing.assert_array_equal(chosen_b, chosen_a)
+    np.testing.assert_array_equal(rewards_b, rewards_a)  # bit for bit
+    assert a.time == b.time == 573
+    np.testing.assert_array_equal(b.states(), a.states())
+    for k, v in a.to_dict().items():
+        np.testing.assert_array_equal(b.to_dict()[k], v, err_msg=k)
+
+
+def test_to_dict_holds_the_record_and_a_fresh_scheduler_round_trips():
+    s = SourceModel(250.0, [1.0, 0.7, 0.2, 0.08], [0.7, 0.35, 0.7, 0.21])
+    sched = WhittleScheduler(s, 1)
+    d = sched.to_dict()
+    assert d["time"] == 0 and d["last_crawl"].tolist() == [-1] * 4 and d["budget"] == 1 and d["slack"] == 1
+    np.testing.assert_array_equal(d["states"], s.u)
+    chosen, _ = sched.run(5)
+    d = sched.to_dict()
+    assert d["time"] == 5 and d["last_crawl"].tolist() == [4, 3, -1, -1] and chosen[:, 0].tolist() == [0, 1, 0, 1, 0]
+    ref, _ = WhittleScheduler(s, 1).run(12)
+    np.testing.assert_array_equal(WhittleScheduler.from_dict(d).run(7)[0], ref[5:])
+    assert repr(sched) == "WhittleScheduler(n_sources=4, budget=1, time=5)"
+
+
+def test_rewards_are_correctly_rounded_sums_of_the_crawled_states():
+    # (so they do not depend on the order in which the core selected the sources, which a restore changes)
+    s = random_sources(np.random.default_rng(5), 500)
+    sched = WhittleScheduler(s, 40)
+    for _ in range(60):
+        x = sched.states()
+        (row,), (r,) = sched.run(1)
+        assert r == math.fsum(x[row].tolist())
+
+
+def test_a_reward_that_overflows_is_inf_as_the_plain_sum():
+    _, rewards = WhittleScheduler(SourceModel(1.7e308, 1.0, [1.0, 1.0, 1.0]), 2).run(3)
+    assert np.isposinf(rewards).all()
+
+
+def test_the_compiled_core_refuses_pickle_with_a_clear_message():
+    with pytest.raises(TypeError, match="pickle the WhittleScheduler that holds it"):
+        pickle.dumps(_scheduler(n=10, m=2)._core)
+
+
+def _edit(**changes):
+    sched = _scheduler(n=50, m=3)
+    sched.run(20)
+    d = sched.to_dict()
+    for k, v in changes.items():
+        if v is None:
+            del d[k]
+        elif callable(v):
+            d[k] = v(d[k])
+        else:
+            d[k] = v
+    return d
+
+
+def _set(i, v):
+    def f(a):
+        a = a.copy()
+        a[i] = v
+        return a
+    return f
+
+
+@pytest.mark.parametrize(
+    ("d", "exc", "message"),
+    [
+        (lambda: [1, 2], TypeError, "'d' parameter of WhittleScheduler.from_dict must be a dict"),
+        (lambda: _edit(time=None), ValueError, r"lacks the entries \['time'\]"),
+        (lambda: _edit(format_version=2), ValueError, "format version 2"),
+        (lambda: _edit(decay=_set(3, -1.0)), ValueError, r"'decay' entry .* decay\[3\] = -1.0"),
+        (lambda: _edit(x0=_set(2, np.nan)), ValueError, r"'x0' entry .* x0\[2\] = nan"),
+        (lambda: _edit(cost=lambda a: a[:-1]), ValueError, r"'cost' entry .* shape \(50,\)"),
+        (lambda: _edit(period=0.0), ValueError, "'period' entry"),
+        (lambda: _edit(budget=51), ValueError, r"'budget' entry .* must be in 1\.\.50"),
+        (lambda: _edit(budget=0), ValueError, "'budget' entry"),
+        (lambda: _edit(slack=48), ValueError, r"'slack' entry .* at most n_sources - budget = 47"),
+        (lambda: _edit(time=-1), ValueError, "'time' entry"),
+        (lambda: _edit(time=1.5), ValueError, "'time' entry .* integer"),
+        (lambda: _edit(last_crawl=_set(4, 20)), ValueError, r"'last_crawl' entry .* before 'time' = 20; "
+                                                            r"last_crawl\[4\] = 20"),
+        (lambda: _edit(last_crawl=_set(4, -2)), ValueError, r"'last_crawl' entry .* last_crawl\[4\] = -2"),
+        (lambda: _edit(last_crawl=lambda a: np.where(a == 19, -1, a)), ValueError,
+         r"'last_crawl' entry .* crawled in period time - 1 = 19, got 0"),
+        (lambda: _edit(last_crawl=lambda a: np.full_like(a, 19)), ValueError,
+         "'last_crawl' entry .* 50 sources last crawled in period 19, more than 'budget' = 3"),
+        (lambda: _edit(states=lambda a: a * 1.01), ValueError, r"'states' entry .* states\[0\]"),
+        (lambda: _edit(decay=lambda a: np.full_like(a, 1e-300)), ValueError, "source entries .* SourceModel"),
+    ],
+)
+def test_from_dict_refuses_bad_dicts(d, exc, message):
+    with pytest.raises(exc, match=message):
+        WhittleScheduler.from_dict(d())

@@ -256,3 +256,7 @@ def test_reproduction_script_quick(capsys):
     repro_whittle.main(quick=True)
     out = capsys.readouterr().out
     assert "260.30" in out and "179.79" in out and "337.7745" in out and "Not reproducible" in out
+    # each non-reproducible figure with its reason: 283.8 above the Lagrangian bound, 253.1 far below greedy-type
+    assert "283.8 is" in out and "ABOVE the bound" in out
+    assert "253.1 is" in out and "below our greedy-type" in out
+    assert "depends on the utilities' mean only" in out

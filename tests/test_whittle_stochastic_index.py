@@ -89,6 +89,10 @@ def test_table1_stochastic_index_near_the_deterministic_one():
         (dict(iterations=0), ValueError, "'iterations'"),
         (dict(utility="beta"), ValueError, "'utility'"),
         (dict(sources=None), TypeError, "'sources' parameter of stochastic_index"),
+        # noise='no' is truthy: it must be refused, not read as True
+        (dict(noise="no"), TypeError, r"'noise' parameter of stochastic_index must be a bool .*Got 'no' of type str"),
+        (dict(noise=0), TypeError, "'noise' parameter of stochastic_index"),
+        (dict(noise=None), TypeError, "'noise' parameter of stochastic_index"),
     ],
 )
 def test_stochastic_index_bad_input(kwargs, exc, message):
@@ -106,6 +110,13 @@ def test_stochastic_index_bad_input(kwargs, exc, message):
 def test_stochastic_gain_without_noise_is_the_deterministic_one(lam):
     s = SourceModel([250.0, 3.0, 40.0], [1.0, 2.0, 0.1], [0.7, 0.2, 1.3], period=1.5, cost=[1.0, 2.5, 0.4])
     np.testing.assert_allclose(stochastic_gain(lam, s, noise=False, grid=200), source_gain(lam, s), rtol=1e-3)
+
+
+def test_noise_takes_numpy_bools():
+    x = [[10.0, 20.0, 5.0, 3.0]]
+    kw = dict(iterations=200, samples=4, grid=32, rng=0)
+    np.testing.assert_array_equal(stochastic_index(x, TABLE1, noise=np.False_, **kw),
+                                  stochastic_index(x, TABLE1, noise=False, **kw))
 
 
 def test_stochastic_bound_without_noise_is_the_relaxed_optimum():
@@ -132,6 +143,9 @@ def test_stochastic_bound_bounds_the_policies():
         (lambda: stochastic_bound(TABLE1, 0.0), ValueError, "'budget' parameter of stochastic_bound"),
         (lambda: stochastic_bound(TABLE1, 1, samples=0), ValueError, "'samples' parameter of stochastic_bound"),
         (lambda: stochastic_bound(None, 1), TypeError, "'sources' parameter of stochastic_bound"),
+        (lambda: stochastic_bound(TABLE1, 1, noise="no"), TypeError, "'noise' parameter of stochastic_bound must be "
+                                                                      "a bool"),
+        (lambda: stochastic_gain(1.0, TABLE1, noise=1), TypeError, "'noise' parameter of stochastic_gain"),
     ],
 )
 def test_stochastic_bound_bad_input(call, exc, message):

@@ -311,6 +311,61 @@ cdef void _select_top(double* g, long long* ids, Py_ssize_t n, Py_ssize_t k) noe
             return
 
 
+DEF MAX_PARTIALS = 64
+
+
+cdef double exact_sum(double* x, Py_ssize_t n, double* p) noexcept nogil:
+    """The correctly rounded sum of x[0..n) (Shewchuk's algorithm, as Python's ``math.fsum``), so independent of
+    the order of x: a period's reward does not depend on the order in which the M sources were selected (a
+    restored scheduler selects them in another order).  p: MAX_PARTIALS scratch doubles.  The plain sum if a
+    partial overflows (or, which cannot happen with finite x, they outnumber the scratch)."""
+    cdef Py_ssize_t i, j, k, npart = 0
+    cdef double xv, y, t, hi = 0.0, lo = 0.0, yr
+    for i in range(n):
+        xv = x[i]
+        k = 0
+        for j in range(npart):
+            y = p[j]
+            if fabs(xv) < fabs(y):
+                t = xv
+                xv = y
+                y = t
+            hi = xv + y
+            lo = y - (hi - xv)
+            if lo != 0.0:
+                p[k] = lo
+                k += 1
+            xv = hi
+        if k >= MAX_PARTIALS or not fabs(xv) <= 1.7976931348623157e308:
+            hi = 0.0
+            for j in range(n):
+                hi += x[j]
+            return hi
+        p[k] = xv
+        npart = k + 1
+    # the partials, non-overlapping and ascending, summed from the top with the half-way correction of fsum
+    hi = 0.0
+    if npart > 0:
+        npart -= 1
+        hi = p[npart]
+        while npart > 0:
+            xv = hi
+            npart -= 1
+            y = p[npart]
+            hi = xv + y
+            yr = hi - xv
+            lo = y - yr
+            if lo != 0.0:
+                break
+        if npart > 0 and ((lo < 0.0 and p[npart - 1] < 0.0) or (lo > 0.0 and p[npart - 1] > 0.0)):
+            y = lo * 2.0
+            xv = hi + y
+            yr = xv - hi
+            if y == yr:
+                hi = xv
+    return hi
+
+
 cdef struct Source:
     # one source's record, hot fields first (96 bytes): a source's visit touches two cache lines, not ten arrays
     double x_ref, ustar, mut, invc
@@ -342,6 +397,7 @@ cdef class TopMCore:
     cdef double level, wake_level
     cdef bint fresh
     cdef public long long rebuilds, relevels
+    cdef double partials[MAX_PARTIALS]
 
     def __init__(self, const double[::1] ustar, const double[::1] mut, const double[::1] inv_mut,
                  const double[::1] om, const double[::1] invc, const double[::1] u, const double[::1] x0,
@@ -563,8 +619,9 @@ cdef class TopMCore:
         for k in range(m):
             i = self.sel_i[k]
             chosen[k] = i
-            reward += self.state(i, t)
+            self.sel_g[k] = self.state(i, t)
             self.picked[i] = 1
+        reward = exact_sum(&self.sel_g[0], m, self.partials)
         self.n_awake = 0
         for k in range(na):
             i = self.awake[k]
@@ -594,6 +651,31 @@ cdef class TopMCore:
                     break
         if self.oom:
             raise MemoryError("the Whittle scheduler's calendar could not grow")
+
+    def record(self, double[::1] x_ref, long long[::1] t_ref):
+        """x_ref[i], t_ref[i]: source i's state at period t_ref[i] (0, or the period after its last crawl), from
+        which its state follows in closed form; all the core keeps per source beyond its parameters."""
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            x_ref[i], t_ref[i] = self.src[i].x_ref, self.src[i].t_ref
+
+    def restore(self, const double[::1] x_ref, const long long[::1] t_ref, long long t):
+        """Put back a :meth:`record` and the time ``t`` (checked by the caller: ``0 <= t_ref <= t``).  The
+        calendar, the level and the awake list are derived from them: rebuilt at the next period, as at the start
+        (they cache the indices, which the record and the time determine)."""
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            self.src[i].x_ref, self.src[i].t_ref = x_ref[i], t_ref[i]
+            self.src[i].g, self.src[i].wake = 0.0, 0
+            self.src[i].reset_wait, self.src[i].reset_stamp = 0, -1
+            self.picked[i] = 0
+        for i in range(RING):
+            self.bsize[i] = 0
+        self.t, self.n_awake, self.fresh = t, 0, True
+
+    def __reduce__(self):
+        raise TypeError("a TopMCore cannot be pickled: pickle the WhittleScheduler that holds it (its to_dict() "
+                        "and from_dict() save and restore it)")
 
     def states(self, double[::1] out):
         """out[i] = the state of source i now."""

@@ -51,6 +51,14 @@ __all__ = ["RelaxedOptimum", "SourceModel", "check_sources", "lagrangian_bound",
 MIN_DECAY_PER_PERIOD = 1e-300
 
 
+def _numbers(x: Any, name: str, caller: str, **bounds: Any) -> np.ndarray:
+    """``x`` as a float64 array of ndim 0 or 1, checked; a scalar through ``check_scalar`` so that its message
+    names it without an index (``Got nan instead``, not ``x[0] = nan``)."""
+    if isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        return np.array(check_scalar(x, name, caller, **bounds))
+    return check_array(x, name, caller, ndim=(0, 1), **bounds)
+
+
 def _read_only_copy(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=np.float64, copy=True, order="C")
     a.flags.writeable = False
@@ -121,11 +129,11 @@ class SourceModel:
 
     def __init__(self, arrival_rate: Any, utility: Any, decay: Any, period: Any = 1.0, cost: Any = 1.0) -> None:
         caller = "SourceModel"
-        lam = check_array(arrival_rate, "arrival_rate", caller, ndim=(0, 1), low=0.0)
-        xi = check_array(utility, "utility", caller, ndim=(0, 1), low=0.0)
-        mu = check_array(decay, "decay", caller, ndim=(0, 1), low=0.0, low_inclusive=False)
+        lam = _numbers(arrival_rate, "arrival_rate", caller, low=0.0)
+        xi = _numbers(utility, "utility", caller, low=0.0)
+        mu = _numbers(decay, "decay", caller, low=0.0, low_inclusive=False)
         t = check_scalar(period, "period", caller, low=0.0, low_inclusive=False)
-        c = check_array(cost, "cost", caller, ndim=(0, 1), low=0.0, low_inclusive=False)
+        c = _numbers(cost, "cost", caller, low=0.0, low_inclusive=False)
         raw = (arrival_rate, utility, decay, cost)
         arrays = (lam, xi, mu, c)
         lengths = {len(a) for a, r in zip(arrays, raw) if np.ndim(r) == 1}
@@ -220,6 +228,8 @@ def check_sources(sources: Any, caller: str, name: str = "sources") -> SourceMod
 
 def check_states(x: Any, sources: SourceModel, caller: str, name: str = "x") -> np.ndarray:
     """``x`` as a C-contiguous float64 array of shape ``(..., n_sources)`` of finite states ``>= 0``."""
+    if isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        check_scalar(x, name, caller, low=0.0)  # a bad value named without an index, before the shape
     arr = check_array(x, name, caller, ndim=None, low=0.0, allow_empty=True)
     n = len(sources)
     if arr.ndim == 0 or arr.shape[-1] != n:
@@ -274,8 +284,10 @@ def whittle_index(x: Any, sources: SourceModel, *, out: np.ndarray | None = None
     ``(eta ((1 - alpha) x - u) + x) / C`` without the ceiling agrees only on the states a source reaches after
     a crawl, ``x_n = u* (1 - alpha^n)``, so it is not offered.  Computed as
     ``[u* (1 - alpha^eta) - eta (1 - alpha)(u* - x)] / C`` whose terms both lie in ``[0, u*]``: the absolute
-    error is a few ulp of ``u* / C``.  The tests check the definition itself, by relative value iteration on
-    the reachable states, to 1e-9.
+    error is a few ulp of ``u* / C``.  The tests check it against the definition itself (the subsidy at which
+    crawling and waiting are equally good, by relative value iteration on the states reachable from the state
+    tested) to 1e-9, at every kind of state: the grid ``x_n``, off-grid states (random ones, just off the grid,
+    at and below ``u``, just below ``u*``), states above ``u*``, and costs ``C != 1``.
 
     Examples
     --------
@@ -450,11 +462,18 @@ def relaxed_optimum(sources: SourceModel, budget: Any) -> RelaxedOptimum:
     sources : SourceModel
         The sources.
     budget : float
-        ``M > 0``.
+        ``M``, the average budget: ``0 < M <= sum_i C_i`` (``N``, the number of sources, when every ``C_i =
+        1``: crawling every source every period).  A fractional ``M`` is fine: the relaxed constraint holds on
+        average only (e.g. ``M = 1.3``: 1.3 sources a period in the long run).
 
     Returns
     -------
     RelaxedOptimum
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` is not a finite number in ``(0, sum_i C_i]``.
 
     Notes
     -----
@@ -476,10 +495,16 @@ def relaxed_optimum(sources: SourceModel, budget: Any) -> RelaxedOptimum:
     """
     caller = "relaxed_optimum"
     src = check_sources(sources, caller)
-    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
-    n = len(src)
     total_cost = float(src.cost.sum())
-    if m >= total_cost:
+    m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
+    if m > total_cost:
+        raise ValueError(
+            f"The 'budget' parameter of {caller} must be in (0, {total_cost!r}], the budget that crawls every "
+            f"source every period (sum of 'cost'; the number of sources when every cost is 1). Got {budget!r} "
+            "instead."
+        )
+    n = len(src)
+    if m == total_cost:
         cycle = np.ones(n)
         return RelaxedOptimum(float(src.u.sum()), 0.0, cycle, np.ones(n), np.ones(n))
 
@@ -560,7 +585,7 @@ def lambert_threshold(multiplier: Any, sources: SourceModel) -> np.ndarray:
     """
     caller = "lambert_threshold"
     src = check_sources(sources, caller)
-    lam = check_array(multiplier, "multiplier", caller, ndim=(0, 1))
+    lam = _numbers(multiplier, "multiplier", caller)
     if np.ndim(multiplier) == 1 and len(lam) != len(src):
         raise ValueError(
             f"The 'multiplier' parameter of {caller} must be a number or an array of length {len(src)} "

@@ -28,8 +28,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from freshcore import _whittle
+from freshcore import _statefile, _whittle
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
+from freshcore._statefile import Entry
 from freshcore._validation import check_choice, check_int, check_scalar
 from freshcore.whittle import (
     RelaxedOptimum,
@@ -403,7 +404,12 @@ class WhittleScheduler:
     -----
     States are computed in closed form from the last crawl (or the start), not by iterating eq. (2), so they
     may differ from :func:`~freshcore.whittle_simulation.simulate_sources`' in the last bits; decisions differ
-    only if two indices agree to within those bits.
+    only if two indices agree to within those bits.  A period's reward is the correctly rounded sum of the
+    crawled states (as ``math.fsum``), whatever the order in which they were selected.
+
+    :meth:`to_dict` and :meth:`from_dict` save and restore the scheduler exactly (the continued decisions,
+    rewards and states are those of an uninterrupted run); ``pickle``, ``copy.copy`` and ``copy.deepcopy`` go
+    through them and give independent schedulers.
 
     Examples
     --------
@@ -429,9 +435,11 @@ class WhittleScheduler:
                 raise ValueError(f"The 'x0' parameter of {self._caller} must have shape ({len(src)},). "
                                  f"Got shape {x.shape} instead.")
         k = m if slack is None else check_int(slack, "slack", self._caller, low=0)
-        self._m, self._n = m, len(src)
-        self._core = _whittle.TopMCore(*src._kernel_args(), src.u, np.array(x, dtype=float), m,
-                                       min(k, len(src) - m))
+        self._start(src, m, np.array(x, dtype=float), min(k, len(src) - m))
+
+    def _start(self, src: SourceModel, m: int, x0: np.ndarray, slack: int) -> None:
+        self._sources, self._m, self._n, self._slack, self._x0 = src, m, len(src), slack, x0
+        self._core = _whittle.TopMCore(*src._kernel_args(), src.u, x0, m, slack)
 
     budget = property(lambda self: self._m, doc="M, the number of sources crawled each period.")
 
@@ -455,3 +463,119 @@ class WhittleScheduler:
         out = np.empty(self._n)
         self._core.states(out)
         return out
+
+    # -- save / restore: dict, pickle, copy ------------------------------------------------------------------
+    #: The format version of :meth:`to_dict`.
+    FORMAT_VERSION = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The full state as a dict of numpy arrays and Python scalars (copies).
+
+        Holds the sources' parameters (``arrival_rate``, ``utility``, ``decay``, ``period``, ``cost``),
+        ``budget``, ``slack`` (as used: at most ``n_sources - budget``), ``time``, and per source what the
+        compiled core keeps: ``x0`` (its state at period 0) and ``last_crawl`` (the last period it was crawled
+        in, ``-1`` if never), from which its state now follows in closed form; ``states`` (the states now)
+        is there to read and is checked against them.  :meth:`from_dict` restores it exactly: the continued
+        decisions and rewards are those of an uninterrupted run.  ``pickle``, ``copy.copy`` and
+        ``copy.deepcopy`` go through it, so a copy is independent of the original.
+        """
+        x_ref = np.empty(self._n)
+        t_ref = np.empty(self._n, dtype=np.int64)
+        self._core.record(x_ref, t_ref)
+        s = self._sources
+        return {
+            "format_version": self.FORMAT_VERSION,
+            "arrival_rate": np.array(s.arrival_rate), "utility": np.array(s.utility),
+            "decay": np.array(s.decay), "period": float(s.period), "cost": np.array(s.cost),
+            "budget": self._m, "slack": self._slack, "time": self.time,
+            "x0": self._x0.copy(), "last_crawl": t_ref - 1, "states": self.states(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WhittleScheduler:
+        """Rebuild a scheduler from :meth:`to_dict` output; it continues exactly where the saved one stopped.
+
+        Every entry is checked (type, shape, range), and so are the invariants that tie them together:
+        ``1 <= budget <= n_sources``, ``slack <= n_sources - budget``, every ``last_crawl`` before ``time``,
+        at most ``budget`` sources last crawled in any one period and exactly ``budget`` in the period before
+        ``time``, and ``states`` the states that ``x0`` and ``last_crawl`` give at ``time`` (to 1e-9 of
+        ``u_star``).
+
+        Raises
+        ------
+        TypeError
+            If ``d`` is not a mapping.
+        ValueError
+            If an entry is missing, of the wrong type or shape, out of range, or inconsistent with the others;
+            the message names the entry (and, for arrays, the first bad index).
+        """
+        caller = f"{cls.__name__}.from_dict"
+        version = _statefile.check_entries(d, (Entry("format_version", "int"),), caller)["format_version"]
+        if version != cls.FORMAT_VERSION:
+            raise ValueError(f"The 'd' parameter of {caller} is of format version {version!r}; this freshcore "
+                             f"reads version {cls.FORMAT_VERSION}.")
+        n = len(np.atleast_1d(d.get("decay", ())))
+        if n == 0:
+            raise ValueError(f"The 'decay' entry of the dict given to {caller} must hold one decay rate per "
+                             "source (at least one).")
+        e = _statefile.check_entries(d, _SCHEDULER_STATE, caller, n)
+
+        def bad(name: str, why: str) -> ValueError:
+            return ValueError(f"The {name!r} entry of the dict given to {caller} {why}.")
+
+        try:
+            src = SourceModel(e["arrival_rate"], e["utility"], e["decay"], e["period"], e["cost"])
+        except ValueError as exc:
+            raise ValueError(f"The source entries of the dict given to {caller} do not make a SourceModel: "
+                             f"{exc}") from None
+        m, slack, t, last = e["budget"], e["slack"], e["time"], e["last_crawl"]
+        if m > n:
+            raise bad("budget", f"must be in 1..{n} (the number of sources), got {m!r}")
+        if slack > n - m:
+            raise bad("slack", f"must be at most n_sources - budget = {n - m}, got {slack!r}")
+        late = np.flatnonzero(last >= t)
+        if late.size:
+            i = int(late[0])
+            raise bad("last_crawl", f"must be before 'time' = {t}; last_crawl[{i}] = {int(last[i])}")
+        periods, counts = np.unique(last[last >= 0], return_counts=True)
+        if counts.size and counts.max() > m:
+            k = int(np.argmax(counts > m))
+            raise bad("last_crawl", f"has {int(counts[k])} sources last crawled in period {int(periods[k])}, "
+                                    f"more than 'budget' = {m}")
+        if t > 0 and (last == t - 1).sum() != m:
+            raise bad("last_crawl", f"must have 'budget' = {m} sources crawled in period time - 1 = {t - 1}, "
+                                    f"got {int((last == t - 1).sum())}")
+        self = cls.__new__(cls)
+        self._start(src, m, e["x0"], slack)
+        x_ref = np.where(last >= 0, src.u, e["x0"])
+        self._core.restore(x_ref, np.ascontiguousarray(last + 1), t)
+        now = self.states()
+        off = np.flatnonzero(~(np.abs(e["states"] - now) <= 1e-9 * src.u_star))
+        if off.size:
+            i = int(off[0])
+            raise bad("states", f"must be the states that 'x0' and 'last_crawl' give at 'time' = {t}; "
+                                f"states[{i}] = {e['states'][i].item()!r}, not {now[i].item()!r}")
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        return (type(self).from_dict, (self.to_dict(),))
+
+    def __repr__(self) -> str:
+        return f"WhittleScheduler(n_sources={self._n}, budget={self._m}, time={self.time})"
+
+
+#: The entries of :meth:`WhittleScheduler.to_dict` (the arrays have one entry per source).
+_SCHEDULER_STATE = (
+    Entry("format_version", "int"),
+    Entry("arrival_rate", "floats", low=0.0),
+    Entry("utility", "floats", low=0.0),
+    Entry("decay", "floats", low=0.0, open_low=True),
+    Entry("period", "float", low=0.0, open_low=True),
+    Entry("cost", "floats", low=0.0, open_low=True),
+    Entry("budget", "int", low=1),
+    Entry("slack", "int", low=0),
+    Entry("time", "int", low=0),
+    Entry("x0", "floats", low=0.0),
+    Entry("last_crawl", "ints", low=-1),
+    Entry("states", "floats", low=0.0),
+)

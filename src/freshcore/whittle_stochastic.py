@@ -32,6 +32,14 @@ from freshcore.whittle_simulation import UTILITIES, ArrivalStream
 __all__ = ["stochastic_bound", "stochastic_gain", "stochastic_index"]
 
 
+def _check_noise(noise: Any, caller: str) -> bool:
+    """``noise`` as a bool; a TypeError naming it otherwise (``noise='no'`` is not ``True``)."""
+    if not isinstance(noise, (bool, np.bool_)):
+        raise TypeError(f"The 'noise' parameter of {caller} must be a bool (True or False). Got {noise!r} of type "
+                        f"{type(noise).__name__} instead.")
+    return bool(noise)
+
+
 @cites(AVRACHENKOV_BORKAR_2018)
 def stochastic_index(
     x: Any,
@@ -81,7 +89,7 @@ def stochastic_index(
         If a state is negative, NaN or infinite (naming the first bad position), the last axis of ``x`` is
         not ``n_sources`` long, or ``grid``, ``samples``, ``iterations`` or ``utility`` is out of range.
     TypeError
-        If ``sources`` is not a :class:`~freshcore.whittle.SourceModel`.
+        If ``sources`` is not a :class:`~freshcore.whittle.SourceModel`, or ``noise`` is not a bool.
 
     Notes
     -----
@@ -112,6 +120,7 @@ def stochastic_index(
     """
     caller = "stochastic_index"
     src = check_sources(sources, caller)
+    noise = _check_noise(noise, caller)
     arr = check_states(x, src, caller)
     check_choice(utility, "utility", caller, UTILITIES)
     grid = check_int(grid, "grid", caller, low=16)
@@ -244,6 +253,7 @@ def stochastic_gain(
     """
     caller = "stochastic_gain"
     src = check_sources(sources, caller)
+    noise = _check_noise(noise, caller)
     lam = check_scalar(multiplier, "multiplier", caller)
     check_choice(utility, "utility", caller, UTILITIES)
     grid = check_int(grid, "grid", caller, low=16)
@@ -288,6 +298,7 @@ def stochastic_bound(
     """
     caller = "stochastic_bound"
     src = check_sources(sources, caller)
+    noise = _check_noise(noise, caller)
     m = check_scalar(budget, "budget", caller, low=0.0, low_inclusive=False)
     check_choice(utility, "utility", caller, UTILITIES)
     grid = check_int(grid, "grid", caller, low=16)
