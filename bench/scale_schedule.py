@@ -17,7 +17,8 @@ of every array the compiled state holds, page parameters included).
 
 With ``--until T``, instead: one run per size and value from the same start to time T, every chunk of
 ``--chunk`` decisions reported (microseconds and evaluations per decision, and the process's CPU time per
-decision, which a shared machine's load inflates less): the trend of a long run, with no window to choose.  With ``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
+decision, which a shared machine's load inflates less): the trend of a long run, with no window to choose.  With
+``--signals`` as well, SPEC section 3's signals are delivered on the way (page i
 signals at rate ``gamma_i = lambda_i Delta_i + nu_i``, ~6 a tick here): each chunk's are drawn before it
 (not timed) and passed to ``Scheduler.run(chunk, signals=...)``, so the time is the scheduler's, signals
 included; with ``--per-tick`` too, they are delivered the way a caller without it would, one

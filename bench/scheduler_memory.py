@@ -3,7 +3,8 @@
 A PageModel of ``m`` pages (SPEC section 3's check distribution) is built, a ``Scheduler`` of the value kind
 given (default "exact", the user's default) made from it with staggered last-crawl times, the caller's model
 dropped, and 1000 decisions taken, then m/10 more (to t = 1: by then the scheduler has seen the winning value
-settle and parked the pages of its slope buckets, a move of most pages from the heaps to the parked list); the script prints the growth of the process's resident memory
+settle and parked the pages of its slope buckets, a move of most pages from the heaps to the parked list); the
+script prints the growth of the process's resident memory
 per page at each step, its peak over the whole run, and the compiled state's own ``nbytes`` per page.  The
 caller's arrays (56 bytes a page for the model, 8 for the last-crawl times) count in the peak: they are alive
 while the scheduler is built.
