@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
+from scipy.special import gammainc
 
 from freshcore import _value
 from freshcore.pages import PageModel
@@ -586,6 +587,28 @@ def test_batch_value_equals_page_value_bit_for_bit(seed):
         assert_bits_equal(got, ref)
 
 
+def test_batch_value_past_256_terms_equals_page_value_bit_for_bit():
+    """Series past n = 256, where the sums carry their rounding errors and rho^n = exp(n log rho): the batch kernel,
+    the fused V and psi and page_value agree bit for bit (Delta << nu, recall near 1: the residue form refused)."""
+    rng = np.random.default_rng(11)
+    m = 600
+    dl, nu, lam = 10 ** rng.uniform(-4, -2, m), rng.uniform(0.5, 3.0, m), 1 - 10 ** rng.uniform(-4, -2, m)
+    pages = PageModel(dl, rng.uniform(0.5, 2, m), lam, nu)
+    tau = pages.beta * rng.uniform(300, 3000, m)
+    used, rv = np.zeros(m, np.uint8), np.empty(m)
+    args = [np.ascontiguousarray(x) for x in (tau, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate,
+                                              pages.beta)]
+    _value.residue_kernel(*args, rv, used)
+    assert (used == 0).mean() > 0.5  # (measured: all)
+    ref = scalar_values(tau, pages)
+    for got in batch_values_each_kernel(tau, pages):
+        assert_bits_equal(got, ref)
+    v, psi = np.empty(m), np.empty(m)
+    _value.value_interval_kernel(*args, pages.importance, v, psi)
+    assert_bits_equal(v, ref)
+    assert_bits_equal(psi, crawl_interval(tau, pages))
+
+
 def test_batch_value_pair_series_cover_every_case():
     """The batch's series pages: terms whose pair series stop within the fixed passes and past them (x close to
     n + 1), ratios past the end of the 1/j table (n > 2000: the scalar loop), a block of 256 pages at a time and
@@ -1011,11 +1034,16 @@ def test_psi_residue_bound_holds_where_the_form_is_not_used():
     assert worst > 1e-5  # not vacuous (measured: 8.7e-5 of the bound)
 
 
-def long_series_reference(iota, dl, lam, nu, dps=40):
+def long_series_reference(iota, dl, lam, nu, dps=40, window="mp"):
     """(psi, w, V) at iota summed as their series in ``dps`` digits, for long series (K = floor(iota/beta) in the
     thousands): the terms with R^n = 1 to e^-40 (Chernoff, as in ``series_reference`` but at gap^2 > 80 x) are
     counted in closed form (psi: their number over gamma; w: the geometric sum (1 - rho^m)/Delta of a prefix of m
-    terms), and only the terms in between take mp.gammainc; V = w - e^{-alpha iota} psi in those digits."""
+    terms), and only the terms in between take mp.gammainc; V = w - e^{-alpha iota} psi in those digits.
+
+    ``window="scipy"`` (for K up to 1e5 in a fast test): those terms in between take scipy.special.gammainc of
+    x_n rounded to double instead (the sums, rho^n and x_n stay in ``dps`` digits).  They are a few percent of the
+    terms (about 18 sqrt(x)/(1 + u) of the x/(1 + u) before the tail, u = rate beta) and scipy's R^n is within
+    ~1e-14 of each (against mpmath, n up to 1e5), so that reference is within ~1e-15 of the sums."""
     with mp.workdps(dps):
         dl, lam, nu, iota = (mp.mpf(float(v)) for v in (dl, lam, nu, iota))
         alpha, gamma, c = (1 - lam) * dl, lam * dl + nu, dl + nu
@@ -1032,9 +1060,14 @@ def long_series_reference(iota, dl, lam, nu, dps=40):
             m = int(np.argmin(one)) if not one.all() else K + 1  # the R^n = 1 terms: a prefix of m terms
             assert not one[m:].any()
             tot = mp.mpf(m) / rate if fac is None else (1 - fac**m) / dl
-            for i in np.flatnonzero(~one & ~zero):
-                r = mp.gammainc(int(i) + 1, 0, rate * (iota - int(i) * beta), regularized=True)
-                tot += (r if fac is None else fac ** int(i) * r) / rate
+            idx = [int(i) for i in np.flatnonzero(~one & ~zero)]
+            xs = [rate * (iota - i * beta) for i in idx]
+            if window == "mp":
+                rs = [mp.gammainc(i + 1, 0, xi, regularized=True) for i, xi in zip(idx, xs)]
+            else:
+                rs = [mp.mpf(float(r)) for r in gammainc(np.array(idx) + 1.0, np.array([float(xi) for xi in xs]))]
+            for i, r in zip(idx, rs):
+                tot += (r if fac is None else fac**i * r) / rate
             out.append(tot)
         psi, w = out
         return float(psi), float(w), float(w - mp.exp(-alpha * iota) * psi)
@@ -1065,26 +1098,56 @@ def test_psi_past_4096_terms_where_the_closed_form_is_refused():
     assert 1e-9 < abs((t + u * b / (2 * (1 + u))) / (1 + u) / crawl_interval(t, pages)[0] - 1) < 1e-7
 
 
-@settings(max_examples=20, deadline=None)
-@given(ldl=st.floats(-3.0, 1.3), lam=st.floats(0.8, 0.999), nu=st.floats(0.05, 3.0),
-       k=st.one_of(st.integers(3800, 4400), st.integers(3800, 8000)), frac=st.floats(0.0, 0.999))
-@example(ldl=-3.0, lam=0.99, nu=0.58, k=4096, frac=0.3)  # (the bug report's page: the closed form refused)
-@example(ldl=0.0, lam=0.999, nu=0.58, k=5000, frac=0.5)  # (gamma beta = 1.6e3: r >= 1, the closed form not tried)
-def test_long_series_of_psi_w_and_value_match_their_sums(ldl, lam, nu, k, frac):
-    # psi, w and V (and the fused V and psi of the thresholds' solve) against 40-digit sums of their series, on
-    # both sides of K = 4096 (LONG_SERIES), where gamma beta is from ~4 to ~1e4: the closed forms are taken,
-    # refused by their bound (r^K not small), or not tried (r >= 1)
+def check_long_series(ldl, lam, nu, k, frac, window):
+    """psi, w and V (and the fused V and psi of the thresholds' solve, and V's series where its closed form would
+    be taken: approx with every term) against ``long_series_reference`` at iota = (k + frac) beta; the fused
+    results, and the batch V against page_value, bit for bit."""
     dl = 10.0**ldl
     pages = PageModel(dl, 1.0, lam, nu)
     iota = (k + frac) * float(pages.beta[0])
-    psi, w, v = long_series_reference(iota, dl, lam, nu)
+    psi, w, v = long_series_reference(iota, dl, lam, nu, window=window)
     t = np.array([iota])
     fv, fpsi = np.empty(1), np.empty(1)
     _value.value_interval_kernel(t, pages.change_rate, pages.alpha, pages.gamma, pages.false_rate, pages.beta,
                                  np.ones(1), fv, fpsi)
-    for name, got, ref in (("psi", crawl_interval(t, pages)[0], psi), ("w", fresh_time(t, pages)[0], w),
-                           ("V", crawl_value(t, pages)[0], v), ("fused psi", fpsi[0], psi), ("fused V", fv[0], v)):
+    got_psi, got_v = crawl_interval(t, pages)[0], crawl_value(t, pages)[0]
+    for name, got, ref in (("psi", got_psi, psi), ("w", fresh_time(t, pages)[0], w), ("V", got_v, v),
+                           ("V series", crawl_value(t, pages, "approx", 2 * k + 2)[0], v)):
         assert abs(got - ref) <= 1e-12 * ref, (name, got, ref)
+    assert_bits_equal([fpsi[0], fv[0]], [got_psi, got_v])
+    assert_bits_equal(scalar_values(t, pages), [got_v])
+
+
+# recalls from 0.8 to 1 - 1e-5, half of them past 0.99 (where gamma beta is large and the series run long), and
+# K on both sides of LONG_SERIES = 4096, past it and up to 1e5 (a third each)
+long_recalls = st.one_of(st.floats(0.8, 0.99), st.floats(-5.0, -2.0).map(lambda e: 1.0 - 10.0**e))
+long_ks = st.one_of(st.integers(3800, 4400), st.integers(4400, 20_000), st.integers(20_000, 100_000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(ldl=st.floats(-3.0, 3.0), lam=long_recalls, nu=st.floats(0.05, 3.0), k=long_ks, frac=st.floats(0.0, 0.999))
+@example(ldl=-3.0, lam=0.99, nu=0.58, k=4096, frac=0.3)  # (the bug report's page: the closed form refused)
+@example(ldl=0.0, lam=0.999, nu=0.58, k=5000, frac=0.5)  # (gamma beta = 1.6e3: r >= 1, the closed form not tried)
+@example(ldl=math.log10(20.0), lam=0.999, nu=1.0, k=100_000, frac=0.5)  # (psi by plain summation: 2.7e-12 off)
+@example(ldl=-6.0, lam=0.99, nu=3.0, k=100_000, frac=0.37)  # (rho = 1 - 3e-7: w and V 1.2e-12 off by rho_n *= rho)
+def test_long_series_of_psi_w_and_value_match_their_sums(ldl, lam, nu, k, frac):
+    # K from 3800 to 1e5 (both sides of LONG_SERIES = 4096), gamma beta from ~4 to ~1e7: the closed forms are taken,
+    # refused by their bound (r^K not small) or not tried (r >= 1); the long series add their terms with their
+    # rounding errors carried and take rho^n = exp(n log rho) from n = 256 on (plain summation lost 2.7e-12 of psi
+    # at K = 1e5, rho_n *= rho 1.2e-12 of w at rho = 1 - 3e-7).  The terms between R^n = 0 and 1 from scipy here
+    # (``window="scipy"``), from mpmath in the slow variant below
+    check_long_series(ldl, lam, nu, k, frac, "scipy")
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None)
+@given(ldl=st.floats(-4.0, 3.0), lam=long_recalls, nu=st.floats(0.05, 3.0), k=long_ks, frac=st.floats(0.0, 0.999))
+@example(ldl=math.log10(20.0), lam=0.99, nu=1.0, k=100_000, frac=0.5)
+@example(ldl=-6.0, lam=0.99, nu=3.0, k=100_000, frac=0.37)
+def test_long_series_match_their_40_digit_sums_exhaustive(ldl, lam, nu, k, frac):
+    # the test above against 40-digit sums throughout (mpmath's gammainc for every term between R^n = 0 and 1:
+    # seconds an example at K = 1e5)
+    check_long_series(ldl, lam, nu, k, frac, "mp")
 
 
 def test_the_long_interval_of_the_issue_in_bounded_time():
