@@ -47,6 +47,7 @@ cdef class SchedulerState:
     cdef inline bint _parks(self, Py_ssize_t j, double v, double tau) noexcept nogil
     cdef inline double _park_key(self, Py_ssize_t j, double t, double v, double tau, double psi,
                                  double b) noexcept nogil
+    cdef inline void _prefetch_page(self, Py_ssize_t j) noexcept nogil
     cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex, double bj) noexcept nogil
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil
     # ticks

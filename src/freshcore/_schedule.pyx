@@ -244,7 +244,7 @@ from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, 
                                         page_records, grown)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
-                                        family_of, reach_time, line_park_time)
+                                        family_of, reach_time, line_park_time, key_pad)
 from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
                                        tops_remove)
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_release, calendar_empty,
@@ -508,14 +508,10 @@ cdef class SchedulerState:
                                  ) noexcept nogil:
         """The key of page j, of value v at time t (tau_j = tau, psi_j(tau) <= psi, b_j = b), parking: Greedy's
         exact inverse, else the time its bounds reach the level (``reach_time``)."""
-        cdef double pad
-        cdef PageRecord* r = &self.pages.records[j]
         if self.pages.kind == GREEDY:
-            return park_key(&self.park, r)
-        pad = 8.0 * DBL_EPSILON * (fabs(t) + fabs(r.last_crawl)
-                                   + (fabs(b * <double>r.n_signals) if r.n_signals > 0 else 0.0)) + 1e-300
-        return reach_time(t, tau, v, psi, page_alpha(&self.pages, j),
-                          self.pages.records[j].importance, self.park.level, pad)
+            return park_key(&self.park, &self.pages.records[j])
+        return reach_time(t, tau, v, psi, page_alpha(&self.pages, j), self.pages.records[j].importance,
+                          self.park.level, key_pad(&self.pages, j, t, b))
 
     cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex, double bj) noexcept nogil:
         """Push page j (in no bucket) of value v at time t (tau_j = tau; ex and bj = b_j as ``value_at`` gives
@@ -962,7 +958,7 @@ cdef class SchedulerState:
         """out[:n] = the pages crawled at the next n ticks, each signal (pages[i], times[i]) counted (signal) just
         before the first tick at or after its time, those after the last tick after it (pages, times and
         counts already validated, times non-decreasing)."""
-        cdef Py_ssize_t k = 0, i = 0, j, ns = pages.shape[0], best = 0
+        cdef Py_ssize_t k = 0, i = 0, ns = pages.shape[0], best = 0
         cdef int r = 0
         cdef double tn
         self._usable()
@@ -970,12 +966,8 @@ cdef class SchedulerState:
             for k in range(n + 1):
                 tn = calendar_time(&self.buckets.calendar, self.tick + 1) if k < n else INFINITY
                 while i < ns and times[i] <= tn:
-                    if i + SIGNAL_AHEAD < ns:  # (a later signal's page: its record, parameters and bucket code)
-                        j = pages[i + SIGNAL_AHEAD]
-                        FRESHCORE_PREFETCH(&self.pages.records[j])
-                        FRESHCORE_PREFETCH(&self.pages.recall[j])
-                        FRESHCORE_PREFETCH(&self.pages.false_rate[j])
-                        FRESHCORE_PREFETCH(&self.buckets.code[j])
+                    if i + SIGNAL_AHEAD < ns:
+                        self._prefetch_page(pages[i + SIGNAL_AHEAD])
                     r = self._signal(pages[i], times[i])
                     if r < 0:
                         break
@@ -997,6 +989,14 @@ cdef class SchedulerState:
             raise self._failed(f" At tick {k + 1} of {n}: {where}.")
 
     # -- signals ----------------------------------------------------------------
+    cdef inline void _prefetch_page(self, Py_ssize_t j) noexcept nogil:
+        """Fetch page j's record, parameters and bucket code ahead of a signal to it (a stream of signals
+        prefetches the page SIGNAL_AHEAD signals on)."""
+        FRESHCORE_PREFETCH(&self.pages.records[j])
+        FRESHCORE_PREFETCH(&self.pages.recall[j])
+        FRESHCORE_PREFETCH(&self.pages.false_rate[j])
+        FRESHCORE_PREFETCH(&self.buckets.code[j])
+
     def signal(self, Py_ssize_t j, double t):
         """Count a signal of page j at time t (t >= last crawl, count below MAX_SIGNALS); False if discarded."""
         cdef int r
@@ -1030,17 +1030,13 @@ cdef class SchedulerState:
 
     def signal_many(self, const Py_ssize_t[::1] pages, const double[::1] times, unsigned char[::1] out):
         """out[i] = signal(pages[i], times[i]), in order (pages, times and counts already validated)."""
-        cdef Py_ssize_t i, j, n = pages.shape[0]
+        cdef Py_ssize_t i, n = pages.shape[0]
         cdef int r = 0
         self._usable()
         with nogil:
             for i in range(n):
-                if i + SIGNAL_AHEAD < n:  # (as in run_signalled)
-                    j = pages[i + SIGNAL_AHEAD]
-                    FRESHCORE_PREFETCH(&self.pages.records[j])
-                    FRESHCORE_PREFETCH(&self.pages.recall[j])
-                    FRESHCORE_PREFETCH(&self.pages.false_rate[j])
-                    FRESHCORE_PREFETCH(&self.buckets.code[j])
+                if i + SIGNAL_AHEAD < n:
+                    self._prefetch_page(pages[i + SIGNAL_AHEAD])
                 r = self._signal(pages[i], times[i])
                 if r < 0:
                     break

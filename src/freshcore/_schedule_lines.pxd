@@ -240,9 +240,7 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     elif family == 2:
         b += SQRT_FAMILY
     sb = bucket_slope(table, b)
-    pad = 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl)
-                               + (fabs(bj * <double>p.records[j].n_signals) if p.records[j].n_signals > 0 else 0.0)
-                               ) + 1e-300
+    pad = key_pad(p, j, t0, bj)
     key[0] = (t0 - c / sb) - pad
     return b
 
@@ -289,6 +287,13 @@ cdef inline double park_time(double last, double delta, double mu, double level)
     x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
     key = last + x / delta
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
+cdef inline double key_pad(const Pages* p, Py_ssize_t j, double t0, double bj) noexcept nogil:
+    """The shade of a key of page j made at t0 (b_j = bj): a few ulps of the times in tau's computation,
+    ``8 eps (|t0| + |last| + |b n|)`` (freshcore._schedule, "Rounding")."""
+    cdef double shift = fabs(bj * <double>p.records[j].n_signals) if p.records[j].n_signals > 0 else 0.0
+    return 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl) + shift) + 1e-300
 
 
 cdef inline double reach_time(double t0, double tau0, double v0, double psi0, double a, double mu, double level,

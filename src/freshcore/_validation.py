@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "broadcast_parameters",
     "check_array",
     "check_batch_pages",
     "check_binary",
@@ -225,6 +226,22 @@ def check_same_length(caller: str, **arrays: np.ndarray) -> int:
             desc = ", ".join(f"{kk!r} has {len(vv)}" for kk, vv in items)
             raise ValueError(f"The array parameters of {caller} must have the same length: {desc}.")
     return n0
+
+
+def broadcast_parameters(caller: str, what: str, **params: tuple[np.ndarray, Any]) -> list[np.ndarray]:
+    """Per-item parameters given as scalars or 1-d arrays, broadcast to one length (read-only views).
+
+    Each keyword maps a parameter's name to ``(checked, raw)``: the checked array (``ndim`` 0 or 1) and what
+    the caller gave.  The 1-d ones must share their length, the number of ``what`` (e.g. "pages"); scalars
+    take it (1 if every parameter is a scalar).  ValueError naming every shape otherwise.
+    """
+    lengths = {len(a) for a, raw in params.values() if np.ndim(raw) == 1}
+    if len(lengths) > 1:
+        shapes = ", ".join(f"{name}={np.shape(a)}" for name, (a, _) in params.items())
+        raise ValueError(f"The array parameters of {caller} must have one length (the number of {what}). "
+                         f"Got lengths {shapes}.")
+    n = lengths.pop() if lengths else 1
+    return [np.broadcast_to(a.reshape(-1)[:1] if np.ndim(raw) == 0 else a, (n,)) for a, raw in params.values()]
 
 
 def check_choice(x: Any, name: str, caller: str, choices: tuple[str, ...]) -> str:

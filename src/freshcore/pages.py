@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from freshcore import _value
-from freshcore._validation import check_array
+from freshcore._validation import broadcast_parameters, check_array
 
 __all__ = ["PageModel", "check_pages"]
 
@@ -94,17 +94,9 @@ class PageModel:
         mu = check_array(importance, "importance", caller, ndim=(0, 1), low=0.0)
         lam = check_array(recall, "recall", caller, ndim=(0, 1), low=0.0, high=1.0)
         nu = check_array(false_rate, "false_rate", caller, ndim=(0, 1), low=0.0)
-        raw = (change_rate, importance, recall, false_rate)
-        lengths = {len(a) for a, r in zip((dl, mu, lam, nu), raw) if np.ndim(r) == 1}
-        if len(lengths) > 1:
-            raise ValueError(
-                f"The array parameters of {caller} must have one length (the number of pages). "
-                f"Got lengths change_rate={np.shape(dl)}, importance={np.shape(mu)}, "
-                f"recall={np.shape(lam)}, false_rate={np.shape(nu)}."
-            )
-        n = lengths.pop() if lengths else 1
-        dl, mu, lam, nu = (np.broadcast_to(a.reshape(-1)[:1] if np.ndim(r) == 0 else a, (n,))
-                           for a, r in zip((dl, mu, lam, nu), raw))
+        dl, mu, lam, nu = broadcast_parameters(caller, "pages", change_rate=(dl, change_rate),
+                                               importance=(mu, importance), recall=(lam, recall),
+                                               false_rate=(nu, false_rate))
         self._change_rate = _read_only_copy(dl)
         self._importance = _read_only_copy(mu)
         self._recall = _read_only_copy(lam)

@@ -42,7 +42,7 @@ import numpy as np
 
 from freshcore import _whittle
 from freshcore._papers import AVRACHENKOV_BORKAR_2018, cites
-from freshcore._validation import check_array, check_out, check_scalar
+from freshcore._validation import broadcast_parameters, check_array, check_out, check_scalar
 
 __all__ = ["RelaxedOptimum", "SourceModel", "check_sources", "lagrangian_bound", "lambert_threshold",
            "relaxed_optimum", "source_gain", "whittle_index"]
@@ -134,18 +134,8 @@ class SourceModel:
         mu = _numbers(decay, "decay", caller, low=0.0, low_inclusive=False)
         t = check_scalar(period, "period", caller, low=0.0, low_inclusive=False)
         c = _numbers(cost, "cost", caller, low=0.0, low_inclusive=False)
-        raw = (arrival_rate, utility, decay, cost)
-        arrays = (lam, xi, mu, c)
-        lengths = {len(a) for a, r in zip(arrays, raw) if np.ndim(r) == 1}
-        if len(lengths) > 1:
-            raise ValueError(
-                f"The array parameters of {caller} must have one length (the number of sources). "
-                f"Got lengths arrival_rate={np.shape(lam)}, utility={np.shape(xi)}, decay={np.shape(mu)}, "
-                f"cost={np.shape(c)}."
-            )
-        n = lengths.pop() if lengths else 1
-        lam, xi, mu, c = (np.broadcast_to(a.reshape(-1)[:1] if np.ndim(r) == 0 else a, (n,))
-                          for a, r in zip(arrays, raw))
+        lam, xi, mu, c = broadcast_parameters(caller, "sources", arrival_rate=(lam, arrival_rate),
+                                              utility=(xi, utility), decay=(mu, decay), cost=(c, cost))
         self._set(lam, xi, mu, t, c, caller)
 
     def _set(self, lam: np.ndarray, xi: np.ndarray, mu: np.ndarray, t: float, c: np.ndarray, caller: str) -> None:
