@@ -294,6 +294,8 @@ def test_value_lies_below_the_psi_slope_line(dl, mu, lam, nu, kind):
 @settings(max_examples=300, deadline=None)
 @given(**_PARAMS, kind=st.sampled_from(_KINDS), share=st.floats(1e-9, 1.2), at=st.floats(0.0, 30.0))
 @example(dl=1.3828049733463343, mu=5.619767099683636, lam=0.0, nu=3.0, kind="exact", share=0.99, at=19.38)
+# v0 ~ 1.5e-312 (subnormal): P/v0 overflowed to inf and the key said "never"
+@example(dl=1.0, mu=1.0, lam=0.0, nu=0.0, kind="exact", share=1.0, at=1.708366484655531e-156)
 def test_park_key_of_every_kind_is_a_lower_bound(dl, mu, lam, nu, kind, share, at):
     # a page of value v0 at tau0 stays below the level until its key (the later of the times the curve from
     # psi's bound and the line bounding sqrt V reach the shaded level), and never reaches it when the key is inf

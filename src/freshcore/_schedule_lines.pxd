@@ -5,7 +5,7 @@
 # (compiled into freshcore._schedule): ``from freshcore._schedule_lines cimport bucket_of_slope``.
 
 from libc.math cimport INFINITY, fabs, exp, log, log1p, sqrt, frexp, ldexp
-from libc.float cimport DBL_EPSILON
+from libc.float cimport DBL_EPSILON, DBL_MIN
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 
@@ -313,7 +313,7 @@ cdef inline double reach_time(double t0, double tau0, double v0, double psi0, do
       ``y_0 = -log(1 - r)`` (an increasing map below its fixed point), used (the larger of the two, each
       taken a little low) where the first loses its digits to the difference ``x - A`` (``y < A/1000``);
     * the line bounding ``sqrt V`` through the root (``V(tau)/tau**2`` does not increase), or ``V <= (mu
-      a/2) tau**2`` when ``v0 = 0``.
+      a/2) tau**2`` when ``v0`` is 0 or subnormal.
 
     ``inf`` if neither ever reaches ``P``; ``t0 - pad`` if ``v0 >= P``.
     """
@@ -340,9 +340,9 @@ cdef inline double reach_time(double t0, double tau0, double v0, double psi0, do
             if x > y:
                 y = x
         d = y / a if y > 0.0 else 0.0
-    # the line bounding sqrt V
-    if v0 > 0.0 and tau0 > 0.0:
-        y = tau0 * (sqrt(P / v0) - 1.0)
+    # the line bounding sqrt V (from a normal v0: P/v0 may overflow, and a subnormal v0 has lost digits)
+    if v0 >= DBL_MIN and tau0 > 0.0:
+        y = tau0 * (sqrt(P) / sqrt(v0) - 1.0)
     else:
         y = sqrt(2.0 * P / mu) / sqrt(a) - tau0
     y = y * (1.0 - 1e-14)
