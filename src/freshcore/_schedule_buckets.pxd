@@ -5,8 +5,10 @@
 # freshcore._schedule): ``from freshcore._schedule_buckets cimport Buckets, buckets_push``.
 #
 # A heap of n pages grows to n + n/16 + 1 entries (besides the HEAP_LEAD before entry 0) and shrinks when over
-# n + n/8 + 16; FAR grows to n + n/128 + 61 and shrinks when over n + n/16 + 64 (it must hold the m/32 pages
-# that leave it at each move of the horizon and come back over the next m/32 ticks).  Capacities grow as
+# n + n/8 + 16; FAR grows to n + n/32 + 61 and shrinks when over n + n/4 + 64: the pages that leave it at each
+# move of the horizon (those due over the next m/32 ticks, ~8% of it at 10^6 pages, since their keys are lower
+# bounds) come back over those ticks, and a tighter hysteresis (it was n/128 and n/16) made it shrink at every
+# move and grow back by ten copies of the whole list, 5-9% of an exact scheduler's time.  Capacities grow as
 # pages arrive but shrink only through buckets_shrink, which the scheduler calls once a call has succeeded:
 # a call that runs out of memory puts the pages it took out back where they were, in the room they left.
 
@@ -81,15 +83,15 @@ cdef inline void buckets_set_top(Buckets* s, Py_ssize_t b) noexcept nogil:
 
 
 cdef inline int buckets_grow(Buckets* s, Py_ssize_t b, Py_ssize_t n) noexcept nogil:
-    """Room for n > capacity entries in bucket b (FAR: n + n/128 + 61, else n + n/16 + 1); -1 if memory is
+    """Room for n > capacity entries in bucket b (FAR: n + n/32 + 61, else n + n/16 + 1); -1 if memory is
     exhausted (nothing changed), else 0."""
-    return heap_resize(&s.heaps[b], ((n + n // 128 + 64) if b == FAR else (n + n // 16 + 4)) - HEAP_LEAD)
+    return heap_resize(&s.heaps[b], ((n + n // 32 + 64) if b == FAR else (n + n // 16 + 4)) - HEAP_LEAD)
 
 
 cdef inline bint buckets_oversized(const Buckets* s, Py_ssize_t b) noexcept nogil:
-    """Whether bucket b's arrays are to shrink (FAR: over n + n/16 + 64 entries, else n + n/8 + 16)."""
+    """Whether bucket b's arrays are to shrink (FAR: over n + n/4 + 64 entries, else n + n/8 + 16)."""
     cdef Py_ssize_t n = s.heaps[b].size
-    return n + (n // 16 + 64 if b == FAR else n // 8 + 16) < s.heaps[b].capacity
+    return n + (n // 4 + 64 if b == FAR else n // 8 + 16) < s.heaps[b].capacity
 
 
 cdef inline void buckets_note(Buckets* s, Py_ssize_t b) noexcept nogil:
@@ -107,7 +109,7 @@ cdef inline void buckets_shrink(Buckets* s) noexcept nogil:
         b = s.oversized[i]
         n = s.heaps[b].size
         if buckets_oversized(s, b):
-            heap_resize(&s.heaps[b], (n + n // 128 + 64 if b == FAR else n + n // 16 + 4) - HEAP_LEAD)
+            heap_resize(&s.heaps[b], (n + n // 32 + 64 if b == FAR else n + n // 16 + 4) - HEAP_LEAD)
     s.n_oversized = 0
 
 
