@@ -264,6 +264,7 @@ cdef enum:
     NO_MEMORY = -2  # _step's result when memory is exhausted
     NO_VALUE = -3  # the result of _step, _build, _place and _signal when a page's value cannot be computed
     SIGNAL_AHEAD = 8  # a stream of signals prefetches the pages of the one this many ahead
+    FALL_AHEAD = 8  # the loops over every parked page (a fall) fetch the record of the one this many ahead
 
 #: Number of bucket codes (constant values, the slopes, the unbounded slopes, the two of parked pages).
 N_BUCKETS = N_CODES
@@ -866,6 +867,12 @@ cdef class SchedulerState:
                 return NO_MEMORY
             self.park.n_unparks += 1
             for i in range(s.calendar.top + nfar):
+                # (the pages come in no order of their ids: each one's record, a miss, fetched FALL_AHEAD on)
+                if i + FALL_AHEAD < s.calendar.top:
+                    if s.calendar.entries[i + FALL_AHEAD].id >= 0:
+                        self._prefetch_page(s.calendar.entries[i + FALL_AHEAD].id)
+                elif i + FALL_AHEAD < s.calendar.top + nfar:
+                    self._prefetch_page(s.heaps[FAR].ids[i + FALL_AHEAD - s.calendar.top])
                 if i < s.calendar.top:
                     j, b, key = s.calendar.entries[i].id, PARK, s.calendar.entries[i].key
                 else:
@@ -901,6 +908,8 @@ cdef class SchedulerState:
         self.pages.records[best].n_signals = 0
         for i in range(pn):
             j = self.popped.id[i]
+            if i + FALL_AHEAD < pn:  # (after a fall, pn is every parked page: their records fetched ahead)
+                self._prefetch_page(self.popped.id[i + FALL_AHEAD])
             if j == best:
                 # the winner at tau = t - last = 0 (no signal counted): V(0) = 0 and psi(0) = 0 for every kind,
                 # not evaluated
