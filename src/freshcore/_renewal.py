@@ -311,39 +311,47 @@ class _Analytic(_Family):
     def density(self, interval: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def idensity(self, interval: np.ndarray) -> np.ndarray:
+        """I g(I) (dpsi/dI), without overflow where I is huge."""
+        return interval * self.density(interval)
+
     def integral(self, interval: np.ndarray) -> np.ndarray:
         """H(I) = ∫_0^I (1 - G), finite I."""
         raise NotImplementedError
 
     def solve(self, level: np.ndarray) -> np.ndarray:
-        """I with psi(I) = level, for 0 < level < E[A] (NaN elsewhere)."""
+        """I with psi(I) = level, for 0 < level < E[A] (NaN elsewhere; inf where I is past the double range,
+        as for a Pareto tail that falls slower than any power the range can hold)."""
         mean = self.mean_age()
         ok = (level > 0.0) & (level < mean)
         level = np.where(ok, level, 0.5 * np.where(np.isfinite(mean), mean, 1.0))
         upper = level > 0.5 * mean
-        goal = np.log(np.where(upper, mean - level, level))
-        # psi(I) <= G'(0) I^2/2: the guess is below the root
-        lo = np.zeros(len(level))
-        hi = np.full(len(level), math.inf)
-        i = np.sqrt(2.0 * level / self.slope0())
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            goal = np.log(np.where(upper, mean - level, level))
+            far = upper & ~(self.tail(np.full(len(level), 1e300)) <= np.exp(goal))
+            # psi(I) <= G'(0) I^2/2: the guess is below the root
+            lo = np.zeros(len(level))
+            hi = np.full(len(level), math.inf)
+            i = np.sqrt(2.0 * level / self.slope0())
+            done = ~ok | far
             for _ in range(200):
                 value = np.where(upper, self.tail(i), self.psi(i))
                 big = np.where(upper, value < np.exp(goal), value > np.exp(goal))
                 hi = np.where(big, np.minimum(hi, i), hi)
                 lo = np.where(big, lo, np.maximum(lo, i))
                 # d log value / d log I: +-I^2 g/value
-                slope = i * i * self.density(i) / value
+                slope = i * self.idensity(i) / value
                 step = (goal - np.log(value)) / np.where(upper, -slope, slope)
                 new = i * np.exp(np.clip(step, -20.0, 20.0))
-                bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
+                # a Newton step below 1e-9 leaves an error of order its square: done after it
+                last = ~done & ((np.abs(new - i) <= 1e-9 * i) | (hi - lo <= 4e-16 * hi) & np.isfinite(hi))
+                bad = ~done & ~last & (~((new > lo) & (new < hi)) | ~np.isfinite(new))
                 bisect = np.where(lo > 0.0, np.where(hi > 4.0 * lo, np.sqrt(lo * hi), 0.5 * (lo + hi)), 0.5 * hi)
-                new = np.where(bad, np.where(np.isfinite(hi), bisect, 4.0 * i), new)
-                done = (np.abs(new - i) <= 4e-16 * i) | (hi - lo <= 4e-16 * hi) & np.isfinite(hi) | ~ok
-                i = new
+                i = np.where(done, i, np.where(bad, np.where(np.isfinite(hi), bisect, 4.0 * i), new))
+                done |= last
                 if done.all():
                     break
-        return np.where(ok, i, math.nan)
+        return np.where(ok, np.where(far, math.inf, i), math.nan)
 
     def make_pass(self, w: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None) -> Pass:
         inv_w = _inverse(w)
@@ -359,7 +367,7 @@ class _Analytic(_Family):
                 f = np.where(crawled, 1.0 / i, 0.0)
                 r = np.minimum(np.maximum(f, lo), hi)
                 free = crawled & (f > lo) & (f < hi)
-                d = np.where(free, 2.0 * t / (u * i * i * i * self.density(i)), 0.0)
+                d = np.where(free, 2.0 * t / (u * i * i * self.idensity(i)), 0.0)
             if out is not None:
                 out[:] = r
             return _rates.csum(r), _rates.csum(np.ascontiguousarray(d))
@@ -442,6 +450,10 @@ class _Pareto(_Analytic):
 
     def density(self, interval: np.ndarray) -> np.ndarray:
         return self.k / self.beta * np.exp(-(self.k + 1.0) * np.log1p(interval / self.beta))
+
+    def idensity(self, interval: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return self.k * (interval / (self.beta + interval)) * np.exp(-self.k * np.log1p(interval / self.beta))
 
     def integral(self, interval: np.ndarray) -> np.ndarray:
         y = np.log1p(interval / self.beta)
