@@ -566,6 +566,40 @@ def test_never_below_the_poisson_plan_under_the_true_law(inst):
     assert freshness(renewal, laws, w, "renewal") >= freshness(poisson, laws, w, "renewal") * (1 - 1e-12)
 
 
+@settings(max_examples=60)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 20), st.booleans(),
+       st.sampled_from(["none", "min", "max", "both"]), st.floats(1e-3, 30.0))
+def test_table_invariants(seed, n, m, flat, bounds, B):
+    """Tables with flat stretches and rows reaching 1 (jumps), with bounds: the rates lie within them, spend
+    the bandwidth (unless the maxima of the pages that matter fit in it), and satisfy KKT on the table but
+    for at most two pages time-shared across a jump."""
+    rng = np.random.default_rng(seed)
+    g, x = random_table(rng, n, m, flat=flat)
+    w = rng.uniform(0, 1, n)
+    lo = rng.uniform(0, 0.05, n) if bounds in ("min", "both") else np.zeros(n)
+    hi = lo + rng.uniform(0.01, 2, n) if bounds in ("max", "both") else np.full(n, np.inf)
+    if lo.sum() > B:
+        B = lo.sum() * 1.5
+    t = AgeTable(g, x)
+    res = optimal_rates(t, w, B, "renewal", lo, hi, return_details=True)
+    r = res.crawl_rate
+    assert np.all((r >= lo) & (r <= hi))
+    assert math.fsum(r) <= B * (1 + 1e-15)
+    if np.where(w > 0, hi, lo).sum() > B:
+        assert math.fsum(r) == pytest.approx(B, rel=1e-13)
+    else:
+        assert res.multiplier == 0.0
+        return
+    lam = res.multiplier
+    free = (r > lo) & (r < hi)
+    with np.errstate(divide="ignore"):
+        value = w * table_psi(t._x, t._psum, t._tail, t._hazard, t._mean_age, 1 / r)
+    off = free & ~np.isclose(value, lam, rtol=1e-9)
+    assert off.sum() <= 2
+    assert np.all(value[(r == lo) & (lo < hi)] <= lam * (1 + 1e-9))
+    assert np.all(value[(r == hi) & (lo < hi)] >= lam * (1 - 1e-9))
+
+
 # ---------------------------------------------------------------------------
 # bad input: clear errors naming the argument and the first bad index
 # ---------------------------------------------------------------------------
