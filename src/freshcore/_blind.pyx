@@ -418,7 +418,11 @@ def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ss
 # e^{-r (I - x[m-1])}; psi(inf) = E[A] is the page's mean age.
 
 cdef enum:
-    SCAN = 64  # rows up to this long are counted whole (streams, vectorises) rather than bisected
+    SCAN = 64  # rows up to this long are scanned from the start rather than bisected
+    AHEAD = 8  # the row of the page this many ahead is prefetched (only some pages read theirs: no stream)
+
+cdef extern from *:
+    void _prefetch "__builtin_prefetch"(const void* p) noexcept nogil
 
 
 cdef inline Py_ssize_t _count_below(const double* row, Py_ssize_t m, double t) noexcept nogil:
@@ -539,6 +543,8 @@ def renewal_pass(const double[::1] x, const double[:, ::1] psum, const double[::
     cdef double* po = &out[0] if out is not None else NULL
     with nogil:
         for p in range(n):
+            if p + AHEAD < n:
+                _prefetch(&psum[p + AHEAD, 0])
             t = lam * inv_w[p]
             lk = plo[p] if plo != NULL else 0.0
             hk = phi[p] if phi != NULL else INFINITY
