@@ -42,19 +42,44 @@ def m6_fast(
     pairs: npt.NDArray[np.int64],
     unchanged: npt.NDArray[np.int64],
 ) -> None: ...
-def renewal_intervals(
+def renewal_table(
     x: npt.NDArray[np.float64],
+    g_in: npt.NDArray[np.float64],
     g: npt.NDArray[np.float64],
     psum: npt.NDArray[np.float64],
-    rate: npt.NDArray[np.float64],
-    level: npt.NDArray[np.float64],
+    tail: npt.NDArray[np.float64],
+    hazard: npt.NDArray[np.float64],
+    mean_age: npt.NDArray[np.float64],
+    slope0: npt.NDArray[np.float64],
+) -> int: ...
+def renewal_pass(
+    x: npt.NDArray[np.float64],
+    psum: npt.NDArray[np.float64],
+    pm: npt.NDArray[np.float64],
+    tail: npt.NDArray[np.float64],
+    hazard: npt.NDArray[np.float64],
+    mean_age: npt.NDArray[np.float64],
+    inv_w: npt.NDArray[np.float64],
+    lo: npt.NDArray[np.float64] | None,
+    hi: npt.NDArray[np.float64] | None,
+    lam: float,
+    u: float,
+    out: npt.NDArray[np.float64] | None = None,
+) -> tuple[float, float]: ...
+def renewal_psi(
+    x: npt.NDArray[np.float64],
+    psum: npt.NDArray[np.float64],
+    tail: npt.NDArray[np.float64],
+    hazard: npt.NDArray[np.float64],
+    mean_age: npt.NDArray[np.float64],
+    interval: npt.NDArray[np.float64],
     out: npt.NDArray[np.float64],
 ) -> None: ...
 def renewal_freshness(
     x: npt.NDArray[np.float64],
     g: npt.NDArray[np.float64],
-    hcum: npt.NDArray[np.float64],
-    rate: npt.NDArray[np.float64],
+    tail: npt.NDArray[np.float64],
+    hazard: npt.NDArray[np.float64],
     interval: npt.NDArray[np.float64],
     out: npt.NDArray[np.float64],
 ) -> None: ...

@@ -31,6 +31,9 @@ References
 """
 from libc.math cimport INFINITY, expm1, log, sqrt
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.math cimport exp, log1p  # (the renewal kernels)
+
+from freshcore._core cimport residual1_inverse
 
 cdef extern from "_blind_simd.h" nogil:
     # out[j] = ceil((t[j] - si) * inv_h), at least 1, at most top (= nbins + 1: beyond the last bin)
@@ -401,66 +404,205 @@ def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ss
 
 
 # ---------------------------------------------------------------------------
-# crawl rates for renewal pages (beyond the paper): one page's interval and freshness
+# crawl rates for renewal pages (beyond the paper): the tabulated age distributions of freshcore.rates'
+# model "renewal" (freshcore._renewal.AgeTable)
 # ---------------------------------------------------------------------------
 #
-# A page's age distribution G is piecewise linear on the grid x[0] = 0 < x[1] < ... < x[m] (G[0] = 0, G
-# non-decreasing, slope s_k on (x[k-1], x[k]]) and, where G[m] < 1, has an exponential tail beyond x[m]:
-# 1 - G(a) = (1 - G[m]) e^{-r (a - x[m])}.  Crawled every I, the page is fresh at age a of the crawl with
-# probability 1 - G(a); H(I) = ∫_0^I (1 - G) and psi(I) = ∫_0^I a dG(a) = I G(I) - ∫_0^I G (the partial mean
-# of the age), tabulated at the grid points as hcum and psum by the caller.
+# A page's age distribution G is piecewise linear on the grid 0 = x_{-1} < x[0] < ... < x[m-1] (G(0) = 0 is
+# implicit, G non-decreasing in [0, 1]) and, where T = 1 - G[m-1] > 0, has an exponential tail beyond x[m-1]:
+# 1 - G(a) = T e^{-r (a - x[m-1])}.  Crawled every I, the page is fresh at age a of the crawl with probability
+# 1 - G(a); H(I) = ∫_0^I (1 - G) and psi(I) = ∫_0^I a dG(a) = I G(I) - ∫_0^I G (the partial mean of the age,
+# tabulated at the grid points as psum).  On a segment (x_{k-1}, x_k] of slope s, psi(I) = psum_{k-1} +
+# s (I^2 - x_{k-1}^2)/2: I^2 interpolates x^2 linearly in psi, and s = 2 (psum_k - psum_{k-1})/(x_k^2 -
+# x_{k-1}^2), so a pass reads one row of psum and nothing of G.  In the tail psi(inf) - psi(I) = T (I + 1/r)
+# e^{-r (I - x[m-1])}; psi(inf) = E[A] is the page's mean age.
+
+cdef enum:
+    SCAN = 64  # rows up to this long are scanned from the start rather than bisected
+    AHEAD = 8  # the row of the page this many ahead is prefetched (only some pages read theirs: no stream)
+
+cdef extern from *:
+    void _prefetch "__builtin_prefetch"(const void* p) noexcept nogil
+
+
+cdef inline Py_ssize_t _count_below(const double* row, Py_ssize_t m, double t) noexcept nogil:
+    """#{j : row[j] < t} for a non-decreasing row with row[m - 1] >= t: a scan from the start (reads only
+    the lines up to the answer, in order)."""
+    cdef Py_ssize_t k = 0
+    while row[k] < t:
+        k += 1
+    return k
+
+
+cdef inline bint _not_finite(double v) noexcept nogil:
+    return not (v >= -1.7976931348623157e308 and v <= 1.7976931348623157e308)
+
+
+cdef Py_ssize_t _renewal_table(const double* x, const double* g_in, Py_ssize_t n, Py_ssize_t m, double* g,
+                               double* psum, double* tail, double* hazard, double* mean_age,
+                               double* slope0) noexcept nogil:
+    cdef Py_ssize_t p, k, q = (3 * m) // 4
+    cdef double v, run, acc, xprev, gprev, t, sq, xq
+    for p in range(n):
+        run = 0.0
+        acc = 0.0
+        xprev = 0.0
+        for k in range(m):
+            v = g_in[p * m + k]
+            if _not_finite(v):
+                return p * m + k
+            gprev = run
+            if v > run:
+                run = v if v < 1.0 else 1.0
+            acc += (run - gprev) * (0.5 * (x[k] + xprev))
+            g[p * m + k] = run
+            psum[p * m + k] = acc
+            xprev = x[k]
+        t = 1.0 - run
+        tail[p] = t
+        slope0[p] = g[p * m] / x[0]
+        if t > 0.0:
+            sq = 1.0 - (g[p * m + q - 1] if q else 0.0)
+            xq = x[q - 1] if q else 0.0
+            hazard[p] = log(sq / t) / (x[m - 1] - xq) if sq > t else 1.0 / x[m - 1]
+            mean_age[p] = acc + t * (x[m - 1] + 1.0 / hazard[p])
+        else:
+            hazard[p] = 0.0
+            mean_age[p] = acc
+    return -1
+
+
+def renewal_table(const double[::1] x, const double[:, ::1] g_in, double[:, ::1] g, double[:, ::1] psum,
+                  double[::1] tail, double[::1] hazard, double[::1] mean_age, double[::1] slope0):
+    """Fill a table of age distributions from ``g_in`` (n, m) on the grid ``x`` (m,): ``g`` = g_in clipped
+    to [0, 1] and made non-decreasing (its running maximum), ``psum`` = psi at the grid points, ``tail`` =
+    1 - G[m-1], ``hazard`` = the tail's r (0 without a tail), ``mean_age`` = psi(inf), ``slope0`` = G[0]/x[0]
+    (the interpolant's density at 0, the update rate it implies).  The tail's r is the slope of -log(1 - G)
+    from x_q (q = 3m/4 in the grid with x_{-1} = 0) to x[m-1], or 1/x[m-1] where 1 - G does not fall there.
+    Returns the flat index of the first entry of g_in that is not a finite number (the table is incomplete
+    then), or -1."""
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = _renewal_table(&x[0], &g_in[0, 0], g_in.shape[0], g_in.shape[1], &g[0, 0], &psum[0, 0], &tail[0],
+                             &hazard[0], &mean_age[0], &slope0[0])
+    return bad
+
 
 cdef double _tail_solve(double xm, double r, double c) noexcept nogil:
-    """I >= xm with (I + 1/r) e^{-r (I - xm)} = c, 0 < c <= xm + 1/r: Newton on the log, which is concave
-    and decreasing in I, from I = xm (monotone from the left)."""
-    cdef double i = xm, f, lc = log(c)
+    """I >= xm with (I + 1/r) e^{-r (I - xm)} = c, 0 < c <= xm + 1/r (the interval whose psi leaves c T of
+    the mean age beyond it).  With x = r I this is x - log1p(x) = s, s = r xm - log(r c), i.e. x = -1 -
+    W-1(-e^{-1-s}): Halley's iteration from the branch-point series (s < 2) or the asymptote s + log1p(s +
+    log1p(s)), stopping after a step below 1e-6 x (cubic convergence: the error left is far below an ulp),
+    two steps mostly; below s = 2^-9, where x - log1p(x) cancels, the periodic
+    rates' inverse of R^1 (R^1(x) = 1 - e^-x (1 + x) = -expm1(-s))."""
+    cdef double s = r * xm - log(r * c), p, x, xp1, f, fp, dx
     cdef int _it
-    for _it in range(200):
-        f = log(i + 1.0 / r) - r * (i - xm) - lc
-        if f <= 0.0:
-            break
-        i += f / (r - 1.0 / (i + 1.0 / r))
-    return i
+    if s < 0.001953125:
+        x = residual1_inverse(-expm1(-s), exp(-s)) if s > 0.0 else 0.0
+    else:
+        p = sqrt(2.0 * s)
+        x = (p * (1.0 + p * (1.0 / 3.0 + p * (1.0 / 36.0 + p * (-1.0 / 270.0 + p / 4320.0)))) if s < 2.0
+             else s + log1p(s + log1p(s)))
+        for _it in range(4):
+            xp1 = 1.0 + x
+            f = x - log1p(x) - s
+            fp = x / xp1
+            dx = f * fp / (fp * fp - 0.5 * f / (xp1 * xp1))
+            x -= dx
+            if (dx if dx >= 0.0 else -dx) <= 1e-6 * x:  # Halley: the error left is of the order of dx^3
+                break
+    x /= r
+    return x if x > xm else xm
 
 
-def renewal_intervals(const double[::1] x, const double[:, ::1] g, const double[:, ::1] psum,
-                      const double[::1] rate, const double[::1] level, double[::1] out):
-    """out[i] = the crawl interval I of page i with psi_i(I) = level[i] (INFINITY where level[i] >= psi_i(inf),
-    0 where level[i] <= 0).  ``rate`` is the tail's r per page (0: G reaches 1 on the grid)."""
-    cdef Py_ssize_t n = g.shape[0], m = x.shape[0] - 1, p, lo, hi, mid
-    cdef double t, s, tail, c
+cdef inline void _nadd(double* s, double* c, double v) noexcept nogil:
+    """Neumaier's compensated s += v (the lost low part into c)."""
+    cdef double t = s[0] + v
+    if (s[0] if s[0] >= 0.0 else -s[0]) >= (v if v >= 0.0 else -v):
+        c[0] += (s[0] - t) + v
+    else:
+        c[0] += (v - t) + s[0]
+    s[0] = t
+
+
+def renewal_pass(const double[::1] x, const double[:, ::1] psum, const double[::1] pm,
+                 const double[::1] tail, const double[::1] hazard, const double[::1] mean_age,
+                 const double[::1] inv_w, const double[::1] lo, const double[::1] hi, double lam, double u,
+                 double[::1] out=None):
+    """(S, dS/du): the crawl rates f_i at the multiplier ``lam`` = u^-2 summed (compensated), and their
+    derivative in u; the rates written to ``out`` if given.  ``pm`` = psum[:, m - 1], read apart from the
+    rows, so that a page whose level is within the grid reads only the lines of its row up to it.  Page
+    i's unclipped rate is f = 1/I with psi_i(I) = t = lam inv_w[i] (0 where t reaches mean_age[i]: not
+    crawled), clipped to [lo[i], hi[i]] (None: 0 and inf); on the unclipped pages df/du = 2 t q f^3/u,
+    q = 1/G'(I) (dpsi = I G'(I) dI)."""
+    cdef Py_ssize_t n = psum.shape[0], m = psum.shape[1], p, k
+    cdef double S = 0.0, Sc = 0.0, D = 0.0, t, f, p0, x0, x1, i, q, lk, hk, xm = x[m - 1]
+    cdef const double* row
+    cdef const double* plo = &lo[0] if lo is not None else NULL
+    cdef const double* phi = &hi[0] if hi is not None else NULL
+    cdef double* po = &out[0] if out is not None else NULL
     with nogil:
         for p in range(n):
-            t = level[p]
-            if t <= 0.0:
-                out[p] = 0.0
-                continue
-            if t > psum[p, m]:
-                tail = 1.0 - g[p, m]
-                if rate[p] <= 0.0 or tail <= 0.0:
-                    out[p] = INFINITY
-                    continue
-                c = (x[m] + 1.0 / rate[p]) - (t - psum[p, m]) / tail
-                out[p] = _tail_solve(x[m], rate[p], c) if c > 0.0 else INFINITY
-                continue
-            lo = 0  # psum[p, lo] < t <= psum[p, hi]
-            hi = m
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                if psum[p, mid] < t:
-                    lo = mid
+            if p + AHEAD < n:
+                _prefetch(&psum[p + AHEAD, 0])
+            t = lam * inv_w[p]
+            lk = plo[p] if plo != NULL else 0.0
+            hk = phi[p] if phi != NULL else INFINITY
+            f = 0.0
+            q = 0.0
+            if t < mean_age[p]:
+                row = &psum[p, 0]
+                if t <= pm[p]:
+                    k = _count_below(row, m, t) if m <= SCAN else _rank(row, m, t)  # the first psum[k] >= t
+                    p0 = row[k - 1] if k else 0.0
+                    x0 = x[k - 1] if k else 0.0
+                    x1 = x[k]
+                    q = 0.5 * ((x1 - x0) * (x1 + x0)) / (row[k] - p0)
+                    i = sqrt(x0 * x0 + 2.0 * (t - p0) * q)
                 else:
-                    hi = mid
-            s = (g[p, hi] - g[p, lo]) / (x[hi] - x[lo])
-            out[p] = sqrt(x[lo] * x[lo] + 2.0 * (t - psum[p, lo]) / s)
+                    i = _tail_solve(xm, hazard[p], (mean_age[p] - t) / tail[p])
+                    q = exp(hazard[p] * (i - xm)) / (tail[p] * hazard[p])
+                f = 1.0 / i
+            if f <= lk:
+                f = lk
+            elif f >= hk:
+                f = hk
+            else:
+                D += t * q * f * f * f
+            _nadd(&S, &Sc, f)
+            if po != NULL:
+                po[p] = f
+    return S + Sc, 2.0 * D / u
 
 
-def renewal_freshness(const double[::1] x, const double[:, ::1] g, const double[:, ::1] hcum,
-                      const double[::1] rate, const double[::1] interval, double[::1] out):
-    """out[i] = H_i(I) / I, the time-averaged freshness of page i crawled every I = interval[i] (0 for an
-    infinite interval)."""
-    cdef Py_ssize_t n = g.shape[0], m = x.shape[0] - 1, p, lo, hi, mid
-    cdef double i, s, d, h, tail
+def renewal_psi(const double[::1] x, const double[:, ::1] psum, const double[::1] tail,
+                const double[::1] hazard, const double[::1] mean_age, const double[::1] interval,
+                double[::1] out):
+    """out[i] = psi_i(interval[i]), the partial mean of page i's age up to its crawl interval (mean_age[i]
+    for an infinite interval)."""
+    cdef Py_ssize_t n = psum.shape[0], m = psum.shape[1], p, k
+    cdef double i, p0, x0, xm = x[m - 1]
+    with nogil:
+        for p in range(n):
+            i = interval[p]
+            if not i < INFINITY:
+                out[p] = mean_age[p]
+            elif i >= xm:
+                out[p] = mean_age[p] - (tail[p] * (i + 1.0 / hazard[p]) * exp(-hazard[p] * (i - xm))
+                                        if tail[p] > 0.0 else 0.0)
+            else:
+                k = _rank(&x[0], m, i)  # x[k - 1] < i <= x[k]
+                p0 = psum[p, k - 1] if k else 0.0
+                x0 = x[k - 1] if k else 0.0
+                out[p] = p0 + (psum[p, k] - p0) * ((i - x0) * (i + x0)) / ((x[k] - x0) * (x[k] + x0))
+
+
+def renewal_freshness(const double[::1] x, const double[:, ::1] g, const double[::1] tail,
+                      const double[::1] hazard, const double[::1] interval, double[::1] out):
+    """out[i] = H_i(I)/I, the time-averaged freshness of page i crawled every I = interval[i] (0 for an
+    infinite interval, 1 for 0): the trapezoids of 1 - G up to I, then the tail."""
+    cdef Py_ssize_t n = g.shape[0], m = g.shape[1], p, k
+    cdef double i, h, xprev, gprev, s, d, xm = x[m - 1]
     with nogil:
         for p in range(n):
             i = interval[p]
@@ -470,21 +612,19 @@ def renewal_freshness(const double[::1] x, const double[:, ::1] g, const double[
             if i <= 0.0:
                 out[p] = 1.0
                 continue
-            if i >= x[m]:
-                tail = 1.0 - g[p, m]
-                h = hcum[p, m]
-                if tail > 0.0 and rate[p] > 0.0:
-                    h += tail * (-expm1(-rate[p] * (i - x[m]))) / rate[p]
-                out[p] = h / i
-                continue
-            lo = 0  # x[lo] <= i < x[hi]
-            hi = m
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                if x[mid] <= i:
-                    lo = mid
-                else:
-                    hi = mid
-            s = (g[p, hi] - g[p, lo]) / (x[hi] - x[lo])
-            d = i - x[lo]
-            out[p] = (hcum[p, lo] + (1.0 - g[p, lo]) * d - 0.5 * s * d * d) / i
+            h = 0.0
+            xprev = 0.0
+            gprev = 0.0
+            k = 0
+            while k < m and x[k] <= i:
+                h += (x[k] - xprev) * (1.0 - 0.5 * (g[p, k] + gprev))
+                xprev = x[k]
+                gprev = g[p, k]
+                k += 1
+            if k < m:
+                s = (g[p, k] - gprev) / (x[k] - xprev)
+                d = i - xprev
+                h += (1.0 - gprev) * d - 0.5 * s * d * d
+            elif tail[p] > 0.0:
+                h += tail[p] * (-expm1(-hazard[p] * (i - xm))) / hazard[p]
+            out[p] = h / i

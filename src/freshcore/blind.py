@@ -20,8 +20,10 @@ Simulation
     :class:`Exponential`, :class:`Pareto`, :class:`Constant`, :class:`Uniform`, :class:`Sampled` (interval
     distributions); :func:`renewal_times`; :func:`simulate_log` (a crawler's log, :class:`BlindLog`).
 Crawl rates from G_U (beyond the paper)
-    :func:`renewal_rates` (optimal periodic crawl rates under a bandwidth for pages with estimated or fitted
-    G_U; the periodic Poisson optimum when G_U is exponential), :func:`renewal_freshness`.
+    :class:`AgeTable` (the pages' G_U tabulated on a grid, e.g. estimated: the update laws that
+    :func:`freshcore.rates.optimal_rates` and :func:`freshcore.rates.freshness` take with ``model="renewal"``,
+    as they take :class:`Exponential`, :class:`Pareto`, :class:`Constant` and :class:`Uniform` laws);
+    :func:`renewal_rates` and :func:`renewal_freshness` (their shorthands for a table).
 
 Conventions: ``times`` are the n sample (download) times, strictly increasing; ``changed`` are the n − 1 flags
 Q_{j,j+1}, 1 iff the page changed between sample j and sample j + 1; ``ages`` are the n ages A_U(s_j)
@@ -40,9 +42,13 @@ import numpy as np
 
 from . import _blind
 from ._papers import LI_2017, cites
+from ._renewal import AgeTable
 from ._validation import check_array, check_binary, check_choice, check_int, check_rng, check_scalar
+from .rates import freshness as _freshness
+from .rates import optimal_rates as _optimal_rates
 
 __all__ = [
+    "AgeTable",
     "BlindLog",
     "Constant",
     "Exponential",
@@ -1157,45 +1163,11 @@ def flat_bin_width(estimate: Callable[[float], Any], low: float, high: float, *,
 # ---------------------------------------------------------------------------
 # beyond the paper: crawl rates for pages whose updates form a renewal process
 # ---------------------------------------------------------------------------
+#
+# The crawl rates and freshness are freshcore.rates' optimal_rates and freshness with model="renewal" (the
+# pages' update laws in place of their change rates); AgeTable (freshcore._renewal) tabulates estimated laws.
 
-
-@dataclass(frozen=True)
-class _AgeTables:
-    x: np.ndarray  # 0 and the grid, shape (m + 1,)
-    g: np.ndarray  # G at x, non-decreasing in [0, 1], shape (n, m + 1)
-    psum: np.ndarray  # psi(x_k) = ∫_0^{x_k} a dG(a)
-    hcum: np.ndarray  # H(x_k) = ∫_0^{x_k} (1 - G)
-    rate: np.ndarray  # the tail's r (0 where G reaches 1 on the grid)
-    psi_inf: np.ndarray  # psi(inf) = E[A], the mean age
-
-
-def _age_tables(age_cdf: Any, x: Any, caller: str) -> _AgeTables:
-    xs = _points(x, caller)
-    if xs[0] <= 0.0:
-        raise ValueError(f"The 'x' parameter of {caller} must contain numbers > 0 (G(0) = 0 is added); "
-                         f"x[0] = {xs[0].item()!r}.")
-    g = check_array(age_cdf, "age_cdf", caller, ndim=(1, 2))
-    g = np.atleast_2d(g)
-    if g.shape[1] != len(xs):
-        raise ValueError(f"The 'age_cdf' parameter of {caller} must have one column per point of 'x' ({len(xs)}). "
-                         f"Got shape {g.shape} instead.")
-    g = np.maximum.accumulate(np.clip(g, 0.0, 1.0), axis=1)  # an estimate may wiggle: the CDF below it
-    n, m = g.shape
-    xg = np.concatenate(([0.0], xs))
-    gg = np.concatenate((np.zeros((n, 1)), g), axis=1)
-    dx, dg = np.diff(xg), np.diff(gg, axis=1)
-    zeros = np.zeros((n, 1))
-    psum = np.concatenate((zeros, np.cumsum(dg / dx * (0.5 * (xg[1:] ** 2 - xg[:-1] ** 2)), axis=1)), axis=1)
-    hcum = np.concatenate((zeros, np.cumsum((1.0 - gg[:, :-1]) * dx - 0.5 * dg * dx, axis=1)), axis=1)
-    tail = 1.0 - gg[:, -1]
-    # the tail's hazard: the slope over the last quarter of the grid over the mass left (the scale of the
-    # grid if that slope is 0)
-    q = (3 * m) // 4
-    slope = (gg[:, -1] - gg[:, q]) / (xg[-1] - xg[q])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(tail > 0.0, np.where(slope > 0.0, slope / tail, 1.0 / xg[-1]), 0.0)
-        psi_inf = psum[:, -1] + np.where(tail > 0.0, tail * (xg[-1] + 1.0 / rate), 0.0)
-    return _AgeTables(xg, gg, psum, hcum, rate, psi_inf)
+AgeTable.__module__ = __name__  # documented and doctested here
 
 
 def _weights(importance: Any, n: int, caller: str) -> np.ndarray:
@@ -1214,21 +1186,21 @@ def renewal_freshness(crawl_rate: Any, age_cdf: Any, x: Any, importance: Any = N
     """The freshness of pages crawled periodically whose updates form renewal processes with age
     distributions G_i (forward-recurrence laws, as :func:`m2`, :func:`m4`, :func:`m5` or :func:`m6` estimate).
 
-    A page crawled every I = 1/f, at a phase independent of its updates, is fresh at age a of the crawl iff
-    no update fell in the a that followed it, which has probability 1 − G(a); its time-averaged freshness is
-    f ∫_0^{1/f} (1 − G(a)) da.  With G(a) = 1 − e^{−Δa} this is the periodic freshness of SPEC §2.
+    A shorthand for ``freshcore.rates.freshness(crawl_rate, AgeTable(age_cdf, x), importance,
+    model="renewal", per_page=per_page)``.  A page crawled every I = 1/f, at a phase independent of its
+    updates, is fresh at age a of the crawl iff no update fell in the a that followed it, which has
+    probability 1 − G(a); its time-averaged freshness is f ∫_0^{1/f} (1 − G(a)) da.  With G(a) = 1 − e^{−Δa}
+    this is the periodic freshness of SPEC §2.
 
     Parameters
     ----------
     crawl_rate : array-like of float >= 0, shape (n,)
         Crawls per unit time f_i (0: never crawled, freshness 0).
     age_cdf : array-like of float, shape (n, m)
-        G_i at the points x (made non-decreasing and clipped to [0, 1]); linear between the points, and where
-        G_i(x_m) < 1 an exponential tail beyond x_m whose hazard is the slope over the last quarter of the grid
-        divided by the mass left.
+        G_i at the points x (see :class:`AgeTable` for the clipping, the interpolation and the tail).
     x : array-like of float > 0, shape (m,), strictly increasing
     importance : array-like of float >= 0, shape (n,), optional
-        Weights (default 1).
+        Weights (default 1), not all zero.
     per_page : bool, default False
         Return every page's freshness instead of the weighted mean.
 
@@ -1246,19 +1218,15 @@ def renewal_freshness(crawl_rate: Any, age_cdf: Any, x: Any, importance: Any = N
     0.25
     """
     caller = "renewal_freshness"
-    t = _age_tables(age_cdf, x, caller)
+    table = AgeTable._checked(age_cdf, x, caller)
     f = check_array(crawl_rate, "crawl_rate", caller, low=0.0)
-    if len(f) != len(t.g):
+    if len(f) != len(table):
         raise ValueError(f"The array parameters of {caller} must have the same length: 'crawl_rate' has {len(f)}, "
-                         f"'age_cdf' has {len(t.g)} rows.")
+                         f"'age_cdf' has {len(table)} rows.")
     w = _weights(importance, len(f), caller)
-    with np.errstate(divide="ignore"):
-        interval = np.where(f > 0.0, 1.0 / f, np.inf)
-    fresh = np.empty(len(f))
-    _blind.renewal_freshness(t.x, t.g, t.hcum, t.rate, interval, fresh)
-    if per_page:
-        return fresh
-    return float(w @ fresh / w.sum()) if w.sum() > 0 else 0.0
+    if not (w > 0).any():
+        raise ValueError(f"The 'importance' parameter of {caller} must not be all zero.")
+    return _freshness(f, table, w, model="renewal", per_page=per_page)
 
 
 @cites(LI_2017)
@@ -1266,18 +1234,16 @@ def renewal_rates(age_cdf: Any, x: Any, importance: Any, bandwidth: float, *, re
     """Optimal periodic crawl rates under a bandwidth for pages whose updates form renewal processes with age
     distributions G_i (estimated by :func:`m2` ... :func:`m6`, or fitted): the Poisson assumption dropped.
 
-    Maximise Σ w_i f_i H_i(1/f_i), H_i(I) = ∫_0^I (1 − G_i), subject to Σ f_i <= bandwidth (see
-    :func:`renewal_freshness`).  Each term is concave in f_i with derivative w_i ψ_i(1/f_i), where
-    ψ_i(I) = ∫_0^I a dG_i(a) is the partial mean of the age; so (KKT) page i is crawled iff Λ < w_i E[A_i]
-    (its mean age) and then at the interval I_i with ψ_i(I_i) = Λ/w_i, and the multiplier Λ is found by
-    bisection on a log scale (Σ f_i falls as Λ grows).  With G_i(a) = 1 − e^{−Δ_i a} this is the periodic
-    optimum of SPEC §2 (ψ(I) = R¹(ΔI)/Δ).  A budget so small that Λ is within rounding of some w_i E[A_i]
-    (intervals far into an exponential tail) gets the rates at that Λ scaled onto the budget.
+    A shorthand for ``freshcore.rates.optimal_rates(AgeTable(age_cdf, x), importance, bandwidth,
+    model="renewal")``, which documents the model: maximise Σ w_i f_i H_i(1/f_i), H_i(I) = ∫_0^I (1 − G_i),
+    subject to Σ f_i <= bandwidth; page i is crawled iff the multiplier Λ < w_i E[A_i] (its mean age), at the
+    interval I_i with ψ_i(I_i) = Λ/w_i, ψ_i(I) = ∫_0^I a dG_i(a).  With G_i(a) = 1 − e^{−Δ_i a} this is the
+    periodic optimum of SPEC §2.
 
     Parameters
     ----------
     age_cdf : array-like of float, shape (n, m)
-        G_i at the points x (see :func:`renewal_freshness` for the interpolation and the tail).
+        G_i at the points x (see :class:`AgeTable` for the clipping, the interpolation and the tail).
     x : array-like of float > 0, shape (m,), strictly increasing
     importance : array-like of float >= 0, shape (n,)
         Weights w_i.
@@ -1291,7 +1257,8 @@ def renewal_rates(age_cdf: Any, x: Any, importance: Any, bandwidth: float, *, re
     rates : ndarray, shape (n,)
         f_i (0 for pages not crawled).
     multiplier, freshness : float
-        With ``return_details``.
+        With ``return_details`` (``optimal_rates``' :class:`~freshcore.rates.RatesResult` holds the same and
+        the objective Σ w_i F_i).
 
     Examples
     --------
@@ -1303,41 +1270,11 @@ def renewal_rates(age_cdf: Any, x: Any, importance: Any, bandwidth: float, *, re
     array([0.817, 1.183])
     """
     caller = "renewal_rates"
-    t = _age_tables(age_cdf, x, caller)
-    n = len(t.g)
-    w = _weights(importance, n, caller)
+    table = AgeTable._checked(age_cdf, x, caller)
+    w = _weights(importance, len(table), caller)
     budget = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
-    interval = np.empty(n)
-
-    def rates_at(lam: float) -> np.ndarray:
-        with np.errstate(divide="ignore"):
-            level = np.where(w > 0.0, lam / w, np.inf)
-        _blind.renewal_intervals(t.x, t.g, t.psum, t.rate, level, interval)
-        with np.errstate(divide="ignore"):
-            return np.where(interval > 0.0, 1.0 / interval, np.inf)
-
-    hi = float(np.max(w * t.psi_inf)) if n else 0.0
-    if not hi > 0.0:  # nothing to gain anywhere
-        rates = np.zeros(n)
-        return (rates, 0.0, 0.0) if return_details else rates
-    lo = hi
-    while rates_at(lo).sum() < budget:
-        lo *= 0.5
-    for _ in range(200):  # bisection on log Λ: Σ f(lo) >= budget > Σ f(hi)
-        mid = math.sqrt(lo * hi)
-        if not lo < mid < hi:
-            break
-        if rates_at(mid).sum() >= budget:
-            lo = mid
-        else:
-            hi = mid
-    rates = rates_at(lo)
-    total = float(rates.sum())
-    if total > budget:
-        # a budget so small that the multiplier sits within rounding of some w_i E[A_i] (an exponential tail
-        # makes psi approach E[A] exponentially fast): the intervals there are known only to rounding, so
-        # the rates are scaled onto the budget
-        rates *= budget / total
+    res = _optimal_rates(table, w, budget, model="renewal", return_details=True)
     if not return_details:
-        return rates
-    return rates, lo, renewal_freshness(rates, t.g[:, 1:], t.x[1:], w)
+        return res.crawl_rate
+    total = float(w.sum())
+    return res.crawl_rate, res.multiplier, res.objective / total if total > 0.0 else 0.0

@@ -16,7 +16,8 @@ started in equilibrium; samples start at time 0.
   flat-region search, and from M6 (exponential S) the same way;
 - beyond the paper: periodic crawl rates under a bandwidth planned with the Poisson assumption (the true
   update rates in the periodic model of SPEC section 2) against rates planned with the age distributions M4
-  recovers (:func:`freshcore.blind.renewal_rates`), both evaluated under the true update processes.
+  recovers (``optimal_rates(AgeTable(...), ..., model="renewal")``) and with the true laws, all evaluated
+  under the true update processes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import warnings
 import numpy as np
 
 from ..blind import (
+    AgeTable,
     Constant,
     Exponential,
     IntervalDistribution,
@@ -39,13 +41,11 @@ from ..blind import (
     m4,
     m5,
     m6,
-    renewal_freshness,
-    renewal_rates,
     simulate_log,
     update_distribution,
     wmrd,
 )
-from ..rates import optimal_rates
+from ..rates import freshness, optimal_rates
 from ._tables import Table
 
 UPDATES = Pareto(3.0, 1.0)
@@ -193,9 +193,10 @@ def crawl_rates(n_pages: int, horizon: float, seed: int = 0) -> Table:
 
     Half the pages Pareto (α ~ U[2.5, 4], mean interval ~ U[0.5, 5]), half constant-interval (period ~
     U[0.5, 5]); importance ~ U[0, 1]; bandwidth 0.3 Σ μ_i.  Each page's G_U is estimated by M4 from a
-    crawler's log over ``horizon`` at a constant interval of 0.1 (bins up to 30).  Plans: the periodic model
-    with the true update rates μ_i (the Poisson assumption at its best), :func:`renewal_rates` with the
-    estimated G_U, and with the true G_U (the oracle); all evaluated with the true G_U."""
+    crawler's log over ``horizon`` at a constant interval of 0.1 (bins up to 30).  Plans, all from
+    :func:`freshcore.rates.optimal_rates`: the periodic model with the true update rates μ_i (the Poisson
+    assumption at its best), the renewal model with the estimated G_U (an :class:`AgeTable`), and with the
+    true laws (the oracle); all evaluated with the true laws (``freshness(..., model="renewal")``)."""
     rng = np.random.default_rng([seed, 18])
     half = n_pages // 2
     alpha = rng.uniform(2.5, 4.0, half)
@@ -206,17 +207,15 @@ def crawl_rates(n_pages: int, horizon: float, seed: int = 0) -> Table:
     budget = 0.3 * float(mu.sum())
     step, k = 0.1, 300
     x = step * np.arange(1, k + 1)
-    estimated = np.array([m4(simulate_log(law, Constant(step), horizon, rng=rng).changed, k) for law in laws])
-    fine = np.linspace(0.005, 60.0, 12_000)
-    true = np.array([law.age_cdf(fine) for law in laws])
+    estimated = AgeTable([m4(simulate_log(law, Constant(step), horizon, rng=rng).changed, k) for law in laws], x)
     plans = {"Poisson assumption (true μ)": optimal_rates(mu, w, budget, model="periodic"),
-             "renewal, G_U from M4": renewal_rates(estimated, x, w, budget),
-             "renewal, true G_U (oracle)": renewal_rates(true, fine, w, budget)}
+             "renewal, G_U from M4": optimal_rates(estimated, w, budget, model="renewal"),
+             "renewal, true G_U (oracle)": optimal_rates(laws, w, budget, model="renewal")}
     table = Table(f"Beyond the paper: periodic crawl plans for {n_pages} non-Poisson pages (half Pareto, half "
                   f"constant intervals), bandwidth 0.3 Σμ, M4 over T = {horizon:g}; freshness under the true "
                   "processes", ["plan", "all pages", "Pareto pages", "constant pages"])
     for name, plan in plans.items():
-        f = renewal_freshness(plan, true, fine, per_page=True)
+        f = freshness(plan, laws, w, model="renewal", per_page=True)
         cols = [float(w @ f / w.sum()), float(w[:half] @ f[:half] / w[:half].sum()),
                 float(w[half:] @ f[half:] / w[half:].sum())]
         table.rows.append([name, *(f"{v:.4f}" for v in cols)])
