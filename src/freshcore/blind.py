@@ -500,20 +500,18 @@ def _points(x: Any, caller: str, name: str = "x") -> np.ndarray:
 _FEW_POINTS = 32  # up to this many points, one vectorised count per point beats a search per value
 
 
-def _age_cdf(ages: np.ndarray, xs: np.ndarray, caller: str, count_each: Callable[[np.ndarray], int],
-             rank: Callable[[np.ndarray], Any], total: Callable[[], int]) -> np.ndarray:
-    """The fraction of ages <= each point: with few points ``count_each`` fills #{ages <= x_m} directly and
-    reports the first bad age in the same pass; else the ages are scanned, then ``rank`` counts the ages per
-    rank (those above exactly m points)."""
+def _age_cdf(ages: np.ndarray, keep: np.ndarray | None, xs: np.ndarray, caller: str, total: int) -> np.ndarray:
+    """The fraction of the ages (those with ``keep[j] = 1`` if given) <= each point, ``total`` of them: with few
+    points the compiled pass counts #{ages <= x_m} directly and reports the first bad age in the same pass;
+    else the ages are scanned, then counted per rank (those above exactly m points)."""
     if len(xs) <= _FEW_POINTS:
         counts = np.zeros(len(xs), dtype=np.int64)
-        _bad_age(ages, count_each(counts), caller)
-        n = total()
-        return counts / n if n else np.full(len(xs), np.nan)
+        _bad_age(ages, _blind.le_counts(ages, keep, xs, counts), caller)
+        return counts / total if total else np.full(len(xs), np.nan)
     _bad_age(ages, _blind.first_not_age(ages), caller)
     counts = np.zeros(len(xs) + 1, dtype=np.int64)
-    rank(counts)
-    return _cdf(counts, total())
+    _blind.rank_counts(ages, keep, xs, counts)
+    return _cdf(counts, total)
 
 
 def _gaps(changed: np.ndarray, k: int) -> tuple[np.ndarray, int, int, int]:
@@ -574,8 +572,7 @@ def m1(ages: Any, changed: Any, x: Any) -> np.ndarray:
     a = _floats(ages, "ages", caller)
     c = _flags(changed, caller, len(a), of="ages")
     xs = _points(x, caller)
-    return _age_cdf(a, xs, caller, lambda counts: _blind.kept_le_counts(a, c, xs, counts),
-                    lambda counts: _blind.kept_age_counts(a, c, xs, counts), lambda: int(np.count_nonzero(c)))
+    return _age_cdf(a, c, xs, caller, int(np.count_nonzero(c)))
 
 
 @cites(LI_2017)
@@ -608,8 +605,7 @@ def m2(ages: Any, x: Any) -> np.ndarray:
     caller = "m2"
     a = _floats(ages, "ages", caller)
     xs = _points(x, caller)
-    return _age_cdf(a, xs, caller, lambda counts: _blind.le_counts(a, xs, counts),
-                    lambda counts: _blind.age_counts(a, xs, counts), lambda: len(a))
+    return _age_cdf(a, None, xs, caller, len(a))
 
 
 # ---------------------------------------------------------------------------
@@ -851,12 +847,11 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
                       "sampler). If the updates are lattice too the samples phase-lock with them (Assumption 1 of "
                       "Li, Cline and Loguinov (2017)) and M6 is not consistent; with a lattice sampler M6 offers "
                       "nothing over M4.", LatticeSamplingWarning, stacklevel=2)
-    # bins 1 .. b; the entries past b gather the pairs farther apart (m6_fast spreads them over WINDOW)
-    pairs = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
-    unchanged = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
-    (_blind.m6_fast if method == "fast" else _blind.m6_pairs)(t, c, h, b, pairs, unchanged)
-    pairs = pairs[1:b + 1]
-    updated = pairs - unchanged[1:b + 1]
+    # per bin 1 .. b the changed and the unchanged pairs; row b + 1 gathers the pairs farther apart
+    counts = np.zeros((b + 2, 2), dtype=np.int64)
+    _blind.m6_counts(t, c, h, b, counts, method == "fast")
+    updated = counts[1:b + 1, 0]
+    pairs = updated + counts[1:b + 1, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         est = np.where(pairs > 0, updated / np.maximum(pairs, 1), np.nan)
     return (est, pairs, updated) if return_counts else est
