@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "_static.h" /* FRESHCORE_STATIC */
 
@@ -166,7 +167,7 @@ FC_PATHS(ptrdiff_t, fc_scan_times, (const double *t, ptrdiff_t n, double *gap), 
  * M1, M2 with few points
  * ------------------------------------------------------------------------------------------------------- */
 
-#define FC_LE_BLOCK 2048 /* ages checked (and counted, the first FC_LE_GROUP points) in one pass */
+#define FC_LE_BLOCK 2048 /* ages checked, and counted for a group of points, in one pass */
 /* points counted in one pass: an accumulator register each */
 #define FC_LE_GROUP_scalar 16
 #define FC_LE_GROUP_avx512 16
@@ -200,107 +201,93 @@ static int fc_le_block_scalar(const double *a, const uint8_t *keep, ptrdiff_t m,
 }
 
 #ifdef FRESHCORE_BLIND_X86
-/* The vector loops for G points (a constant once inlined into the switch below: the accumulators are registers),
- * the block's last m % lanes ages by the scalar loop. */
+/* The vector loop over a[0..m) (m a multiple of the lanes) for G points, G a constant once inlined into the switch
+ * below (so that the accumulators are registers); returns 0 if an entry is not an age. */
 FC_INLINE FC_AVX512 int fc_le_group_avx512(const double *a, const uint8_t *keep, ptrdiff_t m, const double *x,
                                            const int G, int64_t *counts)
 {
     __m512i acc[FC_LE_GROUP_avx512];
-    __m512d xv[FC_LE_GROUP_avx512];
     for (int q = 0; q < G; q++) {
         acc[q] = _mm512_setzero_si512();
-        xv[q] = _mm512_set1_pd(x[q]);
     }
-    const __m512d zero = _mm512_setzero_pd(), big = _mm512_set1_pd(DBL_MAX);
-    const __m512i minus1 = _mm512_set1_epi64(-1);
     __mmask8 ok = 0xFF;
-    ptrdiff_t j = 0;
-    for (; j + 8 <= m; j += 8) {
+    for (ptrdiff_t j = 0; j < m; j += 8) {
         const __m512d v = _mm512_loadu_pd(a + j);
-        ok &= _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(v, zero, _CMP_GE_OQ), v, big, _CMP_LE_OQ);
+        ok &= _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GE_OQ), v,
+                                      _mm512_set1_pd(DBL_MAX), _CMP_LE_OQ);
         const __mmask8 kept = keep ? _mm_test_epi8_mask(_mm_loadl_epi64((const __m128i *)(keep + j)),
                                                         _mm_set1_epi8(1))
                                    : 0xFF;
-        for (int q = 0; q < G; q++) {
-            acc[q] = _mm512_mask_sub_epi64(acc[q], _mm512_mask_cmp_pd_mask(kept, v, xv[q], _CMP_LE_OQ), acc[q],
-                                           minus1);
+        for (int q = 0; q < G; q++) { /* acc - (-1) where a[j] <= x[q] */
+            acc[q] = _mm512_mask_sub_epi64(acc[q], _mm512_mask_cmp_pd_mask(kept, v, _mm512_set1_pd(x[q]), _CMP_LE_OQ),
+                                           acc[q], _mm512_set1_epi64(-1));
         }
     }
-    int64_t part[FC_LE_GROUP_avx512];
     for (int q = 0; q < G; q++) {
-        part[q] = _mm512_reduce_add_epi64(acc[q]);
+        counts[q] += _mm512_reduce_add_epi64(acc[q]);
     }
-    const int good = fc_le_block_scalar(a + j, keep ? keep + j : NULL, m - j, x, G, part);
-    for (int q = 0; q < G; q++) {
-        counts[q] += part[q];
-    }
-    return good & (ok == 0xFF);
+    return ok == 0xFF;
 }
 
 FC_INLINE FC_AVX2 int fc_le_group_avx2(const double *a, const uint8_t *keep, ptrdiff_t m, const double *x,
                                        const int G, int64_t *counts)
 {
     __m256i acc[FC_LE_GROUP_avx2];
-    __m256d xv[FC_LE_GROUP_avx2];
     for (int q = 0; q < G; q++) {
         acc[q] = _mm256_setzero_si256();
-        xv[q] = _mm256_set1_pd(x[q]);
     }
-    const __m256d zero = _mm256_setzero_pd(), big = _mm256_set1_pd(DBL_MAX), inf = _mm256_set1_pd(INFINITY);
     __m256d ok = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
-    ptrdiff_t j = 0;
-    for (; j + 4 <= m; j += 4) {
+    for (ptrdiff_t j = 0; j < m; j += 4) {
         __m256d v = _mm256_loadu_pd(a + j);
-        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_GE_OQ), _mm256_cmp_pd(v, big, _CMP_LE_OQ)));
+        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_GE_OQ),
+                                             _mm256_cmp_pd(v, _mm256_set1_pd(DBL_MAX), _CMP_LE_OQ)));
         if (keep) { /* ages not kept become +infinity, above every point */
             int32_t k4;
             __builtin_memcpy(&k4, keep + j, 4);
-            const __m256i kept = _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(k4));
-            v = _mm256_blendv_pd(inf, v, _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_setzero_si256(), kept)));
+            const __m256i kept = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(k4)));
+            v = _mm256_blendv_pd(_mm256_set1_pd(INFINITY), v, _mm256_castsi256_pd(kept));
         }
-        for (int q = 0; q < G; q++) {
-            acc[q] = _mm256_sub_epi64(acc[q], _mm256_castpd_si256(_mm256_cmp_pd(v, xv[q], _CMP_LE_OQ)));
+        for (int q = 0; q < G; q++) { /* acc - (-1) where a[j] <= x[q] */
+            acc[q] = _mm256_sub_epi64(acc[q], _mm256_castpd_si256(_mm256_cmp_pd(v, _mm256_set1_pd(x[q]), _CMP_LE_OQ)));
         }
     }
-    int64_t part[FC_LE_GROUP_avx2];
     for (int q = 0; q < G; q++) {
         const __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc[q]), _mm256_extracti128_si256(acc[q], 1));
-        part[q] = _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1);
+        counts[q] += _mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1);
     }
-    const int good = fc_le_block_scalar(a + j, keep ? keep + j : NULL, m - j, x, G, part);
-    for (int q = 0; q < G; q++) {
-        counts[q] += part[q];
-    }
-    return good & (_mm256_movemask_pd(ok) == 0xF);
+    return _mm256_movemask_pd(ok) == 0xF;
 }
 
-/* the block's pass for g points, g a constant in each case (so that the accumulators are registers) */
+/* One block a[0..m) and g points: the vector loop for g, a constant in each case, and the last m % lanes ages by
+ * the scalar loop. */
 #define FC_CASE(suffix, G)                                                                                    \
     case G:                                                                                                   \
-        return fc_le_group##suffix(a, keep, m, x, G, counts);
+        return good & fc_le_group##suffix(a, keep, v, x, G, counts);
 #define FC_CASES8(suffix)                                                                                     \
     FC_CASE(suffix, 1) FC_CASE(suffix, 2) FC_CASE(suffix, 3) FC_CASE(suffix, 4) FC_CASE(suffix, 5)           \
     FC_CASE(suffix, 6) FC_CASE(suffix, 7) FC_CASE(suffix, 8)
+#define FC_LE_SWITCH(suffix, lanes, cases)                                                                     \
+    const ptrdiff_t v = m - m % lanes;                                                                        \
+    const int good = fc_le_block_scalar(a + v, keep ? keep + v : NULL, m - v, x, g, counts);                   \
+    switch (g) {                                                                                              \
+        cases                                                                                                 \
+    }                                                                                                         \
+    return 0;
 
 FC_INLINE FC_AVX512 int fc_le_block_avx512(const double *a, const uint8_t *keep, ptrdiff_t m, const double *x, int g,
                                            int64_t *counts)
 {
-    switch (g) {
-        FC_CASES8(_avx512)
-        FC_CASE(_avx512, 9) FC_CASE(_avx512, 10) FC_CASE(_avx512, 11) FC_CASE(_avx512, 12)
-        FC_CASE(_avx512, 13) FC_CASE(_avx512, 14) FC_CASE(_avx512, 15) FC_CASE(_avx512, 16)
-    }
-    return 0;
+    FC_LE_SWITCH(_avx512, 8, FC_CASES8(_avx512) FC_CASE(_avx512, 9) FC_CASE(_avx512, 10) FC_CASE(_avx512, 11)
+                 FC_CASE(_avx512, 12) FC_CASE(_avx512, 13) FC_CASE(_avx512, 14) FC_CASE(_avx512, 15)
+                 FC_CASE(_avx512, 16))
 }
 
 FC_INLINE FC_AVX2 int fc_le_block_avx2(const double *a, const uint8_t *keep, ptrdiff_t m, const double *x, int g,
                                        int64_t *counts)
 {
-    switch (g) {
-        FC_CASES8(_avx2)
-    }
-    return 0;
+    FC_LE_SWITCH(_avx2, 4, FC_CASES8(_avx2))
 }
+#undef FC_LE_SWITCH
 #undef FC_CASES8
 #undef FC_CASE
 #endif
@@ -343,13 +330,12 @@ FC_PATHS(ptrdiff_t, fc_le_counts, (const double *a, const uint8_t *keep, ptrdiff
  * M6: bins of pair distances
  * ------------------------------------------------------------------------------------------------------- */
 
-/* out[j] = the bin of later[j] - earlier[j] (row: of later[j] - earlier[0]), j < m. */
-FC_INLINE void fc_bins_scalar(const double *later, const double *earlier, int row, ptrdiff_t m, double inv_h,
-                              int32_t top, int32_t *out)
+/* out[j] = the bin of t[j] - si, j < m. */
+FC_INLINE void fc_bins_scalar(const double *t, ptrdiff_t m, double si, double inv_h, int32_t top, int32_t *out)
 {
     const double cap = (double)top;
     for (ptrdiff_t j = 0; j < m; j++) {
-        double x = (later[j] - earlier[row ? 0 : j]) * inv_h;
+        double x = (t[j] - si) * inv_h;
         x = x < cap ? x : cap;
         int32_t b = (int32_t)x; /* x >= 0: truncation is floor */
         b += (double)b < x;
@@ -357,50 +343,90 @@ FC_INLINE void fc_bins_scalar(const double *later, const double *earlier, int ro
     }
 }
 
+/* out[0..8) = the bins of the 8 partners t[0..8) of si */
+FC_INLINE void fc_bins8_scalar(const double *t, double si, double inv_h, int32_t top, int32_t *out)
+{
+    fc_bins_scalar(t, 8, si, inv_h, top, out);
+}
+
 #ifdef FRESHCORE_BLIND_X86
-FC_INLINE FC_AVX512 __m256i fc_bins8_avx512(__m512d later, __m512d earlier, __m512d inv, __m512d cap)
+FC_INLINE FC_AVX512 __m256i fc_bin8_avx512(__m512d later, __m512d earlier, __m512d inv, __m512d cap)
 {
     const __m512d x = _mm512_min_pd(_mm512_mul_pd(_mm512_sub_pd(later, earlier), inv), cap);
     return _mm256_max_epi32(_mm512_cvt_roundpd_epi32(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC),
                             _mm256_set1_epi32(1));
 }
 
-FC_INLINE FC_AVX512 void fc_bins_avx512(const double *later, const double *earlier, int row, ptrdiff_t m,
-                                        double inv_h, int32_t top, int32_t *out)
+FC_INLINE FC_AVX512 void fc_bins8_avx512(const double *t, double si, double inv_h, int32_t top, int32_t *out)
 {
-    const __m512d inv = _mm512_set1_pd(inv_h), cap = _mm512_set1_pd((double)top), e0 = _mm512_set1_pd(earlier[0]);
-    ptrdiff_t j = 0;
-    for (; j + 8 <= m; j += 8) {
-        const __m512d e = row ? e0 : _mm512_loadu_pd(earlier + j);
-        _mm256_storeu_si256((__m256i *)(out + j), fc_bins8_avx512(_mm512_loadu_pd(later + j), e, inv, cap));
-    }
-    if (j < m) {
-        const __mmask8 lm = (__mmask8)((1u << (m - j)) - 1);
-        const __m512d e = row ? e0 : _mm512_maskz_loadu_pd(lm, earlier + j);
-        _mm256_mask_storeu_epi32(out + j, lm, fc_bins8_avx512(_mm512_maskz_loadu_pd(lm, later + j), e, inv, cap));
-    }
+    _mm256_storeu_si256((__m256i *)out, fc_bin8_avx512(_mm512_loadu_pd(t), _mm512_set1_pd(si), _mm512_set1_pd(inv_h),
+                                                       _mm512_set1_pd((double)top)));
 }
 
 /* ceil by rounding, then truncation (exact: 0 <= x <= top < 2^31) */
-FC_INLINE FC_AVX2 __m128i fc_bins4_avx2(__m256d later, __m256d earlier, __m256d inv, __m256d cap)
+FC_INLINE FC_AVX2 __m128i fc_bin4_avx2(__m256d later, __m256d earlier, __m256d inv, __m256d cap)
 {
     const __m256d x = _mm256_min_pd(_mm256_mul_pd(_mm256_sub_pd(later, earlier), inv), cap);
     return _mm_max_epi32(_mm256_cvttpd_epi32(_mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)),
                          _mm_set1_epi32(1));
 }
 
-FC_INLINE FC_AVX2 void fc_bins_avx2(const double *later, const double *earlier, int row, ptrdiff_t m, double inv_h,
-                                    int32_t top, int32_t *out)
+FC_INLINE FC_AVX2 __m256i fc_bin8_avx2(const double *t, double si, double inv_h, int32_t top)
 {
-    const __m256d inv = _mm256_set1_pd(inv_h), cap = _mm256_set1_pd((double)top), e0 = _mm256_set1_pd(earlier[0]);
-    ptrdiff_t j = 0;
-    for (; j + 4 <= m; j += 4) {
-        const __m256d e = row ? e0 : _mm256_loadu_pd(earlier + j);
-        _mm_storeu_si128((__m128i *)(out + j), fc_bins4_avx2(_mm256_loadu_pd(later + j), e, inv, cap));
-    }
-    fc_bins_scalar(later + j, row ? earlier : earlier + j, row, m - j, inv_h, top, out + j);
+    const __m256d e = _mm256_set1_pd(si), inv = _mm256_set1_pd(inv_h), cap = _mm256_set1_pd((double)top);
+    return _mm256_set_m128i(fc_bin4_avx2(_mm256_loadu_pd(t + 4), e, inv, cap),
+                            fc_bin4_avx2(_mm256_loadu_pd(t), e, inv, cap));
+}
+
+FC_INLINE FC_AVX2 void fc_bins8_avx2(const double *t, double si, double inv_h, int32_t top, int32_t *out)
+{
+    _mm256_storeu_si256((__m256i *)out, fc_bin8_avx2(t, si, inv_h, top));
 }
 #endif
+
+/* M6 over all pairs i < j, a tile of FC_TILE_ROWS samples i by FC_TILE_COLS partners j at a time (their bins, at
+ * most (rows + columns) (gap / h) apart, are a band of the histogram that stays in cache), each row of a tile
+ * counted by fc_row_count: the bins of a group of 8 partners stored, and those of the group FC_TILE_LAG groups
+ * before counted, in one loop (the vector and the scalar work overlap, and an entry is read once its store has
+ * left the store queue: read at once, a 4-byte entry of a 32-byte store waits for it).  The counts go to a
+ * uint32 histogram (a narrow band of cache), added to the int64 counts before any could wrap. */
+#define FC_TILE_ROWS 128
+#define FC_TILE_COLS 256
+#define FC_TILE_LAG 24
+
+/* h[bin] += 1 for the partners t[0..m) of si, m <= FC_TILE_COLS */
+#define FC_COUNT8(e)                                                                                          \
+    h[(e)[0]] += 1, h[(e)[1]] += 1, h[(e)[2]] += 1, h[(e)[3]] += 1, h[(e)[4]] += 1, h[(e)[5]] += 1,           \
+        h[(e)[6]] += 1, h[(e)[7]] += 1
+#define FC_ROW_COUNT(suffix, attr)                                                                            \
+    FC_INLINE attr void fc_row_count##suffix(const double *t, ptrdiff_t m, double si, double inv_h, int32_t top, \
+                                             uint32_t *h)                                                     \
+    {                                                                                                         \
+        int32_t buf[FC_TILE_COLS];                                                                            \
+        const ptrdiff_t groups = m / 8, lead = groups < FC_TILE_LAG ? groups : FC_TILE_LAG;                   \
+        ptrdiff_t g = 0;                                                                                      \
+        for (; g < lead; g++) {                                                                               \
+            fc_bins8##suffix(t + 8 * g, si, inv_h, top, buf + 8 * g);                                         \
+        }                                                                                                     \
+        for (; g < groups; g++) { /* the bins of group g, the counts of group g - FC_TILE_LAG */               \
+            fc_bins8##suffix(t + 8 * g, si, inv_h, top, buf + 8 * g);                                         \
+            FC_COUNT8(buf + 8 * (g - FC_TILE_LAG));                                                           \
+        }                                                                                                     \
+        fc_bins_scalar(t + 8 * groups, m - 8 * groups, si, inv_h, top, buf + 8 * groups);                     \
+        for (g = groups - lead; g < groups; g++) {                                                            \
+            FC_COUNT8(buf + 8 * g);                                                                           \
+        }                                                                                                     \
+        for (ptrdiff_t k = 8 * groups; k < m; k++) {                                                          \
+            h[buf[k]] += 1;                                                                                   \
+        }                                                                                                     \
+    }
+FC_ROW_COUNT(_scalar, )
+#ifdef FRESHCORE_BLIND_X86
+FC_ROW_COUNT(_avx2, FC_AVX2)
+FC_ROW_COUNT(_avx512, FC_AVX512)
+#endif
+#undef FC_ROW_COUNT
+#undef FC_COUNT8
 
 /* changed ? i + 1 : nxt without a branch (the flags are random: a branch on them is mispredicted half the time) */
 static inline ptrdiff_t fc_next_change(uint8_t changed, ptrdiff_t i, ptrdiff_t nxt)
@@ -409,55 +435,69 @@ static inline ptrdiff_t fc_next_change(uint8_t changed, ptrdiff_t i, ptrdiff_t n
     return ((i + 1) & mask) | (nxt & ~mask);
 }
 
-#define FC_CHUNK 512 /* pairs whose bins are computed together, then counted */
+/* counts[2 b] += h[b] (changed pairs) or, for the unchanged ones, counts[2 b + 1] += h[b] and counts[2 b] -= h[b];
+ * h emptied. */
+static void fc_add_counts(uint32_t *h, int32_t top, int unchanged, int64_t *counts)
+{
+    for (ptrdiff_t b = 0; b <= top; b++) {
+        counts[2 * b + unchanged] += h[b];
+        counts[2 * b] -= unchanged ? (int64_t)h[b] : 0;
+        h[b] = 0;
+    }
+}
 
-/* M6 over all pairs i < j, the pairs beyond the last bin in bin top = nbins + 1; counts (2 (nbins + 2) entries)
- * start at zero.  Every pair is counted diagonal by diagonal (the pairs (k, k + d), d = 1 .. n - 1): their
- * distances are close to one another, so each diagonal touches a narrow band of the histogram (in cache), and
- * its bins are one long vector loop; the pairs go alternately to the two entries of their bin (so that two
- * pairs in one bin do not wait on each other), which are then summed.  The pairs inside a change-free run are
- * counted row by row (for each i its partners before the next detected change) and taken off. */
+/* M6 over all pairs i < j, the pairs beyond the last bin in bin top = nbins + 1 (counts: 2 (nbins + 2) entries).
+ * Every pair is counted (tile by tile), then the pairs inside a change-free run (for each i its partners before
+ * the next detected change) are taken from the changed ones.  Returns -1 (nothing counted) if out of memory. */
+#define FC_PAIRS_SINCE (UINT32_MAX - (uint64_t)FC_TILE_ROWS * FC_TILE_COLS) /* a tile more could wrap a count */
 #define FC_M6_PAIRS_BODY(suffix)                                                                              \
     {                                                                                                         \
         const int32_t top = nbins + 1;                                                                        \
-        int32_t buf[FC_CHUNK];                                                                                \
-        for (ptrdiff_t d = 1; d < n; d++) {                                                                   \
-            for (ptrdiff_t lo = 0; lo < n - d; lo += FC_CHUNK) {                                              \
-                const ptrdiff_t m = n - d - lo < FC_CHUNK ? n - d - lo : FC_CHUNK;                            \
-                fc_bins##suffix(t + lo + d, t + lo, 0, m, inv_h, top, buf);                                   \
-                ptrdiff_t j = 0;                                                                              \
-                for (; j + 2 <= m; j += 2) {                                                                  \
-                    counts[2 * (ptrdiff_t)buf[j]] += 1;                                                       \
-                    counts[2 * (ptrdiff_t)buf[j + 1] + 1] += 1;                                               \
+        uint32_t *h = (uint32_t *)calloc((size_t)top + 1, sizeof(uint32_t));                                  \
+        uint64_t since = 0; /* pairs counted in h since it was emptied */                                    \
+        if (!h) {                                                                                             \
+            return -1;                                                                                        \
+        }                                                                                                     \
+        for (ptrdiff_t lo = 0; lo < n - 1; lo += FC_TILE_ROWS) {                                              \
+            const ptrdiff_t hi = n - 1 - lo < FC_TILE_ROWS ? n - 1 : lo + FC_TILE_ROWS;                       \
+            for (ptrdiff_t col = lo + 1; col < n; col += FC_TILE_COLS) {                                      \
+                const ptrdiff_t end = n - col < FC_TILE_COLS ? n : col + FC_TILE_COLS;                        \
+                if (since > FC_PAIRS_SINCE) {                                                                 \
+                    fc_add_counts(h, top, 0, counts);                                                         \
+                    since = 0;                                                                                \
                 }                                                                                             \
-                if (j < m) {                                                                                  \
-                    counts[2 * (ptrdiff_t)buf[j]] += 1;                                                       \
+                for (ptrdiff_t i = lo; i < hi; i++) {                                                         \
+                    const ptrdiff_t j = i + 1 > col ? i + 1 : col;                                            \
+                    if (j < end) {                                                                            \
+                        fc_row_count##suffix(t + j, end - j, t[i], inv_h, top, h);                            \
+                    }                                                                                         \
                 }                                                                                             \
+                since += (uint64_t)FC_TILE_ROWS * FC_TILE_COLS;                                               \
             }                                                                                                 \
         }                                                                                                     \
-        for (ptrdiff_t b = 0; b <= top; b++) { /* every pair in counts[2 b] */                                \
-            counts[2 * b] += counts[2 * b + 1];                                                               \
-            counts[2 * b + 1] = 0;                                                                            \
-        }                                                                                                     \
+        fc_add_counts(h, top, 0, counts);                                                                     \
+        since = 0;                                                                                            \
         ptrdiff_t nxt = n; /* the first j > i with changed[j - 1] = 1 (n if none) */                          \
         for (ptrdiff_t i = n - 2; i >= 0; i--) {                                                              \
-            nxt = fc_next_change(changed[i], i, nxt);                                                                   \
-            for (ptrdiff_t lo = i + 1; lo < nxt; lo += FC_CHUNK) {                                            \
-                const ptrdiff_t m = nxt - lo < FC_CHUNK ? nxt - lo : FC_CHUNK;                                \
-                fc_bins##suffix(t + lo, t + i, 1, m, inv_h, top, buf);                                        \
-                for (ptrdiff_t j = 0; j < m; j++) {                                                           \
-                    counts[2 * (ptrdiff_t)buf[j] + 1] += 1;                                                   \
+            nxt = fc_next_change(changed[i], i, nxt);                                                         \
+            for (ptrdiff_t j = i + 1; j < nxt; j += FC_TILE_COLS) {                                           \
+                if (since > FC_PAIRS_SINCE) {                                                                 \
+                    fc_add_counts(h, top, 1, counts);                                                         \
+                    since = 0;                                                                                \
                 }                                                                                             \
+                fc_row_count##suffix(t + j, nxt - j < FC_TILE_COLS ? nxt - j : FC_TILE_COLS, t[i], inv_h, top, h); \
+                since += FC_TILE_COLS;                                                                        \
             }                                                                                                 \
         }                                                                                                     \
-        for (ptrdiff_t b = 0; b <= top; b++) { /* the changed pairs */                                        \
-            counts[2 * b] -= counts[2 * b + 1];                                                               \
-        }                                                                                                     \
+        fc_add_counts(h, top, 1, counts);                                                                     \
+        free(h);                                                                                              \
+        return 0;                                                                                             \
     }
-FC_PATHS(void, fc_m6_pairs, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
-                             int64_t *counts),
+FC_PATHS(int, fc_m6_pairs, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
+                            int64_t *counts),
          (t, changed, n, inv_h, nbins, counts), FC_M6_PAIRS_BODY)
 #undef FC_M6_PAIRS_BODY
+#undef FC_PAIRS_SINCE
 
 /* M6's fast form: for each i its partners 8 at a time.  A window writes an entry 2 bin + (partner before the
  * next change) for each of its 8 partners into a buffer and keeps those within the last bin: the bins only grow
@@ -475,13 +515,13 @@ FC_INLINE int fc_window_scalar(const double *t, ptrdiff_t rem, double si, double
                                ptrdiff_t before, int32_t *out)
 {
     const int lim = rem < 8 ? (int)rem : 8;
-    int c = 0;
-    fc_bins_scalar(t, &si, 1, lim, inv_h, top, out);
-    for (int w = 0; w < lim; w++) {
-        c += out[w] < top;
+    const double cap = (double)(top - 1);
+    int w = 0;
+    for (; w < lim && (t[w] - si) * inv_h <= cap; w++) { /* the partners within the last bin: the first ones */
+        fc_bins_scalar(t + w, 1, si, inv_h, top, out + w);
         out[w] = 2 * out[w] + (w < before);
     }
-    return c;
+    return w;
 }
 
 #ifdef FRESHCORE_BLIND_X86
@@ -490,7 +530,7 @@ FC_INLINE FC_AVX512 int fc_window_avx512(const double *t, ptrdiff_t rem, double 
 {
     const __m512d later = rem >= 8 ? _mm512_loadu_pd(t) /* a masked load is slower: only at the end */
                                    : _mm512_mask_loadu_pd(_mm512_set1_pd(INFINITY), (__mmask8)((1u << rem) - 1), t);
-    const __m256i b = fc_bins8_avx512(later, _mm512_set1_pd(si), _mm512_set1_pd(inv_h), _mm512_set1_pd((double)top));
+    const __m256i b = fc_bin8_avx512(later, _mm512_set1_pd(si), _mm512_set1_pd(inv_h), _mm512_set1_pd((double)top));
     const __mmask8 unchanged = _mm512_cmplt_epi64_mask(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
                                                        _mm512_set1_epi64(before));
     const __m256i twice = _mm256_add_epi32(b, b);
@@ -504,9 +544,7 @@ FC_INLINE FC_AVX2 int fc_window_avx2(const double *t, ptrdiff_t rem, double si, 
     if (rem < 8) {
         return fc_window_scalar(t, rem, si, inv_h, top, before, out);
     }
-    const __m256d e = _mm256_set1_pd(si), inv = _mm256_set1_pd(inv_h), cap = _mm256_set1_pd((double)top);
-    const __m256i b = _mm256_set_m128i(fc_bins4_avx2(_mm256_loadu_pd(t + 4), e, inv, cap),
-                                       fc_bins4_avx2(_mm256_loadu_pd(t), e, inv, cap));
+    const __m256i b = fc_bin8_avx2(t, si, inv_h, top);
     const __m256i unchanged = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(before < 8 ? before : 8)),
                                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); /* -1 where w < before */
     _mm256_storeu_si256((__m256i *)out, _mm256_sub_epi32(_mm256_add_epi32(b, b), unchanged));

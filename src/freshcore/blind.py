@@ -34,7 +34,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -612,8 +612,34 @@ def m2(ages: Any, x: Any) -> np.ndarray:
 # comparison sampling at a constant interval
 # ---------------------------------------------------------------------------
 
+_CONSTANT_LOG = """changed : array-like of 0/1, shape (n - 1,)
+    Q_{j,j+1} of n samples Δ apart.
+n_points : int >= 1
+    Evaluate at x_n = nΔ, n = 1 .. n_points."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _constant_log(func: _F) -> _F:
+    """Decorator: the parameters of M3-M5 (a comparison-sampling log at a constant interval) in the docstring,
+    at ``{constant log}``."""
+    if func.__doc__ is not None:  # python -OO
+        func.__doc__ = func.__doc__.replace("{constant log}", _CONSTANT_LOG.replace("\n", "\n    "))
+    return func
+
+
+def _constant_gaps(changed: Any, n_points: int, caller: str) -> tuple[np.ndarray, int, np.ndarray, int, int, int]:
+    """M3-M5's arguments checked: the flags, the number of points, and the gaps between detections with their
+    number, first and last (:func:`_gaps`)."""
+    c = _flags(changed, caller)
+    k = check_int(n_points, "n_points", caller, low=1)
+    return (c, k, *_gaps(c, k))
+
+
 
 @cites(LI_2017)
+@_constant_log
 def m3(changed: Any, n_points: int) -> np.ndarray:
     """M3: the distribution of the distances between consecutive detected updates, at a constant interval Δ.
 
@@ -625,10 +651,7 @@ def m3(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -641,14 +664,12 @@ def m3(changed: Any, n_points: int) -> np.ndarray:
     >>> m3([1, 0, 0, 1, 1, 0, 1], 3).tolist()
     [0.3333333333333333, 0.6666666666666666, 1.0]
     """
-    caller = "m3"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
-    hist = _gaps(c, k)[0]
+    hist = _constant_gaps(changed, n_points, "m3")[2]
     return _cdf(hist[1:], hist.sum())
 
 
 @cites(LI_2017)
+@_constant_log
 def m4(changed: Any, n_points: int) -> np.ndarray:
     """M4: the distribution of the rounded-up ages at every sample, at a constant interval Δ; Δ-consistent
     for the age distribution G_U.
@@ -661,10 +682,7 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -677,12 +695,9 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
     >>> m4([0, 1, 0, 0, 1, 0], 3).tolist()
     [0.4, 0.8, 1.0]
     """
-    caller = "m4"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
     # a run of L samples from a detection to the next adds one sample to each of the values 1 .. L (eq. (40)),
     # so the count of value r is #{gaps >= r} plus 1 if the last run is that long
-    hist, detections, first, last = _gaps(c, k)
+    c, k, hist, detections, first, last = _constant_gaps(changed, n_points, "m4")
     if not detections:
         return np.full(k, np.nan)
     r = np.arange(1, k + 1)
@@ -691,6 +706,7 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
 
 
 @cites(LI_2017)
+@_constant_log
 def m5(changed: Any, n_points: int) -> np.ndarray:
     """M5: M3's samples capped at nΔ, summed and divided by the window; Δ-consistent for G_U with M3's few
     samples.
@@ -704,10 +720,7 @@ def m5(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -720,10 +733,7 @@ def m5(changed: Any, n_points: int) -> np.ndarray:
     >>> m5([1, 0, 0, 1, 1, 0, 1], 3).tolist()
     [0.42857142857142855, 0.7142857142857143, 0.8571428571428571]
     """
-    caller = "m5"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
-    hist = _gaps(c, k)[0]
+    c, k, hist = _constant_gaps(changed, n_points, "m5")[:3]
     # sum over gaps g of min(n, g) = sum_{m = 1..n} #{g >= m}
     at_least = hist[::-1].cumsum()[::-1]  # at_least[m] = #{g >= m}
     return np.cumsum(at_least[1:k + 1]) / len(c)
