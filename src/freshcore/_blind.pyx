@@ -269,8 +269,9 @@ def m6_counts(const double[::1] times, const uint8_t[::1] changed, double h, Py_
 
     ``fast=False``: every pair (the paper's form; ``fc_m6_pairs`` of ``_blind_simd.h``: a tile of samples by
     partners at a time, then the unchanged pairs row by row), those beyond nbins h in ``counts[nbins + 1]``.
-    ``fast=True``: only the pairs no farther apart than nbins h (SPEC section 6; ``fc_m6_fast``: for each i its partners up to the first
-    beyond), the same counts in the bins 1 .. nbins, and ``counts[nbins + 1]`` left alone."""
+    ``fast=True``: only the pairs no farther apart than nbins h (SPEC section 6; ``fc_m6_fast``: for each i its
+    partners up to the first beyond), the same counts in the bins 1 .. nbins, and ``counts[nbins + 1]`` left
+    alone."""
     cdef Py_ssize_t n = times.shape[0]
     cdef int status = 0
     if n < 2:
