@@ -20,8 +20,9 @@ Sorted query points ``x[0..k-1]``: ``_rank(x, k, a)`` is #{x_m < a}, so an age `
 M6 bins: a distance d = s_j - s_i falls in bin n = ceil(d * (1/h)) (at least 1), d * (1/h) computed in double
 precision (a multiplication: the bin differs from ceil(d / h) only for distances within an ulp of a bin
 edge); both M6 forms compute it the same way, so they count bit-identically.  Both count, per bin, the pairs
-whose page changed and those inside one change-free run (Q_ij = 0), W the sum.  No flag is read in the pair
-loops: the partners j of i split at ``nxt``, the first sample after i's next detected change.
+whose page changed and all pairs (those inside one change-free run, Q_ij = 0, are counted apart and taken
+from the changed ones).  No flag is read in the pair loops: the partners j of i split at ``nxt``, the first
+sample after i's next detected change.
 
 The hot loops (M1 and M2 with few points, both M6 forms, the times scan) are C in ``_blind_simd.h``, each with a
 portable scalar path and AVX2 and AVX-512 paths chosen once at import (``SIMD_LEVEL``); every path counts the
@@ -42,8 +43,8 @@ cdef extern from "_blind_simd.h" nogil:
     # counts[q] += #{j < n : ages[j] <= x[q] (and keep[j] = 1)}, q < k; the first j with ages[j] not an age, or -1
     Py_ssize_t fc_le_counts(const double* ages, const uint8_t* keep, Py_ssize_t n, const double* x, Py_ssize_t k,
                             int64_t* counts) noexcept
-    # M6's counts: counts[2 b] the changed pairs, counts[2 b + 1] the unchanged ones, in the bins b (pairs: -1 if
-    # out of memory)
+    # M6's counts: counts[2 b] the changed pairs, counts[2 b + 1] all pairs, in the bins b (pairs: -1 if out of
+    # memory)
     int fc_m6_pairs(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
                     int64_t* counts) noexcept
     void fc_m6_fast(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
@@ -264,8 +265,8 @@ SIMD_LEVEL = fc_set_simd_level(-1)  # once, at import: no lazy choice racing bet
 def m6_counts(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
               int64_t[:, ::1] counts, bint fast):
     """M6's counts (eqs. (52)-(53) of Li et al.) in ``counts`` (shape (nbins + 2, 2), zero on entry): for the bins
-    n = 1 .. nbins, ``counts[n, 0]`` = the sum of Q_ij W_ij(y_n) and ``counts[n, 1]`` that of (1 - Q_ij) W_ij(y_n)
-    over the pairs i < j, the pairs whose page changed and those inside one change-free run.
+    n = 1 .. nbins, ``counts[n, 0]`` = Z(y_n), the sum of Q_ij W_ij(y_n) over the pairs i < j (those whose page
+    changed), and ``counts[n, 1]`` = W(y_n), the number of pairs.
 
     ``fast=False``: every pair (the paper's form; ``fc_m6_pairs`` of ``_blind_simd.h``: a tile of samples by
     partners at a time, then the unchanged pairs row by row), those beyond nbins h in ``counts[nbins + 1]``.

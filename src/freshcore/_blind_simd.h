@@ -7,7 +7,7 @@
  *   the ages for up to 16 points (AVX2: 8) (the ages stream from memory once, each block of them checked in
  *   the same pass); returns the index of the first entry that is not an age, or -1.
  * - fc_m6_pairs, fc_m6_fast (M6): the counts of pairs per bin, counts[2 n] the pairs between which the page
- *   changed and counts[2 n + 1] those inside one change-free run (Q_ij = 0), for the bins n = 1 .. nbins.
+ *   changed and counts[2 n + 1] all pairs, for the bins n = 1 .. nbins.
  *   The bin of a distance d is ceil(d * inv_h), at least 1, capped at top = nbins + 1 ("beyond the last bin").
  *
  * FRESHCORE_NO_SIMD keeps the scalar paths only.
@@ -435,20 +435,21 @@ static inline ptrdiff_t fc_next_change(uint8_t changed, ptrdiff_t i, ptrdiff_t n
     return ((i + 1) & mask) | (nxt & ~mask);
 }
 
-/* counts[2 b] += h[b] (changed pairs) or, for the unchanged ones, counts[2 b + 1] += h[b] and counts[2 b] -= h[b];
- * h emptied. */
-static void fc_add_counts(uint32_t *h, int32_t top, int unchanged, int64_t *counts)
+/* The pairs in h[b], b <= last, added to counts[2 b] and counts[2 b + 1] (all pairs) or, for the unchanged ones,
+ * taken from counts[2 b] (the changed pairs); h emptied. */
+static void fc_add_counts(uint32_t *h, ptrdiff_t last, int unchanged, int64_t *counts)
 {
-    for (ptrdiff_t b = 0; b <= top; b++) {
-        counts[2 * b + unchanged] += h[b];
-        counts[2 * b] -= unchanged ? (int64_t)h[b] : 0;
+    for (ptrdiff_t b = 0; b <= last; b++) {
+        counts[2 * b] += unchanged ? -(int64_t)h[b] : (int64_t)h[b];
+        counts[2 * b + 1] += unchanged ? 0 : h[b];
         h[b] = 0;
     }
 }
 
-/* M6 over all pairs i < j, the pairs beyond the last bin in bin top = nbins + 1 (counts: 2 (nbins + 2) entries).
- * Every pair is counted (tile by tile), then the pairs inside a change-free run (for each i its partners before
- * the next detected change) are taken from the changed ones.  Returns -1 (nothing counted) if out of memory. */
+/* M6 over all pairs i < j, the pairs beyond the last bin in bin top = nbins + 1 (counts: 2 (nbins + 2) entries, per
+ * bin the changed pairs and all pairs).  Every pair is counted (tile by tile), then the pairs inside a change-free
+ * run (for each i its partners before the next detected change) are taken from the changed ones.  Returns -1
+ * (nothing counted) if out of memory. */
 #define FC_PAIRS_SINCE (UINT32_MAX - (uint64_t)FC_TILE_ROWS * FC_TILE_COLS) /* a tile more could wrap a count */
 #define FC_M6_PAIRS_BODY(suffix)                                                                              \
     {                                                                                                         \
@@ -477,7 +478,8 @@ static void fc_add_counts(uint32_t *h, int32_t top, int unchanged, int64_t *coun
         }                                                                                                     \
         fc_add_counts(h, top, 0, counts);                                                                     \
         since = 0;                                                                                            \
-        ptrdiff_t nxt = n; /* the first j > i with changed[j - 1] = 1 (n if none) */                          \
+        ptrdiff_t nxt = n;  /* the first j > i with changed[j - 1] = 1 (n if none) */                         \
+        ptrdiff_t last = 0; /* the largest bin of an unchanged pair (a row's last: bins grow with j) */         \
         for (ptrdiff_t i = n - 2; i >= 0; i--) {                                                              \
             nxt = fc_next_change(changed[i], i, nxt);                                                         \
             for (ptrdiff_t j = i + 1; j < nxt; j += FC_TILE_COLS) {                                           \
@@ -485,11 +487,15 @@ static void fc_add_counts(uint32_t *h, int32_t top, int unchanged, int64_t *coun
                     fc_add_counts(h, top, 1, counts);                                                         \
                     since = 0;                                                                                \
                 }                                                                                             \
-                fc_row_count##suffix(t + j, nxt - j < FC_TILE_COLS ? nxt - j : FC_TILE_COLS, t[i], inv_h, top, h); \
+                const ptrdiff_t m = nxt - j < FC_TILE_COLS ? nxt - j : FC_TILE_COLS;                          \
+                fc_row_count##suffix(t + j, m, t[i], inv_h, top, h);                                          \
                 since += FC_TILE_COLS;                                                                        \
+                int32_t b;                                                                                    \
+                fc_bins_scalar(t + j + m - 1, 1, t[i], inv_h, top, &b);                                       \
+                last = b > last ? b : last;                                                                   \
             }                                                                                                 \
         }                                                                                                     \
-        fc_add_counts(h, top, 1, counts);                                                                     \
+        fc_add_counts(h, last, 1, counts);                                                                    \
         free(h);                                                                                              \
         return 0;                                                                                             \
     }
@@ -560,7 +566,8 @@ FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts
     }
 }
 
-/* counts (2 (nbins + 1) entries at least) += the pairs within nbins bins. */
+/* The pairs within nbins bins: counts[2 b] the changed ones and counts[2 b + 1] all of them, b <= nbins (counts:
+ * 2 (nbins + 1) entries at least, zero on entry). */
 #define FC_M6_FAST_BODY(suffix)                                                                               \
     {                                                                                                         \
         const int32_t top = nbins + 1;                                                                        \
@@ -585,6 +592,9 @@ FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts
             }                                                                                                 \
         }                                                                                                     \
         fc_count_entries(buf, pos, counts);                                                                   \
+        for (ptrdiff_t b = 0; b <= nbins; b++) { /* all pairs: the unchanged ones and the changed ones */     \
+            counts[2 * b + 1] += counts[2 * b];                                                               \
+        }                                                                                                     \
     }
 FC_PATHS(void, fc_m6_fast, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
                             int64_t *counts),

@@ -857,13 +857,11 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
                       "sampler). If the updates are lattice too the samples phase-lock with them (Assumption 1 of "
                       "Li, Cline and Loguinov (2017)) and M6 is not consistent; with a lattice sampler M6 offers "
                       "nothing over M4.", LatticeSamplingWarning, stacklevel=2)
-    # per bin 1 .. b the changed and the unchanged pairs; row b + 1 gathers the pairs farther apart
+    # per bin 1 .. b the changed pairs and all pairs; row b + 1 gathers the pairs farther apart
     counts = np.zeros((b + 2, 2), dtype=np.int64)
     _blind.m6_counts(t, c, h, b, counts, method == "fast")
-    updated = counts[1:b + 1, 0]
-    pairs = updated + counts[1:b + 1, 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = np.where(pairs > 0, updated / np.maximum(pairs, 1), np.nan)
+    updated, pairs = counts[1:b + 1, 0], counts[1:b + 1, 1]
+    est = np.divide(updated, pairs, out=np.full(b, np.nan), where=pairs > 0)
     return (est, pairs, updated) if return_counts else est
 
 
