@@ -81,13 +81,14 @@ def m6_cases():
     yield "bin edges hit", np.cumsum(gen.integers(1, 9, 500)) * 0.25, 0.25
     yield "large offset", 1e6 + np.cumsum(gen.uniform(0.0, 2.0, 500)), 0.1
     yield "buffer refilled", np.cumsum(gen.exponential(0.05, 2500)), 0.05  # ~10^5 pairs within 100 bins
+    yield "many bins", np.cumsum(gen.exponential(1.0, 300)), 1e-3  # > 65536 bins: one copy of the histogram
 
 
 @pytest.mark.parametrize("case", list(m6_cases()), ids=lambda c: c[0])
 def test_m6_both_forms_equal_numpy(level, case):
     _, t, h = case
     changed = np.random.default_rng(len(t)).random(len(t) - 1) < 0.4
-    for max_bin in (None, 1, 3, 100):
+    for max_bin in (None, 1, 3, 100, 70_000):
         if max_bin is None and len(t) > 500:
             continue  # the numpy reference holds every pair
         _, w, z = ref_m6(t, changed, h, max_bin)

@@ -128,7 +128,8 @@ FC_INLINE FC_AVX2 int fc_times_block_avx2(const double *t, ptrdiff_t lo, ptrdiff
     ptrdiff_t i = lo;
     for (; i + 4 <= hi; i += 4) {
         const __m256d cur = _mm256_loadu_pd(t + i), prev = _mm256_loadu_pd(t + i - 1);
-        ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_cmp_pd(cur, prev, _CMP_GT_OQ), _mm256_cmp_pd(cur, big, _CMP_LE_OQ)));
+        const __m256d after = _mm256_and_pd(_mm256_cmp_pd(cur, prev, _CMP_GT_OQ), _mm256_cmp_pd(cur, big, _CMP_LE_OQ));
+        ok = _mm256_and_pd(ok, after);
         g = _mm256_min_pd(g, _mm256_sub_pd(cur, prev));
     }
     const __m128d h = _mm_min_pd(_mm256_castpd256_pd128(g), _mm256_extractf128_pd(g, 1));
@@ -559,12 +560,23 @@ FC_INLINE FC_AVX2 int fc_window_avx2(const double *t, ptrdiff_t rem, double si, 
 }
 #endif
 
-FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts)
+/* counts[e] += 1 for the entries e of buf[0..m), alternately into counts and alt if alt is not NULL (with few bins
+ * the same entry comes back soon: two copies of the histogram halve the increments that wait on one another) */
+FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts, int64_t *alt)
 {
-    for (ptrdiff_t p = 0; p < m; p++) {
+    ptrdiff_t p = 0;
+    if (alt) {
+        for (; p + 2 <= m; p += 2) {
+            counts[buf[p]] += 1;
+            alt[buf[p + 1]] += 1;
+        }
+    }
+    for (; p < m; p++) {
         counts[buf[p]] += 1;
     }
 }
+
+#define FC_ALT_BINS 65536 /* up to this many bins the counts are spread over two copies */
 
 /* The pairs within nbins bins: counts[2 b] the changed ones and counts[2 b + 1] all of them, b <= nbins (counts:
  * 2 (nbins + 1) entries at least, zero on entry). */
@@ -573,6 +585,7 @@ FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts
         const int32_t top = nbins + 1;                                                                        \
         const double cap = (double)nbins;                                                                     \
         int32_t buf[FC_M6_BUF + 8];                                                                           \
+        int64_t *alt = nbins < FC_ALT_BINS ? (int64_t *)calloc(2 * (size_t)top, sizeof(int64_t)) : NULL;      \
         ptrdiff_t pos = 0, nxt = n; /* nxt: the first j > i with changed[j - 1] = 1 (n if none) */            \
         for (ptrdiff_t i = n - 2; i >= 0; i--) {                                                              \
             nxt = fc_next_change(changed[i], i, nxt);                                                         \
@@ -581,20 +594,25 @@ FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts
             while (j + 7 < n && (t[j + 7] - t[i]) * inv_h <= cap) { /* all 8 within: the next 8 */            \
                 j += 8;                                                                                       \
                 if (pos >= FC_M6_BUF) {                                                                       \
-                    fc_count_entries(buf, pos, counts);                                                       \
+                    fc_count_entries(buf, pos, counts, alt);                                                  \
                     pos = 0;                                                                                  \
                 }                                                                                             \
                 pos += fc_window##suffix(t + j, n - j, t[i], inv_h, top, nxt - j, buf + pos);                 \
             }                                                                                                 \
             if (pos >= FC_M6_BUF) {                                                                           \
-                fc_count_entries(buf, pos, counts);                                                           \
+                fc_count_entries(buf, pos, counts, alt);                                                      \
                 pos = 0;                                                                                      \
             }                                                                                                 \
         }                                                                                                     \
-        fc_count_entries(buf, pos, counts);                                                                   \
+        fc_count_entries(buf, pos, counts, alt);                                                              \
         for (ptrdiff_t b = 0; b <= nbins; b++) { /* all pairs: the unchanged ones and the changed ones */     \
+            if (alt) {                                                                                        \
+                counts[2 * b] += alt[2 * b];                                                                  \
+                counts[2 * b + 1] += alt[2 * b + 1];                                                          \
+            }                                                                                                 \
             counts[2 * b + 1] += counts[2 * b];                                                               \
         }                                                                                                     \
+        free(alt);                                                                                            \
     }
 FC_PATHS(void, fc_m6_fast, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
                             int64_t *counts),
