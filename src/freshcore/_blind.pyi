@@ -6,7 +6,6 @@ import numpy.typing as npt
 __test__: dict[str, str]
 
 SIMD_LEVEL: int
-WINDOW: int
 
 def _set_simd_level(level: int) -> int: ...
 
@@ -14,33 +13,23 @@ def first_not_binary(flags: npt.NDArray[np.uint8]) -> int: ...
 def first_not_age(ages: npt.NDArray[np.float64]) -> int: ...
 def first_not_increasing(times: npt.NDArray[np.float64]) -> int: ...
 def lattice_step(times: npt.NDArray[np.float64], rtol: float) -> float: ...
-def age_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> None: ...
-def kept_age_counts(
-    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+def rank_counts(
+    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8] | None, x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> None: ...
-def le_counts(ages: npt.NDArray[np.float64], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]) -> int: ...
-def kept_le_counts(
-    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
+def le_counts(
+    ages: npt.NDArray[np.float64], keep: npt.NDArray[np.uint8] | None, x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> int: ...
 def detection_gaps(changed: npt.NDArray[np.uint8], counts: npt.NDArray[np.int64]) -> tuple[int, int, int]: ...
 def gm4_counts(
     times: npt.NDArray[np.float64], changed: npt.NDArray[np.uint8], x: npt.NDArray[np.float64], counts: npt.NDArray[np.int64]
 ) -> int: ...
-def m6_pairs(
+def m6_counts(
     times: npt.NDArray[np.float64],
     changed: npt.NDArray[np.uint8],
     h: float,
     nbins: int,
-    pairs: npt.NDArray[np.int64],
-    unchanged: npt.NDArray[np.int64],
-) -> None: ...
-def m6_fast(
-    times: npt.NDArray[np.float64],
-    changed: npt.NDArray[np.uint8],
-    h: float,
-    nbins: int,
-    pairs: npt.NDArray[np.int64],
-    unchanged: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    fast: bool,
 ) -> None: ...
 def renewal_table(
     x: npt.NDArray[np.float64],

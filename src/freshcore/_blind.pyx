@@ -19,10 +19,14 @@ Sorted query points ``x[0..k-1]``: ``_rank(x, k, a)`` is #{x_m < a}, so an age `
 
 M6 bins: a distance d = s_j - s_i falls in bin n = ceil(d * (1/h)) (at least 1), d * (1/h) computed in double
 precision (a multiplication: the bin differs from ceil(d / h) only for distances within an ulp of a bin
-edge); both M6 forms compute it the same way, so they count bit-identically.  Both count, per bin, all pairs
-and the pairs inside one change-free run (Q_ij = 0); Z = W - that.  The bins of a chunk of partners are
-computed in one branch-free loop, then counted; no flag is read in the pair loops: the partners j of i split
-at ``nxt``, the first sample after i's next detected change.
+edge); both M6 forms compute it the same way, so they count bit-identically.  Both count, per bin, the pairs
+whose page changed and all pairs (those inside one change-free run, Q_ij = 0, are counted apart and taken
+from the changed ones).  No flag is read in the pair loops: the partners j of i split at ``nxt``, the first
+sample after i's next detected change.
+
+The hot loops (M1 and M2 with few points, both M6 forms, the times scan) are C in ``_blind_simd.h``, each with a
+portable scalar path and AVX2 and AVX-512 paths chosen once at import (``SIMD_LEVEL``); every path counts the
+same.
 
 References
 ----------
@@ -36,25 +40,18 @@ from libc.math cimport exp, log1p  # (the renewal kernels)
 from freshcore._core cimport residual1_inverse
 
 cdef extern from "_blind_simd.h" nogil:
-    # out[j] = ceil((t[j] - si) * inv_h), at least 1, at most top (= nbins + 1: beyond the last bin)
-    void _row_bins "fc_row_bins"(const double* t, Py_ssize_t m, double si, double inv_h, int32_t top,
-                                 int32_t* out) noexcept
-    # out[k] = the bin of later[k] - earlier[k], as _row_bins
-    void _diag_bins "fc_diag_bins"(const double* later, const double* earlier, Py_ssize_t m, double inv_h,
-                                   int32_t top, int32_t* out) noexcept
-    # #{j < n : a[j] <= x} (and keep[j] = 1)
-    int64_t _count_le "fc_count_le"(const double* a, Py_ssize_t n, double x) noexcept
-    int64_t _count_le_kept "fc_count_le_kept"(const double* a, const uint8_t* keep, Py_ssize_t n,
-                                              double x) noexcept
-    # out[j] = a[j] where keep[j], else +infinity
-    void _mask "fc_mask"(const double* a, const uint8_t* keep, Py_ssize_t n, double* out) noexcept
-    # #{j < n : a[j] is a number in [0, DBL_MAX]}
-    int64_t _count_ages "fc_count_ages"(const double* a, Py_ssize_t n) noexcept
     int fc_set_simd_level(int level) noexcept
-    # M6's fast form with AVX2 (returns 0, doing nothing, where the level is scalar)
-    int fc_m6_fast(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
-                   int64_t* pairs, int64_t* unchanged) noexcept
-    enum: FC_WINDOW
+    # the first i with times[i] not finite or not above times[i - 1], or -1; then *gap = the shortest interval
+    Py_ssize_t fc_scan_times(const double* t, Py_ssize_t n, double* gap) noexcept
+    # counts[q] += #{j < n : ages[j] <= x[q] (and keep[j] = 1)}, q < k; the first j with ages[j] not an age, or -1
+    Py_ssize_t fc_le_counts(const double* ages, const uint8_t* keep, Py_ssize_t n, const double* x, Py_ssize_t k,
+                            int64_t* counts) noexcept
+    # M6's counts: counts[2 b] the changed pairs, counts[2 b + 1] all pairs, in the bins b (pairs: -1 if out of
+    # memory)
+    int fc_m6_pairs(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
+                    int64_t* counts) noexcept
+    void fc_m6_fast(const double* t, const uint8_t* changed, Py_ssize_t n, double inv_h, int32_t nbins,
+                    int64_t* counts) noexcept
 
 cdef enum:
     BLOCK = 4096  # entries tested together by the first_* scans
@@ -81,10 +78,6 @@ cdef inline Py_ssize_t _rank(const double* x, Py_ssize_t k, double a) noexcept n
 
 cdef inline bint _not_age(double a) noexcept nogil:
     return not (a >= 0.0 and a <= 1.7976931348623157e308)  # NaN, negative or infinite
-
-
-cdef inline bint _not_after(double a, double before) noexcept nogil:
-    return not (a > before and a <= 1.7976931348623157e308)  # NaN, infinite, or not above the one before
 
 
 cdef Py_ssize_t _first_not_binary(const uint8_t* flags, Py_ssize_t n) noexcept nogil:
@@ -118,31 +111,10 @@ cdef Py_ssize_t _first_not_age(const double* ages, Py_ssize_t n) noexcept nogil:
     return -1
 
 
-cdef Py_ssize_t _first_not_increasing(const double* t, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t lo = 1, hi, i, bad
-    if n and _not_after(t[0], -1.7976931348623157e308):
-        return 0
-    while lo < n:
-        hi = lo + BLOCK if lo + BLOCK < n else n
-        bad = 0
-        for i in range(lo, hi):
-            bad += _not_after(t[i], t[i - 1])
-        if bad:
-            for i in range(lo, hi):
-                if _not_after(t[i], t[i - 1]):
-                    return i
-        lo = hi
-    return -1
-
-
 cdef double _lattice_step(const double* t, Py_ssize_t n, double rtol) noexcept nogil:
     cdef Py_ssize_t i
-    cdef double c = 1.7976931348623157e308, s, r, k
-    if n < 2:
-        return 0.0
-    for i in range(1, n):
-        s = t[i] - t[i - 1]
-        c = s if s < c else c
+    cdef double c = 0.0, r, k
+    fc_scan_times(t, n, &c)  # the shortest interval (the times are valid)
     for i in range(1, n):
         r = (t[i] - t[i - 1]) / c
         if r > 1e15:  # no meaningful lattice (and beyond int64)
@@ -153,31 +125,35 @@ cdef double _lattice_step(const double* t, Py_ssize_t n, double rtol) noexcept n
     return c
 
 
+cdef enum:
+    NOT_BINARY
+    NOT_AGE
+    NOT_INCREASING
+
+
+cdef Py_ssize_t _first(const void* data, Py_ssize_t n, int kind) noexcept:
+    """The first bad index of a scan (see the callers), or -1; the loop without the GIL."""
+    with nogil:
+        if kind == NOT_BINARY:
+            return _first_not_binary(<const uint8_t*>data, n)
+        if kind == NOT_AGE:
+            return _first_not_age(<const double*>data, n)
+        return fc_scan_times(<const double*>data, n, NULL)
+
+
 def first_not_binary(const uint8_t[::1] flags):
     """Index of the first entry of ``flags`` other than 0 or 1, or -1."""
-    cdef Py_ssize_t i = -1
-    if flags.shape[0]:
-        with nogil:
-            i = _first_not_binary(&flags[0], flags.shape[0])
-    return i
+    return _first(&flags[0], flags.shape[0], NOT_BINARY) if flags.shape[0] else -1
 
 
 def first_not_age(const double[::1] ages):
     """Index of the first entry of ``ages`` that is NaN, negative or infinite, or -1."""
-    cdef Py_ssize_t i = -1
-    if ages.shape[0]:
-        with nogil:
-            i = _first_not_age(&ages[0], ages.shape[0])
-    return i
+    return _first(&ages[0], ages.shape[0], NOT_AGE) if ages.shape[0] else -1
 
 
 def first_not_increasing(const double[::1] times):
     """Index of the first entry of ``times`` that is not finite or not above the one before it, or -1."""
-    cdef Py_ssize_t i = -1
-    if times.shape[0]:
-        with nogil:
-            i = _first_not_increasing(&times[0], times.shape[0])
-    return i
+    return _first(&times[0], times.shape[0], NOT_INCREASING) if times.shape[0] else -1
 
 
 def lattice_step(const double[::1] times, double rtol):
@@ -194,66 +170,35 @@ def lattice_step(const double[::1] times, double rtol):
 # layer 2: the estimators' counts
 # ---------------------------------------------------------------------------
 
-def age_counts(const double[::1] ages, const double[::1] x, int64_t[::1] counts):
-    """M2: ``counts[m]`` += #{ages with rank m among the sorted points x} (len(counts) = len(x) + 1)."""
+cdef const uint8_t* _kept(const uint8_t[::1] keep, Py_ssize_t* n) noexcept:
+    """The flags of the kept ages (then ``n`` = their number), or NULL for every age."""
+    if keep is None:
+        return NULL
+    n[0] = keep.shape[0]
+    return &keep[0] if keep.shape[0] else NULL
+
+
+def rank_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
+    """M1, M2 with many points: ``counts[m]`` += #{ages with rank m among the sorted points x} (len(counts) =
+    len(x) + 1), over the ages ``ages[j]`` with ``keep[j] = 1`` (j < len(keep)), or over every age if ``keep``
+    is None."""
     cdef Py_ssize_t n = ages.shape[0], k = x.shape[0], j
+    cdef const uint8_t* kp = _kept(keep, &n)
     with nogil:
         for j in range(n):
-            counts[_rank(&x[0], k, ages[j])] += 1
+            counts[_rank(&x[0], k, ages[j])] += 1 if kp == NULL else kp[j]
 
 
-def kept_age_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
-    """M1: as :func:`age_counts` over the ages ``ages[j]`` with ``keep[j] = 1`` (j < len(keep))."""
-    cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], j
+def le_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
+    """M1, M2 with few points: ``counts[m]`` += #{ages <= x[m]}, over the ages ``ages[j]`` with ``keep[j] = 1``
+    (j < len(keep)), or over every age if ``keep`` is None; every age (with ``keep``, the last one too) is
+    checked in the same pass.  Returns the index of the first entry that is not an age (NaN, negative or
+    infinite), or -1; the counts are then incomplete (the caller raises)."""
+    cdef Py_ssize_t n = ages.shape[0], bad = -1
+    cdef const uint8_t* kp = _kept(keep, &n)
     with nogil:
-        for j in range(n):
-            counts[_rank(&x[0], k, ages[j])] += keep[j]
-
-
-cdef Py_ssize_t _first_bad_in(const double* ages, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(lo, hi):
-        if _not_age(ages[j]):
-            return j
-    return -1
-
-
-def le_counts(const double[::1] ages, const double[::1] x, int64_t[::1] counts):
-    """M2 with few points: ``counts[m]`` += #{ages <= x[m]}, a block of ages (in L1) at a time, one
-    vectorised count per point.  Returns the index of the first entry that is not an age (NaN, negative or
-    infinite), found in the same pass (the caller raises), or -1; the counts are then incomplete."""
-    cdef Py_ssize_t n = ages.shape[0], k = x.shape[0], lo, hi, m, bad = -1
-    with nogil:
-        lo = 0
-        while lo < n:
-            hi = lo + BLOCK if lo + BLOCK < n else n
-            if _count_ages(&ages[lo], hi - lo) != hi - lo:
-                bad = _first_bad_in(&ages[0], lo, hi)
-                break
-            for m in range(k):
-                counts[m] += _count_le(&ages[lo], hi - lo, x[m])
-            lo = hi
-    return bad
-
-
-def kept_le_counts(const double[::1] ages, const uint8_t[::1] keep, const double[::1] x, int64_t[::1] counts):
-    """M1 with few points: as :func:`le_counts` over the ages ``ages[j]`` with ``keep[j] = 1``, j <
-    len(keep) (each block's other ages set to +infinity, above every point, in a buffer first); every age (the
-    last one too) is checked."""
-    cdef Py_ssize_t n = keep.shape[0], k = x.shape[0], lo, hi, m, bad = -1
-    cdef double buf[BLOCK]
-    with nogil:
-        lo = 0
-        while lo < n:
-            hi = lo + BLOCK if lo + BLOCK < n else n
-            if _count_ages(&ages[lo], hi - lo) != hi - lo:
-                bad = _first_bad_in(&ages[0], lo, hi)
-                break
-            _mask(&ages[lo], &keep[lo], hi - lo, buf)
-            for m in range(k):
-                counts[m] += _count_le(buf, hi - lo, x[m])
-            lo = hi
-        if bad < 0 and _not_age(ages[n]):
+        bad = fc_le_counts(&ages[0], kp, n, &x[0], x.shape[0], &counts[0])
+        if bad < 0 and kp != NULL and _not_age(ages[n]):
             bad = n
     return bad
 
@@ -311,96 +256,37 @@ def gm4_counts(const double[::1] times, const uint8_t[::1] changed, const double
     return total
 
 
-cdef enum:
-    CHUNK = 512  # partners whose bins are computed together (a vectorisable loop) before they are counted
-
-
 def _set_simd_level(int level):
-    """Choose the paths of ``_blind_simd.h``: 0 scalar, 1 AVX2, -1 the best the processor has (chosen at
-    import); returns the one used.  Every path gives the same results (for tests)."""
+    """Choose the paths of ``_blind_simd.h``: 0 scalar, 1 AVX2, 2 AVX-512, -1 the best the processor has (chosen
+    at import); returns the one used.  Every path gives the same results (for tests)."""
     return fc_set_simd_level(level)
 
 
 SIMD_LEVEL = fc_set_simd_level(-1)  # once, at import: no lazy choice racing between threads
-WINDOW = FC_WINDOW  # the overflow entries past nbins that m6_fast's arrays need
 
 
-def m6_pairs(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
-             int64_t[::1] pairs, int64_t[::1] unchanged):
-    """M6 over all pairs i < j (eqs. (52)-(53) of Li et al.): ``pairs[n]`` += W_ij(y_n), ``unchanged[n]`` +=
-    (1 - Q_ij) W_ij(y_n), for the bins n = 1 .. nbins; the pairs beyond nbins h land in ``pairs[nbins + 1]``
-    (both arrays have at least nbins + 2 entries).
+def m6_counts(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
+              int64_t[:, ::1] counts, bint fast):
+    """M6's counts (eqs. (52)-(53) of Li et al.) in ``counts`` (shape (nbins + 2, 2), zero on entry): for the bins
+    n = 1 .. nbins, ``counts[n, 0]`` = Z(y_n), the sum of Q_ij W_ij(y_n) over the pairs i < j (those whose page
+    changed), and ``counts[n, 1]`` = W(y_n), the number of pairs.
 
-    Every pair is counted diagonal by diagonal (the pairs (k, k + d) for d = 1 .. n - 1): their distances are
-    close to one another, so the counts each diagonal touches are a narrow band of the histogram (in cache),
-    and its bins are one long vectorised loop.  The unchanged pairs (inside one change-free run) are counted
-    row by row: for each i, its partners before the next detected change."""
-    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, d, nxt
-    cdef double inv_h = 1.0 / h
-    cdef int32_t top = <int32_t>(nbins + 1)
-    cdef int32_t buf[CHUNK]
-    with nogil:
-        for d in range(1, n):
-            lo = 0
-            while lo < n - d:
-                m = n - d - lo if n - d - lo < CHUNK else CHUNK
-                _diag_bins(&times[lo + d], &times[lo], m, inv_h, top, buf)
-                for j in range(m):
-                    pairs[buf[j]] += 1
-                lo += m
-        nxt = n  # the first j > i with changed[j - 1] = 1 (n if none), maintained from the right
-        i = n - 2
-        while i >= 0:
-            if changed[i]:
-                nxt = i + 1
-            lo = i + 1
-            while lo < nxt:
-                m = nxt - lo if nxt - lo < CHUNK else CHUNK
-                _row_bins(&times[lo], m, times[i], inv_h, top, buf)
-                for j in range(m):
-                    unchanged[buf[j]] += 1
-                lo += m
-            i -= 1
-
-
-def m6_fast(const double[::1] times, const uint8_t[::1] changed, double h, Py_ssize_t nbins,
-            int64_t[::1] pairs, int64_t[::1] unchanged):
-    """M6 over the pairs no farther apart than nbins h only (SPEC section 6): the same counts as
-    :func:`m6_pairs` in the bins 1 .. nbins (the arrays hold nbins + 1 + WINDOW entries; the entries past
-    nbins are overflow).  With AVX2, ``fc_m6_fast`` of ``_blind_simd.h`` (a fixed window of partners at a
-    time); else this loop.  The partners of i end at the first j with
-    (s_j - s_i) / h > nbins, a pointer that only moves left as i does (times are sorted, and rounding keeps
-    the order)."""
-    cdef Py_ssize_t n = times.shape[0], i, j, lo, m, nxt, end
-    cdef double inv_h = 1.0 / h, cap = <double>nbins
-    cdef int32_t top = <int32_t>(nbins + 1)
-    cdef int32_t buf[CHUNK]
+    ``fast=False``: every pair (the paper's form; ``fc_m6_pairs`` of ``_blind_simd.h``: a tile of samples by
+    partners at a time, then the unchanged pairs row by row), those beyond nbins h in ``counts[nbins + 1]``.
+    ``fast=True``: only the pairs no farther apart than nbins h (SPEC section 6; ``fc_m6_fast``: for each i its
+    partners up to the first beyond), the same counts in the bins 1 .. nbins, and ``counts[nbins + 1]`` left
+    alone."""
+    cdef Py_ssize_t n = times.shape[0]
+    cdef int status = 0
     if n < 2:
         return
     with nogil:
-        if fc_m6_fast(&times[0], &changed[0], n, inv_h, <int32_t>nbins, &pairs[0], &unchanged[0]):
-            i = -1  # done there
+        if fast:
+            fc_m6_fast(&times[0], &changed[0], n, 1.0 / h, <int32_t>nbins, &counts[0, 0])
         else:
-            i = n - 2
-        nxt = n
-        end = n  # the first j with (times[j] - times[i]) / h > nbins (n if none)
-        while i >= 0:
-            if changed[i]:
-                nxt = i + 1
-            while end > i + 1 and (times[end - 1] - times[i]) * inv_h > cap:
-                end -= 1
-            lo = i + 1
-            while lo < end:
-                m = end - lo if end - lo < CHUNK else CHUNK
-                _row_bins(&times[lo], m, times[i], inv_h, top, buf)
-                for j in range(m):
-                    pairs[buf[j]] += 1
-                j = 0
-                while j < m and lo + j < nxt:
-                    unchanged[buf[j]] += 1
-                    j += 1
-                lo += m
-            i -= 1
+            status = fc_m6_pairs(&times[0], &changed[0], n, 1.0 / h, <int32_t>nbins, &counts[0, 0])
+    if status < 0:
+        raise MemoryError(f"m6: no memory for the counts of {nbins} bins")
 
 
 # ---------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -506,20 +506,18 @@ def _points(x: Any, caller: str, name: str = "x") -> np.ndarray:
 _FEW_POINTS = 32  # up to this many points, one vectorised count per point beats a search per value
 
 
-def _age_cdf(ages: np.ndarray, xs: np.ndarray, caller: str, count_each: Callable[[np.ndarray], int],
-             rank: Callable[[np.ndarray], Any], total: Callable[[], int]) -> np.ndarray:
-    """The fraction of ages <= each point: with few points ``count_each`` fills #{ages <= x_m} directly and
-    reports the first bad age in the same pass; else the ages are scanned, then ``rank`` counts the ages per
-    rank (those above exactly m points)."""
+def _age_cdf(ages: np.ndarray, keep: np.ndarray | None, xs: np.ndarray, caller: str, total: int) -> np.ndarray:
+    """The fraction of the ages (those with ``keep[j] = 1`` if given) <= each point, ``total`` of them: with few
+    points the compiled pass counts #{ages <= x_m} directly and reports the first bad age in the same pass;
+    else the ages are scanned, then counted per rank (those above exactly m points)."""
     if len(xs) <= _FEW_POINTS:
         counts = np.zeros(len(xs), dtype=np.int64)
-        _bad_age(ages, count_each(counts), caller)
-        n = total()
-        return counts / n if n else np.full(len(xs), np.nan)
+        _bad_age(ages, _blind.le_counts(ages, keep, xs, counts), caller)
+        return counts / total if total else np.full(len(xs), np.nan)
     _bad_age(ages, _blind.first_not_age(ages), caller)
     counts = np.zeros(len(xs) + 1, dtype=np.int64)
-    rank(counts)
-    return _cdf(counts, total())
+    _blind.rank_counts(ages, keep, xs, counts)
+    return _cdf(counts, total)
 
 
 def _gaps(changed: np.ndarray, k: int) -> tuple[np.ndarray, int, int, int]:
@@ -580,8 +578,7 @@ def m1(ages: Any, changed: Any, x: Any) -> np.ndarray:
     a = _floats(ages, "ages", caller)
     c = _flags(changed, caller, len(a), of="ages")
     xs = _points(x, caller)
-    return _age_cdf(a, xs, caller, lambda counts: _blind.kept_le_counts(a, c, xs, counts),
-                    lambda counts: _blind.kept_age_counts(a, c, xs, counts), lambda: int(np.count_nonzero(c)))
+    return _age_cdf(a, c, xs, caller, int(np.count_nonzero(c)))
 
 
 @cites(LI_2017)
@@ -614,16 +611,41 @@ def m2(ages: Any, x: Any) -> np.ndarray:
     caller = "m2"
     a = _floats(ages, "ages", caller)
     xs = _points(x, caller)
-    return _age_cdf(a, xs, caller, lambda counts: _blind.le_counts(a, xs, counts),
-                    lambda counts: _blind.age_counts(a, xs, counts), lambda: len(a))
+    return _age_cdf(a, None, xs, caller, len(a))
 
 
 # ---------------------------------------------------------------------------
 # comparison sampling at a constant interval
 # ---------------------------------------------------------------------------
 
+_CONSTANT_LOG = """changed : array-like of 0/1, shape (n - 1,)
+    Q_{j,j+1} of n samples Δ apart.
+n_points : int >= 1
+    Evaluate at x_n = nΔ, n = 1 .. n_points."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _constant_log(func: _F) -> _F:
+    """Decorator: the parameters of M3-M5 (a comparison-sampling log at a constant interval) in the docstring,
+    at ``{constant log}``."""
+    if func.__doc__ is not None:  # python -OO
+        func.__doc__ = func.__doc__.replace("{constant log}", _CONSTANT_LOG.replace("\n", "\n    "))
+    return func
+
+
+def _constant_gaps(changed: Any, n_points: int, caller: str) -> tuple[np.ndarray, int, np.ndarray, int, int, int]:
+    """M3-M5's arguments checked: the flags, the number of points, and the gaps between detections with their
+    number, first and last (:func:`_gaps`)."""
+    c = _flags(changed, caller)
+    k = check_int(n_points, "n_points", caller, low=1)
+    return (c, k, *_gaps(c, k))
+
+
 
 @cites(LI_2017)
+@_constant_log
 def m3(changed: Any, n_points: int) -> np.ndarray:
     """M3: the distribution of the distances between consecutive detected updates, at a constant interval Δ.
 
@@ -635,10 +657,7 @@ def m3(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -651,14 +670,12 @@ def m3(changed: Any, n_points: int) -> np.ndarray:
     >>> m3([1, 0, 0, 1, 1, 0, 1], 3).tolist()
     [0.3333333333333333, 0.6666666666666666, 1.0]
     """
-    caller = "m3"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
-    hist = _gaps(c, k)[0]
+    hist = _constant_gaps(changed, n_points, "m3")[2]
     return _cdf(hist[1:], hist.sum())
 
 
 @cites(LI_2017)
+@_constant_log
 def m4(changed: Any, n_points: int) -> np.ndarray:
     """M4: the distribution of the rounded-up ages at every sample, at a constant interval Δ; Δ-consistent
     for the age distribution G_U.
@@ -671,10 +688,7 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -687,12 +701,9 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
     >>> m4([0, 1, 0, 0, 1, 0], 3).tolist()
     [0.4, 0.8, 1.0]
     """
-    caller = "m4"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
     # a run of L samples from a detection to the next adds one sample to each of the values 1 .. L (eq. (40)),
     # so the count of value r is #{gaps >= r} plus 1 if the last run is that long
-    hist, detections, first, last = _gaps(c, k)
+    c, k, hist, detections, first, last = _constant_gaps(changed, n_points, "m4")
     if not detections:
         return np.full(k, np.nan)
     r = np.arange(1, k + 1)
@@ -701,6 +712,7 @@ def m4(changed: Any, n_points: int) -> np.ndarray:
 
 
 @cites(LI_2017)
+@_constant_log
 def m5(changed: Any, n_points: int) -> np.ndarray:
     """M5: M3's samples capped at nΔ, summed and divided by the window; Δ-consistent for G_U with M3's few
     samples.
@@ -714,10 +726,7 @@ def m5(changed: Any, n_points: int) -> np.ndarray:
 
     Parameters
     ----------
-    changed : array-like of 0/1, shape (n - 1,)
-        Q_{j,j+1} of n samples Δ apart.
-    n_points : int >= 1
-        Evaluate at x_n = nΔ, n = 1 .. n_points.
+    {constant log}
 
     Returns
     -------
@@ -730,10 +739,7 @@ def m5(changed: Any, n_points: int) -> np.ndarray:
     >>> m5([1, 0, 0, 1, 1, 0, 1], 3).tolist()
     [0.42857142857142855, 0.7142857142857143, 0.8571428571428571]
     """
-    caller = "m5"
-    c = _flags(changed, caller)
-    k = check_int(n_points, "n_points", caller, low=1)
-    hist = _gaps(c, k)[0]
+    c, k, hist = _constant_gaps(changed, n_points, "m5")[:3]
     # sum over gaps g of min(n, g) = sum_{m = 1..n} #{g >= m}
     at_least = hist[::-1].cumsum()[::-1]  # at_least[m] = #{g >= m}
     return np.cumsum(at_least[1:k + 1]) / len(c)
@@ -857,14 +863,11 @@ def m6(times: Any, changed: Any, bin_width: float, max_bin: int | None = None, *
                       "sampler). If the updates are lattice too the samples phase-lock with them (Assumption 1 of "
                       "Li, Cline and Loguinov (2017)) and M6 is not consistent; with a lattice sampler M6 offers "
                       "nothing over M4.", LatticeSamplingWarning, stacklevel=2)
-    # bins 1 .. b; the entries past b gather the pairs farther apart (m6_fast spreads them over WINDOW)
-    pairs = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
-    unchanged = np.zeros(b + 1 + _blind.WINDOW, dtype=np.int64)
-    (_blind.m6_fast if method == "fast" else _blind.m6_pairs)(t, c, h, b, pairs, unchanged)
-    pairs = pairs[1:b + 1]
-    updated = pairs - unchanged[1:b + 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = np.where(pairs > 0, updated / np.maximum(pairs, 1), np.nan)
+    # per bin 1 .. b the changed pairs and all pairs; row b + 1 gathers the pairs farther apart
+    counts = np.zeros((b + 2, 2), dtype=np.int64)
+    _blind.m6_counts(t, c, h, b, counts, method == "fast")
+    updated, pairs = counts[1:b + 1, 0], counts[1:b + 1, 1]
+    est = np.divide(updated, pairs, out=np.full(b, np.nan), where=pairs > 0)
     return (est, pairs, updated) if return_counts else est
 
 
