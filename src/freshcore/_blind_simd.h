@@ -76,10 +76,28 @@ FRESHCORE_STATIC int fc_set_simd_level(int level)
         }                                                                                                     \
         return name##_scalar args;                                                                            \
     }
+/* the same for a function returning void (ISO C forbids `return f();` there) */
+#define FC_PATHS_VOID(name, params, args, body)                                                               \
+    static void name##_scalar params body(_scalar)                                                            \
+    FC_AVX2 static void name##_avx2 params body(_avx2)                                                        \
+    FC_AVX512 static void name##_avx512 params body(_avx512)                                                  \
+    static inline void name params                                                                            \
+    {                                                                                                         \
+        if (fc_simd_level == 2) {                                                                             \
+            name##_avx512 args;                                                                               \
+        } else if (fc_simd_level == 1) {                                                                      \
+            name##_avx2 args;                                                                                 \
+        } else {                                                                                              \
+            name##_scalar args;                                                                               \
+        }                                                                                                     \
+    }
 #else
 #define FC_PATHS(ret, name, params, args, body)                                                               \
     static ret name##_scalar params body(_scalar)                                                             \
     static inline ret name params { return name##_scalar args; }
+#define FC_PATHS_VOID(name, params, args, body)                                                               \
+    static void name##_scalar params body(_scalar)                                                            \
+    static inline void name params { name##_scalar args; }
 #endif
 
 /* ---------------------------------------------------------------------------------------------------------
@@ -614,9 +632,9 @@ FC_INLINE void fc_count_entries(const int32_t *buf, ptrdiff_t m, int64_t *counts
         }                                                                                                     \
         free(alt);                                                                                            \
     }
-FC_PATHS(void, fc_m6_fast, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
-                            int64_t *counts),
-         (t, changed, n, inv_h, nbins, counts), FC_M6_FAST_BODY)
+FC_PATHS_VOID(fc_m6_fast, (const double *t, const uint8_t *changed, ptrdiff_t n, double inv_h, int32_t nbins,
+                           int64_t *counts),
+              (t, changed, n, inv_h, nbins, counts), FC_M6_FAST_BODY)
 #undef FC_M6_FAST_BODY
 
 #endif /* FRESHCORE_BLIND_SIMD_H */
