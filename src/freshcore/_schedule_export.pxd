@@ -55,6 +55,7 @@ cdef inline dict state_export(SchedulerState s):
         "park_moving": bool(s.park.moving),
         "park_move_ref": s.park.move_ref,
         "park_move_tick": s.park.move_tick,
+        "park_settle": s.park.settle,
         "k": s.tick,
         "nticks": s.n_ticks,
         "built": bool(s.built),
@@ -101,5 +102,6 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     s.park.moving = d["park_moving"]
     s.park.move_ref = d["park_move_ref"]
     s.park.move_tick = d["park_move_tick"]
+    s.park.settle = d["park_settle"]
     s.buckets.calendar.last_popped_tick = s.tick
     return 0

@@ -27,6 +27,7 @@ cdef extern from "_schedule_constants.h":
 
 cdef enum:
     FAR_SHARE = 32  # the horizon moves by m/FAR_SHARE ticks
+    SETTLE_SHARE = 64  # a tick of the settle looks at m/SETTLE_SHARE + 256 page ids
 
 
 cdef struct Park:
@@ -39,6 +40,7 @@ cdef struct Park:
     bint moving              # the winning value moved over the last window: no page parks
     double move_ref          # the winning value at the window's start
     long long move_tick      # the tick count at the window's start
+    long long settle         # 1 + the next page id the settle looks at (0: no settle under way; _schedule._park_lines)
 
 
 cdef inline double park_floor(Py_ssize_t n_live) noexcept nogil:
