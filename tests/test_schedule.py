@@ -363,20 +363,26 @@ def test_every_kind_parks_and_stays_exact_with_signals(value):
     assert hits[_schedule.PARK_CODE] > 0 and hits[_schedule.FAR_CODE] > 0, hits
 
 
-@pytest.mark.parametrize("factor", [3.0, 0.3])
+@pytest.mark.parametrize("factor", [3.0, 30.0, 0.3])
 def test_greedy_level_moves_stay_exact(factor):
-    # a higher rate drops the winning value below the park level: every parked page is evaluated
-    # (n_unparks) and the level lowered; a lower rate raises it (free)
+    # a higher rate drops the winning value: towards the park level, which a lowering moves down ahead of it
+    # (every parked page re-keyed, a share per tick) or, when it drops faster (x30), below it: every parked page
+    # is evaluated (n_unparks) and the level lowered; a lower rate raises it (free)
     m, rate = 800, 80.0
     s, ref = greedy_pair(12, m, rate)
+    lowerings = 0
     for j in range(6 * m):
         if j == 2 * m:
             s.set_bandwidth(rate * factor)
             ref.set_bandwidth(rate * factor)
             level, falls = s.to_dict()["park_level"], s._state.n_unparks
         assert s.next() == ref.next(), f"tick {j}"
+        if j >= 2 * m:
+            lowerings += s.to_dict()["park_lower"] > 0
     assert (s.to_dict()["park_level"] < level) == (factor > 1)
-    if factor > 1:
+    if factor == 3.0:
+        assert lowerings > 0
+    if factor == 30.0:
         assert s._state.n_unparks > falls
 
 

@@ -1032,3 +1032,49 @@ def test_bad_park_settle_is_refused():
         Scheduler.from_dict({**d, "park_settle": 3})
     with pytest.raises(ValueError, match="park_settle"):
         Scheduler.from_dict({**d, "park_settle": -1})
+
+
+def test_lowering_restores_and_stays_exact():
+    # a lowering (the winning value three quarters of the way down to the park level: the parked pages re-keyed
+    # for a lower level, a share per tick, the ticks still checked against the old one) saved mid-way continues
+    # with the same decisions and evaluations, and the decisions are the brute force's
+    rng = np.random.default_rng(13)
+    m, rate = 3000, 300.0
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
+    ref = Reference(pages, rate, value="greedy")
+    ref.last = last.copy()
+    s.run(2 * m)
+    assert s.time == 2 * m / rate
+    for _ in range(2 * m):
+        ref.next()
+    s.set_bandwidth(3 * rate)
+    ref.set_bandwidth(3 * rate)
+    for _ in range(4 * m):
+        assert s.next() == ref.next()
+        d = s.to_dict()
+        if d["park_lower"] > 1:
+            break
+    else:
+        raise AssertionError("no lowering")
+    assert d["park_fall_level"] > d["park_level"]
+    restored = Scheduler.from_dict(d)
+    for _ in range(m):
+        assert s.next() == ref.next() == restored.next()
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    d = s.to_dict()
+    assert d["park_lower"] == 0 or d["park_fall_level"] > d["park_level"]
+
+
+def test_bad_lowering_entries_are_refused():
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 3.0]), 2.0)
+    s.run(3)
+    d = s.to_dict()
+    assert d["park_lower"] == 0 and d["park_fall_level"] == d["park_level"]
+    with pytest.raises(ValueError, match=r"'park_lower' entry .* at most the number of page slots \(2\), got 3"):
+        Scheduler.from_dict({**d, "park_lower": 3})
+    with pytest.raises(ValueError, match=r"'park_fall_level' entry .* must be 'park_level'"):
+        Scheduler.from_dict({**d, "park_fall_level": d["park_level"] * 2 + 1.0})
+    with pytest.raises(ValueError, match="'park_fall_level' entry"):
+        Scheduler.from_dict({**d, "park_lower": 1})

@@ -250,14 +250,14 @@ from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTA
                                         family_of, reach_time, line_park_time, key_pad)
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_push, calendar_release,
-                                           calendar_reserve, calendar_empty, calendar_clear, calendar_prefetch)
+                                           calendar_empty, calendar_clear, calendar_prefetch)
 from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_init,
                                           buckets_free, buckets_push, buckets_take, buckets_remove, buckets_key_of,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
                                           buckets_grow,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
-from freshcore._schedule_park cimport (Park, PARK_EPS, SETTLE_SHARE, parks, park_key, park_start, park_follow,
-                                       park_advance)
+from freshcore._schedule_park cimport (Park, PARK_EPS, SETTLE_SHARE, LOWER_SHARE, parks, park_key, park_start,
+                                       park_follow, park_advance)
 from freshcore._schedule_export cimport state_export, state_import
 
 cdef extern from "_schedule_constants.h":
@@ -489,6 +489,15 @@ cdef class SchedulerState:
                 + scanned * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
                 + (scanned + 9) * (sizeof(double) + sizeof(int32_t)))
 
+    def _capacities(self):
+        """(FAR's capacity, the calendar's entries and lists, the popped pages' buffer, the slope heaps' entries),
+        for tests."""
+        cdef Py_ssize_t b, heaps = 0
+        for b in range(PARK):
+            heaps += self.buckets.heaps[b].capacity
+        return (self.buckets.heaps[FAR].capacity, self.buckets.calendar.capacity, self.buckets.calendar.mask + 1,
+                self.popped.capacity, heaps)
+
     # -- pages in their buckets -----------------------------------------------
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex, double* b) noexcept nogil:
         """V_j(tau), counted (``value_at``, with ex and b_j); NaN (past the series cap) noted in ``failed_page``."""
@@ -604,15 +613,14 @@ cdef class SchedulerState:
 
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
         """A tick of the settle (the winning value has stopped moving): every page of ids j0 .. j1 - 1 in a slope
-        bucket whose bound at t is below the park level parks (the tick has made room for them in FAR and the
-        calendar), keyed by Greedy's exact time or, for the other kinds, the time its line reaches the level;
-        those due by the horizon into the calendar.  (By ids, not by buckets: a share of the pages per tick
-        whatever the buckets' sizes, the same pages in a state saved and loaded.)"""
+        bucket whose bound at t is below the park level parks (the tick has made room for them in FAR), keyed by
+        Greedy's exact time or, for the other kinds, the time its line reaches the level, into FAR (those due by
+        the horizon join the calendar at the next tick's move of it).  (By ids, not by buckets: a share of the
+        pages per tick whatever the buckets' sizes, the same pages in a state saved and loaded.)"""
         cdef Buckets* s = &self.buckets
         cdef Py_ssize_t b, j
         cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE), key
-        # (no room to make: the tick reserved FAR's and the calendar's for j1 - j0 pages before it placed its
-        # popped pages)
+        # (no room to make: the tick reserved FAR's for j1 - j0 pages before it placed its popped pages)
         for j in range(j0, j1):
             b = s.code[j]
             if b == CONSTANT or b >= UNBOUNDED:
@@ -624,12 +632,57 @@ cdef class SchedulerState:
             key = (park_key(&self.park, &self.pages.records[j]) if self.pages.kind == GREEDY
                    else line_park_time(s.slope_table, b, key, self.park.level))
             buckets_take(s, b, s.records[j].entry)
+            unsorted_append(&s.heaps[FAR], <int32_t>j, key, s.records)
+            s.code[j] = FAR
             if key <= self.park.horizon:
+                self.park.horizon = -INFINITY  # (the next tick moves it, and this page to the calendar)
+
+    cdef void _lower(self, double t) noexcept nogil:
+        """A tick of a lowering (``park_follow``): the parked pages of m/LOWER_SHARE + 256 page ids from
+        park.lower - 1 on are evaluated and parked again for the new level, those that no longer park keyed at t
+        (the next tick pops them), into FAR (a page of the calendar due by the horizon into the entry it left;
+        the others due by it join the calendar at the next tick's move of it); once every id is done, the level
+        the ticks' best values are checked against is the new one.  (After the tick has succeeded, which made
+        room for them in FAR.  A page
+        whose value cannot be computed stays where it was, and the lowering waits there: it ends at the latest
+        with the fall it was doing ahead, which raises the error.)"""
+        cdef Buckets* s = &self.buckets
+        cdef Py_ssize_t j, b, e = self._lower_end()
+        cdef double key, v, tau, ex, bj
+        for j in range(self.park.lower - 1, e):
+            b = s.code[j]
+            if b != PARK and b != FAR:
+                continue
+            tau = page_tau(&self.pages, j, t)
+            v = self._value(j, tau, &ex, &bj)
+            if v != v:
+                self.failed_page = -1
+                self.park.lower = j + 1
+                return
+            key = t
+            if self._parks(j, v, tau):
+                key = self._park_key(j, t, v, tau, interval_bound(&self.pages, j, tau, bj), bj)
+                if key != key:
+                    key = t
+            buckets_take(s, b, s.records[j].entry)
+            if b == PARK and key <= self.park.horizon:  # (into the entry it has just left: no allocation)
                 s.records[j].entry = <int32_t>calendar_push(&s.calendar, <int32_t>j, key)
                 s.code[j] = PARK
             else:
                 unsorted_append(&s.heaps[FAR], <int32_t>j, key, s.records)
                 s.code[j] = FAR
+                if key <= self.park.horizon:
+                    self.park.horizon = -INFINITY  # (the next tick moves it, and this page to the calendar)
+        if e < self.n_ids:
+            self.park.lower = e + 1
+        else:
+            self.park.lower = 0
+            self.park.fall_level = self.park.level
+
+    cdef Py_ssize_t _lower_end(self) noexcept nogil:
+        """The end (excluded) of the page ids this tick of a lowering re-keys."""
+        cdef Py_ssize_t e = self.park.lower - 1 + self.n_live // LOWER_SHARE + 256
+        return e if e < self.n_ids else self.n_ids
 
     cdef Py_ssize_t _settle_end(self) noexcept nogil:
         """The end (excluded) of the page ids this tick of the settle looks at: from park.settle - 1 on,
@@ -849,7 +902,7 @@ cdef class SchedulerState:
             nc = buckets_unscanned_candidates(s, t, tpad, bv, nc)
             rejoined = True
         nfar = s.heaps[FAR].size
-        fell = s.calendar.size + nfar > 0 and not (bv >= self.park.level)
+        fell = s.calendar.size + nfar > 0 and not (bv >= self.park.fall_level)
         if fell:
             # the best value ended below the park level, which bounds only the parked pages not yet due: every
             # parked page is evaluated (O(parked); the level is then lowered)
@@ -882,20 +935,25 @@ cdef class SchedulerState:
             return NO_VALUE
         was_moving = self.park.moving
         if bv > 0.0:
-            park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
+            park_follow(&self.park, bv, fell, s.calendar.size + s.heaps[FAR].size > 0, self.n_ticks, self.n_live)
         if self.park.moving:
             self.park.settle = 0  # (a settle under way stops: while the winning value moves, no page parks)
         elif was_moving:
             self.park.settle = 1  # settled: the pages of the slope buckets below the level park, m/64 ids a tick
         settle_end = 0
-        if self.park.settle > 0:
-            # this tick's share parks once the tick has succeeded (_park_lines): room for every page of its
-            # ids and the popped pages in FAR and in the calendar now, so that the tick fails here or not
-            settle_end = self._settle_end()
-            nfar = settle_end - (self.park.settle - 1) + pn  # (the popped pages may take room first)
-            if ((s.heaps[FAR].size + nfar > s.heaps[FAR].capacity
-                 and buckets_grow(s, FAR, s.heaps[FAR].size + nfar) < 0)
-                    or calendar_reserve(&s.calendar, nfar) < 0):
+        if self.park.settle > 0 or self.park.lower > 0:
+            # this tick's shares of the settle and of a lowering park once the tick has succeeded (_park_lines,
+            # _lower): room for every page of their ids and the popped pages in FAR now, so that the tick fails
+            # here or not (those due by the horizon join the calendar at the next tick's move of it)
+            # (the popped pages may take room first; the settle adds at most the pages of its ids in the slope
+            # buckets, the lowering at most those in the calendar: its FAR pages leave FAR before they go back)
+            nfar = pn
+            if self.park.settle > 0:
+                settle_end = self._settle_end()
+                nfar += min(settle_end - (self.park.settle - 1), self.n_live - s.heaps[FAR].size - s.calendar.size)
+            if self.park.lower > 0:
+                nfar += min(self._lower_end() - (self.park.lower - 1), s.calendar.size + pn)
+            if s.heaps[FAR].size + nfar > s.heaps[FAR].capacity and buckets_grow(s, FAR, s.heaps[FAR].size + nfar) < 0:
                 self._undo_tick(&undo, pn, 0, -1)
                 return NO_MEMORY
         # crawl the winner; every popped page goes back, parked or with its line from t
@@ -926,6 +984,8 @@ cdef class SchedulerState:
             self.park.settle = settle_end + 1 if settle_end < self.n_ids else 0
             if self.park.settle == 0:
                 freshcore_trim()  # (the heaps' memory back to the system: most pages left them)
+        if self.park.lower > 0:
+            self._lower(t)
         buckets_shrink(s)
         if fell:
             calendar_clear(&s.calendar)

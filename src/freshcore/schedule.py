@@ -370,6 +370,8 @@ _STATE = (
     Entry("park_move_ref", "float", low=0.0),
     Entry("park_move_tick", "int", low=0),
     Entry("park_settle", "int", low=0),  # (1 + the next page id the settle looks at; 0: no settle under way)
+    Entry("park_fall_level", "float", low=0.0),  # (above park_level while a lowering is under way)
+    Entry("park_lower", "int", low=0),  # (1 + the next page id the lowering re-keys; 0: none under way)
     Entry("k", "int", low=0),
     Entry("nticks", "int", low=0),
     Entry("n_evaluations", "int", low=0),
@@ -404,9 +406,9 @@ def _upgrade_from_6(d: Any) -> dict[str, Any]:
 
 def _upgrade_from_7(d: Any) -> dict[str, Any]:
     """A format-7 dict as format 8: no settle under way (format 7 parked every slope bucket's pages below the
-    level at the tick the winning value settled)."""
+    level at the tick the winning value settled) and no lowering (format 7 lowered the level only by falls)."""
     d = dict(d)
-    d.update(format_version=8, park_settle=0)
+    d.update(format_version=8, park_settle=0, park_fall_level=d.get("park_level", 0.0), park_lower=0)
     return d
 
 
@@ -426,9 +428,13 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
     if k > state["nticks"] or max(state["park_fall"], state["n_unparks"], state["park_move_tick"]) > state["nticks"]:
         raise bad("nticks", "must count every tick: at least 'k', 'park_fall', 'n_unparks' and 'park_move_tick'")
     built, alive, bucket = state["built"], state["alive"], state["bucket"]
-    if state["park_settle"] > alive.shape[0]:
-        raise bad("park_settle", f"must be at most the number of page slots ({alive.shape[0]}), got "
-                  f"{state['park_settle']!r}")
+    for key in ("park_settle", "park_lower"):
+        if state[key] > alive.shape[0]:
+            raise bad(key, f"must be at most the number of page slots ({alive.shape[0]}), got {state[key]!r}")
+    if state["park_fall_level"] < state["park_level"] or (state["park_lower"] == 0) != (
+            state["park_fall_level"] == state["park_level"]):
+        raise bad("park_fall_level", f"must be 'park_level' ({state['park_level']!r}) when no lowering is under "
+                  f"way ('park_lower' 0) and above it otherwise, got {state['park_fall_level']!r}")
     if not built and (state["nticks"] or time != 0.0):
         raise bad("built", "must be True once a tick has passed")
     late = np.flatnonzero(alive & (state["last"] > time))
