@@ -175,13 +175,26 @@ cdef inline int park_advance(Park* p, Buckets* s, double t, Py_ssize_t n_live) n
     PARK (the calendar) then holds only the pages due within ~m/32 ticks and each FAR page is read once
     per horizon move (~32 entries per tick, sequentially).
     """
-    cdef Py_ssize_t i, w, e
+    cdef Py_ssize_t i, w, e, n, due
     cdef int32_t j
     cdef double key, hor, old = p.horizon
     cdef double* keys
     cdef Heap* far = &s.heaps[FAR]
     # (at least t: every page left in FAR is then due after t)
-    p.horizon = t + <double>(n_live // FAR_SHARE + 1) / s.calendar.rate
+    n = n_live // FAR_SHARE + 1
+    p.horizon = t + <double>n / s.calendar.rate
+    # at most ~2m/FAR_SHARE pages move at once: a nearer horizon (halved, down to one tick) when more are due
+    # by it (pages crawled together are due together: from the all-equal start, 19% of 10^6 Greedy pages
+    # were due by one move, 50 ms, four brute-force ticks); each halving estimates the due entries from one
+    # in 64 (~1/64 of the scan's reads)
+    while n > 1:
+        due = 0
+        for i in range(0, far.size, 64):
+            due += far.keys[i] <= p.horizon
+        if 64 * due <= 2 * (n_live // FAR_SHARE) + 256:
+            break
+        n //= 2
+        p.horizon = t + <double>n / s.calendar.rate
     # the calendar spans every tick up to the horizon's (a few more for rounding): relinked if it has to
     # grow, or shrink by 8
     w = <Py_ssize_t>(calendar_tick_of(&s.calendar, p.horizon) - s.calendar.last_popped_tick) + 8
