@@ -1035,7 +1035,7 @@ def test_bad_park_settle_is_refused():
 
 
 def test_lowering_restores_and_stays_exact():
-    # a lowering (the winning value three quarters of the way down to the park level: the parked pages re-keyed
+    # a lowering (the winning value seven eighths of the way down to the park level: the parked pages re-keyed
     # for a lower level, a share per tick, the ticks still checked against the old one) saved mid-way continues
     # with the same decisions and evaluations, and the decisions are the brute force's
     rng = np.random.default_rng(13)

@@ -132,8 +132,8 @@ cdef inline void park_follow(Park* p, double bv, bint fell, bint has_parked, lon
             park_raise(p, lv)  # (raised only: a lower level waits for a fall)
     elif p.level < bv * (1.0 - 2.0 * p.margin):
         park_raise(p, bv * (1.0 - p.margin))
-    elif p.lower == 0 and has_parked and bv < p.fall_level * (1.0 + 0.25 * p.margin):
-        # the winning value has fallen three quarters of the way to the level: the fall it is heading for is
+    elif p.lower == 0 and has_parked and bv < p.fall_level * (1.0 + 0.125 * p.margin):
+        # the winning value has fallen seven eighths of the way to the level: the fall it is heading for is
         # done ahead, spread over ticks (the lowering, _schedule._lower): new pages park for the level a fall
         # would set, and the parked ones are re-keyed for it, m/LOWER_SHARE page ids a tick; the level the
         # tick's best value is checked against stays until they all are
