@@ -428,3 +428,21 @@ def test_signal_many_fast_path_records_what_the_checked_path_records():
     with pytest.raises(ValueError, match=r"pages\[0\] = 5 \(removed\)"):
         fast.signal_many(np.array([5], dtype=np.intp), np.array([fast.time]))
     assert fast.to_dict()["time"] == before["time"]
+
+
+@pytest.mark.parametrize("value", ["greedy", "exact"])
+def test_clustered_keys_horizon_moves_stay_exact(value):
+    # from the all-equal start the parked pages come due in clumps: a move of the horizon by m/32 ticks would
+    # put more than 2m/32 + 256 of them in the calendar at once, so it comes nearer (halved) first (at m = 2000
+    # Greedy halves it 14 times over these ticks); the decisions stay the brute force's
+    rng = np.random.default_rng(5)
+    m = 2000
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    s = Scheduler(pages, m / 10.0, value=value)
+    ref = Reference(pages, m / 10.0, value=value)
+    for j in range(6 * m):
+        assert s.next() == ref.next(), f"tick {j}"
+    from freshcore import _schedule
+
+    sizes = s._state.bucket_sizes()
+    assert sizes[_schedule.PARK_CODE] + sizes[_schedule.FAR_CODE] > m // 2
