@@ -180,14 +180,24 @@ window of m times the smallest margin, sqrt(m) ticks; a scheduler starts
 moving), no page parks: while it rises, a page parked at the level is
 popped, below the risen level, every time tau grows by a constant factor,
 where its line bounding sqrt V grows with it; while it falls, each fall below
-the level evaluates every parked page.  When a window ends without a move,
-every page of the slope buckets whose bound is below the park level parks:
+the level evaluates every parked page.  A winning value that drifts down
+slower than that is met by *lowerings* (``park_follow``): once it is 7/8 of
+the way down to the level, the fall it heads for is done ahead and spread
+over ticks: new pages park for the level a fall would set, the parked pages
+are re-keyed for it m/64 + 256 page ids a tick (``park.lower``), and the ticks
+are checked against the old level (``park.fall_level``, which every parked
+page not yet re-keyed is below) until all are; the margin then covers the
+drift seen since the level was set, over the wait before it halves.  A fall
+is left for a drop faster than a lowering (a higher rate).  When a window
+ends without a move, every page of the slope buckets whose bound is below
+the park level parks:
 the *settle*, m/64 + 256 page ids a tick (``park.settle``, saved with the
 state), so that no tick does the O(m) of it (at 10^6 pages, Greedy from
 ``bench/cold_start.py``'s phased start, the one tick of it cost 12 brute-force
 ticks).  The pages not yet looked at keep their lines, valid bounds.
 
-The parked pages due by a horizon m/32 ticks ahead are in a calendar of ticks
+The parked pages due by a horizon m/32 ticks ahead (nearer when more than
+2m/32 + 256 would join it at once) are in a calendar of ticks
 (``PARK``), the others in an unsorted list (``FAR``; ``_schedule_park``).  The
 split is not state: files say ``PARK`` for both.
 
