@@ -965,3 +965,116 @@ def test_format_5_states_still_load(value):
     assert loaded.run(m).tolist() == s.run(m).tolist()
     with pytest.raises(ValueError, match="format version 4; this freshcore reads versions 5, 6"):
         Scheduler.from_dict({**old, "format_version": 4})
+
+
+def _until_settling(s, limit, out):
+    """Tick s (its decisions appended to out) until a settle is under way (the winning value has just stopped
+    moving); its dict then."""
+    for _ in range(limit):
+        out.append(s.next())
+        d = s.to_dict()
+        if d["park_settle"] > 0:
+            return d
+    raise AssertionError("no settle within the limit")
+
+
+@pytest.mark.parametrize("value", ["greedy", "exact"])
+def test_settle_parks_a_share_per_tick_and_restores(value):
+    # when the winning value stops moving, the pages of the slope buckets below the park level park m/64 + 256
+    # page ids a tick (not all at once: one tick would cost O(m)); a state saved mid-way continues with the same
+    # decisions and the same evaluations, and the decisions are the brute force's
+    rng = np.random.default_rng(11)
+    m = 6000
+    pages = random_pages(rng, m, duplicates=False)
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, m / 10.0, value=value, last_crawl=last)
+    ref = Reference(pages, m / 10.0, value=value)
+    ref.last = last.copy()
+    got: list = []
+    d = _until_settling(s, 20 * m, got)
+    assert got == [ref.next() for _ in got]
+    share = m // 64 + 256
+    assert d["park_settle"] == 1 + share  # (the first share, at the tick it settled)
+    restored = Scheduler.from_dict(d)
+    seen = [d["park_settle"]]
+    for _ in range(m // share + 2):
+        assert s.next() == ref.next() == restored.next()
+        seen.append(s.to_dict()["park_settle"])
+    assert seen[1] == 1 + 2 * share and seen[-1] == 0  # a share a tick, then done
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    assert s.run(m).tolist() == restored.run(m).tolist() == [ref.next() for _ in range(m)]
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    parked = np.isin(s.to_dict()["bucket"], [_schedule.PARK_CODE])
+    assert parked.mean() > 0.5
+
+
+def test_format_7_states_still_load():
+    # format 7 had no settle under way (it parked every slope bucket's pages at once): such a state loads with
+    # none, and continues with the same decisions
+    rng = np.random.default_rng(12)
+    m = 3000
+    s = Scheduler(random_pages(rng, m, duplicates=False), m / 10.0, value="greedy",
+                  last_crawl=-rng.uniform(0.0, 10.0, m))
+    s.run(2 * m)
+    d = s.to_dict()
+    old = {k: v for k, v in d.items() if k != "park_settle"}
+    old.update(format_version=7)
+    loaded = Scheduler.from_dict(old)
+    assert loaded.to_dict()["park_settle"] == 0
+    assert loaded.run(m).tolist() == s.run(m).tolist()
+
+
+def test_bad_park_settle_is_refused():
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 3.0]), 2.0)
+    s.run(3)
+    d = s.to_dict()
+    with pytest.raises(ValueError, match=r"'park_settle' entry .* at most the number of page slots \(2\), got 3"):
+        Scheduler.from_dict({**d, "park_settle": 3})
+    with pytest.raises(ValueError, match="park_settle"):
+        Scheduler.from_dict({**d, "park_settle": -1})
+
+
+def test_lowering_restores_and_stays_exact():
+    # a lowering (the winning value seven eighths of the way down to the park level: the parked pages re-keyed
+    # for a lower level, a share per tick, the ticks still checked against the old one) saved mid-way continues
+    # with the same decisions and evaluations, and the decisions are the brute force's
+    rng = np.random.default_rng(13)
+    m, rate = 3000, 300.0
+    pages = PageModel(rng.uniform(0, 1, m), rng.uniform(0, 1, m))
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, rate, value="greedy", last_crawl=last)
+    ref = Reference(pages, rate, value="greedy")
+    ref.last = last.copy()
+    s.run(2 * m)
+    assert s.time == 2 * m / rate
+    for _ in range(2 * m):
+        ref.next()
+    s.set_bandwidth(3 * rate)
+    ref.set_bandwidth(3 * rate)
+    for _ in range(4 * m):
+        assert s.next() == ref.next()
+        d = s.to_dict()
+        if d["park_lower"] > 1:
+            break
+    else:
+        raise AssertionError("no lowering")
+    assert d["park_fall_level"] > d["park_level"]
+    restored = Scheduler.from_dict(d)
+    for _ in range(m):
+        assert s.next() == ref.next() == restored.next()
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    d = s.to_dict()
+    assert d["park_lower"] == 0 or d["park_fall_level"] > d["park_level"]
+
+
+def test_bad_lowering_entries_are_refused():
+    s = Scheduler(PageModel([1.0, 2.0], [1.0, 3.0]), 2.0)
+    s.run(3)
+    d = s.to_dict()
+    assert d["park_lower"] == 0 and d["park_fall_level"] == d["park_level"]
+    with pytest.raises(ValueError, match=r"'park_lower' entry .* at most the number of page slots \(2\), got 3"):
+        Scheduler.from_dict({**d, "park_lower": 3})
+    with pytest.raises(ValueError, match=r"'park_fall_level' entry .* must be 'park_level'"):
+        Scheduler.from_dict({**d, "park_fall_level": d["park_level"] * 2 + 1.0})
+    with pytest.raises(ValueError, match="'park_fall_level' entry"):
+        Scheduler.from_dict({**d, "park_lower": 1})

@@ -54,8 +54,10 @@ cdef class SchedulerState:
     cdef int _build(self, double t) noexcept nogil
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best) noexcept nogil
-    cdef void _park_lines(self, double t) noexcept nogil
-    cdef Py_ssize_t _count_below_park(self, double t) noexcept nogil
+    cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
+    cdef Py_ssize_t _settle_end(self) noexcept nogil
+    cdef void _lower(self, double t) noexcept nogil
+    cdef Py_ssize_t _lower_end(self) noexcept nogil
     cdef inline bint _below_park(self, Py_ssize_t b, double key, double t, double tpad, double lim) noexcept nogil
     cdef void _undo_tick(self, const TickUndo* u, Py_ssize_t pn, Py_ssize_t placed, Py_ssize_t best) noexcept nogil
     cdef Py_ssize_t _step(self) noexcept nogil

@@ -180,11 +180,24 @@ window of m times the smallest margin, sqrt(m) ticks; a scheduler starts
 moving), no page parks: while it rises, a page parked at the level is
 popped, below the risen level, every time tau grows by a constant factor,
 where its line bounding sqrt V grows with it; while it falls, each fall below
-the level evaluates every parked page.  When a window ends without a move,
-every page of the slope buckets whose bound is below the park level parks
-(O(m), once per move).
+the level evaluates every parked page.  A winning value that drifts down
+slower than that is met by *lowerings* (``park_follow``): once it is 7/8 of
+the way down to the level, the fall it heads for is done ahead and spread
+over ticks: new pages park for the level a fall would set, the parked pages
+are re-keyed for it m/64 + 256 page ids a tick (``park.lower``), and the ticks
+are checked against the old level (``park.fall_level``, which every parked
+page not yet re-keyed is below) until all are; the margin then covers the
+drift seen since the level was set, over the wait before it halves.  A fall
+is left for a drop faster than a lowering (a higher rate).  When a window
+ends without a move, every page of the slope buckets whose bound is below
+the park level parks:
+the *settle*, m/64 + 256 page ids a tick (``park.settle``, saved with the
+state), so that no tick does the O(m) of it (at 10^6 pages, Greedy from
+``bench/cold_start.py``'s phased start, the one tick of it cost 12 brute-force
+ticks).  The pages not yet looked at keep their lines, valid bounds.
 
-The parked pages due by a horizon m/32 ticks ahead are in a calendar of ticks
+The parked pages due by a horizon m/32 ticks ahead (nearer when more than
+2m/32 + 256 would join it at once) are in a calendar of ticks
 (``PARK``), the others in an unsorted list (``FAR``; ``_schedule_park``).  The
 split is not state: files say ``PARK`` for both.
 
@@ -242,19 +255,19 @@ from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, f
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time,
                                         page_alpha, interval_bound, popped_reserve, popped_resize, popped_free,
                                         page_records, grown)
-from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
+from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of, reach_time, line_park_time, key_pad)
-from freshcore._schedule_scan cimport (freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset,
-                                       tops_remove)
-from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_release, calendar_empty,
-                                           calendar_clear, calendar_prefetch)
+from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset
+from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_push, calendar_release,
+                                           calendar_empty, calendar_clear, calendar_prefetch)
 from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_init,
                                           buckets_free, buckets_push, buckets_take, buckets_remove, buckets_key_of,
                                           buckets_top_bound, buckets_set_top, buckets_shrink, buckets_fill,
-                                          buckets_grow, buckets_oversized,
+                                          buckets_grow,
                                           buckets_unpark_calendar, buckets_unscanned_candidates)
-from freshcore._schedule_park cimport Park, PARK_EPS, parks, park_key, park_start, park_follow, park_advance
+from freshcore._schedule_park cimport (Park, PARK_EPS, SETTLE_SHARE, LOWER_SHARE, parks, park_key, park_start,
+                                       park_follow, park_advance)
 from freshcore._schedule_export cimport state_export, state_import
 
 cdef extern from "_schedule_constants.h":
@@ -486,6 +499,15 @@ cdef class SchedulerState:
                 + scanned * (3 * sizeof(double) + sizeof(int32_t)) + sizeof(double)
                 + (scanned + 9) * (sizeof(double) + sizeof(int32_t)))
 
+    def _capacities(self):
+        """(FAR's capacity, the calendar's entries and lists, the popped pages' buffer, the slope heaps' entries),
+        for tests."""
+        cdef Py_ssize_t b, heaps = 0
+        for b in range(PARK):
+            heaps += self.buckets.heaps[b].capacity
+        return (self.buckets.heaps[FAR].capacity, self.buckets.calendar.capacity, self.buckets.calendar.mask + 1,
+                self.popped.capacity, heaps)
+
     # -- pages in their buckets -----------------------------------------------
     cdef inline double _value(self, Py_ssize_t j, double tau, double* ex, double* b) noexcept nogil:
         """V_j(tau), counted (``value_at``, with ex and b_j); NaN (past the series cap) noted in ``failed_page``."""
@@ -599,52 +621,84 @@ cdef class SchedulerState:
             return True
         return False
 
-    cdef void _park_lines(self, double t) noexcept nogil:
-        """Once the winning value has stopped moving: every page of a slope bucket whose bound at t is below the
-        park level parks (O(pages in the slope buckets), once per move; the tick has made room in FAR), keyed by
-        Greedy's exact time or, for the other kinds, the time its line reaches the level."""
+    cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
+        """A tick of the settle (the winning value has stopped moving): every page of ids j0 .. j1 - 1 in a slope
+        bucket whose bound at t is below the park level parks (the tick has made room for them in FAR), keyed by
+        Greedy's exact time or, for the other kinds, the time its line reaches the level, into FAR (those due by
+        the horizon join the calendar at the next tick's move of it).  (By ids, not by buckets: a share of the
+        pages per tick whatever the buckets' sizes, the same pages in a state saved and loaded.)"""
         cdef Buckets* s = &self.buckets
-        cdef Heap* h
-        cdef Py_ssize_t b, i, k
-        cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE)
-        cdef int32_t j
-        # (no room to make: the tick reserved FAR's for every page _count_below_park counted, before it placed
-        # its popped pages, whose bounds are at least their values, so none of them is counted here)
-        for b in range(1, UNBOUNDED):
-            h = &s.heaps[b]
-            k = 0
-            for i in range(h.size):
-                j = h.ids[i]
-                if self._below_park(b, h.keys[i], t, tpad, lim):
-                    # Greedy: the exact key; the others: where their line reaches the level
-                    unsorted_append(&s.heaps[FAR], j, park_key(&self.park, &self.pages.records[j])
-                                    if self.pages.kind == GREEDY
-                                    else line_park_time(s.slope_table, b, h.keys[i], self.park.level), s.records)
-                    s.code[j] = FAR
-                else:
-                    h.ids[k] = j
-                    h.keys[k] = h.keys[i]
-                    s.records[j].entry = <int32_t>k
-                    k += 1
-            if k < h.size:
-                h.size = <int32_t>k
-                if k == 0:
-                    tops_remove(&s.tops, b)
-                else:
-                    heap_heapify(h, s.records)
-                    buckets_set_top(s, b)
-                if buckets_oversized(s, b):  # (shrunk now: most of the heaps' pages have left; a best effort)
-                    heap_resize(h, k + k // 16 + 4 - HEAP_LEAD)
-        self.park.horizon = -INFINITY  # (FAR's keys are no longer all after the horizon: the next tick moves it)
+        cdef Py_ssize_t b, j
+        cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE), key
+        # (no room to make: the tick reserved FAR's for j1 - j0 pages before it placed its popped pages)
+        for j in range(j0, j1):
+            b = s.code[j]
+            if b == CONSTANT or b >= UNBOUNDED:
+                continue
+            key = s.heaps[b].keys[s.records[j].entry]
+            if not self._below_park(b, key, t, tpad, lim):
+                continue
+            # Greedy: the exact key; the others: where their line reaches the level
+            key = (park_key(&self.park, &self.pages.records[j]) if self.pages.kind == GREEDY
+                   else line_park_time(s.slope_table, b, key, self.park.level))
+            buckets_take(s, b, s.records[j].entry)
+            unsorted_append(&s.heaps[FAR], <int32_t>j, key, s.records)
+            s.code[j] = FAR
+            if key <= self.park.horizon:
+                self.park.horizon = -INFINITY  # (the next tick moves it, and this page to the calendar)
 
-    cdef Py_ssize_t _count_below_park(self, double t) noexcept nogil:
-        """Pages of the slope buckets whose bound at t is below the park level (those _park_lines parks)."""
-        cdef Py_ssize_t b, i, n = 0
-        cdef double tpad = 8.0 * DBL_EPSILON * fabs(t), lim = self.park.level * (1.0 - 2.0 * PARK_SHADE)
-        for b in range(1, UNBOUNDED):
-            for i in range(self.buckets.heaps[b].size):
-                n += self._below_park(b, self.buckets.heaps[b].keys[i], t, tpad, lim)
-        return n
+    cdef void _lower(self, double t) noexcept nogil:
+        """A tick of a lowering (``park_follow``): the parked pages of m/LOWER_SHARE + 256 page ids from
+        park.lower - 1 on are evaluated and parked again for the new level, those that no longer park keyed at t
+        (the next tick pops them), into FAR (a page of the calendar due by the horizon into the entry it left;
+        the others due by it join the calendar at the next tick's move of it); once every id is done, the level
+        the ticks' best values are checked against is the new one.  (After the tick has succeeded, which made
+        room for them in FAR.  A page
+        whose value cannot be computed stays where it was, and the lowering waits there: it ends at the latest
+        with the fall it was doing ahead, which raises the error.)"""
+        cdef Buckets* s = &self.buckets
+        cdef Py_ssize_t j, b, e = self._lower_end()
+        cdef double key, v, tau, ex, bj
+        for j in range(self.park.lower - 1, e):
+            b = s.code[j]
+            if b != PARK and b != FAR:
+                continue
+            tau = page_tau(&self.pages, j, t)
+            v = self._value(j, tau, &ex, &bj)
+            if v != v:
+                self.failed_page = -1
+                self.park.lower = j + 1
+                return
+            key = t
+            if self._parks(j, v, tau):
+                key = self._park_key(j, t, v, tau, interval_bound(&self.pages, j, tau, bj), bj)
+                if key != key:
+                    key = t
+            buckets_take(s, b, s.records[j].entry)
+            if b == PARK and key <= self.park.horizon:  # (into the entry it has just left: no allocation)
+                s.records[j].entry = <int32_t>calendar_push(&s.calendar, <int32_t>j, key)
+                s.code[j] = PARK
+            else:
+                unsorted_append(&s.heaps[FAR], <int32_t>j, key, s.records)
+                s.code[j] = FAR
+                if key <= self.park.horizon:
+                    self.park.horizon = -INFINITY  # (the next tick moves it, and this page to the calendar)
+        if e < self.n_ids:
+            self.park.lower = e + 1
+        else:
+            self.park.lower = 0
+            self.park.fall_level = self.park.level
+
+    cdef Py_ssize_t _lower_end(self) noexcept nogil:
+        """The end (excluded) of the page ids this tick of a lowering re-keys."""
+        cdef Py_ssize_t e = self.park.lower - 1 + self.n_live // LOWER_SHARE + 256
+        return e if e < self.n_ids else self.n_ids
+
+    cdef Py_ssize_t _settle_end(self) noexcept nogil:
+        """The end (excluded) of the page ids this tick of the settle looks at: from park.settle - 1 on,
+        m/SETTLE_SHARE + 256 of them."""
+        cdef Py_ssize_t e = self.park.settle - 1 + self.n_live // SETTLE_SHARE + 256
+        return e if e < self.n_ids else self.n_ids
 
     cdef inline bint _below_park(self, Py_ssize_t b, double key, double t, double tpad, double lim) noexcept nogil:
         """Whether the (inflated) bound at t of a page of slope bucket b with this key, as a bound of V, is below
@@ -695,7 +749,7 @@ cdef class SchedulerState:
         cdef Py_ssize_t* fn
         cdef int32_t* heads
         cdef bint rejoined = False, fell, was_moving
-        cdef Py_ssize_t o1, o2, nc, ncl, ncq, a, ba, bl, bq, fi, b, j, btop, best, pn, i, nfar
+        cdef Py_ssize_t o1, o2, nc, ncl, ncq, a, ba, bl, bq, fi, b, j, btop, best, pn, i, nfar, settle_end
         cdef int fam
         cdef TickUndo undo
         undo.tick, undo.n_ticks, undo.now = self.tick, self.n_ticks, self.now
@@ -858,7 +912,7 @@ cdef class SchedulerState:
             nc = buckets_unscanned_candidates(s, t, tpad, bv, nc)
             rejoined = True
         nfar = s.heaps[FAR].size
-        fell = s.calendar.size + nfar > 0 and not (bv >= self.park.level)
+        fell = s.calendar.size + nfar > 0 and not (bv >= self.park.fall_level)
         if fell:
             # the best value ended below the park level, which bounds only the parked pages not yet due: every
             # parked page is evaluated (O(parked); the level is then lowered)
@@ -891,12 +945,25 @@ cdef class SchedulerState:
             return NO_VALUE
         was_moving = self.park.moving
         if bv > 0.0:
-            park_follow(&self.park, bv, fell, self.n_ticks, self.n_live)
-        if was_moving and not self.park.moving:
-            # the pages of the slope buckets below the level will park (_park_lines, once the tick has
-            # succeeded): room for them in FAR now, and for the popped pages, so that the tick fails here or not
-            nfar = s.heaps[FAR].size + self._count_below_park(t) + pn
-            if nfar > s.heaps[FAR].capacity and buckets_grow(s, FAR, nfar) < 0:
+            park_follow(&self.park, bv, fell, s.calendar.size + s.heaps[FAR].size > 0, self.n_ticks, self.n_live)
+        if self.park.moving:
+            self.park.settle = 0  # (a settle under way stops: while the winning value moves, no page parks)
+        elif was_moving:
+            self.park.settle = 1  # settled: the pages of the slope buckets below the level park, m/64 ids a tick
+        settle_end = 0
+        if self.park.settle > 0 or self.park.lower > 0:
+            # this tick's shares of the settle and of a lowering park once the tick has succeeded (_park_lines,
+            # _lower): room for every page of their ids and the popped pages in FAR now, so that the tick fails
+            # here or not (those due by the horizon join the calendar at the next tick's move of it)
+            # (the popped pages may take room first; the settle adds at most the pages of its ids in the slope
+            # buckets, the lowering at most those in the calendar: its FAR pages leave FAR before they go back)
+            nfar = pn
+            if self.park.settle > 0:
+                settle_end = self._settle_end()
+                nfar += min(settle_end - (self.park.settle - 1), self.n_live - s.heaps[FAR].size - s.calendar.size)
+            if self.park.lower > 0:
+                nfar += min(self._lower_end() - (self.park.lower - 1), s.calendar.size + pn)
+            if s.heaps[FAR].size + nfar > s.heaps[FAR].capacity and buckets_grow(s, FAR, s.heaps[FAR].size + nfar) < 0:
                 self._undo_tick(&undo, pn, 0, -1)
                 return NO_MEMORY
         # crawl the winner; every popped page goes back, parked or with its line from t
@@ -922,9 +989,13 @@ cdef class SchedulerState:
                 return NO_MEMORY if a == -1 else NO_VALUE
         # the tick has succeeded: Greedy's pages park if the winning value has stopped moving; oversized arrays
         # shrink (each a best effort)
-        if was_moving and not self.park.moving:
-            self._park_lines(t)
-            freshcore_trim()  # (the heaps' memory back to the system: most pages left them)
+        if self.park.settle > 0:
+            self._park_lines(t, self.park.settle - 1, settle_end)
+            self.park.settle = settle_end + 1 if settle_end < self.n_ids else 0
+            if self.park.settle == 0:
+                freshcore_trim()  # (the heaps' memory back to the system: most pages left them)
+        if self.park.lower > 0:
+            self._lower(t)
         buckets_shrink(s)
         if fell:
             calendar_clear(&s.calendar)

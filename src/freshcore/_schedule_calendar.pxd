@@ -152,6 +152,34 @@ cdef inline void calendar_relink(Calendar* c) noexcept nogil:
             calendar_link(c, i)
 
 
+cdef inline void calendar_compact(Calendar* c, PageRecord* records) noexcept nogil:
+    """The entries in use moved down over the free ones (their pages' records told), the memory past them
+    shrunk to 1/8 + 128 more (a best effort) and the lists relinked: O(entries).  (The calendar grows by 1/8
+    when full and its free entries are reused, but a transient, a horizon move after a settle or a lowering
+    put many pages at once, left it at twice its size: 0.5 bytes a page at 10^5 Greedy pages; park_advance
+    compacts it when over 5/4 of its pages and 256.)"""
+    cdef Py_ssize_t i, k = 0, s, cap
+    cdef int32_t j
+    cdef CalendarEntry* e
+    for i in range(c.top):
+        j = c.entries[i].id
+        if j >= 0:
+            c.entries[k] = c.entries[i]
+            records[j].entry = <int32_t>k
+            k += 1
+    c.top = k
+    c.free = -1
+    cap = k + k // 8 + 128
+    if cap < c.capacity:
+        e = <CalendarEntry*>freshcore_realloc(c.entries, cap * sizeof(CalendarEntry))
+        if e != NULL:
+            c.entries = e
+            c.capacity = cap
+    for s in range(c.mask + 1):
+        c.heads[s] = -1
+    calendar_relink(c)
+
+
 cdef inline void calendar_empty(Calendar* c) noexcept nogil:
     """No pages (their records are left to the caller) and empty lists; the memory is kept."""
     cdef Py_ssize_t s

@@ -55,6 +55,9 @@ cdef inline dict state_export(SchedulerState s):
         "park_moving": bool(s.park.moving),
         "park_move_ref": s.park.move_ref,
         "park_move_tick": s.park.move_tick,
+        "park_settle": s.park.settle,
+        "park_fall_level": s.park.fall_level,
+        "park_lower": s.park.lower,
         "k": s.tick,
         "nticks": s.n_ticks,
         "built": bool(s.built),
@@ -101,5 +104,8 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     s.park.moving = d["park_moving"]
     s.park.move_ref = d["park_move_ref"]
     s.park.move_tick = d["park_move_tick"]
+    s.park.settle = d["park_settle"]
+    s.park.fall_level = d["park_fall_level"]
+    s.park.lower = d["park_lower"]
     s.buckets.calendar.last_popped_tick = s.tick
     return 0

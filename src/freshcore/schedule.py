@@ -123,10 +123,10 @@ class Scheduler(SchedulerBase):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
-    FORMAT_VERSION = 7
+    FORMAT_VERSION = 8
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
-    #: pages of every value kind parked).
-    READABLE_VERSIONS = (5, 6, 7)
+    #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick).
+    READABLE_VERSIONS = (5, 6, 7, 8)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -296,6 +296,8 @@ class Scheduler(SchedulerBase):
             d = _upgrade_from_5(d)
         if version in (5, 6):
             d = _upgrade_from_6(d)
+        if version in (5, 6, 7):
+            d = _upgrade_from_7(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         state = _statefile.check_entries(d, _STATE, caller, m)
         _check_invariants(state, caller)
@@ -367,6 +369,9 @@ _STATE = (
     Entry("park_moving", "bool"),
     Entry("park_move_ref", "float", low=0.0),
     Entry("park_move_tick", "int", low=0),
+    Entry("park_settle", "int", low=0),  # (1 + the next page id the settle looks at; 0: no settle under way)
+    Entry("park_fall_level", "float", low=0.0),  # (above park_level while a lowering is under way)
+    Entry("park_lower", "int", low=0),  # (1 + the next page id the lowering re-keys; 0: none under way)
     Entry("k", "int", low=0),
     Entry("nticks", "int", low=0),
     Entry("n_evaluations", "int", low=0),
@@ -399,6 +404,14 @@ def _upgrade_from_6(d: Any) -> dict[str, Any]:
     return d
 
 
+def _upgrade_from_7(d: Any) -> dict[str, Any]:
+    """A format-7 dict as format 8: no settle under way (format 7 parked every slope bucket's pages below the
+    level at the tick the winning value settled) and no lowering (format 7 lowered the level only by falls)."""
+    d = dict(d)
+    d.update(format_version=8, park_settle=0, park_fall_level=d.get("park_level", 0.0), park_lower=0)
+    return d
+
+
 def _check_invariants(state: dict[str, Any], caller: str) -> None:
     """What ties the checked entries of a :meth:`Scheduler.to_dict` dict together (a ValueError naming one)."""
 
@@ -415,6 +428,13 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
     if k > state["nticks"] or max(state["park_fall"], state["n_unparks"], state["park_move_tick"]) > state["nticks"]:
         raise bad("nticks", "must count every tick: at least 'k', 'park_fall', 'n_unparks' and 'park_move_tick'")
     built, alive, bucket = state["built"], state["alive"], state["bucket"]
+    for key in ("park_settle", "park_lower"):
+        if state[key] > alive.shape[0]:
+            raise bad(key, f"must be at most the number of page slots ({alive.shape[0]}), got {state[key]!r}")
+    if state["park_fall_level"] < state["park_level"] or (state["park_lower"] == 0) != (
+            state["park_fall_level"] == state["park_level"]):
+        raise bad("park_fall_level", f"must be 'park_level' ({state['park_level']!r}) when no lowering is under "
+                  f"way ('park_lower' 0) and above it otherwise, got {state['park_fall_level']!r}")
     if not built and (state["nticks"] or time != 0.0):
         raise bad("built", "must be True once a tick has passed")
     late = np.flatnonzero(alive & (state["last"] > time))
