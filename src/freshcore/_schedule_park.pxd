@@ -145,12 +145,14 @@ cdef inline void park_follow(Park* p, double bv, bint fell, bint has_parked, lon
 cdef inline void park_widen(Park* p, double bv, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
     """The margin after a fall (or the start of a lowering) to bv: doubled, or wide enough for the winning
     value's drop since the level was set (from level/(1 - margin), the last fall or halving) to go on for the
-    wait before it halves, whichever is wider (at most 1/2); and that wait doubled if the fall came soon after
-    the last one or the last halving.  (A start far from the steady state sees the winning value drift down
+    wait before it halves, whichever is wider (at most 1/2); and that wait quadrupled (up to m) if the fall came
+    soon after the last one or the last halving: a halving halves the wait, so with a doubling here a margin too
+    small for the winning value's swings (SPEC section 3's signals) was tried again every ~m/4 ticks, a fall
+    (O(m) evaluations) each time.  (A start far from the steady state sees the winning value drift down
     for ~m ticks after it settles: doubling alone took 8-11 falls, each O(m).)"""
     cdef double drift = (p.level / (1.0 - p.margin) - bv) / bv / <double>(n_ticks - p.last_fall_tick + 1)
     if n_ticks - p.last_fall_tick <= p.halving_wait:  # (soon after the last halving or fall)
-        p.halving_wait = 2 * p.halving_wait if 2 * p.halving_wait < n_live else n_live
+        p.halving_wait = 4 * p.halving_wait if 4 * p.halving_wait < n_live else n_live
     p.margin = 2.0 * p.margin
     if drift * <double>p.halving_wait > p.margin:
         p.margin = drift * <double>p.halving_wait
