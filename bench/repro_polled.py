@@ -151,7 +151,8 @@ def reach(pages: PageModel, w: float, polls, horizon: float) -> np.ndarray:
     np.maximum.at(last, pg, t)
     s += dl * (horizon - last)
     b = np.array([_moved_weight(w, *v) for v in zip(dl, lam, nu)])
-    return s + np.where(np.isfinite(b), b, 0.0) + 2.0 * dl * w + 1.0
+    # after a crawl at c, s(t) <= s0(t) - s0(c) + (the cut window's weight <= that of a whole moved window)
+    return (s + pages.alpha * w + np.where(np.isfinite(b), b, 0.0) + dl * w) * (1 + 1e-9) + 1e-12
 
 
 def tables(pages: PageModel, w: float, caps: np.ndarray):
@@ -356,6 +357,8 @@ def simulate(policy: str, pages: PageModel, polls, moves, table, caps, bandwidth
                 v = crawl_value(t - last + np.where(n_sig > 0, pages.beta * n_sig, 0.0), pages)
         else:
             s = s_at + dl * (t - since)
+            if ((s > caps) & (caps < CAP)).any():  # reach() bounds s (above CAP the value is flat)
+                raise RuntimeError(f"staleness {s.max()} beyond its table")
             v = _lookup(table, gstep, rows, s)
             if policy == "polled+":  # the lookahead value is <= V(s): evaluate it for the top pages only
                 k = 16

@@ -407,6 +407,18 @@ def test_value_is_the_stationary_price_of_its_threshold():
     assert gain(np.array([0.6637]), price)[0] > gain(np.array([0.6137]), price)[0] * (1 + 1e-3)
 
 
+def test_large_staleness_is_the_saturated_value():
+    """Past e^{-s} (1 + Delta s/alpha) < 1e-17 the value is mu/Delta and w is 1/Delta (module notes); below it
+    the lattice sums approach them from below."""
+    pages = PageModel([1.0, 0.02, 3.0], [1.0, 1.0, 2.0], [0.5, 0.3, 0.99], [0.3, 0.5, 0.2])
+    cap = pages.importance / pages.change_rate
+    for s in (46.0, 1e3, 1e12):
+        np.testing.assert_array_equal(polled_value(s, 0.1, pages), cap)
+        np.testing.assert_array_equal(polled_fresh_time(s, 0.1, pages), 1 / pages.change_rate)
+    near = polled_value([30.0, 30.0], 0.1, pages[[0, 2]])
+    assert (near <= cap[[0, 2]]).all() and (near >= cap[[0, 2]] * (1 - 1e-11)).all()
+
+
 def test_special_pages():
     pages = PageModel([0.0, 1.0, 1.0], 1.0, [0.5, 0.5, 0.5], [0.3, 0.3, 0.3])
     assert polled_value([1.0, 0.0, np.inf], 0.5, pages).tolist() == [0.0, 0.0, 1.0]

@@ -138,10 +138,15 @@ by ``pmf(J; n)/((1 - rho)(1 - sigma))`` (``rho``, ``sigma`` the ratios of consec
 ``psi`` and ``mu w exp(-x)`` to ``V``), is below ``1e-17`` of every partial sum.  Within a row, ``j``
 farther than ``20 sd + 40`` from the mean is dropped with the same kind of geometric bound (below
 ``exp(-200)``).  Every term is non-negative, so the relative error is that of the terms (a few ulps) plus
-the bounded tails: ~1e-14 against a 50-digit evaluation of the same recursion
-(``tests/test_polled_signals.py``).  The work is ``O(rows x width)``, ``rows <= min(s/(alpha w),
-(J + 40)/q)``, ``width <= min(J, 40 sd + 80)``; a page needing more than ``MAX_POINTS`` lattice points is
-refused with a ValueError.
+the bounded tails: ~1e-15 against a 50-digit evaluation of the same recursion
+(``tests/test_polled_signals.py``).  For ``w`` and ``V`` (not ``psi``) the rows left weigh at most one
+each and carry ``exp(-alpha w n)``, so their sums stop once ``alpha w n`` passes ~40; and where
+``e^{-s} (1 + Delta s/alpha) < 1e-17`` (``s > 40``), ``V = mu/Delta`` and ``w = 1/Delta`` to that accuracy
+(``1/Delta - w = E[e^{-s_T}]/Delta <= e^{-s}/Delta`` at the crawl time ``T``, and ``psi <= s/alpha``).  The
+work is ``O(rows x width)``, ``rows <= min(s/(alpha w), (J + 40)/q)``, ``width <= min(J, 40 sd + 80)``: from
+a few to ~10^5 points at the levels where pages are crawled (more for slow pages at large ``s``, e.g.
+6e6 at ``Delta = 0.02``, ``w = 0.1``, ``s = 10``); a page needing more than ``MAX_POINTS`` is refused
+with a ValueError.
 
 References
 ----------
@@ -177,6 +182,7 @@ __all__ = [
 #: A page whose lattice sum would visit more points than this is refused with a ValueError.
 MAX_POINTS = 1 << 25
 _TAIL = 1e-17  # relative size of the bounded tails
+_LOG_TAIL = math.log(_TAIL)
 _ROW_POINTS = 1 << 17  # lattice points per vectorised block
 _LOG_2PI = math.log(2.0 * math.pi)
 # Loader's stirlerr(n) = log(n!) - log(sqrt(2 pi n) (n/e)^n) for n <= 15, from lgamma (absolute error
@@ -315,7 +321,7 @@ def moved_weight(poll_interval: Any, pages: PageModel) -> np.ndarray:
     >>> round(float(moved_weight(1e-9, pages)[0]), 6), round(float(np.log(3.0)), 6)
     (1.098612, 1.098612)
     >>> moved_weight(1.0, pages).round(6).tolist()
-    [0.950402]
+    [1.369338]
     """
     caller = "moved_weight"
     dl, lam, nu, _ = _params(pages, caller)
@@ -357,7 +363,7 @@ def window_staleness(after_crawl: Any, moved: Any, pages: PageModel, before_craw
     >>> from freshcore.polled_signals import window_staleness
     >>> pages = PageModel([1.0, 1.0], 1.0, recall=0.5, false_rate=0.25)
     >>> window_staleness(1.0, [False, True], pages).round(6).tolist()
-    [0.5, 1.450402]
+    [0.5, 1.869338]
     """
     caller = "window_staleness"
     dl, lam, nu, _ = _params(pages, caller)
@@ -441,7 +447,7 @@ def polled_staleness(now: float, last_crawl: float, poll_times: Any, moved: Any,
     >>> from freshcore.polled_signals import polled_staleness
     >>> st = polled_staleness(2.5, 0.0, [0.0, 1.0, 2.0], [False, True, False], 1.0, 0.5, 0.25)
     >>> round(st.staleness, 6), st.moved_windows, st.windows
-    (2.450402, 1, 2)
+    (2.869338, 1, 2)
     """
     caller = "polled_staleness"
     t = check_scalar(now, "now", caller)
@@ -509,7 +515,7 @@ def regular_staleness(elapsed: Any, moved_windows: Any, poll_interval: Any, page
     >>> from freshcore import PageModel
     >>> from freshcore.polled_signals import regular_staleness
     >>> regular_staleness(2.5, 1, 1.0, PageModel(1.0, 1.0, 0.5, 0.25)).round(6).tolist()
-    [2.450402]
+    [2.869338]
     """
     caller = "regular_staleness"
     dl, lam, nu, _ = _params(pages, caller)
@@ -604,7 +610,7 @@ def _blocks(iota: float, dl: float, lam: float, nu: float, w: float) -> Iterator
         n0 = n1
         if n0 < n_end:
             lt = _log_tail_rows(n0, big_j, q, qb, log_q, log_qb)
-            rest = math.exp(lt) if lt < 0.0 else math.inf
+            rest = min(math.exp(lt) if lt < 0.0 else math.inf, n_end - n0)  # a row weighs at most 1
         else:
             rest = 0.0
         yield _Block(np.concatenate((xn[keep_n], xa[keep_a])), np.concatenate((thn[keep_n], xa[keep_a])),
@@ -633,8 +639,10 @@ def _cut_mass(m: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, lo_cut: np.ndar
     return total
 
 
-def _page_sums(iota: float, dl: float, lam: float, nu: float, w: float) -> tuple[float, float, float]:
-    """``(psi, w, V/mu)`` of one page at threshold ``iota``."""
+def _page_sums(iota: float, dl: float, lam: float, nu: float, w: float, need_psi: bool = True
+               ) -> tuple[float, float, float]:
+    """``(psi, w, V/mu)`` of one page at threshold ``iota``; without ``need_psi`` the sum stops once ``w`` and
+    ``V`` are accurate (``psi`` is then a lower bound), which bounds the work at large ``iota``."""
     if iota <= 0.0:
         return 0.0, 0.0, 0.0
     if dl == 0.0:
@@ -643,6 +651,11 @@ def _page_sums(iota: float, dl: float, lam: float, nu: float, w: float) -> tuple
         return math.inf, 1.0 / dl, 1.0 / dl
     if lam * dl == 0.0 or w == math.inf:  # Greedy: s = Delta tau
         return iota / dl, -math.expm1(-iota) / dl, float(residual_exp(1, iota)) / dl
+    alpha = dl - lam * dl
+    if not need_psi and alpha > 0.0 and iota > 40.0 and -iota + math.log1p(dl * iota / alpha) < _LOG_TAIL:
+        # 1/Delta - w = E[e^{-s_T}]/Delta <= e^{-iota}/Delta and psi <= iota/alpha, so
+        # 0 <= 1/Delta - V/mu <= e^{-iota} (1 + Delta iota/alpha)/Delta: below 1e-17 of 1/Delta
+        return math.nan, 1.0 / dl, 1.0 / dl
     psi_terms: list[np.ndarray] = []
     fresh_terms: list[np.ndarray] = []
     value_terms: list[np.ndarray] = []
@@ -663,10 +676,11 @@ def _page_sums(iota: float, dl: float, lam: float, nu: float, w: float) -> tuple
         cut += blk.cut
         # a left-out point adds at most w to psi and w e^{-x} <= w e^{-level} to w and V
         rest = blk.rest + cut
-        if rest * dw <= _TAIL * psi and rest * dw * math.exp(-blk.level) <= _TAIL * val:
+        if (not need_psi or rest * dw <= _TAIL * psi) and rest * dw * math.exp(-blk.level) <= _TAIL * val:
             break
-    return (float(np.sum(np.concatenate(psi_terms))) / dl, float(np.sum(np.concatenate(fresh_terms))) / dl,
-            float(np.sum(np.concatenate(value_terms))) / dl)
+    # w <= 1/Delta and V <= mu/Delta hold exactly; the sums can pass them by rounding
+    return (float(np.sum(np.concatenate(psi_terms))) / dl, min(float(np.sum(np.concatenate(fresh_terms))), 1.0) / dl,
+            min(float(np.sum(np.concatenate(value_terms))), 1.0) / dl)
 
 
 def _evaluate(staleness: Any, poll_interval: Any, pages: PageModel, caller: str, what: int) -> np.ndarray:
@@ -677,7 +691,7 @@ def _evaluate(staleness: Any, poll_interval: Any, pages: PageModel, caller: str,
     out = np.empty(n)
     for i in range(n):
         try:
-            res = _page_sums(float(s[i]), float(dl[i]), float(lam[i]), float(nu[i]), float(w[i]))
+            res = _page_sums(float(s[i]), float(dl[i]), float(lam[i]), float(nu[i]), float(w[i]), what == 0)
         except ValueError as exc:
             raise ValueError(f"{caller} cannot evaluate page {i} (change_rate={float(dl[i])!r}, recall="
                              f"{float(lam[i])!r}, false_rate={float(nu[i])!r}, poll_interval={float(w[i])!r}) at "
