@@ -117,7 +117,12 @@ def x_numpy(c):
     t + log1p(t + log1p(t)) above; two steps.  Where p < 1e-3 the series is exact to rounding
     and f would cancel, so it is kept.
     """
-    t = -np.log1p(-c)
+    return x_of_t(-np.log1p(-c))
+
+
+def x_of_t(t):
+    """x > 0 with x - log1p(x) = t > 0, i.e. -1 - W-1(-e^(-1 - t)): x_numpy's Halley iteration on t itself
+    (the renewal tail's t = r x_m - log(r c) is not -log1p(-c) of a c that would round to 1)."""
     p = np.sqrt(2.0 * t)
     ser = p * (1.0 + p * (1.0 / 3.0 + p * (1.0 / 36.0 + p * (-1.0 / 270.0 + p / 4320.0))))
     x = np.where(t < 2.0, ser, t + np.log1p(t + np.log1p(t)))
@@ -261,20 +266,6 @@ def renewal_instance(n):
     g[:half] = -np.expm1(-(alpha - 1.0)[:, None] * np.log1p(GRID[None, :] / (mean * (alpha - 1.0))[:, None]))
     g[half:] = np.minimum(GRID[None, :] / period[:, None], 1.0)
     return g, rng.uniform(0.0, 1.0, n), 0.3 * float(np.sum(1.0 / mean) + np.sum(1.0 / period))
-
-
-def x_of_t(t):
-    """x > 0 with x - log1p(x) = t > 0, i.e. -1 - W-1(-e^(-1 - t)): x_numpy's Halley iteration on t itself
-    (the tail's t = r x_m - log(r c) is not -log1p(-c) of a c that would round to 1)."""
-    p = np.sqrt(2.0 * t)
-    ser = p * (1.0 + p * (1.0 / 3.0 + p * (1.0 / 36.0 + p * (-1.0 / 270.0 + p / 4320.0))))
-    x = np.where(t < 2.0, ser, t + np.log1p(t + np.log1p(t)))
-    for _ in range(2):
-        xp1 = 1.0 + x
-        f = x - np.log1p(x) - t
-        fp = x / xp1
-        x -= f * fp / (fp * fp - 0.5 * f / (xp1 * xp1))
-    return np.where(p < 1e-3, ser, x)
 
 
 def renewal_numpy(g, x, w, B, tol=1e-12):
