@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from _rates_reference import BAD_ARRAYS as COMMON_BAD_ARRAYS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,15 +122,7 @@ def test_fast_path_and_checked_path_give_the_same_bits(tmp_path):
 
 
 BAD_ARRAYS = [
-    (dict(change_rate=np.array([0.1, -1.0, 0.2])), r"change_rate\[1\] = -1.0"),
-    (dict(change_rate=np.array([0.1, 0.3, np.nan])), r"change_rate\[2\] = nan"),
-    (dict(change_rate=np.array([np.inf, 0.1, 0.2])), r"change_rate\[0\] = inf"),
-    (dict(importance=np.array([1.0, 1.0, -0.5])), r"importance\[2\] = -0.5"),
-    (dict(importance=np.array([1.0, np.nan, 1.0])), r"importance\[1\] = nan"),
-    (dict(importance=np.array([1.0, -np.inf, 1.0])), r"importance\[1\] = -inf"),
-    (dict(change_rate=np.array([0.0, -0.0, -1e-300])), r"change_rate\[2\]"),
-    (dict(bandwidth=np.nan), r"'bandwidth'"),
-    (dict(bandwidth=0.0), r"'bandwidth'"),
+    *COMMON_BAD_ARRAYS,
     (dict(min_rate=-0.1), r"'min_rate'"),
     (dict(min_rate=1.0), r"'bandwidth'.*sum of min_rate"),
 ]

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from _rates_reference import BAD_ARRAYS as COMMON_BAD_ARRAYS
+from _rates_reference import periodic_rate_allowance
 
 from freshcore import _rates
 from freshcore.rates import optimal_rates
@@ -126,16 +128,7 @@ def assert_same_optimum(new, old, d, mu, B):
     assert math.fsum(r1) <= B * (1 + 1e-13)
     assert new.objective == pytest.approx(old.objective, rel=1e-14)
     assert new.multiplier == pytest.approx(old.multiplier, rel=1e-11)
-    with np.errstate(all="ignore"):
-        b = np.sqrt(d / mu)
-        u = old.multiplier ** -0.5
-        x = np.divide(d, r0, out=np.full(len(d), np.inf), where=r0 > 0)
-        c, om = (b / u) ** 2, (u - b) / u * ((u + b) / u)
-        ya = np.where((r0 > 0) & (om > 0), r0 * 2 * c * (1 + x) / (x * x * om), 0.0)
-        u_lo, u_hi = sorted([new.multiplier ** -0.5, u])
-        shared = (b >= u_lo * (1 - 1e-12)) & (b <= u_hi * (1 + 1e-12))
-    # (|du/u| is half the multipliers' relative difference: twice that, and 1e-15 for the rates' own rounding)
-    moved = abs(new.multiplier / old.multiplier - 1.0) + 1e-15
+    ya, shared, moved = periodic_rate_allowance(d, mu, old, new)
     bad = (np.abs(r1 - r0) > 1e-12 * r0 + moved * ya + 1e-300) & ~shared
     assert not bad.any(), (np.flatnonzero(bad)[:5], r1[bad][:5], r0[bad][:5])
 
@@ -350,18 +343,7 @@ def test_fast_path_and_checked_path_give_the_same_bits(tmp_path):
     assert np.signbit(r[r == 0]).all() and np.array_equal(r == 0, fast == 0)
 
 
-BAD_ARRAYS = [
-    (dict(change_rate=np.array([0.1, -1.0, 0.2])), r"change_rate\[1\] = -1.0"),
-    (dict(change_rate=np.array([0.1, 0.3, np.nan])), r"change_rate\[2\] = nan"),
-    (dict(change_rate=np.array([np.inf, 0.1, 0.2])), r"change_rate\[0\] = inf"),
-    (dict(importance=np.array([1.0, 1.0, -0.5])), r"importance\[2\] = -0.5"),
-    (dict(importance=np.array([1.0, np.nan, 1.0])), r"importance\[1\] = nan"),
-    (dict(importance=np.array([1.0, -np.inf, 1.0])), r"importance\[1\] = -inf"),
-    (dict(change_rate=np.array([0.0, -0.0, -1e-300])), r"change_rate\[2\]"),
-    (dict(bandwidth=np.nan), r"'bandwidth'"),
-    (dict(bandwidth=0.0), r"'bandwidth'"),
-    (dict(bandwidth=-1.0), r"'bandwidth'"),
-]
+BAD_ARRAYS = [*COMMON_BAD_ARRAYS, (dict(bandwidth=-1.0), r"'bandwidth'")]
 
 
 @pytest.mark.parametrize("kwargs,match", BAD_ARRAYS)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from _rates_reference import periodic_rate_allowance
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,19 +157,11 @@ def assert_same_optimum(new, old, d, w, B, lo=0.0, hi=math.inf):
         assert new.multiplier == old.multiplier
         np.testing.assert_array_equal(r1, r0)
         return
-    with np.errstate(all="ignore"):
-        b = np.sqrt(d / w)
-        u = old.multiplier ** -0.5
-        x = np.divide(d, r0, out=np.full(len(d), np.inf), where=r0 > 0)
-        c, om = (b / u) ** 2, (u - b) / u * ((u + b) / u)
-        ya = np.where((r0 > 0) & (om > 0), r0 * 2 * c * (1 + x) / (x * x * om), 0.0)
-        u_lo, u_hi = sorted([new.multiplier ** -0.5, u])
-        shared = (b >= u_lo * (1 - 1e-12)) & (b <= u_hi * (1 + 1e-12))
+    ya, shared, moved = periodic_rate_allowance(d, w, old, new)
     # Where a page's threshold lies between them, its rate rises like 1/log(u - b) right after it and a
     # search that time-shares there stops once (L_a - L_b)(S_b - S_a) <= 1e-15 L_a B: with that page's jump
     # S_b - S_a ~ Delta/37 >= 1e-3 here, the multipliers may then differ by up to 1e-15 B/1e-3.
     assert new.multiplier == pytest.approx(old.multiplier, rel=1e-12 * B if shared.any() else 1e-11)
-    moved = abs(new.multiplier / old.multiplier - 1.0) + 1e-15
     bad = (np.abs(r1 - r0) > 1e-12 * r0 + moved * ya + 1e-300) & ~shared
     assert not bad.any(), (np.flatnonzero(bad)[:5], r1[bad][:5], r0[bad][:5])
 
