@@ -161,7 +161,7 @@ class PollSchedule:
                 if bad.size:
                     j = int(bad[0]) + 1
                     raise ValueError(f"The '{name}' parameter of {caller} must be strictly increasing; "
-                                     f"{name}[{j}] = {a[j]!r} <= {name}[{j - 1}] = {a[j - 1]!r}.")
+                                     f"{name}[{j}] = {float(a[j])!r} <= {name}[{j - 1}] = {float(a[j - 1])!r}.")
                 a.setflags(write=False)
                 out.append(a)
             times = tuple(out)
@@ -538,6 +538,37 @@ def _delays(signal_delay: Any, rng: np.random.Generator, n: int, caller: str) ->
     return rng.exponential(mean, n) if mean > 0 else None
 
 
+def _events(pages: PageModel, H: float, rng: np.random.Generator, signal_delay: Any, caller: str) -> tuple:
+    """The events of one run, all drawn from ``rng`` (the same whatever the policy and the polls).
+
+    Returns ``(kc, tc, change_counts, kr, tr, request_counts, sig_t, sig_p)``: the changes and the requests
+    as :func:`_page_major` gives them, and the signals arriving by ``H`` (after their delays) in time
+    order (times, pages).
+    """
+    m = len(pages)
+    dl, mu, lam, nu = pages.change_rate, pages.importance, pages.recall, pages.false_rate
+    kc, pc, tc, change_counts = _page_major(rng, dl, H)
+    kr, _, tr, request_counts = _page_major(rng, mu, H)
+    # signals: true ones thin the changes (then delay), false ones are Poisson
+    if lam.any():
+        true = rng.random(len(pc)) < lam[pc]
+        sp, st = pc[true], tc[true]
+    else:  # recall 0 everywhere: no true signals, no draws
+        sp, st = pc[:0], tc[:0]
+    d = _delays(signal_delay, rng, len(st), caller)
+    if d is not None:
+        st = st + d
+    fcount = rng.poisson(nu * H)
+    fp = np.repeat(np.arange(m, dtype=np.intp), fcount)
+    ft = H * rng.random(len(fp))
+    sig_t = np.concatenate([st, ft])
+    sig_p = np.concatenate([sp, fp])
+    keep = sig_t <= H
+    sig_t, sig_p = sig_t[keep], sig_p[keep]
+    order = np.argsort(sig_t, kind="stable")
+    return kc, tc, change_counts, kr, tr, request_counts, sig_t[order], sig_p[order]
+
+
 @cites(BUSA_FEKETE_2025)
 def simulate(
     policy: CrawlPolicy,
@@ -709,27 +740,7 @@ def simulate(
         polls._check_fit(m, H, caller)
     rng = check_rng(rng, caller)
 
-    dl, mu, lam, nu = pages.change_rate, pages.importance, pages.recall, pages.false_rate
-    kc, pc, tc, change_counts = _page_major(rng, dl, H)
-    kr, _, tr, request_counts = _page_major(rng, mu, H)
-    # signals: true ones thin the changes (then delay), false ones are Poisson
-    if lam.any():
-        true = rng.random(len(pc)) < lam[pc]
-        sp, st = pc[true], tc[true]
-    else:  # recall 0 everywhere: no true signals, no draws
-        sp, st = pc[:0], tc[:0]
-    d = _delays(signal_delay, rng, len(st), caller)
-    if d is not None:
-        st = st + d
-    fcount = rng.poisson(nu * H)
-    fp = np.repeat(np.arange(m, dtype=np.intp), fcount)
-    ft = H * rng.random(len(fp))
-    sig_t = np.concatenate([st, ft])
-    sig_p = np.concatenate([sp, fp])
-    keep = sig_t <= H
-    sig_t, sig_p = sig_t[keep], sig_p[keep]
-    order = np.argsort(sig_t, kind="stable")
-    sig_t, sig_p = sig_t[order], sig_p[order]
+    kc, _, change_counts, kr, tr, request_counts, sig_t, sig_p = _events(pages, H, rng, signal_delay, caller)
 
     poll_q = None
     if polls is not None:
