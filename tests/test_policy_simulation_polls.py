@@ -290,6 +290,24 @@ def test_fed_polls_are_signals_at_the_poll_times():
     assert res_b.n_signals_counted == 0 and res_b.n_polls == res_p.n_polls
 
 
+def test_fed_polls_through_signal_alone_or_signal_many_alone():
+    pages = web()
+
+    class OnlySignal(Recorder):
+        poll = None  # type: ignore[assignment]
+
+    class OnlyMany(SignalRecorder):
+        signal = None  # type: ignore[assignment]
+
+    logs = []
+    for cls in (SignalRecorder, OnlySignal, OnlyMany):
+        rec = cls(M, 3.0)
+        res = simulate(rec, pages, H, rng=12, polls=PollSchedule(0.9, phase="random"), signal_delay=0.2)
+        logs.append(rec.log)
+        assert res.n_signals_counted == sum(e[0] == "signal" for e in rec.log) > 0
+    assert logs[0] == logs[1] == logs[2]
+
+
 def test_same_events_for_every_policy():
     pages = web(40)
     polls = PollSchedule(0.7, phase="random")

@@ -95,7 +95,9 @@ class PollSchedule:
         different lengths, both or neither of ``poll_interval`` and
         ``poll_times``.  :func:`simulate` checks the lengths against its
         pages (``groups`` of shape ``(n_pages,)``, per-page arrays when
-        ``groups`` is None).
+        ``groups`` is None) and refuses more than ``10**8`` page polls up to
+        its horizon (their arrays would take gigabytes), before it draws
+        anything.
 
     Notes
     -----
@@ -112,6 +114,14 @@ class PollSchedule:
     >>> s = PollSchedule([1.0, 0.25], groups=[0, 0, 1], phase=[0.5, 0.0])  # two sitemaps
     >>> s.n_groups
     2
+    >>> from freshcore import PageModel, Scheduler
+    >>> from freshcore.policy_simulation import simulate
+    >>> pages = PageModel([0.5, 1.0, 2.0], [1.0, 1.0, 1.0], recall=0.8, false_rate=0.2)
+    >>> res = simulate(Scheduler(pages, 3.0), pages, 100.0, rng=1, polls=s)
+    >>> res.n_polls  # 2 pages every 1 (at 0.5, 1.5, ...) and 1 page every 0.25, up to 100
+    600
+    >>> res.n_polls_moved + res.n_moves_hidden <= res.n_signals
+    True
     """
 
     def __init__(self, poll_interval: Any = None, *, groups: Any = None, phase: Any = 0.0, poll_times: Any = None,
@@ -287,7 +297,7 @@ class PollSchedule:
         return inv[page_group], clocks
 
 
-_MAX_POLLS = 1e9
+_MAX_POLLS = 1e8  # page polls per run: about 2-4 GB of arrays at this size
 
 
 def _check_groups(groups: Any, caller: str) -> np.ndarray:
