@@ -29,7 +29,8 @@ the shared grid every 1 time unit, so 100 polls of all m pages):
 
 Run as a script (``PYTHONPATH=src python bench/bench_policy_simulation.py``) it times
 the issue's size, m = 10^4 pages and 10^5 crawls (R = 100, horizon 1000),
-with round robin, GREEDY and GREEDY-NCIS with signals.
+with round robin, GREEDY and GREEDY-NCIS with signals, and GREEDY and GREEDY-NCIS with the signals
+polled every time unit (10^7 page polls).
 
 The simulator delivers the signals with one ``signal_many`` call per tick.  Current figures:
 ``bench/README.md``; how they were reached: ``bench/HISTORY.md``.
@@ -194,18 +195,20 @@ if sizes is not None:
 
 def main() -> None:
     m, horizon = 10_000, 1000.0
-    for name, signals, make in (
-        ("round robin", False, lambda p: RoundRobin(m, R)),
-        ("GREEDY", False, lambda p: Scheduler(p, R, value="greedy")),
-        ("GREEDY-NCIS, signals", True, lambda p: Scheduler(p, R, value="exact")),
+    for name, signals, make, polls in (
+        ("round robin", False, lambda p: RoundRobin(m, R), None),
+        ("GREEDY", False, lambda p: Scheduler(p, R, value="greedy"), None),
+        ("GREEDY-NCIS, signals", True, lambda p: Scheduler(p, R, value="exact"), None),
+        ("GREEDY, signals polled every 1", True, lambda p: Scheduler(p, R, value="greedy"), 1.0),
+        ("GREEDY-NCIS fed the polls every 1", True, lambda p: Scheduler(p, R, value="exact"), 1.0),
     ):
         pages = instance(m, signals)
         t0 = time.perf_counter()
-        res = simulate(make(pages), pages, horizon, rng=0)
+        res = simulate(make(pages), pages, horizon, rng=0, polls=polls)
         dt = time.perf_counter() - t0
         events = int(res.change_counts.sum() + res.request_counts.sum()) + res.n_signals
-        print(f"m = {m}, {len(res.crawl_pages)} crawls, {events} events, {name}: {dt:.2f} s "
-              f"(accuracy {res.accuracy:.4f} ± {res.accuracy_se:.4f})")
+        print(f"m = {m}, {len(res.crawl_pages)} crawls, {events} events, {res.n_polls} page polls, {name}: "
+              f"{dt:.2f} s (accuracy {res.accuracy:.4f} ± {res.accuracy_se:.4f})")
 
 
 if __name__ == "__main__":
