@@ -369,6 +369,17 @@ def _poll_observations(schedule: PollSchedule, m: int, H: float, sig_t: np.ndarr
         ids_s, t_s = ids[o], sig_t[valid][o]
         end = np.flatnonzero(np.concatenate((ids_s[1:] != ids_s[:-1], [True]))) if len(ids_s) else ids_s
         last_pm[ids_s[end]] = t_s[end]
+    if len(clocks) == 1:  # one grid for all pages: page-major is an (m, K) matrix, time-major its transpose
+        K = len(ct)
+        return _Polls(
+            times=ct,
+            starts=np.arange(0, m * K + 1, m, dtype=np.int64),
+            pages=np.tile(np.arange(m, dtype=np.int64), K),
+            moved=moved_pm.reshape(m, K).T.ravel(),
+            lastmod=None if last_pm is None else last_pm.reshape(m, K).T.ravel(),
+            n_moved=n_moved,
+            n_hidden=len(ids) - n_moved,
+        )
     # time-major: the clocks' polls by (time, clock), each expanded to the clock's pages (ascending)
     members = np.argsort(page_clock, kind="stable")
     msize = np.bincount(page_clock, minlength=len(clocks))
