@@ -71,6 +71,18 @@ only the event draws changed.  The demo grid row again (m = 1000, horizon 60, 6 
 
 and ``--intervals 0.1 --event-seed 2`` (another draw of the events on the same webs): greedy 0.6432±0.0115,
 ncis-fed 0.6752±0.0117, polled 0.6762±0.0119; polled-greedy 0.0330±0.0008, polled-ncis-fed 0.0010±0.0006.
+The spec grid row (``--web spec``, 6 seeds, 351 s at load 3 to 5)::
+
+    continuous signals: ncis 0.5450±0.0042, optimum (Theorem 2) 0.5444±0.0031; greedy 0.5069±0.0035
+        w          greedy        ncis-fed          polled      opt-polled
+        1   0.5069±0.0035   0.5248±0.0032   0.5284±0.0033   0.5321±0.0029
+      0.3   0.5069±0.0035   0.5377±0.0037   0.5410±0.0039   0.5398±0.0032
+      0.1   0.5069±0.0035   0.5428±0.0037   0.5438±0.0036   0.5423±0.0032
+    paired differences
+        w     polled-greedy   polled-ncis-fed
+        1     0.0215±0.0011     0.0037±0.0005
+      0.3     0.0341±0.0013     0.0032±0.0010
+      0.1     0.0369±0.0014     0.0009±0.0002
 
 Output of the numpy event simulation this script was before it ran on simulate (its own event draws; 2
 shared cores, load 2 to 5, 2026-11-26; m = 1000, horizon 60, 6 seeds)::
