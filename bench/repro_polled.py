@@ -4,36 +4,44 @@ Pages change as Poisson(Delta) processes, each change moves the page's signal wi
 recall) and the signal also moves falsely at rate nu (the model of Busa-Fekete et al. (2025)).  The
 crawler does not see the moves as they happen: it polls the signal source every ``w`` and sees, per page,
 only whether the signal moved since the previous poll (a sitemap's ``lastmod``).  One crawl per tick at
-``R = m/5``; each policy crawls the page of highest value at every tick (brute-force argmax, ties to the
-lowest index), all on the same events:
+``R = m/5``; each policy crawls the page of highest value at every tick (the argmax, ties to the lowest
+index).  The runs are :func:`freshcore.policy_simulation.simulate` with
+``polls=PollSchedule(w, phase=...)``, so every policy is judged on the same events (changes, requests,
+signals and what each poll sees):
 
-* ``greedy``: the value without signals, ``(mu/Delta) R^1(Delta tau)``, true Delta;
-* ``ncis-fed``: the exact value of Busa-Fekete et al. (2025) (:func:`freshcore.value.crawl_value`) fed
-  the polls as if each moved window were one signal at the poll time;
+* ``greedy``: the value without signals, ``(mu/Delta) R^1(Delta tau)``, true Delta
+  (``Scheduler(value="greedy")``);
+* ``ncis-fed``: the exact value of Busa-Fekete et al. (2025) (``Scheduler(value="exact")``, which has no
+  ``poll``, so simulate feeds it one signal at the poll time per moved window);
 * ``polled``: :func:`freshcore.polled_signals.polled_value` at the exact posterior log-staleness of the
   polls (:func:`freshcore.polled_signals.window_staleness`, the window cut by a crawl included), read
   from a table of 4096 exact values per page on a uniform grid up to the largest staleness the page can
   reach, linearly interpolated (relative error against the exact value on 1200 random points: median 5e-9,
-  99th percentile 1e-4, at most 1e-2 within a grid step of a jump of V);
+  99th percentile 1e-4, at most 1e-2 within a grid step of a jump of V); :class:`PolledValuePolicy`, a
+  policy with ``poll()``/``next()``/``run()`` taking the brute-force argmax over the tables at every tick
+  (slow until the Scheduler's polled value kind lands);
 * ``polled+`` (``--policies``): ``min(V(s), V(iota_D))``, V lowered where waiting for the next poll pays --
   one step of policy improvement on the threshold policy, with the next poll's outcome and time known;
 * ``ironed`` (``--policies``): the ironed value ``V*`` of the module notes (concave hull of ``w/psi``
   against ``1/psi``, on the table's grid);
-* ``ncis``: the exact value with the signals seen when they happen (continuous polls), for reference.
+* ``ncis``: the exact value with the signals seen when they happen (simulate without polls), for reference.
 
 Accuracy is the mu-weighted fraction of time the pages are fresh (the fraction of requests served fresh),
-from the true change times, after a 20% burn-in; every page counts as crawled at time 0 (short horizons
-flatter every policy a little, which is why ``ncis`` can pass its continuous optimum).  ``opt001`` is the
+from the true change times of simulate's events (its requests are too few on the demo web, whose importance
+sums to ~1: ~50 requests in the window), after a 20% burn-in; every page counts as crawled at time 0 (short
+horizons flatter every policy a little, which is why ``ncis`` can pass its continuous optimum).  ``opt001`` is the
 continuous optimum with continuous signals (:func:`freshcore.thresholds.optimal_thresholds`, Theorem 2),
 ``opt-polled`` that of the polled threshold policies for the poll interval (``V_i(s_i) = Lambda`` with
-``sum 1/psi_i(s_i) = R``, on the same tables; larger tables change it by < 2e-6).  Each seed draws a new web
-and new events; the tables give the mean over seeds ± its standard error, and the paired differences with
-their standard errors.
+``sum 1/psi_i(s_i) = R``, on the same tables; larger tables change it by < 2e-6); the tables reach the
+largest staleness a page can reach on the seed's polls, which a first simulate pass with a policy that
+only records the polls (:class:`PollLog`) gives.  Each seed draws a new web and new events; the tables
+give the mean over seeds ± its standard error, and the paired differences with their standard errors.
 
 Webs: ``spec`` -- SPEC section 3's check, ``Delta, mu ~ U[0, 1]``; ``demo`` -- the demo's synthetic web
 (:func:`freshcore.cli.demo.synthetic_web`: Delta log-uniform on [0.02, 5], Pareto importance); both with
 ``lambda ~ Beta(0.25, 0.25)``, ``nu ~ U(0.1, 0.6)``.  Polls: ``grid`` -- every page at ``k w`` (one
-sitemap read), or ``phase`` -- each page at ``phi_i + k w`` with ``phi_i ~ U[0, w)``.
+sitemap read; simulate's default), or ``phase`` -- each page at ``phi_i + k w`` with ``phi_i ~ U[0, w)``
+drawn with the web (``PollSchedule(w, phase=phi)``, so the policy knows its pages' poll clocks).
 
 Run: ``PYTHONPATH=src python bench/repro_polled.py [--pages 1000] [--horizon 60] [--seeds 6] [--web demo]
 [--polls grid] [--policies ncis-fed polled polled+ ironed]``; ``--quick`` is the small run of the tests.
@@ -45,7 +53,39 @@ two are level, both near the continuous-signal value.  The one-step lookahead (`
 significant; ironing loses at ``w = 0.1``.  The polled value's accuracy is within 0.004 of the continuous
 optimum of the polled thresholds (``opt-polled``).
 
-Output (2 shared cores, load 2 to 5, 2026-11-26; m = 1000, horizon 60, 6 seeds)::
+On simulate (2026-11-26, load ~3): on the same events this script's policies make exactly the decisions of
+the numpy event simulation it was (every crawl of greedy, ncis, ncis-fed, polled and polled+ identical on
+both webs, grid and phase polls, ``w = 1`` and ``0.1``, m = 200, horizon 20; and m = 1000, horizon 20), so
+only the event draws changed.  The demo grid row again (m = 1000, horizon 60, 6 seeds, 257 s)::
+
+    continuous signals: ncis 0.6819±0.0109, optimum (Theorem 2) 0.6821±0.0113; greedy 0.6425±0.0113
+        w          greedy        ncis-fed          polled      opt-polled
+        1   0.6425±0.0113   0.6482±0.0122   0.6559±0.0111   0.6580±0.0110
+      0.3   0.6425±0.0113   0.6659±0.0111   0.6685±0.0116   0.6702±0.0112
+      0.1   0.6425±0.0113   0.6756±0.0108   0.6767±0.0107   0.6772±0.0114
+    paired differences
+        w     polled-greedy   polled-ncis-fed
+        1     0.0134±0.0009     0.0077±0.0018
+      0.3     0.0260±0.0008     0.0026±0.0010
+      0.1     0.0341±0.0012     0.0011±0.0004
+
+and ``--intervals 0.1 --event-seed 2`` (another draw of the events on the same webs): greedy 0.6432±0.0115,
+ncis-fed 0.6752±0.0117, polled 0.6762±0.0119; polled-greedy 0.0330±0.0008, polled-ncis-fed 0.0010±0.0006.
+The spec grid row (``--web spec``, 6 seeds, 351 s at load 3 to 5)::
+
+    continuous signals: ncis 0.5450±0.0042, optimum (Theorem 2) 0.5444±0.0031; greedy 0.5069±0.0035
+        w          greedy        ncis-fed          polled      opt-polled
+        1   0.5069±0.0035   0.5248±0.0032   0.5284±0.0033   0.5321±0.0029
+      0.3   0.5069±0.0035   0.5377±0.0037   0.5410±0.0039   0.5398±0.0032
+      0.1   0.5069±0.0035   0.5428±0.0037   0.5438±0.0036   0.5423±0.0032
+    paired differences
+        w     polled-greedy   polled-ncis-fed
+        1     0.0215±0.0011     0.0037±0.0005
+      0.3     0.0341±0.0013     0.0032±0.0010
+      0.1     0.0369±0.0014     0.0009±0.0002
+
+Output of the numpy event simulation this script was before it ran on simulate (its own event draws; 2
+shared cores, load 2 to 5, 2026-11-26; m = 1000, horizon 60, 6 seeds)::
 
     polled signals: web demo, polls grid, m = 1000, R = m/5, horizon 60 (burn-in 20%), 6 seeds
     continuous signals: ncis 0.6829±0.0117, optimum (Theorem 2) 0.6821±0.0113; greedy 0.6441±0.0115
@@ -92,12 +132,12 @@ import time
 
 import numpy as np
 
-from freshcore import PageModel
+from freshcore import PageModel, Scheduler
 from freshcore.cli.demo import synthetic_web
+from freshcore.policy_simulation import PollSchedule, _events, simulate
 from freshcore.polled_signals import _blocks, _moved_weight, window_staleness
 from freshcore.special import residual_exp
 from freshcore.thresholds import optimal_thresholds
-from freshcore.value import crawl_value
 
 POLICIES = ("ncis-fed", "polled", "ironed", "polled+")  # the policies that see the polls
 GRID = 4096
@@ -118,35 +158,36 @@ def make_web(m: int, rng: np.random.Generator, web: str) -> PageModel:
     return PageModel(dl, mu, lam, nu)
 
 
-def make_events(pages: PageModel, horizon: float, rng: np.random.Generator):
-    """Per page: sorted change times and sorted signal-move times (signalled changes and false moves)."""
-    changes, moves = [], []
-    for dl, lam, nu in zip(pages.change_rate, pages.recall, pages.false_rate):
-        c = np.sort(rng.uniform(0.0, horizon, rng.poisson(dl * horizon)))
-        s = c[rng.random(len(c)) < lam]
-        f = rng.uniform(0.0, horizon, rng.poisson(nu * horizon))
-        changes.append(c)
-        moves.append(np.sort(np.concatenate((s, f))))
-    return changes, moves
+class PollLog:
+    """A policy that never crawls within the horizon and records every poll :func:`simulate` gives it (all
+    of them: the polls after the last tick are delivered after it)."""
+
+    def __init__(self, m: int, horizon: float) -> None:
+        self._m, self._rate = m, 0.5 / horizon
+        self.log: list = []
+
+    bandwidth = property(lambda self: self._rate)
+    time = property(lambda self: 0.0)
+    n_pages = property(lambda self: self._m)
+
+    def next(self) -> int:  # pragma: no cover - the first tick is past the horizon
+        raise AssertionError
+
+    run = next
+    set_bandwidth = next
+
+    def poll(self, pages: np.ndarray, t: float, moved: np.ndarray) -> None:
+        self.log.append((t, pages.copy(), moved.copy()))
 
 
-def make_polls(moves, w: float, horizon: float, phases: np.ndarray):
-    """All polls in time order: (time, page, moved, previous poll time of the page)."""
-    times, pages, moved, prev = [], [], [], []
-    for i, mv in enumerate(moves):
-        t = np.arange(phases[i], horizon + w, w)
-        t = t[t <= horizon]
-        if len(t) == 0:
-            continue
-        p = t - w  # the previous poll (the first one's lies before time 0)
-        cnt = np.searchsorted(mv, t, side="right") - np.searchsorted(mv, p, side="right")
-        times.append(t)
-        pages.append(np.full(len(t), i))
-        moved.append(cnt > 0)
-        prev.append(p)
-    t = np.concatenate(times)
-    order = np.argsort(t, kind="stable")
-    return (t[order], np.concatenate(pages)[order], np.concatenate(moved)[order], np.concatenate(prev)[order])
+def poll_log(pages: PageModel, horizon: float, seed, schedule: PollSchedule, w: float):
+    """All polls of the events of ``seed``, in time order: (time, page, moved, previous poll time of the page)."""
+    log = PollLog(len(pages), horizon)
+    simulate(log, pages, horizon, rng=np.random.default_rng(seed), polls=schedule)
+    t = np.concatenate([np.full(len(p), t) for t, p, _ in log.log])
+    pg = np.concatenate([p for _, p, _ in log.log])
+    mv = np.concatenate([mv for _, _, mv in log.log])
+    return t, pg, mv, t - w  # regular polls: the previous one w earlier (before time 0 for the first)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -334,17 +375,6 @@ def _lookahead(idx, s, t, last, lastpoll, s_at, w, dl, mu, alpha, gamma, pages, 
     return np.where(wait, np.minimum(v, _lookup(table, step, idx, hi)), v)
 
 
-def _ranks(idx: np.ndarray) -> np.ndarray:
-    """For each entry, how many earlier entries name the same page (0 for a page's first)."""
-    order = np.argsort(idx, kind="stable")
-    s = idx[order]
-    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
-    group = np.cumsum(np.concatenate(([0], (s[1:] != s[:-1]).astype(np.int64))))
-    r = np.empty(len(idx), dtype=np.int64)
-    r[order] = np.arange(len(idx)) - starts[group]
-    return r
-
-
 def _lookup(table, gstep, rows, s):
     """Linear interpolation of each page's table at ``s`` (0 below 0, the last entry above the cap)."""
     pos = np.clip(s / gstep, 0.0, GRID - 1.0)
@@ -353,111 +383,120 @@ def _lookup(table, gstep, rows, s):
     return np.where(s > 0.0, table[rows, k] * (1.0 - fr) + table[rows, k + 1] * fr, 0.0)
 
 
-def simulate(policy: str, pages: PageModel, polls, moves, table, caps, bandwidth: float, horizon: float,
-             w: float = math.inf, phases=None):
-    """One policy on the events: the crawl log ``(pages, times)`` and the seconds per decision."""
-    m = len(pages)
-    dl, mu = pages.change_rate, pages.importance
-    pt, pp, pm, pprev = polls if polls is not None else (None,) * 4
-    n_ticks = math.floor(bandwidth * horizon)
-    last = np.zeros(m)  # time of the last crawl
-    s_at = np.zeros(m)  # staleness at `since` (the last poll after the crawl, or the crawl)
-    since = np.zeros(m)
-    n_sig = np.zeros(m)  # signals (ncis) or moved windows (ncis-fed) since the crawl
-    lastpoll = phases - w if phases is not None else None  # the last poll (before or after the crawl)
-    alpha, gamma = pages.alpha, pages.gamma
-    if policy == "ncis":
-        st = np.concatenate(moves)
-        sp = np.concatenate([np.full(len(mv), i) for i, mv in enumerate(moves)])
-        order = np.argsort(st, kind="stable")
-        st, sp = st[order], sp[order]
-    crawl_page = np.empty(n_ticks, dtype=np.int64)
-    crawl_time = np.empty(n_ticks)
-    k_obs = 0
-    gstep = caps / (GRID - 1) if caps is not None else None
-    rows = np.arange(m)
-    safe_dl = np.where(dl > 0, dl, 1.0)
-    clock = 0.0
-    for tick in range(1, n_ticks + 1):
-        t = tick / bandwidth
-        if policy == "ncis":
-            k1 = int(np.searchsorted(st, t, side="right"))
-            np.add.at(n_sig, sp[k_obs:k1], 1.0)
-            k_obs = k1
-        elif policy != "greedy":
-            k1 = int(np.searchsorted(pt, t, side="right"))
-            sl = slice(k_obs, k1)
-            rank = _ranks(pp[sl])
-            for r in range(int(rank.max()) + 1 if k1 > k_obs else 0):  # each page at most once per round
-                sel = np.flatnonzero(rank == r) + k_obs
-                i, tp, mv, prev = pp[sel], pt[sel], pm[sel], pprev[sel]
-                c = last[i]
-                base = np.where(c > prev, 0.0, s_at[i])  # a window cut by the crawl starts from 0
-                inc = window_staleness(tp - np.maximum(c, prev), mv, pages[i], np.maximum(0.0, c - prev))
-                s_at[i] = base + inc
-                since[i] = tp
-                lastpoll[i] = tp
-                n_sig[i] += mv
-            k_obs = k1
+class PolledValuePolicy:
+    """Crawl the page of highest polled value at every tick (brute-force argmax, ties to the lowest index), as
+    a :class:`freshcore.CrawlPolicy` with ``poll`` that :func:`freshcore.policy_simulation.simulate` drives.
+
+    ``table``: each page's value on its grid ``[0, caps_i]`` (``polled``: V; ``ironed``: the ironed value);
+    ``lookahead``: ``polled+``.  At a poll of page ``i`` at ``t`` its staleness gains the window's
+    :func:`~freshcore.polled_signals.window_staleness` (the window cut by a crawl included); between polls it
+    grows at ``Delta_i``; a crawl resets it.  Slow (numpy over all pages per tick) until the compiled kernel
+    and the Scheduler's polled value kind land.
+    """
+
+    def __init__(self, pages: PageModel, bandwidth: float, w: float, phases: np.ndarray, table: np.ndarray,
+                 caps: np.ndarray, lookahead: bool = False) -> None:
+        m = len(pages)
+        self._pages, self._rate, self._w = pages, bandwidth, w
+        self._table, self._caps, self._gstep = table, caps, caps / (GRID - 1)
+        self._lookahead = lookahead
+        self._origin, self._k, self._time = 0.0, 0, 0.0
+        self.last = np.zeros(m)  # time of the last crawl
+        self.s_at = np.zeros(m)  # staleness at `since` (the last poll after the crawl, or the crawl)
+        self.since = np.zeros(m)
+        # the last poll (before or after the crawl); at time 0 that of phase 0 (the grid point 0, which sees
+        # nothing: simulate's polls are the times > 0)
+        self.lastpoll = np.where(phases > 0.0, phases - w, 0.0)
+        self._rows = np.arange(m)
+        self.clock = 0.0  # seconds spent choosing
+
+    bandwidth = property(lambda self: self._rate)
+    time = property(lambda self: self._time)
+    n_pages = property(lambda self: len(self._pages))
+
+    def set_bandwidth(self, bandwidth: float) -> PolledValuePolicy:
+        self._origin, self._k, self._rate = self._time, 0, float(bandwidth)
+        return self
+
+    def poll(self, pages: np.ndarray, t: float, moved: np.ndarray) -> None:
+        i = pages
+        c, prev = self.last[i], self.lastpoll[i]
+        base = np.where(c > prev, 0.0, self.s_at[i])  # a window cut by the crawl starts from 0
+        inc = window_staleness(t - np.maximum(c, prev), moved, self._pages[i], np.maximum(0.0, c - prev))
+        self.s_at[i] = base + inc
+        self.since[i] = t
+        self.lastpoll[i] = t
+
+    def next(self) -> int:
+        self._k += 1
+        t = self._time = self._origin + self._k / self._rate
         t_start = time.perf_counter()
-        if policy == "greedy":
-            v = np.where(dl > 0, mu * residual_exp(1, dl * (t - last)) / safe_dl, 0.0)
-        elif policy in ("ncis", "ncis-fed"):
-            with np.errstate(invalid="ignore"):  # beta = inf times no signal
-                v = crawl_value(t - last + np.where(n_sig > 0, pages.beta * n_sig, 0.0), pages)
-        else:
-            s = s_at + dl * (t - since)
-            if ((s > caps) & (caps < CAP)).any():  # reach() bounds s (above CAP the value is flat)
-                raise RuntimeError(f"staleness {s.max()} beyond its table")
-            v = _lookup(table, gstep, rows, s)
-            if policy == "polled+":  # the lookahead value is <= V(s): evaluate it for the top pages only
-                k = 16
-                while True:
-                    top = np.argpartition(-v, min(k, m - 1))[:min(k, m)]
-                    look = _lookahead(top, s, t, last, lastpoll, s_at, w, dl, mu, alpha, gamma, pages, table,
-                                      gstep)
-                    bound = np.partition(v, m - k - 1)[m - k - 1] if k < m else -np.inf
-                    if look.max() > bound or k >= m:
-                        break
-                    k *= 4
-                v = np.full(m, -np.inf)
-                v[top] = look
+        pages = self._pages
+        dl = pages.change_rate
+        s = self.s_at + dl * (t - self.since)
+        caps = self._caps
+        if ((s > caps) & (caps < CAP)).any():  # reach() bounds s (above CAP the value is flat)
+            raise RuntimeError(f"staleness {s.max()} beyond its table")
+        v = _lookup(self._table, self._gstep, self._rows, s)
+        if self._lookahead:  # the lookahead value is <= V(s): evaluate it for the top pages only
+            m, k = len(v), 16
+            while True:
+                top = np.argpartition(-v, min(k, m - 1))[:min(k, m)]
+                look = _lookahead(top, s, t, self.last, self.lastpoll, self.s_at, self._w, dl, pages.importance,
+                                  pages.alpha, pages.gamma, pages, self._table, self._gstep)
+                bound = np.partition(v, m - k - 1)[m - k - 1] if k < m else -np.inf
+                if look.max() > bound or k >= m:
+                    break
+                k *= 4
+            v = np.full(m, -np.inf)
+            v[top] = look
         i = int(np.argmax(v))
-        clock += time.perf_counter() - t_start
-        crawl_page[tick - 1] = i
-        crawl_time[tick - 1] = t
-        last[i] = t
-        s_at[i] = 0.0
-        since[i] = t
-        n_sig[i] = 0.0
-    return crawl_page, crawl_time, clock / n_ticks
+        self.clock += time.perf_counter() - t_start
+        self.last[i] = t
+        self.s_at[i] = 0.0
+        self.since[i] = t
+        return i
+
+    def run(self, n: int) -> np.ndarray:
+        return np.array([self.next() for _ in range(n)], dtype=np.int64)
 
 
 def run_seed(seed: int, m: int, horizon: float, intervals, web: str, polls_kind: str, policies=POLICIES,
-             burn: float = 0.2):
-    """Accuracies of every policy, and the two optima, for each poll interval, on one seed's web."""
+             burn: float = 0.2, event_seed: int = 1):
+    """Accuracies of every policy, and the two optima, for each poll interval, on one seed's web; every
+    policy on the same events (one seed of :func:`freshcore.policy_simulation.simulate`)."""
     rng = np.random.default_rng([19, seed])
     pages = make_web(m, rng, web)
-    changes, moves = make_events(pages, horizon, rng)
     phases_u = rng.random(m)
+    events = [19, seed, event_seed]  # simulate's seed: the same changes, requests and signals for every policy
     bandwidth = m / 5.0
-    t0 = burn * horizon
-    out = {"opt001": optimal_thresholds(pages, bandwidth).accuracy}
-    page_c, time_c, _ = simulate("greedy", pages, None, moves, None, None, bandwidth, horizon)
-    out["greedy"] = accuracy(pages, changes, page_c, time_c, t0, horizon)
-    page_c, time_c, _ = simulate("ncis", pages, None, moves, None, None, bandwidth, horizon)
-    out["ncis"] = accuracy(pages, changes, page_c, time_c, t0, horizon)
+
+    # the change times of those events (simulate draws them first, with _events), for the accuracy
+    _, tc, counts, *_ = _events(pages, horizon, np.random.default_rng(events), None, "repro_polled")
+    changes = np.split(tc, np.cumsum(counts)[:-1])
+
+    def run(policy, polls=None) -> float:
+        res = simulate(policy, pages, horizon, rng=np.random.default_rng(events), polls=polls, burn_in=burn)
+        assert np.array_equal(res.change_counts, counts)
+        return accuracy(pages, changes, res.crawl_pages, res.crawl_times, burn * horizon, horizon)
+
+    out = {"opt001": optimal_thresholds(pages, bandwidth).accuracy,
+           "greedy": run(Scheduler(pages, bandwidth, value="greedy")),
+           "ncis": run(Scheduler(pages, bandwidth, value="exact"))}
     for w in intervals:
         phases = np.zeros(m) if polls_kind == "grid" else phases_u * w
-        polls = make_polls(moves, w, horizon, phases)
+        schedule = PollSchedule(w, phase=phases)  # phase 0 everywhere: one shared grid
+        polls = poll_log(pages, horizon, events, schedule, w)
         caps = np.minimum(CAP, np.maximum(reach(pages, w, polls, horizon), 1e-3))
         val, psi, fresh = tables(pages, w, caps)
         out[("opt-polled", w)] = polled_optimum(pages, bandwidth, val, psi, fresh)
         tabs = {"polled": val, "polled+": val, "ironed": ironed(val, psi, fresh, pages.importance)}
         for policy in policies:
-            page_c, time_c, _ = simulate(policy, pages, polls, moves, tabs.get(policy), caps, bandwidth, horizon,
-                                         w, phases)
-            out[(policy, w)] = accuracy(pages, changes, page_c, time_c, t0, horizon)
+            if policy == "ncis-fed":  # no poll(): simulate feeds it a signal at the poll time per moved page
+                pol = Scheduler(pages, bandwidth, value="exact")
+            else:
+                pol = PolledValuePolicy(pages, bandwidth, w, phases, tabs[policy], caps, policy == "polled+")
+            out[(policy, w)] = run(pol, schedule)
     return out
 
 
@@ -474,6 +513,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--polls", choices=("grid", "phase"), default="grid")
     ap.add_argument("--intervals", type=float, nargs="+", default=[1.0, 0.3, 0.1])
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=["ncis-fed", "polled"])
+    ap.add_argument("--event-seed", type=int, default=1, help="another draw of the events on the same webs")
     ap.add_argument("--quick", action="store_true", help="150 pages, horizon 15, 2 seeds, polls every 0.5 (tests)")
     a = ap.parse_args(argv)
     if a.quick:
@@ -481,7 +521,7 @@ def main(argv: list[str] | None = None) -> dict:
     t_start = time.perf_counter()
     runs = []
     for s in range(a.seeds):
-        runs.append(run_seed(s, a.pages, a.horizon, a.intervals, a.web, a.polls, a.policies))
+        runs.append(run_seed(s, a.pages, a.horizon, a.intervals, a.web, a.polls, a.policies, event_seed=a.event_seed))
         print(f"seed {s}: " + ", ".join(f"{k}: {v:.4f}" for k, v in runs[-1].items()), file=sys.stderr, flush=True)
     col = lambda key: np.array([r[key] for r in runs])  # noqa: E731
     print(f"polled signals: web {a.web}, polls {a.polls}, m = {a.pages}, R = m/5, horizon {a.horizon:g} "

@@ -66,6 +66,22 @@ class CrawlPolicy(Protocol):
     ``observe(page, changed)``
         The crawl's outcome, called right after each crawl (the simulator then
         steps one tick at a time), as :class:`NutchAdaptive` needs.
+    ``poll(pages, t, moved)``
+        A read of polled signal sources (a sitemap, a feed) at time ``t``
+        (not before the last tick): ``pages`` (int64 array) were polled,
+        ``moved`` (bool array of the same length) says whose signal moved
+        since its previous poll -- several moves in between collapse into one
+        -- pages that did not move included (SPEC section 3b).  With
+        ``simulate(..., polls=...)`` a policy with ``poll`` gets every poll
+        this way (with ``lastmod=`` the latest move times, NaN where none,
+        when the :class:`~freshcore.policy_simulation.PollSchedule` says the
+        source gives them); a policy without it gets one :meth:`signal` at
+        the poll time per moved page ("fed the polls"); one without ``signal``
+        either gets nothing.
+
+    :func:`~freshcore.policy_simulation.simulate` also drives an object
+    without ``signal``/``signal_many`` (it is given no signals), which is not a
+    CrawlPolicy.
     """
 
     @property
