@@ -25,7 +25,8 @@ Scheduling (Algorithm 1 of Busa-Fekete et al. (2025))
     :class:`ShardedScheduler` (k schedulers at R/k merged into one stream, their Section 5.2).
 Baselines and the simulator that judges policies
     :class:`CrawlPolicy` (what every policy offers), :class:`LowDiscrepancy`, :class:`RoundRobin`,
-    :class:`UniformRandom`, :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`.
+    :class:`UniformRandom`, :class:`NutchAdaptive`; :func:`simulate`, :class:`SimulationResult`,
+    :class:`PollSchedule` (signals seen only through polls of a sitemap or feed).
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of Busa-Fekete et al. (2025)), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
@@ -75,7 +76,7 @@ from .mle import (
 )
 from .pages import PageModel
 from .policies import CrawlPolicy, LowDiscrepancy, NutchAdaptive, RoundRobin, UniformRandom
-from .policy_simulation import SimulationResult, simulate
+from .policy_simulation import PollSchedule, SimulationResult, simulate
 from .rates import RatesResult, freshness, optimal_rates
 from .schedule import Scheduler
 from .sharding import ShardedScheduler
@@ -103,6 +104,7 @@ __all__ = [
     "NutchAdaptive",
     "PageModel",
     "PageValueError",
+    "PollSchedule",
     "RatesResult",
     "RoundRobin",
     "SABatch",
