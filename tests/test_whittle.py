@@ -206,7 +206,9 @@ def test_index_invariants(lam, xi, mu, period, cost, f1, f2):
 def test_index_continuous_at_grid_points(mu, n, eps):
     s = SourceModel(1.0, 1.0, mu)
     xn = s.u_star[0] * (1 - s.alpha[0] ** n)
-    if xn * (1 + eps) >= s.u_star[0]:
+    # both points on the pieces either side of x_n: x_{n+1} - x_n = u* alpha^n (1 - alpha) is the nearer grid point
+    # (x_n - x_{n-1} is 1/alpha times that); past it the slope is a later piece's, (n + 2) and up
+    if eps * xn >= s.u_star[0] * s.alpha[0] ** n * (1 - s.alpha[0]):
         return
     g = whittle_index([[xn * (1 - eps)], [xn], [xn * (1 + eps)]], s)[:, 0]
     assert np.all(np.diff(g) >= -1e-15 * s.u_star[0])
