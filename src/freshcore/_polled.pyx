@@ -492,15 +492,15 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
         return 0.0
     if pg.kind == 2 or mu == 0.0 or level >= mu / pg.dl:
         return INFINITY
-    target = level / mu * (1.0 - LEVEL_SLACK)
+    target = level * (1.0 - LEVEL_SLACK)  # compared with mu V, as polled_value gives it
     # V(s) <= mu R^1(s)/alpha <= mu s^2/(2 alpha): the crossing is at least sqrt(2 alpha target) (and at least
     # the Greedy crossing's lower bound when alpha = Delta)
     alpha = pg.dl if pg.kind == 1 else pg.aw / (pg.dw / pg.dl)
     lo = 0.0
     vlo = 0.0
-    hi = fmax(2.0 * (alpha * target) ** 0.5, 1e-300)
+    hi = fmax(2.0 * (alpha * target / mu) ** 0.5, 1e-300)
     while True:
-        v = polled_value(pg, hi, 1.0)
+        v = polled_value(pg, hi, mu)
         if isnan(v):
             return NAN
         if v >= target:
@@ -522,7 +522,7 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
             x = 0.5 * (lo + hi)
             if not (x > lo and x < hi):
                 break
-        v = polled_value(pg, x, 1.0)
+        v = polled_value(pg, x, mu)
         if isnan(v):
             return NAN
         if v >= target:
@@ -556,7 +556,6 @@ def sums_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam
                 break
             out[i] = psi if what == 0 else (fresh if what == 1 else mu[i] * val)
     return bad
-
 
 
 @cython.boundscheck(False)
