@@ -479,8 +479,9 @@ def test_bad_poll_logs_are_refused():
 def test_refuses_pages_past_the_work_bound(monkeypatch):
     """The numpy reference (tests/_polled_reference.py) refuses past MAX_POINTS; the compiled path past
     MAX_STEPS (tests/test_polled_kernel.py)."""
-    import freshcore.polled_signals as ps
     from _polled_reference import _page_sums
+
+    import freshcore.polled_signals as ps
 
     monkeypatch.setattr(ps, "MAX_POINTS", 50)
     assert _page_sums(0.1, 1.0, 0.5, 0.3, 0.01)[2] > 0.0

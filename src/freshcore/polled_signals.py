@@ -166,7 +166,6 @@ from freshcore import _polled
 from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._validation import check_array, check_binary, check_scalar
 from freshcore.pages import PageModel, check_pages
-from freshcore.special import residual_exp
 
 __all__ = [
     "MAX_POINTS",
@@ -651,7 +650,8 @@ def _evaluate(staleness: Any, poll_interval: Any, pages: PageModel, caller: str,
     s = _per_page(staleness, "staleness", n, caller, low=0.0)
     w = _per_page(poll_interval, "poll_interval", n, caller, low=0.0, low_inclusive=False)
     out = np.empty(n)
-    bad = _polled.sums_kernel(*_contiguous(s, dl, lam, nu, w, mu), what, out)
+    cs, cdl, clam, cnu, cw, cmu = _contiguous(s, dl, lam, nu, w, mu)
+    bad = _polled.sums_kernel(cs, cdl, clam, cnu, cw, cmu, what, out)
     if bad >= 0:
         _refuse(caller, bad, dl, lam, nu, w, f"staleness={float(s[bad])!r}")
     return out
@@ -824,7 +824,8 @@ def polled_threshold(level: Any, poll_interval: Any, pages: PageModel) -> np.nda
     lev = _per_page(level, "level", n, caller, low=0.0)
     w = _per_page(poll_interval, "poll_interval", n, caller, low=0.0, low_inclusive=False)
     out = np.empty(n)
-    bad = _polled.level_kernel(*_contiguous(lev, dl, lam, nu, w, mu), out)
+    cl, cdl, clam, cnu, cw, cmu = _contiguous(lev, dl, lam, nu, w, mu)
+    bad = _polled.level_kernel(cl, cdl, clam, cnu, cw, cmu, out)
     if bad >= 0:
         _refuse(caller, bad, dl, lam, nu, w, f"level={float(lev[bad])!r}")
     return out
