@@ -162,25 +162,29 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from freshcore import _polled
 from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._validation import check_array, check_binary, check_scalar
 from freshcore.pages import PageModel, check_pages
-from freshcore.special import residual_exp
 
 __all__ = [
     "MAX_POINTS",
+    "MAX_STEPS",
     "PolledState",
     "moved_weight",
     "polled_fresh_time",
     "polled_interval",
     "polled_staleness",
+    "polled_threshold",
     "polled_value",
     "regular_staleness",
     "window_staleness",
 ]
 
-#: A page whose lattice sum would visit more points than this is refused with a ValueError.
+#: A page whose lattice sum would visit more points than this is refused with a ValueError (the numpy blocks).
 MAX_POINTS = 1 << 25
+#: A page whose compiled lattice walk would visit more points than this is refused with a ValueError.
+MAX_STEPS = 1 << 24
 _TAIL = 1e-17  # relative size of the bounded tails
 _LOG_TAIL = math.log(_TAIL)
 _ROW_POINTS = 1 << 17  # lattice points per vectorised block
@@ -189,6 +193,7 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # below 4e-15, which is what enters the log of a pmf)
 _STIRLERR = np.array([0.0] + [math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * _LOG_2PI
                               for n in range(1, 16)])
+_polled._set_stirlerr(_STIRLERR)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -639,65 +644,27 @@ def _cut_mass(m: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, lo_cut: np.ndar
     return total
 
 
-def _page_sums(iota: float, dl: float, lam: float, nu: float, w: float, need_psi: bool = True
-               ) -> tuple[float, float, float]:
-    """``(psi, w, V/mu)`` of one page at threshold ``iota``; without ``need_psi`` the sum stops once ``w`` and
-    ``V`` are accurate (``psi`` is then a lower bound), which bounds the work at large ``iota``."""
-    if iota <= 0.0:
-        return 0.0, 0.0, 0.0
-    if dl == 0.0:
-        return math.inf, math.inf, 0.0
-    if iota == math.inf:
-        return math.inf, 1.0 / dl, 1.0 / dl
-    if lam * dl == 0.0 or w == math.inf:  # Greedy: s = Delta tau
-        return iota / dl, -math.expm1(-iota) / dl, float(residual_exp(1, iota)) / dl
-    alpha = dl - lam * dl
-    if not need_psi and alpha > 0.0 and iota > 40.0 and -iota + math.log1p(dl * iota / alpha) < _LOG_TAIL:
-        # 1/Delta - w = E[e^{-s_T}]/Delta <= e^{-iota}/Delta and psi <= iota/alpha, so
-        # 0 <= 1/Delta - V/mu <= e^{-iota} (1 + Delta iota/alpha)/Delta: below 1e-17 of 1/Delta
-        return math.nan, 1.0 / dl, 1.0 / dl
-    psi_terms: list[np.ndarray] = []
-    fresh_terms: list[np.ndarray] = []
-    value_terms: list[np.ndarray] = []
-    psi = val = cut = 0.0
-    e_iota = math.exp(-iota)
-    dw = dl * w
-    for blk in _blocks(iota, dl, lam, nu, w):
-        x, p = blk.x, blk.weight
-        d = np.minimum(dw, iota - x)
-        ex = np.exp(-x)
-        with np.errstate(over="ignore", invalid="ignore"):
-            second = np.where(d < dw, 0.0, d * e_iota * np.expm1(iota - x - d))
-        psi_terms.append(p * d)
-        fresh_terms.append(p * ex * -np.expm1(-d))
-        value_terms.append(p * (ex * residual_exp(1, d) + second))
-        psi += float(psi_terms[-1].sum())
-        val += float(value_terms[-1].sum())
-        cut += blk.cut
-        # a left-out point adds at most w to psi and w e^{-x} <= w e^{-level} to w and V
-        rest = blk.rest + cut
-        if (not need_psi or rest * dw <= _TAIL * psi) and rest * dw * math.exp(-blk.level) <= _TAIL * val:
-            break
-    # w <= 1/Delta and V <= mu/Delta hold exactly; the sums can pass them by rounding
-    return (float(np.sum(np.concatenate(psi_terms))) / dl, min(float(np.sum(np.concatenate(fresh_terms))), 1.0) / dl,
-            min(float(np.sum(np.concatenate(value_terms))), 1.0) / dl)
-
-
 def _evaluate(staleness: Any, poll_interval: Any, pages: PageModel, caller: str, what: int) -> np.ndarray:
     dl, lam, nu, mu = _params(pages, caller)
     n = len(dl)
     s = _per_page(staleness, "staleness", n, caller, low=0.0)
     w = _per_page(poll_interval, "poll_interval", n, caller, low=0.0, low_inclusive=False)
     out = np.empty(n)
-    for i in range(n):
-        try:
-            res = _page_sums(float(s[i]), float(dl[i]), float(lam[i]), float(nu[i]), float(w[i]), what == 0)
-        except ValueError as exc:
-            raise ValueError(f"{caller} cannot evaluate page {i} (change_rate={float(dl[i])!r}, recall="
-                             f"{float(lam[i])!r}, false_rate={float(nu[i])!r}, poll_interval={float(w[i])!r}) at "
-                             f"staleness={float(s[i])!r}: {exc}.") from None
-        out[i] = res[what] * (float(mu[i]) if what == 2 else 1.0)
+    cs, cdl, clam, cnu, cw, cmu = _contiguous(s, dl, lam, nu, w, mu)
+    bad = _polled.sums_kernel(cs, cdl, clam, cnu, cw, cmu, what, out)
+    if bad >= 0:
+        _refuse(caller, bad, dl, lam, nu, w, f"staleness={float(s[bad])!r}")
     return out
+
+
+def _contiguous(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, dtype=np.float64) for a in arrays]
+
+
+def _refuse(caller: str, i: int, dl: np.ndarray, lam: np.ndarray, nu: np.ndarray, w: np.ndarray, at: str) -> None:
+    raise ValueError(f"{caller} cannot evaluate page {i} (change_rate={float(dl[i])!r}, recall={float(lam[i])!r}, "
+                     f"false_rate={float(nu[i])!r}, poll_interval={float(w[i])!r}) at {at}: its lattice walk would "
+                     f"pass MAX_STEPS = {MAX_STEPS} points.")
 
 
 @cites(BUSA_FEKETE_2025)
@@ -786,7 +753,7 @@ def polled_value(staleness: Any, poll_interval: Any, pages: PageModel) -> np.nda
     Raises
     ------
     ValueError
-        Bad input, or a page whose lattice would exceed :data:`MAX_POINTS` points (named by index).
+        Bad input, or a page whose lattice walk would pass :data:`MAX_STEPS` points (named by index).
 
     Notes
     -----
@@ -804,3 +771,61 @@ def polled_value(staleness: Any, poll_interval: Any, pages: PageModel) -> np.nda
     [0.593994, 0.649427]
     """
     return _evaluate(staleness, poll_interval, pages, "polled_value", 2)
+
+
+@cites(BUSA_FEKETE_2025)
+def polled_threshold(level: Any, poll_interval: Any, pages: PageModel) -> np.ndarray:
+    """The inverse of :func:`polled_value`: the staleness at which each page's value first reaches ``level``.
+
+    Parameters
+    ----------
+    level : float or array_like of shape (n_pages,)
+        ``L >= 0`` (``inf`` allowed): a crawl value, e.g. a scheduler's winning value.
+    poll_interval : float or array_like of shape (n_pages,)
+        ``w > 0`` (``inf``: never polled, the Greedy value).
+    pages : PageModel
+
+    Returns
+    -------
+    threshold : ndarray of shape (n_pages,)
+        ``s_L``: the smallest staleness (to one ulp) with ``V(s_L) >= L (1 - 1e-12)`` as computed; 0 where
+        ``L = 0``, ``inf`` where ``L >= mu/Delta = V(inf)`` (never reached) and for pages that never change.
+
+    Raises
+    ------
+    ValueError
+        Bad input (named argument and first bad index), or a page whose lattice walk would pass
+        :data:`MAX_STEPS` points.
+
+    Notes
+    -----
+    ``V`` is non-decreasing and left-continuous, with upward jumps at the unmoved breakpoints (module notes),
+    so ``{s : V(s) >= L}`` is ``[s*, inf)`` or ``(s*, inf)``.  The computed ``V`` is within ``1e-12`` of the
+    true one, so every ``s`` with ``V(s) >= L`` has a computed value ``>= L (1 - 1e-12)``: ``s_L`` is a **lower
+    bound** of the crossing ``s*`` (up to one ulp), what a scheduler needs to park a page until its staleness
+    can reach ``L`` -- it never wakes a page late.  Safeguarded regula falsi (Illinois) on a bracket, then
+    bisection to one ulp; ``V <= mu s^2/(2 alpha)`` starts the bracket.  The value is that of Busa-Fekete et
+    al. (2025) observed through polls.
+
+    Examples
+    --------
+    >>> from freshcore import PageModel
+    >>> from freshcore.polled_signals import polled_threshold, polled_value
+    >>> pages = PageModel(1.0, 1.0, recall=0.5, false_rate=0.3)
+    >>> s = polled_threshold(0.4, 0.1, pages)
+    >>> bool(polled_value(s, 0.1, pages)[0] >= 0.4 * (1 - 1e-12))
+    True
+    >>> bool(polled_value(np.nextafter(s, 0.0), 0.1, pages)[0] < 0.4 * (1 - 1e-12))
+    True
+    """
+    caller = "polled_threshold"
+    dl, lam, nu, mu = _params(pages, caller)
+    n = len(dl)
+    lev = _per_page(level, "level", n, caller, low=0.0)
+    w = _per_page(poll_interval, "poll_interval", n, caller, low=0.0, low_inclusive=False)
+    out = np.empty(n)
+    cl, cdl, clam, cnu, cw, cmu = _contiguous(lev, dl, lam, nu, w, mu)
+    bad = _polled.level_kernel(cl, cdl, clam, cnu, cw, cmu, out)
+    if bad >= 0:
+        _refuse(caller, bad, dl, lam, nu, w, f"level={float(lev[bad])!r}")
+    return out

@@ -1,0 +1,27 @@
+"""Typed stub of the compiled polled-signal value (freshcore._polled); see freshcore.polled_signals for the API."""
+
+import numpy as np
+import numpy.typing as npt
+
+__test__: dict[str, str]
+
+def _set_stirlerr(table: npt.NDArray[np.float64]) -> None: ...
+def sums_kernel(
+    s: npt.NDArray[np.float64],
+    dl: npt.NDArray[np.float64],
+    lam: npt.NDArray[np.float64],
+    nu: npt.NDArray[np.float64],
+    w: npt.NDArray[np.float64],
+    mu: npt.NDArray[np.float64],
+    what: int,
+    out: npt.NDArray[np.float64],
+) -> int: ...
+def level_kernel(
+    level: npt.NDArray[np.float64],
+    dl: npt.NDArray[np.float64],
+    lam: npt.NDArray[np.float64],
+    nu: npt.NDArray[np.float64],
+    w: npt.NDArray[np.float64],
+    mu: npt.NDArray[np.float64],
+    out: npt.NDArray[np.float64],
+) -> int: ...

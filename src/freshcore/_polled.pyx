@@ -1,0 +1,576 @@
+# cython: language_level=3
+"""Compiled crawl value of polled, lossy change signals (issue 19; the model is in ``freshcore.polled_signals``).
+
+Layers as in ``_value.pyx``: ``cdef ... noexcept nogil`` functions for one page (declared in ``_polled.pxd`` so
+the scheduler can cimport them) and ``def`` batch kernels over typed memoryviews that release the GIL.  Nothing
+here validates: ``freshcore.polled_signals`` checks every parameter first.
+
+The lattice by columns
+----------------------
+A lattice point is a path of ``n = k + j`` poll windows, ``k`` unmoved and ``j`` moved, at level
+``x = alpha w n + b j``.  Split by its last window, its weight ``P`` is
+
+* moved last (``j >= 1``, ``k >= 0``): ``C(n-1, j-1) q^j qb^k = q B(n-1, j-1)``, alive when ``x < s``:
+  in ``k`` a negative binomial pmf (failures before the ``j``-th success);
+* unmoved last (``k >= 1``): ``C(n-1, j) q^j qb^k = qb B(n-1, j)``, alive when ``x + lambda Delta w < s``;
+
+(``B(m, i)`` the Binomial(``m``, ``q``) pmf) plus ``(0, 0)`` with weight 1.  A column is ``j`` fixed, ``k``
+running: ``x`` grows by ``alpha w`` along it.  Summing the lattice by columns rather than rows is what makes it
+cheap: a column whose mass lies far below the level ``s`` is *complete* and sums in closed form, and the
+columns that cross the level need only the ``k`` where their pmf is not negligible.
+
+Tilted weights.  ``W = P e^{-x}`` (what ``w`` and ``V`` weigh) is again a negative binomial pmf in ``k``, with
+``qb`` replaced by ``r0 = qb e^{-alpha w} = e^{-(Delta + nu) w}``, times ``rho1^j``,
+``rho1 = q e^{-alpha w - b}/(1 - r0)``.  So a complete column adds ``P`` totals 1 (moved) and ``qb/q``
+(unmoved) and ``W`` totals ``rho1^j`` and ``rho1^j r0/(1 - r0)``; summed over every column they give
+``sum_n e^{-Delta w n} = 1/(1 - e^{-Delta w})`` (``q e^{-b} + qb = e^{-lambda Delta w}``: the tilted
+probability of a move is ``1 - e^{-nu w}``, only false moves).
+
+The value.  With ``c = s - Delta w``, a point below ``c`` (interior, ``d = Delta w``) adds
+``e^{-x} R^1(Delta w) + Delta w e^{-s} expm1(c - x)`` to ``V Delta/mu``, which is
+``W (1 - e^{-Delta w}) - Delta w e^{-s} P``; a point above it (the band, ``d = s - x``) adds ``W R^1(s - x)``.
+The difference form cancels only where ``c - x`` is small: there (``c - x < 0.7``, "near") each point is
+added in the first form; below (``c - x >= 0.7``, "far") the two sums ``sum W`` and ``sum P`` are kept and
+combined once, ``(1 - e^{-Delta w}) sum W - Delta w e^{-s} sum P``, where each point's difference is at
+least ``1 - e^{-0.7} > 1/2`` of its first part (``Delta w e^{-Delta w}/(1 - e^{-Delta w}) <= 1``): at most one
+bit lost.  ``psi`` and ``w`` are sums of non-negative terms.
+
+Work.  Column ``j``:
+
+* complete (closed form) where the Chernoff bounds of the mass of both measures above the far boundary are
+  below ``1e-17`` (``P(NB(r, p) > K) = P(Binomial(K + r, p) <= r - 1) <= exp(-(K + r) D((r - 1)/(K + r) || p))``);
+* otherwise each sub-column is walked from the mode of ``P`` (its log-pmf from Loader's saddle-point form,
+  a few ulps) up to the last alive ``k`` and down to the first, with ``P`` and ``W`` by the ratio of consecutive
+  terms, until the rest of the walk is bounded (geometrically: the ratios are monotone) below ``1e-17`` of the
+  partial sums of ``psi``, ``w`` and ``V``;
+* the columns stop when none is alive any more, or when the rest is bounded below ``1e-17`` of the partial
+  sums (the column masses of both measures decrease with ``j``; ``W`` at least by ``rho1`` a column).
+
+Where ``lambda = 1`` (``alpha w = 0``) every column sits at one level and sums in closed form.  A page whose
+walk would pass ``MAX_STEPS`` points is refused (status -1), so nothing hangs.
+"""
+
+cimport cython
+from libc.math cimport exp, expm1, log, log1p, floor, fabs, fmin, fmax, nextafter, INFINITY, NAN, isnan
+
+from freshcore._core cimport residual_exp
+
+cdef double MAX_STEPS = 16777216.0  # 2^24 points
+cdef double TOL = 1e-17
+cdef double FAR = 0.7
+cdef double LEVEL_SLACK = 1e-12
+cdef double LOG_HALF_ULP = -37.42994775023705  # log(2^-54)
+cdef double LOG_2PI = 1.8378770664093454835606594728112
+cdef double STIRL[16]
+
+
+def _set_stirlerr(const double[::1] table):
+    """Loader's ``stirlerr(n)`` for ``n = 0..15`` (from ``freshcore.polled_signals``)."""
+    cdef int i
+    for i in range(16):
+        STIRL[i] = table[i]
+
+
+cdef inline double stirlerr(double n) noexcept nogil:
+    cdef double nn
+    if n <= 15.0:
+        return STIRL[<int>n]
+    nn = n * n
+    if n > 500.0:
+        return (1.0 / 12 - (1.0 / 360) / nn) / n
+    if n > 80.0:
+        return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260) / nn) / nn) / n
+    if n > 35.0:
+        return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680) / nn) / nn) / nn) / n
+    return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680 - (1.0 / 1188) / nn) / nn) / nn) / nn) / n
+
+
+cdef inline double bd0(double x, double m) noexcept nogil:
+    """Deviance ``x log(x/m) + m - x`` without cancellation (Loader)."""
+    cdef double v, s, ej, s1
+    cdef int k
+    if fabs(x - m) < 0.1 * (x + m):
+        v = (x - m) / (x + m)
+        s = (x - m) * v
+        ej = 2.0 * x * v
+        v = v * v
+        for k in range(1, 60):
+            ej = ej * v
+            s1 = s + ej / (2 * k + 1)
+            if s1 == s:
+                return s1
+            s = s1
+        return s
+    return x * log(x / m) + m - x
+
+
+cdef inline double log_binom(double i, double n, double p, double pb, double log_p,
+                             double log_pb) noexcept nogil:
+    """``log(C(n, i) p^i pb^(n-i))`` for integers ``0 <= i <= n`` (``pb = 1 - p``, both > 0)."""
+    if i == 0.0:
+        return n * log_pb
+    if i == n:
+        return n * log_p
+    return (stirlerr(n) - stirlerr(i) - stirlerr(n - i) - bd0(i, n * p) - bd0(n - i, n * pb)
+            - 0.5 * (LOG_2PI + log(i) + log1p(-i / n)))
+
+
+cdef inline double log_nb_upper(double kk, double r, double p) noexcept nogil:
+    """log of a Chernoff bound on ``P(NB(r, p) > kk)`` (failures before the ``r``-th success; 0: no bound)."""
+    cdef double n = kk + r, a
+    if kk < 0.0 or r < 1.0:
+        return 0.0
+    a = (r - 1.0) / n
+    if a >= p:
+        return 0.0
+    if a == 0.0:
+        return n * log1p(-p)
+    return -n * (a * log(a / p) + (1.0 - a) * log((1.0 - a) / (1.0 - p)))
+
+
+cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, double w) noexcept nogil:
+    cdef double ld = lam * dl, gamma = ld + nu
+    pg.dl = dl
+    pg.kind = 0
+    if dl == 0.0:
+        pg.kind = 2
+        return
+    if ld == 0.0 or w == INFINITY:
+        pg.kind = 1
+        return
+    pg.aw = (dl - ld) * w
+    pg.lw = ld * w
+    pg.dw = dl * w
+    if nu == 0.0:
+        pg.b = INFINITY
+    else:
+        pg.b = ld * w + log1p(exp(-nu * w) * -expm1(-ld * w) / -expm1(-nu * w))
+    pg.q = -expm1(-gamma * w)
+    pg.qb = exp(-gamma * w)
+    pg.log_q = log(pg.q)
+    pg.log_qb = -gamma * w
+    pg.r0 = exp(-(dl + nu) * w)
+    pg.rho1 = 0.0 if pg.b == INFINITY else pg.q * exp(-pg.aw - pg.b) / -expm1(-(dl + nu) * w)
+    pg.one_m_edw = -expm1(-pg.dw)
+
+
+cdef struct Acc:
+    double nfar      # sum P over far interior points
+    double wfar      # sum W over far interior points
+    double nnear     # sum P over near interior points
+    double wnear
+    double vnear     # their value terms
+    double bpsi      # band: sum P (s - x)
+    double bfresh    # band: sum W (1 - e^{-(s - x)})
+    double bval      # band: sum W R^1(s - x)
+    double steps
+    double run       # the longest walk from one Loader anchor (the recurrences' error grows with it)
+    double s
+    double c         # s - Delta w
+    double cfar      # c - FAR
+    double dwes      # Delta w e^{-s}
+    double r1dw      # R^1(Delta w)
+    double dmin      # min(Delta w, s): what a point adds to psi Delta at most
+    bint need_psi
+
+
+cdef inline void add_point(Acc* a, double p, double ww, double x) noexcept nogil:
+    cdef double y
+    if x <= a.c:
+        if x <= a.cfar:
+            a.nfar += p
+            a.wfar += ww
+        else:
+            a.nnear += p
+            a.wnear += ww
+            a.vnear += ww * a.r1dw + a.dwes * p * expm1(a.c - x)
+    else:
+        y = a.s - x
+        a.bpsi += p * y
+        a.bfresh += ww * -expm1(-y)
+        a.bval += ww * residual_exp(1, y)
+
+
+cdef inline bint small_rest(const Acc* a, const PolledPage* pg, double rest_p, double rest_w,
+                            double vfac) noexcept nogil:
+    """Whether a rest of ``rest_p`` (weights P) and ``rest_w`` (weights W, each adding at most ``vfac W`` to V)
+    is below ``TOL`` of the partial sums of psi, w and V."""
+    cdef double fresh = pg.one_m_edw * (a.wfar + a.wnear) + a.bfresh
+    cdef double val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.vnear + a.bval
+    if rest_w > TOL * fresh or rest_w * vfac > TOL * val:
+        return False
+    if a.need_psi and rest_p * a.dmin > TOL * (pg.dw * (a.nfar + a.nnear) + a.bpsi):
+        return False
+    return True
+
+
+cdef inline double r1_bound(double y) noexcept nogil:
+    """An upper bound on R^1(y) = 1 - e^{-y}(1 + y) <= min(1, y^2/2)."""
+    return fmin(1.0, 0.5 * y * y) if y > 0.0 else 0.0
+
+
+cdef inline bint rest_ok(const Acc* a, const PolledPage* pg, double rest_p, double rest_w, double vfac_p,
+                         double vfac_w) noexcept nogil:
+    """Whether points of total weights ``rest_p`` (P) and ``rest_w`` (W), adding at most ``vfac_p P + vfac_w W``
+    to ``V Delta/mu``, are below ``TOL`` of the partial sums of psi, w and V."""
+    cdef double fresh = pg.one_m_edw * (a.wfar + a.wnear) + a.bfresh
+    cdef double val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.vnear + a.bval
+    if rest_w > TOL * fresh or rest_w * vfac_w + rest_p * vfac_p > TOL * val:
+        return False
+    if a.need_psi and rest_p * a.dmin > TOL * (pg.dw * (a.nfar + a.nnear) + a.bpsi):
+        return False
+    return True
+
+
+cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double wtot, double* col_p,
+              double* col_w) noexcept nogil:
+    """Add sub-column ``(j, m)`` (``m = 1``: moved last, ``k >= 0``; ``m = 0``: unmoved last, ``k >= 1``;
+    ``ptot``, ``wtot`` its complete P and W masses) to the sums; its alive P and W masses go to col_p, col_w.
+
+    The far interior ``k <= kf`` is summed as a whole: its complement (the walk up from ``kf + 1``, which also
+    adds the near and band points one by one) where ``kf`` is at or above the mode of the measure, else its
+    lower tail (the walk down from ``kf``), so no sum loses more than one bit.  -1: too long."""
+    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, eaw = exp(-aw)
+    cdef double kmin = 1.0 - m
+    cdef double lim = a.s if m == 1 else a.s - pg.lw
+    cdef double bj = pg.b * j if j > 0.0 else 0.0
+    cdef double kend, kf, k, lp, p, ww, p_kf, w_kf, r, rw, x
+    cdef double tail_p = 0.0, tail_w = 0.0, low_p = 0.0, low_w = 0.0, alive_p = 0.0, alive_w = 0.0
+    cdef bint comp_p, comp_w, has_far, done_p, done_w
+    cdef double steps0 = a.steps
+    kend = floor((lim - bj) / aw - j)
+    if kend > 1e15:
+        kend = 1e15
+    while kend >= kmin and aw * (kend + j) + bj >= lim:
+        kend -= 1.0
+    while kend < 1e15 and aw * (kend + 1.0 + j) + bj < lim:
+        kend += 1.0
+    if kend < kmin:
+        return 0
+    kf = floor((a.cfar - bj) / aw - j)
+    if kf > kend:
+        kf = kend
+    while kf >= kmin and aw * (kf + j) + bj > a.cfar:
+        kf -= 1.0
+    while kf < kend and aw * (kf + 1.0 + j) + bj <= a.cfar:
+        kf += 1.0
+    has_far = kf >= kmin
+    if not has_far:
+        kf = kmin - 1.0
+    comp_p = has_far and kf >= floor((qb * j - m) / q)
+    comp_w = has_far and kf >= floor((pg.r0 * j - m) / (1.0 - pg.r0))
+    # P and W at kf (the walk down; the anchor) and at kf + 1 (the walk up), by ratios upwards only (qb may be 0)
+    k = kf if has_far else kmin
+    lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
+    p = exp(lp)
+    ww = exp(lp - (aw * (k + j) + bj))
+    p_kf = p
+    w_kf = ww
+    if has_far:
+        r = qb * (k + j) / (k + m)
+        p *= r
+        ww *= r * eaw
+        k += 1.0
+    if k <= kend or comp_p or comp_w:
+        # up from kf + 1: near and band points one by one, and the complement's mass
+        while True:
+            x = aw * (k + j) + bj
+            if k <= kend:
+                add_point(a, p, ww, x)
+                alive_p += p
+                alive_w += ww
+            tail_p += p
+            tail_w += ww
+            a.steps += 1.0
+            if a.steps > MAX_STEPS:
+                return -1
+            r = qb * (k + j) / (k + m)
+            rw = r * eaw
+            p *= r
+            ww *= rw
+            k += 1.0
+            if k > kend and not comp_p and not comp_w:
+                break
+            # what is left of the walk: alive points (while k <= kend) and the complements' masses
+            if r < 1.0 and rest_ok(a, pg, p / (1.0 - r) if comp_p or (k <= kend and a.need_psi) else 0.0,
+                                   ww / (1.0 - rw) if comp_w or k <= kend else 0.0,
+                                   a.dwes if comp_p else 0.0, fmax(pg.one_m_edw, r1_bound(a.s - x))):
+                break
+    if has_far and not (comp_p and comp_w):
+        # down from kf: the lower tails of the measures below their modes
+        k = kf
+        p = p_kf
+        ww = w_kf
+        done_p = comp_p
+        done_w = comp_w
+        while True:
+            if not done_p:
+                low_p += p
+            if not done_w:
+                low_w += ww
+            a.steps += 1.0
+            if a.steps > MAX_STEPS:
+                return -1
+            if k <= kmin:
+                break
+            r = (k - 1.0 + m) / (qb * (k - 1.0 + j))
+            rw = r / eaw
+            p *= r
+            ww *= rw
+            k -= 1.0
+            if not done_p and r < 1.0 and rest_ok(a, pg, p / (1.0 - r), 0.0, a.dwes, 0.0):
+                done_p = True
+            if not done_w and rw < 1.0 and rest_ok(a, pg, 0.0, ww / (1.0 - rw), 0.0, pg.one_m_edw):
+                done_w = True
+            if done_p and done_w:
+                break
+    a.run = fmax(a.run, a.steps - steps0)
+    if has_far:
+        low_p = fmax(ptot - tail_p, 0.0) if comp_p else low_p
+        low_w = fmax(wtot - tail_w, 0.0) if comp_w else low_w
+        a.nfar += low_p
+        a.wfar += low_w
+    col_p[0] += low_p + alive_p
+    col_w[0] += low_w + alive_w
+    return 0
+
+
+cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) noexcept nogil:
+    """Whether sub-column ``(j, m)`` lies below the far boundary but for a mass below ``TOL`` (both measures)."""
+    cdef double kf, r = j + 1.0 - m
+    if a.cfar < 0.0:
+        return False
+    kf = floor((a.cfar - (pg.b * j if j > 0.0 else 0.0)) / pg.aw - j) - 1.0  # one less: rounding
+    if kf > 1e300:
+        return True
+    kf -= 1.0 - m  # unmoved last: P(k) is the NB(j + 1) pmf at k - 1
+    if kf < 0.0:
+        return False
+    return (log_nb_upper(kf, r, pg.q) < -40.0 - 2.0          # log(1e-17) = -39.1
+            and log_nb_upper(kf, r, -expm1(log(pg.r0))) < -42.0)
+
+
+cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, Acc* out) noexcept nogil:
+    """The sums of one page at ``s`` (``0 < s < inf``, lattice pages) into ``out``; ``far``: how far below
+    ``c = s - Delta w`` the points are summed by the difference form.  -1: too long."""
+    cdef Acc a
+    cdef double j, jmax, col_p, col_w, ptot, wtot, rho_j, x, nrem, rest_w
+    cdef int m, st
+    cdef bint dead_m, dead_u
+    a.nfar = a.wfar = a.nnear = a.wnear = a.vnear = a.bpsi = a.bfresh = a.bval = a.steps = a.run = 0.0
+    a.s = s
+    a.c = s - pg.dw
+    a.cfar = a.c - far
+    a.dwes = pg.dw * exp(-s)
+    a.r1dw = residual_exp(1, pg.dw)
+    a.dmin = fmin(pg.dw, s)
+    a.need_psi = need_psi
+    add_point(&a, 1.0, 1.0, 0.0)  # (0, 0)
+    jmax = 0.0 if pg.b == INFINITY else floor(s / (pg.aw + pg.b)) + 1.0
+    j = 0.0
+    rho_j = 1.0
+    while j <= jmax:
+        a.steps += 1.0  # a column counts as a point of the work bound
+        if a.steps > MAX_STEPS:
+            return -1
+        col_p = 0.0
+        col_w = 0.0
+        dead_m = j == 0.0 or (pg.aw + pg.b) * j >= s
+        dead_u = pg.aw * (1.0 + j) + (pg.b * j if j > 0.0 else 0.0) + pg.lw >= s
+        if dead_m and dead_u:
+            break
+        if pg.aw == 0.0:  # lambda = 1: every point of a column sits at x = b j
+            x = pg.b * j if j > 0.0 else 0.0
+            if not dead_m:
+                add_point(&a, 1.0, rho_j, x)
+                col_p += 1.0
+                col_w += rho_j
+            if not dead_u:
+                ptot = pg.qb / pg.q
+                wtot = rho_j * pg.r0 / -expm1(log(pg.r0))
+                add_point(&a, ptot, wtot, x)
+                col_p += ptot
+                col_w += wtot
+        else:
+            for m in range(2):
+                if (m == 1 and dead_m) or (m == 0 and dead_u):
+                    continue
+                if complete(&a, pg, j, m):
+                    ptot = 1.0 if m == 1 else pg.qb / pg.q
+                    wtot = rho_j if m == 1 else rho_j * pg.r0 / -expm1(log(pg.r0))
+                    a.nfar += ptot
+                    a.wfar += wtot
+                    col_p += ptot
+                    col_w += wtot
+                else:
+                    st = walk(&a, pg, j, m, 1.0 if m == 1 else pg.qb / pg.q,
+                              rho_j if m == 1 else rho_j * pg.r0 / -expm1(log(pg.r0)), &col_p, &col_w)
+                    if st != 0:
+                        return st
+        # the columns after this one: P masses decrease, W masses at least by rho1 a column
+        nrem = jmax - j
+        rest_w = col_w * fmin(nrem, pg.rho1 / (1.0 - pg.rho1))
+        if j > 0.0 and small_rest(&a, pg, col_p * nrem, rest_w, r1_bound(s)):  # column 0 has no moved part
+            break
+        j += 1.0
+        rho_j *= pg.rho1
+    out[0] = a
+    return 0
+
+
+cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi, double* fresh,
+                     double* value) noexcept nogil:
+    """``psi``, ``w`` and ``V/mu`` of one page at ``s`` (``psi`` only when ``need_psi``; NaN otherwise).
+    Returns 0, or -1 when the walk would pass MAX_STEPS points."""
+    cdef Acc a
+    cdef double dl = pg.dl, alpha, val
+    cdef bint saturated
+    cdef int st
+    psi[0] = NAN
+    if s <= 0.0:
+        psi[0] = 0.0
+        fresh[0] = 0.0
+        value[0] = 0.0
+        return 0
+    if pg.kind == 2:
+        psi[0] = INFINITY
+        fresh[0] = INFINITY
+        value[0] = 0.0
+        return 0
+    if s == INFINITY:
+        psi[0] = INFINITY
+        fresh[0] = 1.0 / dl
+        value[0] = 1.0 / dl
+        return 0
+    if pg.kind == 1:
+        psi[0] = s / dl
+        fresh[0] = -expm1(-s) / dl
+        value[0] = residual_exp(1, s) / dl
+        return 0
+    alpha = pg.aw / (pg.dw / dl)
+    # 1/Delta - w = E[e^{-s_T}]/Delta <= e^{-s}/Delta and psi <= s/alpha, so 0 <= 1/Delta - V/mu <=
+    # e^{-s} (1 + Delta s/alpha)/Delta: below half an ulp of 1/Delta (2^-54) they round to 1/Delta
+    saturated = alpha > 0.0 and s > 30.0 and -s + log1p(dl * s / alpha) < LOG_HALF_ULP
+    if saturated and not need_psi:
+        fresh[0] = 1.0 / dl
+        value[0] = 1.0 / dl
+        return 0
+    st = lattice(pg, s, need_psi, FAR, &a)
+    if st != 0:
+        return st
+    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.vnear + a.bval
+    if need_psi:
+        psi[0] = (pg.dw * (a.nfar + a.nnear) + a.bpsi) / dl
+    fresh[0] = fmin(pg.one_m_edw * (a.wfar + a.wnear) + a.bfresh, 1.0) / dl
+    value[0] = fmin(fmax(val, 0.0), 1.0) / dl
+    if -s < LOG_HALF_ULP:
+        fresh[0] = 1.0 / dl
+    if saturated:
+        value[0] = 1.0 / dl
+    return 0
+
+
+cdef double polled_value(const PolledPage* pg, double s, double mu) noexcept nogil:
+    """``V(s)`` of one page (NaN if refused)."""
+    cdef double psi, fresh, val
+    if polled_sums(pg, s, False, &psi, &fresh, &val) != 0:
+        return NAN
+    return mu * val
+
+
+cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept nogil:
+    """The smallest ``s`` (to one ulp) with ``V(s) >= level (1 - LEVEL_SLACK)`` as computed: a lower bound of
+    the true crossing ``inf {s : V(s) >= level}`` (the computed ``V`` is within ``LEVEL_SLACK`` of the true
+    one), at most one ulp above it.  0 for ``level <= 0``, inf where ``level >= mu/Delta`` (never reached),
+    NaN if an evaluation is refused.
+
+    Illinois steps on a bracket ``V(lo) < target <= V(hi)`` (V is non-decreasing; its jumps only slow the
+    steps down), then bisection until the bracket is one ulp wide."""
+    cdef double target, lo, hi, vlo, vhi, v, x, alpha, side = 0.0
+    cdef int it
+    if not level > 0.0:
+        return 0.0
+    if pg.kind == 2 or mu == 0.0 or level >= mu / pg.dl:
+        return INFINITY
+    target = level * (1.0 - LEVEL_SLACK)  # compared with mu V, as polled_value gives it
+    # V(s) <= mu R^1(s)/alpha <= mu s^2/(2 alpha): the crossing is at least sqrt(2 alpha target) (and at least
+    # the Greedy crossing's lower bound when alpha = Delta)
+    alpha = pg.dl if pg.kind == 1 else pg.aw / (pg.dw / pg.dl)
+    lo = 0.0
+    vlo = 0.0
+    hi = fmax(2.0 * (alpha * target / mu) ** 0.5, 1e-300)
+    while True:
+        v = polled_value(pg, hi, mu)
+        if isnan(v):
+            return NAN
+        if v >= target:
+            vhi = v
+            break
+        lo = hi
+        vlo = v
+        hi = 2.0 * hi
+        if hi > 1e300:
+            return INFINITY
+    for it in range(200):
+        if hi <= nextafter(lo, INFINITY):
+            break
+        if it < 40 and hi - lo > 1e-9 * hi:
+            x = lo + (hi - lo) * (target - vlo) / (vhi - vlo)
+            if not (x > lo and x < hi):
+                x = 0.5 * (lo + hi)
+        else:
+            x = 0.5 * (lo + hi)
+            if not (x > lo and x < hi):
+                break
+        v = polled_value(pg, x, mu)
+        if isnan(v):
+            return NAN
+        if v >= target:
+            hi = x
+            vhi = v
+            if side == 1.0:
+                vlo = target - 0.5 * (target - vlo)  # Illinois: halve the stale end's weight
+            side = 1.0
+        else:
+            lo = x
+            vlo = v
+            if side == -1.0:
+                vhi = target + 0.5 * (vhi - target)
+            side = -1.0
+    return hi
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sums_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam, const double[::1] nu,
+                const double[::1] w, const double[::1] mu, int what, double[::1] out):
+    """``out[i]`` = psi (what 0), w (1) or V (2) of page ``i``; returns the first refused page or -1."""
+    cdef Py_ssize_t i, n = s.shape[0], bad = -1
+    cdef PolledPage pg
+    cdef double psi, fresh, val
+    with nogil:
+        for i in range(n):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            if polled_sums(&pg, s[i], what == 0, &psi, &fresh, &val) != 0:
+                bad = i
+                break
+            out[i] = psi if what == 0 else (fresh if what == 1 else mu[i] * val)
+    return bad
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def level_kernel(const double[::1] level, const double[::1] dl, const double[::1] lam, const double[::1] nu,
+                 const double[::1] w, const double[::1] mu, double[::1] out):
+    """``out[i]`` = the smallest staleness with ``V >= level[i]`` (``polled_level``); returns the first refused
+    page or -1."""
+    cdef Py_ssize_t i, n = level.shape[0], bad = -1
+    cdef PolledPage pg
+    with nogil:
+        for i in range(n):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_level(&pg, level[i], mu[i])
+            if isnan(out[i]):
+                bad = i
+                break
+    return bad

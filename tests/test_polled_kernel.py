@@ -1,0 +1,137 @@
+"""The compiled polled-signal value (freshcore._polled, issue 19): against the numpy reference
+(tests/_polled_reference.py) and the 50-digit recursion of tests/test_polled_signals.py over a wide parameter
+grid, the inverse polled_threshold (a lower bound of the crossing), invariants, and the work bound."""
+
+import math
+
+import numpy as np
+import pytest
+from _polled_reference import _page_sums
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_polled_signals import ref_sums
+
+from freshcore import PageModel
+from freshcore.polled_signals import (
+    MAX_STEPS,
+    moved_weight,
+    polled_fresh_time,
+    polled_interval,
+    polled_threshold,
+    polled_value,
+)
+
+# (Delta, lambda, nu, w): lambda -> 0 and -> 1, nu -> 0 and large, w tiny and large, Delta tiny and huge
+WIDE = [
+    (1.0, 1e-6, 0.3, 0.3), (1.0, 0.999999, 0.3, 0.3), (1.0, 1.0, 0.3, 0.3), (1.0, 0.5, 1e-6, 0.3),
+    (1.0, 0.5, 50.0, 0.3), (1.0, 0.5, 0.3, 1e-3), (1.0, 0.5, 0.3, 30.0), (1e-3, 0.5, 0.3, 1.0),
+    (200.0, 0.5, 0.3, 0.01), (0.05, 0.9, 0.1, 0.1), (2.0, 0.3, 0.6, 0.1), (0.7, 0.98, 0.4, 1.0),
+]
+LEVELS = (1e-7, 0.0231, 0.4117, 1.7313, 6.2131)
+
+
+def _lattice_points(s, dl, lam, nu, w):
+    """About how many points the references visit (rows x columns)."""
+    b = float(moved_weight(w, PageModel(dl, 1.0, lam, nu))[0])
+    aw = (1 - lam) * dl * w
+    rows = s / aw + 2 if aw > 0 else 1e9
+    return rows * (s / b + 2 if 0 < b < math.inf else 1.0)
+
+
+@pytest.mark.parametrize("dl, lam, nu, w", WIDE)
+def test_compiled_matches_50_digits_and_numpy(dl, lam, nu, w):
+    pages = PageModel(dl, 1.7, lam, nu)
+    worst = 0.0
+    for s in LEVELS:
+        got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.7)
+        points = _lattice_points(s, dl, lam, nu, w)
+        if points < 2e5:
+            for g, r in zip(got, _page_sums(s, dl, lam, nu, w)):
+                assert g == pytest.approx(r, rel=1e-12, abs=0.0), (s, g, r)
+        if points < 1500 and nu > 0:  # the 50-digit recursion visits every lattice point
+            exact = [float(v) for v in ref_sums(s, dl, lam, nu, w, dps=40)]
+            for g, r in zip(got, exact):
+                worst = max(worst, abs(g - r) / r)
+    assert worst <= 1e-12  # measured: below 1e-14
+
+
+def test_compiled_matches_numpy_on_the_demo_web():
+    """Random demo pages (Delta, mu ~ U[0, 1], lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6)) at w = 1, 0.3, 0.1."""
+    rng = np.random.default_rng(19)
+    n = 60
+    pages = PageModel(rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.beta(0.25, 0.25, n), rng.uniform(0.1, 0.6, n))
+    s = rng.uniform(0.05, 4.0, n)
+    for w in (1.0, 0.3, 0.1):
+        v = polled_value(s, w, pages)
+        ref = np.array([_page_sums(s[i], pages.change_rate[i], pages.recall[i], pages.false_rate[i], w, False)[2]
+                        for i in range(n)]) * pages.importance
+        np.testing.assert_allclose(v, ref, rtol=1e-12, atol=0.0)
+
+
+@pytest.mark.parametrize("dl, lam, nu, w", [(1.0, 0.5, 0.3, 0.1), (0.7, 0.98, 0.4, 1.0), (1.0, 1e-3, 0.3, 0.3),
+                                            (2.0, 0.9, 0.1, 0.3), (1.0, 1.0, 0.3, 0.5), (0.8, 0.0, 0.3, 0.5)])
+def test_threshold_is_the_crossing_and_a_lower_bound(dl, lam, nu, w):
+    mu = 1.3
+    pages = PageModel(dl, mu, lam, nu)
+    for frac in (1e-9, 0.01, 0.2, 0.6, 0.95, 0.999):
+        level = frac * mu / dl
+        s = polled_threshold(level, w, pages)[0]
+        assert 0.0 < s < math.inf
+        slack = level * (1 - 1e-12)
+        assert polled_value(s, w, pages)[0] >= slack
+        assert polled_value(np.nextafter(s, 0.0), w, pages)[0] < slack
+        # lower bound: the true value (the numpy reference, 50-digit-checked) is below the level before s
+        below = np.nextafter(s, 0.0)
+        assert _page_sums(below, dl, lam, nu, w, False)[2] * mu < level
+
+
+def test_threshold_at_a_jump_and_special_levels():
+    """At an unmoved breakpoint theta V jumps up: levels inside the jump are first reached just past theta."""
+    dl, lam, nu, w, mu = 1.0, 0.7, 0.3, 0.5, 1.3
+    pages = PageModel(dl, mu, lam, nu)
+    theta = dl * w  # x(1, 0) + lambda Delta w
+    lo, hi = (polled_value(theta * (1 + e), w, pages)[0] for e in (-1e-13, 1e-13))
+    s = polled_threshold(0.5 * (lo + hi), w, pages)[0]
+    assert s == pytest.approx(theta, rel=1e-12) and s >= theta * (1 - 1e-15)
+    many = PageModel([1.0, 1.0, 0.0, 1.0], 1.0, 0.5, 0.3)
+    out = polled_threshold([0.0, 1.0, 0.5, np.inf], 0.3, many)
+    assert out.tolist() == [0.0, math.inf, math.inf, math.inf]
+
+
+@settings(max_examples=60, deadline=None)
+@given(dl=st.floats(0.01, 5.0), lam=st.floats(0.0, 1.0), nu=st.floats(0.01, 2.0), w=st.floats(0.05, 3.0),
+       s=st.floats(1e-4, 8.0), h=st.floats(1e-6, 0.5))
+def test_value_invariants(dl, lam, nu, w, s, h):
+    pages = PageModel(dl, 1.0, lam, nu)
+    v0, v1 = polled_value([s, s + h], w, PageModel([dl, dl], 1.0, lam, nu))
+    assert 0.0 < v0 <= v1 * (1 + 1e-13) <= (1.0 / dl) * (1 + 1e-13)
+    alpha = (1 - lam) * dl
+    if alpha > 0:
+        r1 = -math.expm1(-s) - s * math.exp(-s)
+        assert v0 <= min(1.0 / dl, r1 / alpha) * (1 + 1e-12)
+    fr = polled_fresh_time(s, w, pages)[0]
+    psi = polled_interval(s, w, pages)[0]
+    assert v0 == pytest.approx(fr - math.exp(-s) * psi, rel=1e-9, abs=1e-15)
+
+
+def test_refuses_pages_past_max_steps_without_hanging():
+    pages = PageModel([1.0, 1.0], 1.0, 0.5, 0.3)
+    assert MAX_STEPS == 1 << 24
+    with pytest.raises(ValueError, match=r"polled_interval cannot evaluate page 1 .*MAX_STEPS = 16777216"):
+        polled_interval([0.1, 30.0], 1e-6, pages)
+    with pytest.raises(ValueError, match=r"polled_threshold cannot evaluate page 1 .*MAX_STEPS"):
+        polled_threshold([0.01, 0.999], 1e-6, pages)
+
+
+def test_threshold_bad_input():
+    pages = PageModel([1.0, 1.0], 1.0, 0.5, 0.3)
+    with pytest.raises(ValueError, match=r"level\[1\] = -1.0"):
+        polled_threshold([0.1, -1.0], 0.5, pages)
+    with pytest.raises(ValueError, match=r"level\[0\] = nan"):
+        polled_threshold([np.nan, 0.1], 0.5, pages)
+    with pytest.raises(ValueError, match=r"poll_interval\[1\] = 0.0"):
+        polled_threshold(0.1, [0.5, 0.0], pages)
+    with pytest.raises(ValueError, match="length 2"):
+        polled_threshold([0.1, 0.2, 0.3], 0.5, pages)
+    with pytest.raises(TypeError, match="PageModel"):
+        polled_threshold(0.1, 0.5, [1.0])
