@@ -2,6 +2,7 @@
 Carlo, psi / w / V against an independent 50-digit recursion and against Monte Carlo of the threshold policy,
 the limits (Greedy, continuous signals), the properties a scheduler relies on, and bad input."""
 
+import itertools
 import math
 
 import mpmath as mp
@@ -498,3 +499,95 @@ def test_simulation_script_runs_quick():
         for key in ("greedy", "ncis", "opt001", ("polled", 0.5), ("ncis-fed", 0.5), ("polled+", 0.5),
                     ("ironed", 0.5), ("opt-polled", 0.5)):
             assert 0.0 < run[key] < 1.0, key
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Delayed signals (exponential delays of known mean): the window factors with H = lambda Delta [Phi(p1 - c) -
+# Phi(p0 - c)]
+
+
+def test_delayed_posterior_matches_monte_carlo():
+    """Changes over a long past, true signals delayed by Exp(theta), false moves undelayed; a crawl inside the
+    first of two windows: P(unchanged since the crawl | both flags) against exp(-polled_staleness)."""
+    rng = np.random.default_rng(1923)
+    dl, lam, nu, theta = 0.8, 0.7, 0.3, 0.5
+    crawl, polls, now = 0.0, [-0.2, 0.9, 1.6], 1.6
+    n, t0 = 1_000_000, -12.0  # changes before t0 arrive before -0.2 with probability 1 - e^{-23.6}
+    k = rng.poisson(dl * (now - t0), n)
+    owner = np.repeat(np.arange(n), k)
+    when = rng.uniform(t0, now, k.sum())
+    sig = rng.random(k.sum()) < lam
+    arrive = when + rng.exponential(theta, k.sum())
+    unchanged = np.bincount(owner[when > crawl], minlength=n) == 0
+    flags = []
+    for lo, hi in itertools.pairwise(polls):
+        true = np.bincount(owner[sig & (arrive > lo) & (arrive <= hi)], minlength=n) > 0
+        flags.append(true | (rng.poisson(nu * (hi - lo), n) > 0))
+    for f1 in (False, True):
+        for f2 in (False, True):
+            sel = unchanged[(flags[0] == f1) & (flags[1] == f2)]
+            p = sel.mean()
+            se = math.sqrt(p * (1 - p) / len(sel))
+            st = polled_staleness(now, crawl, polls, [False, f1, f2], dl, lam, nu, signal_delay=theta)
+            assert abs(p - math.exp(-st.staleness)) <= 3.5 * se, (f1, f2, p, math.exp(-st.staleness), se)
+            # without the delay in the posterior the answer is off by many standard errors for a moved window
+            if f1 or f2:
+                plain = math.exp(-polled_staleness(now, crawl, polls, [False, f1, f2], dl, lam, nu).staleness)
+                assert abs(p - plain) > 5 * se
+
+
+def test_delayed_window_limits_and_parts():
+    pages = PageModel([0.8, 1.5, 0.3], [1.0, 2.0, 0.5], recall=[0.7, 0.2, 0.95], false_rate=[0.3, 0.5, 0.05])
+    for moved in (False, True):
+        plain = window_staleness([0.7, 1.1, 0.4], moved, pages, [0.2, 0.0, 0.5])
+        # None and 0 are no delay, the same bits
+        assert np.array_equal(window_staleness([0.7, 1.1, 0.4], moved, pages, [0.2, 0.0, 0.5], signal_delay=0.0),
+                              plain)
+        # a tiny delay is close to none, a huge one makes moves say nothing about changes after the crawl
+        near = window_staleness([0.7, 1.1, 0.4], moved, pages, [0.2, 0.0, 0.5], signal_delay=1e-9)
+        np.testing.assert_allclose(near, plain, rtol=1e-7)
+        far = window_staleness([0.7, 1.1, 0.4], moved, pages, [0.2, 0.0, 0.5], signal_delay=1e12)
+        np.testing.assert_allclose(far, pages.change_rate * [0.7, 1.1, 0.4], rtol=1e-10)
+    # a window that starts after the crawl: its place matters with delays, not without
+    a = window_staleness(1.0, True, pages, since_crawl=0.0, signal_delay=0.5)
+    b = window_staleness(1.0, True, pages, since_crawl=2.0, signal_delay=0.5)
+    assert (a != b).all()
+    assert np.array_equal(window_staleness(1.0, True, pages, since_crawl=2.0), window_staleness(1.0, True, pages))
+    # polled_staleness is the sum of its windows' window_staleness plus the open drift
+    dl, lam, nu = 0.8, 0.7, 0.3
+    one = PageModel([dl], [1.0], recall=[lam], false_rate=[nu])
+    st = polled_staleness(3.1, 0.5, [0.0, 1.0, 2.0, 3.0], [True, False, True, True], dl, lam, nu, signal_delay=0.4)
+    parts = (window_staleness(0.5, False, one, 0.5, signal_delay=0.4)[0]
+             + window_staleness(1.0, True, one, since_crawl=0.5, signal_delay=0.4)[0]
+             + window_staleness(1.0, True, one, since_crawl=1.5, signal_delay=0.4)[0])
+    assert st.at_poll == pytest.approx(parts, rel=1e-14)
+    assert st.staleness == pytest.approx(parts + dl * 0.1, rel=1e-14)
+
+
+def test_delay_mass_against_mpmath():
+    from freshcore.polled_signals import _delay_mass
+
+    xs = np.array([-1.0, 0.0, 1e-300, 1e-12, 1e-6, 0.01, 0.3, 0.49999, 0.5, 0.50001, 0.9, 2.0, 30.0, 800.0, 1e300])
+    for theta in (1e-3, 0.5, 1.0, 7.0):
+        got = _delay_mass(xs, theta)
+        with mp.workdps(50):
+            for x, g in zip(xs, got):
+                y = mp.mpf(max(x, 0.0)) / theta
+                want = mp.mpf(theta) * (y - 1 + mp.exp(-y)) if y > 0 else mp.mpf(0)
+                assert g == pytest.approx(float(want), rel=2e-15, abs=0.0), (x, theta, g, float(want))
+
+
+def test_delayed_bad_input_names_the_argument():
+    pages = PageModel([1.0, 1.0], 1.0, recall=0.5, false_rate=0.25)
+    with pytest.raises(ValueError, match="signal_delay"):
+        window_staleness(1.0, True, pages, signal_delay=-1.0)
+    with pytest.raises(ValueError, match="signal_delay"):
+        window_staleness(1.0, True, pages, signal_delay=float("nan"))
+    with pytest.raises(TypeError, match="signal_delay"):
+        window_staleness(1.0, True, pages, signal_delay="soon")
+    with pytest.raises(ValueError, match=r"since_crawl.*page 1"):
+        window_staleness(1.0, True, pages, [0.0, 0.5], since_crawl=[0.0, 1.0], signal_delay=0.5)
+    with pytest.raises(ValueError, match="since_crawl"):
+        window_staleness(1.0, True, pages, since_crawl=[-1.0, 0.0])
+    with pytest.raises(ValueError, match="signal_delay"):
+        polled_staleness(5.0, 0.0, [0.5, 1.0], [0, 1], 1.0, 0.5, 0.25, signal_delay=math.inf)

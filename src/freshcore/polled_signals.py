@@ -55,6 +55,21 @@ is that of the continuous model with ``alpha beta`` replaced by ``b(w)`` and a m
 ``lambda Delta = 0``, ``b = 0`` and ``s = Delta tau_elap`` (Greedy); as ``nu -> inf``, ``q -> 1`` and
 ``b - lambda Delta w -> 0``, so again ``s -> Delta tau_elap``.
 
+Delayed signals.  If each true signal reaches the source a random delay ``D`` after its change (i.i.d.,
+known law ``F``; false moves are not delayed), the posterior keeps its form.  By the marking theorem the
+pairs (change, arrival) are a Poisson process in the plane, so given "no change in ``(c, t]``" (the crawl at
+``c``) the moves in disjoint windows stay independent, and unconditionally too; hence
+``P(unchanged | polls) = e^{-Delta (t - c)} prod_k P(obs_k | unchanged)/P(obs_k)``.  For a window
+``(p0, p1]`` the expected true moves it receives from changes after the crawl are
+``H = lambda Delta [Phi(p1 - c) - Phi(p0 - c)]``, ``Phi(x) = E[(x - D)^+]`` (0 for ``x <= 0``), and all its
+moves have mean ``gamma (p1 - p0)``; with ``G = gamma (p1 - p0) - H`` the window's factor is ``e^{H}`` if it
+did not move and ``(1 - e^{-G})/(1 - e^{-G - H})`` if it did.  Without delay ``Phi(x) = x^+``, ``H =
+lambda Delta l`` and these are the formulas above.  :func:`window_staleness` and :func:`polled_staleness`
+take exponential delays (``signal_delay``, their mean, as :func:`freshcore.policy_simulation.simulate`
+draws them: ``Phi(x) = x - theta (1 - e^{-x/theta})``); checked by Monte Carlo in
+``tests/test_polled_signals.py``.  The value below is derived without delay: with delays a scheduler ranks
+pages by it at the exact delayed posterior, a policy in the family, not the optimum among them.
+
 Threshold policies, ``psi``, ``w`` and the value
 -----------------------------------------------
 The policy ``pi(iota)`` crawls a page the first time ``s >= iota``.  **Assumption: each crawl starts a
@@ -280,6 +295,39 @@ def _window_log(after: np.ndarray, before: np.ndarray, moved: np.ndarray, dl: np
     return np.where(moved.astype(bool), dl * after + extra, alpha * after)
 
 
+def _delay_mass(x: np.ndarray, theta: float) -> np.ndarray:
+    """``Phi(x) = E[(x - D)^+]`` for exponential delays of mean ``theta > 0``: ``theta (y - 1 + e^{-y})``,
+    ``y = x/theta`` (0 for ``x <= 0``); the series below ``y = 1/2`` (alternating, terms falling by 1/6 and
+    faster), ``y + expm1(-y)`` above (loses at most 2.3 bits there)."""
+    y = np.maximum(x, 0.0) / theta
+    small = y < 0.5
+    ys = np.where(small, y, 0.0)
+    term = ys * ys / 2.0
+    acc = term.copy()
+    for k in range(3, 20):  # (1/2)^19/19! ~ 1e-23 of the first term
+        term = term * -ys / k
+        acc += term
+    with np.errstate(over="ignore"):
+        big = y + np.expm1(-y)
+    return theta * np.where(small, acc, big)
+
+
+def _window_log_delayed(start: np.ndarray, end: np.ndarray, moved: np.ndarray, dl: np.ndarray, lam: np.ndarray,
+                        nu: np.ndarray, theta: float) -> np.ndarray:
+    """``-log`` of a window's factor with exponential signal delays of mean ``theta > 0`` (module notes);
+    ``start``/``end`` are the window's ends measured from the crawl (``end > 0``, ``start`` may be negative)."""
+    ld = lam * dl
+    gamma = ld + nu
+    after = end - np.maximum(start, 0.0)
+    h = ld * (_delay_mass(end, theta) - _delay_mass(start, theta))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        g = gamma * (end - start) - h  # the window's expected moves not from changes after the crawl
+        g = np.maximum(g, nu * (end - start))  # rounding: g >= the false moves' share
+        extra = np.log1p(np.exp(-g) * -np.expm1(-h) / -np.expm1(-g))
+        extra = np.where(h == 0.0, 0.0, np.where(g == 0.0, np.inf, extra))
+    return np.where(moved.astype(bool), dl * after + extra, dl * after - h)
+
+
 def _params(pages: PageModel, caller: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     pages = check_pages(pages, caller)
     return pages.change_rate, pages.recall, pages.false_rate, pages.importance
@@ -336,7 +384,8 @@ def moved_weight(poll_interval: Any, pages: PageModel) -> np.ndarray:
 
 
 @cites(BUSA_FEKETE_2025)
-def window_staleness(after_crawl: Any, moved: Any, pages: PageModel, before_crawl: Any = 0.0) -> np.ndarray:
+def window_staleness(after_crawl: Any, moved: Any, pages: PageModel, before_crawl: Any = 0.0, *,
+                     since_crawl: Any = 0.0, signal_delay: float | None = None) -> np.ndarray:
     """``-log P(no change since the crawl within one poll window | moved or not)`` (SPEC section 3b).
 
     Parameters
@@ -349,12 +398,20 @@ def window_staleness(after_crawl: Any, moved: Any, pages: PageModel, before_craw
     before_crawl : float or array_like of shape (n_pages,), default=0.0
         ``a >= 0``: the part of the window before the crawl (a window cut by a crawl); 0 for a window
         that starts after it.
+    since_crawl : float or array_like of shape (n_pages,), default=0.0
+        For a window that starts after the crawl (``a = 0``), the time from the crawl to its start;
+        it matters only with ``signal_delay`` (a signal of a change just after the crawl may arrive in a
+        later window).  Must be 0 where ``a > 0``.
+    signal_delay : float or None, default=None
+        Mean ``theta >= 0`` of exponential delays between a change and its signal reaching the source
+        (as :func:`freshcore.policy_simulation.simulate`'s ``signal_delay``); None or 0 for none.
 
     Returns
     -------
     staleness : ndarray of shape (n_pages,)
         ``alpha l`` if not moved; ``Delta l - log((1 - e^{-nu l - gamma a})/(1 - e^{-gamma (a + l)}))`` if
-        moved (``inf`` when a move proves a change: ``nu = 0 = a`` and ``lambda Delta l > 0``).
+        moved (``inf`` when a move proves a change: ``nu = 0 = a`` and ``lambda Delta l > 0``); with
+        delays, ``Delta l - H`` and ``Delta l - log((1 - e^{-G})/(1 - e^{-G - H}))`` (module notes).
 
     Notes
     -----
@@ -380,7 +437,24 @@ def window_staleness(after_crawl: Any, moved: Any, pages: PageModel, before_craw
     if len(flags) != n:
         raise ValueError(f"The 'moved' parameter of {caller} must be a flag or an array of length {n} "
                          f"(the number of pages). Got length {len(flags)} instead.")
-    return _window_log(after, before, flags, dl, lam, nu)
+    since = _per_page(since_crawl, "since_crawl", n, caller, low=0.0, allow_inf=False)
+    theta = _delay_mean(signal_delay, caller)
+    both = np.flatnonzero((since > 0.0) & (before > 0.0))
+    if len(both):
+        i = int(both[0])
+        raise ValueError(f"The 'since_crawl' parameter of {caller} must be 0 for a window cut by the crawl "
+                         f"(before_crawl > 0); page {i} has since_crawl = {since[i]!r} and before_crawl = "
+                         f"{before[i]!r}.")
+    if theta == 0.0:
+        return _window_log(after, before, flags, dl, lam, nu)
+    start = np.where(before > 0.0, -before, since)
+    return _window_log_delayed(start, start + before + after, flags, dl, lam, nu, theta)
+
+
+def _delay_mean(signal_delay: Any, caller: str) -> float:
+    if signal_delay is None:
+        return 0.0
+    return check_scalar(signal_delay, "signal_delay", caller, low=0.0, allow_inf=False)
 
 
 class PolledState(NamedTuple):
@@ -409,7 +483,7 @@ class PolledState(NamedTuple):
 
 @cites(BUSA_FEKETE_2025)
 def polled_staleness(now: float, last_crawl: float, poll_times: Any, moved: Any, change_rate: float,
-                     recall: float, false_rate: float) -> PolledState:
+                     recall: float, false_rate: float, *, signal_delay: float | None = None) -> PolledState:
     """Turn one page's log of ``(poll time, moved)`` observations into its state at ``now``.
 
     Parameters
@@ -427,6 +501,10 @@ def polled_staleness(now: float, last_crawl: float, poll_times: Any, moved: Any,
         The flags (bool, or 0/1).
     change_rate, recall, false_rate : float
         ``Delta >= 0``, ``lambda`` in ``[0, 1]``, ``nu >= 0``.
+    signal_delay : float or None, default=None
+        Mean of exponential delays between a change and its signal reaching the source (module notes,
+        "Delayed signals"); None or 0 for none.  With delays ``at_poll`` and ``since`` keep their meaning,
+        and a window's weight depends on where it lies after the crawl, not only on its length.
 
     Returns
     -------
@@ -460,6 +538,7 @@ def polled_staleness(now: float, last_crawl: float, poll_times: Any, moved: Any,
     dl = check_scalar(change_rate, "change_rate", caller, low=0.0)
     lam = check_scalar(recall, "recall", caller, low=0.0, high=1.0)
     nu = check_scalar(false_rate, "false_rate", caller, low=0.0)
+    theta = _delay_mean(signal_delay, caller)
     times = check_array(poll_times, "poll_times", caller, allow_empty=True, high=t)
     flags = check_binary(moved, "moved", caller, allow_empty=True)
     if len(flags) != len(times):
@@ -483,7 +562,11 @@ def polled_staleness(now: float, last_crawl: float, poll_times: Any, moved: Any,
         after = ends - np.maximum(starts, start)
         before = np.maximum(0.0, start - starts)
         one = np.ones(len(ends))
-        s += float(np.sum(_window_log(after, before, flags[k0:], dl * one, lam * one, nu * one)))
+        if theta == 0.0:
+            s += float(np.sum(_window_log(after, before, flags[k0:], dl * one, lam * one, nu * one)))
+        else:  # the gap (c, first poll] with no window is in s already, as Delta times its length
+            s += float(np.sum(_window_log_delayed(starts - c, ends - c, flags[k0:], dl * one, lam * one, nu * one,
+                                                  theta)))
         nwin = len(ends)
         since = float(ends[-1])
     else:
