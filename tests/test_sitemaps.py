@@ -271,3 +271,21 @@ def test_merge_sitemaps():
     assert merge_sitemaps([]).locs == ()
     with pytest.raises(ValueError, match=r"sitemaps\[1\]"):
         merge_sitemaps([a, parse_sitemap(sitemap_xml(["s"], index=True))])
+
+
+def test_document_lastmods_equal_parse_lastmod():
+    """parse_sitemap converts all lastmods at once; each equals parse_lastmod of its text."""
+    rng = np.random.default_rng(11)
+    texts = []
+    for _ in range(400):
+        t = dt.datetime(1900, 1, 1) + dt.timedelta(seconds=int(rng.integers(0, 200 * 365 * 86400)))
+        form = int(rng.integers(0, 8))
+        tz = ["Z", "+00:00", "-05:30", "+13:45", ""][int(rng.integers(0, 5))]
+        texts.append([
+            f"{t:%Y}", f"{t:%Y-%m}", f"{t:%Y-%m-%d}", f"{t:%Y-%m-%dT%H:%M}{tz}", f"{t:%Y-%m-%dT%H:%M:%S}{tz}",
+            f"{t:%Y-%m-%dT%H:%M:%S}.{int(rng.integers(0, 10**6)):06d}{tz}", f" {t:%Y-%m-%d}\n",
+            f"{t:%Y-%m-%dT%H:%M:%S}.5{tz or 'Z'}",
+        ][form])
+    doc = "<urlset>" + "".join(f"<url><loc>u{k}</loc><lastmod>{x}</lastmod></url>" for k, x in enumerate(texts))
+    sm = parse_sitemap(doc + "</urlset>")
+    np.testing.assert_array_equal(sm.lastmod, [parse_lastmod(x) for x in texts])

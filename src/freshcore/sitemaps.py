@@ -195,6 +195,32 @@ def parse_lastmod(text: str) -> float:
     return float(whole) + (float(g["frac"]) if g["frac"] else 0.0)
 
 
+def _lastmods(texts: list[str]) -> np.ndarray:
+    """:func:`parse_lastmod` of many texts at once (numpy parses and range-checks the date and time); a
+    ValueError without detail if any is bad (the caller finds which)."""
+    n = len(texts)
+    iso: list[str] = []
+    offset = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n)
+    for k, text in enumerate(texts):
+        m = _W3C.fullmatch(text.strip())
+        if m is None:
+            raise ValueError
+        y, mo, d, h, mi, sec, fr, tz = m.groups()
+        if y == "0000":
+            raise ValueError
+        iso.append(f"{y}-{mo or '01'}-{d or '01'}T{h or '00'}:{mi or '00'}:{sec or '00'}")
+        if fr:
+            frac[k] = float(fr)
+        if tz and tz != "Z":
+            hh, mm = int(tz[1:3]), int(tz[4:6])
+            if hh > 23 or mm > 59:
+                raise ValueError
+            offset[k] = (1 if tz[0] == "+" else -1) * (3600 * hh + 60 * mm)
+    local = np.array(iso, dtype="datetime64[s]").astype(np.int64)
+    return (local - offset).astype(np.float64) + frac
+
+
 def format_lastmod(seconds: Any, digits: int = 0) -> Any:
     """POSIX seconds as W3C datetimes in UTC (``YYYY-MM-DDThh:mm:ssZ``), the inverse of :func:`parse_lastmod`.
 
@@ -390,8 +416,8 @@ def parse_sitemap(source: Any, *, max_bytes: int = MAX_BYTES) -> Sitemap:
     entry = q("url" if kind == "urlset" else "sitemap")
     loc_tag, lastmod_tag = q("loc"), q("lastmod")
     locs: list[str] = []
-    stamps: list[float] = []
-    cache: dict[str, float] = {}
+    texts: list[str] = []
+    have: list[int] = []
     for k, el in enumerate(root.iterfind(entry)):
         loc_el = el.find(loc_tag)
         loc = (loc_el.text or "").strip() if loc_el is not None else ""
@@ -399,19 +425,21 @@ def parse_sitemap(source: Any, *, max_bytes: int = MAX_BYTES) -> Sitemap:
             what = "no <loc>" if loc_el is None else "an empty <loc>"
             raise ValueError(f"parse_sitemap: <{_local(entry)[1]}> entry {k} has {what}.")
         lm_el = el.find(lastmod_tag)
-        lm = math.nan
         if lm_el is not None:
-            text = (lm_el.text or "").strip()
-            lm = cache.get(text, math.nan)
-            if math.isnan(lm):
-                try:
-                    lm = parse_lastmod(text)
-                except ValueError as e:
-                    raise ValueError(f"parse_sitemap: entry {k} ({loc}): {e}") from None
-                cache[text] = lm
+            texts.append(lm_el.text or "")
+            have.append(k)
         locs.append(loc)
-        stamps.append(lm)
-    return Sitemap(kind, tuple(locs), np.array(stamps, dtype=np.float64))
+    stamps = np.full(len(locs), np.nan)
+    try:
+        stamps[have] = _lastmods(texts)
+    except ValueError:
+        for k, text in zip(have, texts):
+            try:
+                parse_lastmod(text)
+            except ValueError as e:
+                raise ValueError(f"parse_sitemap: entry {k} ({locs[k]}): {e}") from None
+        raise  # pragma: no cover - _lastmods and parse_lastmod refuse the same texts
+    return Sitemap(kind, tuple(locs), stamps)
 
 
 def _check_sitemap(x: Any, name: str, caller: str, kind: str | None = "urlset") -> Sitemap:
