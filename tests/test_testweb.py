@@ -278,6 +278,8 @@ def test_bad_input():
         run_crawler("http://127.0.0.1:9", used, clock, until=1.0)
     with pytest.raises(ValueError, match="'poll_interval'"):
         run_crawler("http://127.0.0.1:9", RoundRobin(5, 1.0), clock, until=1.0, poll_interval=0.0)
+    with pytest.raises(ValueError, match="'feed'"):
+        run_crawler("http://127.0.0.1:9", RoundRobin(5, 1.0), clock, until=1.0, feed="all")
     with pytest.raises(ValueError, match="'until'"):
         run_crawler("http://127.0.0.1:9", RoundRobin(5, 1.0), clock, until=math.nan)
     with pytest.raises(TypeError, match="CrawlPolicy"):
@@ -287,3 +289,30 @@ def test_bad_input():
     with pytest.raises(ValueError, match="'web'"):
         synthetic_pages(3, web="real")
     assert set(POLICIES) >= {"round-robin", "greedy", "exact"}
+
+
+def test_feed_after_fetch_signals_only_news():
+    """feed="after-fetch": a moved page is signalled iff its new lastmod is later than the loop's last fetch of it,
+    recomputed here from the server's events, its sitemap read times and the report's send times."""
+    m, r, w = 10, 10.0, 0.3
+    pages = PageModel(np.linspace(0.5, 3.0, m), 1.0, recall=0.8, false_rate=0.5)
+    policy = _Recorder(m, r, with_poll=False)
+    with LocalWeb(pages, horizon=3.0, speed=15.0, rng=9) as web:
+        rep = run_crawler(web.url, policy, web.clock, until=3.0, poll_interval=w, feed="after-fetch")
+    reads = [t for t, _ in web.sitemap_reads()]
+    assert len(reads) == rep.n_polls == 11
+    sent = rep.due + rep.late
+    lastmod = [np.floor(web.clock.to_posix(web.lastmod(t))) for t in reads]
+    expected = []
+    for k in range(1, len(reads)):
+        tp = rep.poll_times[k]
+        moved = lastmod[k] != lastmod[k - 1]
+        last = np.zeros(m)
+        for j in np.flatnonzero(rep.due < tp):
+            last[rep.pages[j]] = sent[j]
+        news = np.flatnonzero(moved & (lastmod[k] > web.clock.to_posix(last)))
+        if len(news):
+            expected.append((tp, news.tolist()))
+    got = [(float(c[1][0]), sorted(c[2].tolist())) for c in policy.calls]
+    assert got == expected
+    assert rep.n_signals == sum(len(p) for _, p in expected) < rep.n_moved

@@ -110,19 +110,33 @@ class VirtualClock:
     ----------
     speed : float
         Units of virtual time per wall second, ``> 0``.
+    epoch : float, default=DEFAULT_EPOCH
+        POSIX seconds of virtual time 0, for :meth:`to_posix` (how the site writes ``lastmod`` times).
+    time_unit : float, default=86400.0
+        POSIX seconds per unit of virtual time (a day).
 
     Examples
     --------
     >>> c = VirtualClock(1000.0)
+    >>> c.to_posix(1.5) - c.epoch
+    129600.0
     >>> c.start()
     >>> c.sleep_until(5.0)
     >>> c.now() >= 5.0
     True
     """
 
-    def __init__(self, speed: float) -> None:
-        self._speed = check_scalar(speed, "speed", "VirtualClock", low=0.0, low_inclusive=False)
+    def __init__(self, speed: float, epoch: float = DEFAULT_EPOCH, time_unit: float = 86400.0) -> None:
+        caller = "VirtualClock"
+        self._speed = check_scalar(speed, "speed", caller, low=0.0, low_inclusive=False)
+        self.epoch = check_scalar(epoch, "epoch", caller)
+        self.time_unit = check_scalar(time_unit, "time_unit", caller, low=0.0, low_inclusive=False)
         self._origin: float | None = None
+
+    def to_posix(self, t: Any) -> Any:
+        """Virtual time(s) ``t`` as POSIX seconds: ``epoch + t * time_unit``."""
+        return self.epoch + np.asarray(t, dtype=np.float64) * self.time_unit if np.ndim(t) else \
+            self.epoch + float(t) * self.time_unit
 
     @property
     def speed(self) -> float:
@@ -278,12 +292,13 @@ class LocalWeb:
         caller = "LocalWeb"
         self.pages = check_pages(pages, caller)
         self.horizon = check_scalar(horizon, "horizon", caller, low=0.0, low_inclusive=False)
-        self.clock = VirtualClock(check_scalar(speed, "speed", caller, low=0.0, low_inclusive=False))
         gen = check_rng(rng, caller)
         m = len(self.pages)
         self._groups = check_int(sitemap_groups, "sitemap_groups", caller, low=1, high=max(1, m))
         self.epoch = check_scalar(epoch, "epoch", caller)
         self.time_unit = check_scalar(time_unit, "time_unit", caller, low=0.0, low_inclusive=False)
+        self.clock = VirtualClock(check_scalar(speed, "speed", caller, low=0.0, low_inclusive=False), self.epoch,
+                                  self.time_unit)
         ids = np.arange(m)
         h = self.horizon
         # changes, then which are signalled, then false moves: three draws in a fixed order
@@ -384,7 +399,7 @@ class LocalWeb:
         return np.where(cnt > 0, self._move_t[np.maximum(last, 0)] if len(self._move_t) else 0.0, 0.0)
 
     def _posix(self, t: np.ndarray) -> np.ndarray:
-        return self.epoch + t * self.time_unit
+        return self.clock.to_posix(t)
 
     def moves_between(self, start: float, stop: float) -> int:
         """Number of ``lastmod`` moves (signalled changes and false moves) in ``(start, stop]``, all pages."""
@@ -553,6 +568,8 @@ class CrawlReport(NamedTuple):
         Moved observations over all polls (``lastmod`` moves seen, after collapsing).
     n_observed : int
         Page observations over all polls (moved or not).
+    n_signals : int
+        Signals given to a policy fed by ``signal_many`` (the moved observations that ``feed`` kept).
     errors : int
         Requests that failed or were not answered 200.
     wall_seconds : float
@@ -566,6 +583,7 @@ class CrawlReport(NamedTuple):
     poll_late: np.ndarray
     n_moved: int
     n_observed: int
+    n_signals: int
     errors: int
     wall_seconds: float
 
@@ -647,7 +665,8 @@ class _SitemapReader:
 
 def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, until: float,
                 poll_interval: float | None = None, sitemap_path: str = "/sitemap.xml",
-                page_ids: Mapping[str, int] | None = None, timeout: float = 30.0) -> CrawlReport:
+                page_ids: Mapping[str, int] | None = None, feed: str = "moved",
+                timeout: float = 30.0) -> CrawlReport:
     """Crawl a site over HTTP for ``until`` units of virtual time, one fetch per tick of ``policy``.
 
     Parameters
@@ -668,6 +687,11 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
     page_ids : mapping of str to int, optional
         URL -> page id of the policy (default: ``{base_url}/page/<i>`` for ``i < policy.n_pages``, the
         layout of :class:`LocalWeb`); fetches go to the URL of the chosen id.
+    feed : {"moved", "after-fetch"}, default="moved"
+        What a policy without ``poll`` but with ``signal_many`` is told at a poll: one signal for every
+        page whose ``lastmod`` moved since the previous poll (``"moved"``), or only for those whose new
+        ``lastmod`` is later than the loop's last fetch of the page (``"after-fetch"``: a move the fetch
+        already saw is not news; ``lastmod`` times are read on ``clock``'s epoch and time unit).
     timeout : float, default=30.0
         Socket timeout of the connection, seconds.
 
@@ -700,6 +724,8 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
     end = check_scalar(until, "until", caller, low=0.0, low_inclusive=False)
     w = None if poll_interval is None else check_scalar(poll_interval, "poll_interval", caller, low=0.0,
                                                          low_inclusive=False)
+    if feed not in ("moved", "after-fetch"):
+        raise ValueError(f"The 'feed' parameter of {caller} must be 'moved' or 'after-fetch'. Got {feed!r}.")
     if not clock.started:
         raise RuntimeError(f"{caller}: the clock is not started.")
     r = float(policy.bandwidth)
@@ -715,7 +741,8 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
     late = np.empty(n_ticks)
     poll_times: list[float] = []
     poll_late: list[float] = []
-    n_moved = n_observed = errors = 0
+    n_moved = n_observed = n_signals = errors = 0
+    last_fetch: dict[int, float] = {}  # virtual time each page's latest fetch went out (all held at 0)
     previous: Sitemap | None = None
     j = k = 0
     wall0 = time.perf_counter()
@@ -742,7 +769,12 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
                         poll(ch.pages, tp, ch.moved)
                     elif signal_many is not None and ch.moved.any():
                         mp = ch.pages[ch.moved]
-                        signal_many(mp, np.full(len(mp), tp))
+                        if feed == "after-fetch":
+                            fetched = clock.to_posix(np.array([last_fetch.get(int(q), 0.0) for q in mp]))
+                            mp = mp[ch.lastmod[ch.moved] > fetched]
+                        if len(mp):
+                            signal_many(mp, np.full(len(mp), tp))
+                            n_signals += len(mp)
                 previous = snap
                 continue
             page = int(policy.next())
@@ -750,7 +782,9 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
                 raise ValueError(f"{caller}: the policy ticked at {policy.time}, not at j/R = {tt}; this loop needs "
                                  "evenly spaced ticks.")
             clock.sleep_until(tt)
-            late[j] = clock.now() - tt
+            sent = clock.now()
+            late[j] = sent - tt
+            last_fetch[page] = sent
             pages[j] = page
             j += 1
             try:
@@ -760,8 +794,8 @@ def run_crawler(base_url: str, policy: CrawlPolicy, clock: VirtualClock, *, unti
             errors += status != 200
     finally:
         client.close()
-    return CrawlReport(pages, due, late, np.array(poll_times), np.array(poll_late), n_moved, n_observed, errors,
-                       time.perf_counter() - wall0)
+    return CrawlReport(pages, due, late, np.array(poll_times), np.array(poll_late), n_moved, n_observed, n_signals,
+                       errors, time.perf_counter() - wall0)
 
 
 # ---- policies by name ------------------------------------------------------------------------------------
@@ -885,7 +919,7 @@ class CrawlResult(NamedTuple):
 
 def crawl_local_web(policy: str, pages: PageModel, *, bandwidth: float, burn_in: float, measure: float,
                     poll_interval: float | None = None, speed: float = 1.0, rng: Any = 0,
-                    sitemap_groups: int = 1) -> CrawlResult:
+                    sitemap_groups: int = 1, feed: str = "moved") -> CrawlResult:
     """One experiment: a :class:`LocalWeb` of ``pages``, a policy from :data:`POLICIES`, the crawl loop.
 
     Parameters
@@ -906,6 +940,8 @@ def crawl_local_web(policy: str, pages: PageModel, *, bandwidth: float, burn_in:
         Seed of the web's events (the same seed gives every policy the same events).
     sitemap_groups : int, default=1
         See :class:`LocalWeb`.
+    feed : {"moved", "after-fetch"}, default="moved"
+        See :func:`run_crawler`.
 
     Returns
     -------
@@ -916,7 +952,7 @@ def crawl_local_web(policy: str, pages: PageModel, *, bandwidth: float, burn_in:
     h = b + check_scalar(measure, "measure", caller, low=0.0, low_inclusive=False)
     pol = make_policy(policy, pages, bandwidth, poll_interval)
     with LocalWeb(pages, h, speed=speed, rng=rng, sitemap_groups=sitemap_groups) as web:
-        report = run_crawler(web.url, pol, web.clock, until=h, poll_interval=poll_interval)
+        report = run_crawler(web.url, pol, web.clock, until=h, poll_interval=poll_interval, feed=feed)
     last_poll = float(report.poll_times[-1]) if report.n_polls else 0.0
     return CrawlResult(policy, web.freshness(b, h), web.freshness(b, h, weighted=True),
                        web.moves_between(0.0, last_poll), web.changes_between(0.0, last_poll), report)
