@@ -822,6 +822,7 @@ POLICIES: dict[str, PolicyFactory] = {
 }
 
 
+@cites(BUSA_FEKETE_2025)
 def make_policy(name: str, pages: PageModel, bandwidth: float, poll_interval: float | None = None) -> CrawlPolicy:
     """A new policy from :data:`POLICIES`.
 
