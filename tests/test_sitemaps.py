@@ -289,3 +289,12 @@ def test_document_lastmods_equal_parse_lastmod():
     doc = "<urlset>" + "".join(f"<url><loc>u{k}</loc><lastmod>{x}</lastmod></url>" for k, x in enumerate(texts))
     sm = parse_sitemap(doc + "</urlset>")
     np.testing.assert_array_equal(sm.lastmod, [parse_lastmod(x) for x in texts])
+
+
+def test_text_and_bytes_honour_the_declared_encoding():
+    text = '<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>https://a.example/é</loc></url></urlset>'
+    assert parse_sitemap(text).locs == ("https://a.example/é",)
+    assert parse_sitemap(io.StringIO(text)).locs == ("https://a.example/é",)
+    assert parse_sitemap(text.encode("latin-1")).locs == ("https://a.example/é",)
+    with pytest.raises(ValueError, match="DTD"):
+        parse_sitemap(io.StringIO('<!DOCTYPE x><urlset/>'))

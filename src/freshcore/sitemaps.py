@@ -87,6 +87,7 @@ _W3C = re.compile(
 )
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)")
+_DTD_TEXT = re.compile(r"<!(?:DOCTYPE|ENTITY)")
 
 
 class Sitemap(NamedTuple):
@@ -320,9 +321,12 @@ def sitemap_xml(locs: Iterable[str], lastmod: Any = None, *, index: bool = False
     return "".join(parts).encode("utf-8")
 
 
-def _read(source: Any, max_bytes: int) -> bytes:
+def _read(source: Any, max_bytes: int) -> bytes | str:
+    """The document: bytes (decompressed), or the text itself (kept as text: its XML declaration may name
+    another encoding, which applies to bytes only)."""
+    data: bytes | str
     if isinstance(source, str):
-        data = source.encode("utf-8")
+        data = source
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, os.PathLike):
@@ -330,23 +334,22 @@ def _read(source: Any, max_bytes: int) -> bytes:
             data = f.read(max_bytes + 1)
     elif hasattr(source, "read"):
         data = source.read(max_bytes + 1)
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        if not isinstance(data, bytes):
+        if not isinstance(data, (bytes, str)):
             raise TypeError(f"parse_sitemap: the file's read() returned {type(data).__name__}, not bytes or str.")
     else:
         raise TypeError(
             "The 'source' parameter of parse_sitemap must be the document (bytes or str), a path (os.PathLike) or a "
             f"file object. Got {type(source).__name__}."
         )
-    if data[:2] == b"\x1f\x8b":  # gzip (sitemap.xml.gz)
+    if isinstance(data, bytes) and data[:2] == b"\x1f\x8b":  # gzip (sitemap.xml.gz)
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
                 data = z.read(max_bytes + 1)
         except (OSError, EOFError, zlib.error) as e:
             raise ValueError(f"parse_sitemap: bad gzip data: {e}.") from None
     if len(data) > max_bytes:
-        raise ValueError(f"parse_sitemap: the document is larger than max_bytes = {max_bytes} bytes.")
+        raise ValueError(f"parse_sitemap: the document is larger than max_bytes = {max_bytes} bytes (characters for "
+                         "a text).")
     return data
 
 
@@ -365,9 +368,10 @@ def parse_sitemap(source: Any, *, max_bytes: int = MAX_BYTES) -> Sitemap:
     ----------
     source : bytes, str, os.PathLike or binary file
         The document itself (bytes or text), a path to it, or an open file; gzip-compressed data is
-        decompressed.  A ``str`` is always the document, never a path (pass a :class:`pathlib.Path`).
+        decompressed.  A ``str`` is always the document, never a path (pass a :class:`pathlib.Path`); bytes
+        are decoded as their XML declaration says (UTF-8 without one).
     max_bytes : int, default=MAX_BYTES
-        Refuse documents larger than this (after decompression).
+        Refuse documents larger than this (bytes after decompression; characters for a text).
 
     Returns
     -------
@@ -402,7 +406,7 @@ def parse_sitemap(source: Any, *, max_bytes: int = MAX_BYTES) -> Sitemap:
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise ValueError(f"The 'max_bytes' parameter of parse_sitemap must be an integer >= 1. Got {max_bytes!r}.")
     data = _read(source, max_bytes)
-    if _DTD.search(data):
+    if (_DTD_TEXT.search(data) if isinstance(data, str) else _DTD.search(data)):
         raise ValueError("parse_sitemap: the document has a DTD (<!DOCTYPE or <!ENTITY); a sitemap has none.")
     try:
         root = ET.fromstring(data)
