@@ -88,7 +88,7 @@ def test_events_follow_the_model():
 
 def test_ground_truth_against_direct_computation():
     pages = PageModel([3.0, 1.0, 0.3, 0.0, 5.0], [1.0, 2.0, 3.0, 4.0, 0.5], recall=0.5, false_rate=0.2)
-    with LocalWeb(pages, horizon=4.0, speed=8.0, rng=11) as web:
+    with LocalWeb(pages, horizon=8.0, speed=8.0, rng=11) as web:
         rng = np.random.default_rng(2)
         bodies = []
         for _ in range(25):
