@@ -30,6 +30,10 @@ Baselines and the simulator that judges policies
 Change-indicating signals
     :func:`fit_signal_model` (Appendix E of Busa-Fekete et al. (2025)), :func:`naive_signal_model`,
     :func:`simulate_signal_log`.
+Polled signals (sitemaps and feeds)
+    :mod:`freshcore.polled_signals` (the posterior per poll window, delays included, and the crawl value
+    under polls), :mod:`freshcore.sitemaps` (read sitemaps; two reads give the polls' observations),
+    :mod:`freshcore.testweb` (a local web with noisy sitemaps and exact ground truth, to try a crawler on).
 Simulation
     :func:`simulate_crawls`.
 Ephemeral content (Avrachenkov and Borkar (2018))
