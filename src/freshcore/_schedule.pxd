@@ -55,7 +55,9 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
+    cdef void _settle_bucket(self, Py_ssize_t b, double t, double tpad, double lim) noexcept nogil
     cdef Py_ssize_t _settle_end(self) noexcept nogil
+    cdef Py_ssize_t _bucket_pages(self, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil
     cdef void _lower(self, double t) noexcept nogil
     cdef Py_ssize_t _lower_end(self) noexcept nogil
     cdef inline bint _below_park(self, Py_ssize_t b, double key, double t, double tpad, double lim) noexcept nogil
