@@ -1028,6 +1028,30 @@ def test_settle_parks_a_share_per_tick_and_restores(value):
     assert parked.mean() > 0.5
 
 
+def test_settle_scalar_and_vector_park_keys():
+    # the settle's Greedy park keys by the scalar Lambert W (park_time; the portable build's) and by the vector
+    # kernel: both give the brute force's decisions, and the same pages parked
+    rng = np.random.default_rng(17)
+    m = 6000
+    pages = random_pages(rng, m, duplicates=False)
+    last = -rng.uniform(0.0, 10.0, m)
+    runs = []
+    for level in (-1, 2):
+        old = _schedule._set_park_x_level(level)
+        try:
+            s = Scheduler(pages, m / 10.0, value="greedy", last_crawl=last)
+            ref = Reference(pages, m / 10.0, value="greedy")
+            ref.last = last.copy()
+            got: list = []
+            _until_settling(s, 20 * m, got)
+            got += s.run(3 * m).tolist()
+        finally:
+            _schedule._set_park_x_level(old)
+        assert got == [ref.next() for _ in got]
+        runs.append(np.isin(s.to_dict()["bucket"], [_schedule.PARK_CODE]).mean())
+    assert runs[0] > 0.5 and abs(runs[0] - runs[1]) < 0.01
+
+
 @pytest.mark.parametrize("value", ["greedy", "exact"])
 def test_format_8_state_mid_settle_loads(value):
     # format 8 went through the settle by page ids (park_settle: 1 + the next id): such a state loads with the
