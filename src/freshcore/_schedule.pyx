@@ -606,22 +606,30 @@ cdef class SchedulerState:
         """Evaluate every live page at t and fill the buckets (the first tick, O(m)); -1 if memory is exhausted,
         NO_VALUE if a page's value cannot be computed (nothing changed but the evaluation count)."""
         cdef Py_ssize_t j
-        cdef double tau, v, ex, b, vmax = 0.0
+        cdef double tau, v, ex, b, lv, vmax = 0.0
         cdef Park park = self.park
         cdef bucket_t* code = self.buckets.code
         cdef double* keys = <double*>freshcore_malloc(self.n_ids * sizeof(double))
+        # Greedy's e^{-Delta tau} of each value, for its lines (page_line would compute it again: one exp a page;
+        # without the room, it does)
+        cdef double* exs = (<double*>freshcore_malloc(self.n_ids * sizeof(double))
+                            if self.pages.kind == GREEDY and keys != NULL else NULL)
         if keys == NULL:
             return -1
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
             keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
+            if exs != NULL:
+                exs[j] = ex
             if keys[j] > vmax:
                 vmax = keys[j]
         if self.failed_page >= 0:
             free(keys)
+            free(exs)
             return NO_VALUE
         park_start(&self.park, vmax, self.n_ticks, self.n_live)  # the first winning value is vmax (moving)
+        lv = log(vmax)
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
@@ -629,9 +637,11 @@ cdef class SchedulerState:
             v = keys[j]
             # no page parks (the park starts moving): the lines chosen for the first winning value, vmax
             b = signal_time(&self.pages, j)
-            code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, -1.0, interval_bound(&self.pages, j, tau, b), b,
-                                          self.buckets.slope_table, vmax, log(vmax), self.buckets.calendar.rate,
+            code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, exs[j] if exs != NULL else -1.0,
+                                          interval_bound(&self.pages, j, tau, b), b,
+                                          self.buckets.slope_table, vmax, lv, self.buckets.calendar.rate,
                                           &keys[j])
+        free(exs)
         if buckets_fill(&self.buckets, self.n_ids, keys) < 0:
             for j in range(self.n_ids):
                 if code[j] != DEAD:
