@@ -6,18 +6,22 @@ For each value kind and start, a :class:`freshcore.schedule.Scheduler` over ``be
 - ``start``: the initial crawl times: ``zero`` (the default: every page crawled at time 0), ``staggered``
   (``last_crawl = -U(0, m/R)``), ``clumps`` (four equal groups crawled at 0, -m/(4R), -m/(2R), -3m/(4R)) or
   ``phased`` (each page at a uniform phase of its periodic-optimum interval: ``scale_schedule.py``'s start);
-- ``cold``: construction plus the first ``decisions`` decisions (the first tick builds the buckets);
-- ``worst``: the costliest of those decisions after the first, each timed alone (``next()``);
+- ``cold``: construction plus the first ``decisions`` decisions (the first tick builds the buckets), the
+  first through ``next()`` and the others through ``run()``, as ``steady`` is timed;
+- ``cold next``: the same, on a second scheduler in the same process, every decision through ``next()``
+  and timed alone (how this script measured ``cold`` before: each decision then also pays a Python call
+  and two timer reads, ~0.5 us, 5 ms over 10^4 decisions); ``next/steady`` is ``cold next/steady``;
+- ``worst``: the costliest of those decisions after the first;
 - ``steady``: ``decisions`` decisions timed after ``warm`` more (t = warm/R; 3e6 at m = 1e6 is t = 30), in
-  the same process;
+  the same process, through ``run()``; ``steady next``: as many more, through ``next()``;
 - ``worst run``: the costliest decision after the first of the whole run (the warm ones too, each timed
   alone), and ``falls``: how many times over the run the winning value fell below the park level, which
   evaluates every parked page (the costliest decisions of a long run);
 - ``brute``: one brute-force tick, the compiled ``crawl_value`` of every page and ``np.argmax``, from the
   same state (the median of three).
 
-The figures are ``cold/steady`` (the issue's target: at most 20) and ``worst/brute`` and ``worst run/brute``
-(at most 1), with the
+The figures are ``cold/steady`` (the issue's target: at most 20; ``next/steady`` the same with the cold phase
+timed the old way) and ``worst/brute`` and ``worst run/brute`` (at most 1), with the
 value evaluations per decision of each phase.  Every decision of a run is made; none is skipped or chosen.
 
 Run::
@@ -63,18 +67,29 @@ def measure(m: int, value: str, start: str, decisions: int, warm: int) -> dict:
     pages = pages_instance(m)
     rate = m / 10.0
     last = initial_crawls(start, m, rate)
+    # cold, through run() as the steady phase: construction, the first decision (which builds the buckets), then
+    # run(decisions - 1); the first scheduler of the process (fresh memory)
     t0 = time.perf_counter()
     s = Scheduler(pages, rate, value=value, last_crawl=last)
     s.next()
     build = time.perf_counter() - t0
     e0 = s._state.n_evaluations
+    s.run(decisions - 1)
+    cold = time.perf_counter() - t0
+    cold_evals = (s._state.n_evaluations - e0) / (decisions - 1)
+    # the same cold phase through next(), each decision timed alone (the costliest one; the sum includes a
+    # Python call and two timer reads a decision), on a second scheduler (the first one kept: its memory is
+    # not reused)
+    t0 = time.perf_counter()
+    c = Scheduler(pages, rate, value=value, last_crawl=last)
+    c.next()
     worst = 0.0
     for _ in range(decisions - 1):
         t1 = time.perf_counter()
-        s.next()
+        c.next()
         worst = max(worst, time.perf_counter() - t1)
-    cold = time.perf_counter() - t0
-    cold_evals = (s._state.n_evaluations - e0) / (decisions - 1)
+    cold_next = time.perf_counter() - t0
+    del c
     worst_run = worst
     for _ in range(warm):
         t1 = time.perf_counter()
@@ -85,9 +100,14 @@ def measure(m: int, value: str, start: str, decisions: int, warm: int) -> dict:
     s.run(decisions)
     steady = time.perf_counter() - t1
     steady_evals = (s._state.n_evaluations - e1) / decisions
+    t1 = time.perf_counter()
+    for _ in range(decisions):
+        s.next()
+    steady_next = time.perf_counter() - t1
     falls = s._state.n_unparks
     brute = brute_tick(s)
     return dict(value=value, start=start, build_s=build, cold_s=cold, steady_s=steady, ratio=cold / steady,
+                cold_next_s=cold_next, steady_next_s=steady_next, next_ratio=cold_next / steady,
                 worst_ms=worst * 1e3, brute_ms=brute * 1e3, worst_over_brute=worst / brute,
                 worst_run_over_brute=worst_run / brute, falls=falls,
                 cold_evals=cold_evals, steady_evals=steady_evals)
@@ -104,13 +124,15 @@ def main(argv: list[str] | None = None) -> None:
     warm = 3 * args.pages if args.warm is None else args.warm
     print(f"m = {args.pages}, R = m/10, {args.decisions} decisions cold and steady (after {warm}), one process each")
     print(f"{'value':7} {'start':10} {'build s':>8} {'cold s':>8} {'steady s':>9} {'cold/steady':>11} "
+          f"{'cold next s':>11} {'steady next s':>13} {'next/steady':>11} "
           f"{'worst ms':>9} {'brute ms':>9} {'worst/brute':>11} {'evals cold':>10} {'evals steady':>12} "
           f"{'falls':>5} {'worst run/brute':>15}")
     for value in args.values:
         for start in args.starts:
             r = measure(args.pages, value, start, args.decisions, warm)
             print(f"{r['value']:7} {r['start']:10} {r['build_s']:8.3f} {r['cold_s']:8.3f} {r['steady_s']:9.4f} "
-                  f"{r['ratio']:11.1f} {r['worst_ms']:9.3f} {r['brute_ms']:9.2f} {r['worst_over_brute']:11.3f} "
+                  f"{r['ratio']:11.1f} {r['cold_next_s']:11.3f} {r['steady_next_s']:13.4f} {r['next_ratio']:11.1f} "
+                  f"{r['worst_ms']:9.3f} {r['brute_ms']:9.2f} {r['worst_over_brute']:11.3f} "
                   f"{r['cold_evals']:10.1f} {r['steady_evals']:12.1f} {r['falls']:5d} "
                   f"{r['worst_run_over_brute']:15.2f}", flush=True)
 

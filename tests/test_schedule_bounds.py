@@ -126,12 +126,14 @@ def test_greedy_log_bound_from_zero(dl, mu, tau1):
 # computed value is below the park level, and (up to the 1e-9 shade and a few ulps) the time it reaches it
 
 
-def park_times(last, dl, mu, level):
+def park_times(last, dl, mu, level, many=False):
+    """park_time's keys, or (many) the settle's: x for all pages at once by the vector kernel where there is one."""
     from freshcore import _schedule_lines
 
     n = len(dl)
     out = np.empty(n)
-    _schedule_lines.park_time_kernel(np.full(n, float(last)), np.asarray(dl, float), np.asarray(mu, float), level, out)
+    kernel = _schedule_lines.park_time_many_kernel if many else _schedule_lines.park_time_kernel
+    kernel(np.full(n, float(last)), np.asarray(dl, float), np.asarray(mu, float), level, out)
     return out
 
 
@@ -146,11 +148,14 @@ def park_times(last, dl, mu, level):
 @example(dl=1.0, mu=1.0, y=0.03391326338475057, last=0.0)
 @example(dl=1.0, mu=1.0, y=0.023892109376537407, last=0.0)
 @example(dl=1.0, mu=1.0, y=1.2249206475770821e-40, last=0.0)
-def test_greedy_park_key_is_a_tight_lower_bound(dl, mu, y, last):
+@pytest.mark.parametrize("many", [False, True])
+def test_greedy_park_key_is_a_tight_lower_bound(dl, mu, y, last, many):
+    # (many: the settle's keys, x by the periodic rates' vector kernel; its lanes past the page, at c = 1/2,
+    # dropped)
     import mpmath
 
     level = y * mu / dl
-    key = park_times(last, [dl], [mu], level)[0]
+    key = park_times(last, [dl], [mu], level, many)[0]
     pages = pages_from(dl, mu, 0.0, 0.0)
     if not key < np.inf:
         # never reached: the page's largest value mu/Delta is below the shaded level
@@ -175,14 +180,41 @@ def test_greedy_park_key_is_a_tight_lower_bound(dl, mu, y, last):
         assert key < crossing(mpmath.mpf(level) * mpmath.mpf(dl) / mpmath.mpf(mu))
 
 
-def test_greedy_park_key_extremes():
+@pytest.mark.parametrize("many", [False, True])
+def test_greedy_park_key_extremes(many):
     # level 0 or below the value at last: the key is last (due at once); mu/Delta below the level: never
-    k = park_times(5.0, [2.0, 2.0, 2.0], [3.0, 3.0, 3.0], 0.0)
+    k = park_times(5.0, [2.0, 2.0, 2.0], [3.0, 3.0, 3.0], 0.0, many)
     assert (k <= 5.0).all() and (k > 5.0 - 1e-12).all()
-    assert park_times(0.0, [2.0], [3.0], 1.5 / (1 - 1e-9) * (1 + 1e-15))[0] == np.inf  # V(inf) = mu/Delta = 1.5
+    assert park_times(0.0, [2.0], [3.0], 1.5 / (1 - 1e-9) * (1 + 1e-15), many)[0] == np.inf  # V(inf) = mu/Delta
     # at mu/Delta itself the shaded level (1 - 1e-9) is reached (and the page then leaves the park: its
     # value is above the 1 - 2e-9 below which pages are parked)
-    assert park_times(0.0, [2.0], [3.0], 1.5)[0] < np.inf
+    assert park_times(0.0, [2.0], [3.0], 1.5, many)[0] < np.inf
+
+
+def test_settle_park_keys_agree_with_park_time():
+    # the settle's keys (x by the vector kernel, many pages at once, lanes past the end dropped; a page at or
+    # above mu/Delta: inf) are park_time's on every page, over shares y from 1e-300 to 1 - 1e-16: each is within
+    # ~3e-14 of the 50-digit crossing of the shaded level (1e-14 of it the shade of x; the scalar Lambert W's
+    # error reaches 2e-14 near y = 0.006, above its series, the kernel's 2e-15), so within 6e-14 of each other
+    # (test_greedy_park_key_is_a_tight_lower_bound checks each against the crossing)
+    from freshcore import _schedule_lines
+
+    rng = np.random.default_rng(3)
+    n = 20_001  # (not a multiple of any vector width)
+    y = np.concatenate([10.0 ** rng.uniform(-300, 0, n // 2), 1.0 - 10.0 ** rng.uniform(-16, 0, n - n // 2)])
+    y[:5] = [0.0, 1.0, 1.5, 0.005, 0.5]
+    dl = 10.0 ** rng.uniform(-3, 3, n)
+    mu = 10.0 ** rng.uniform(-3, 3, n)
+    level = 1.0
+    dl = y * mu / (level * (1.0 - 1e-9))  # P Delta/mu = y (up to rounding)
+    dl[0] = 1.0
+    mu[0] = 1e300  # y = 1e-300: the series
+    a = park_times(0.0, dl, mu, level)
+    b = park_times(0.0, dl, mu, level, True)
+    assert np.array_equal(np.isinf(a), np.isinf(b)) and np.isinf(a).any()
+    ok = np.isfinite(a) & (dl > 0)
+    assert np.all(np.abs(a[ok] - b[ok]) <= 6e-14 * np.abs(a[ok]) + 1e-300)
+    assert _schedule_lines.PARK_X_LEVEL in (-1, 0, 1, 2)
 
 
 # ---------------------------------------------------------------------------

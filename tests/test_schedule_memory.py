@@ -148,7 +148,7 @@ def test_set_bandwidth_without_memory_keeps_the_bandwidth():
     rng = np.random.default_rng(4)
     m = 20_000
     s = Scheduler(pages(rng, m, signals=False), m / 10.0, value="greedy", last_crawl=-rng.uniform(0.0, 10.0, m))
-    s.run(3000)
+    s.run(3500)
     far = np.flatnonzero(s._state._buckets() == _schedule.FAR_CODE)
     s.remove_pages(far[10:])
     sizes = s._state.bucket_sizes()

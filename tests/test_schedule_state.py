@@ -980,10 +980,84 @@ def _until_settling(s, limit, out):
 
 @pytest.mark.parametrize("value", ["greedy", "exact"])
 def test_settle_parks_a_share_per_tick_and_restores(value):
-    # when the winning value stops moving, the pages of the slope buckets below the park level park m/64 + 256
-    # page ids a tick (not all at once: one tick would cost O(m)); a state saved mid-way continues with the same
-    # decisions and the same evaluations, and the decisions are the brute force's
+    # when the winning value stops moving, the pages of the slope buckets below the park level park whole buckets
+    # of m/64 + 256 pages a tick (not all at once: one tick would cost O(m)), bucket codes 1 .. UNBOUNDED - 1 in
+    # order; a state saved mid-way continues with the same decisions and the same evaluations, and the decisions are
+    # the brute force's
     rng = np.random.default_rng(11)
+    m = 6000
+    pages = random_pages(rng, m, duplicates=False)
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, m / 10.0, value=value, last_crawl=last)
+    ref = Reference(pages, m / 10.0, value=value)
+    ref.last = last.copy()
+    got: list = []
+    before = s.to_dict()
+    for _ in range(20 * m):
+        got.append(s.next())
+        d = s.to_dict()
+        if d["park_settle"] > 0:
+            break
+        before = d
+    else:
+        raise AssertionError("no settle within the limit")
+    assert got == [ref.next() for _ in got]
+    share = m // 64 + 256
+    slope = (before["bucket"] >= 1) & (before["bucket"] < _schedule.UNBOUNDED_CODE)
+    assert slope.sum() > 2 * share  # (the settle takes several ticks)
+    restored = Scheduler.from_dict(d)
+    seen = [(1, before, d)]  # (the bucket it started from, the state before and after each tick of the settle)
+    while seen[-1][2]["park_settle"] > 0:
+        start = seen[-1][2]["park_settle"]
+        prior = seen[-1][2]
+        assert s.next() == ref.next() == restored.next()
+        seen.append((start, prior, s.to_dict()))
+        assert len(seen) < m // share + 8
+    for start, prior, after in seen:
+        end = after["park_settle"] or _schedule.UNBOUNDED_CODE
+        assert end > start  # (at least one bucket a tick, in order)
+        held = np.bincount(prior["bucket"][prior["bucket"] < _schedule.UNBOUNDED_CODE],
+                           minlength=_schedule.UNBOUNDED_CODE)
+        # whole buckets until they hold a share (the pages popped at the tick, a few, left theirs first)
+        assert held[start:end - 1].sum() < share + 64
+        assert after["park_settle"] == 0 or held[start:end].sum() >= share - 64
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    assert s.run(m).tolist() == restored.run(m).tolist() == [ref.next() for _ in range(m)]
+    assert restored._state.n_evaluations == s._state.n_evaluations
+    parked = np.isin(s.to_dict()["bucket"], [_schedule.PARK_CODE])
+    assert parked.mean() > 0.5
+
+
+def test_settle_scalar_and_vector_park_keys():
+    # the settle's Greedy park keys by the scalar Lambert W (park_time; the portable build's) and by the vector
+    # kernel: both give the brute force's decisions, and the same pages parked
+    rng = np.random.default_rng(17)
+    m = 6000
+    pages = random_pages(rng, m, duplicates=False)
+    last = -rng.uniform(0.0, 10.0, m)
+    runs = []
+    for level in (-1, 2):
+        old = _schedule._set_park_x_level(level)
+        try:
+            s = Scheduler(pages, m / 10.0, value="greedy", last_crawl=last)
+            ref = Reference(pages, m / 10.0, value="greedy")
+            ref.last = last.copy()
+            got: list = []
+            _until_settling(s, 20 * m, got)
+            got += s.run(3 * m).tolist()
+        finally:
+            _schedule._set_park_x_level(old)
+        assert got == [ref.next() for _ in got]
+        runs.append(np.isin(s.to_dict()["bucket"], [_schedule.PARK_CODE]).mean())
+    assert runs[0] > 0.5 and abs(runs[0] - runs[1]) < 0.01
+
+
+@pytest.mark.parametrize("value", ["greedy", "exact"])
+def test_format_8_state_mid_settle_loads(value):
+    # format 8 went through the settle by page ids (park_settle: 1 + the next id): such a state loads with the
+    # settle started again from the first slope bucket, and continues with the brute force's decisions; the pages
+    # still in slope buckets below the level then park
+    rng = np.random.default_rng(13)
     m = 6000
     pages = random_pages(rng, m, duplicates=False)
     last = -rng.uniform(0.0, 10.0, m)
@@ -993,19 +1067,16 @@ def test_settle_parks_a_share_per_tick_and_restores(value):
     got: list = []
     d = _until_settling(s, 20 * m, got)
     assert got == [ref.next() for _ in got]
-    share = m // 64 + 256
-    assert d["park_settle"] == 1 + share  # (the first share, at the tick it settled)
-    restored = Scheduler.from_dict(d)
-    seen = [d["park_settle"]]
-    for _ in range(m // share + 2):
-        assert s.next() == ref.next() == restored.next()
-        seen.append(s.to_dict()["park_settle"])
-    assert seen[1] == 1 + 2 * share and seen[-1] == 0  # a share a tick, then done
-    assert restored._state.n_evaluations == s._state.n_evaluations
-    assert s.run(m).tolist() == restored.run(m).tolist() == [ref.next() for _ in range(m)]
-    assert restored._state.n_evaluations == s._state.n_evaluations
-    parked = np.isin(s.to_dict()["bucket"], [_schedule.PARK_CODE])
-    assert parked.mean() > 0.5
+    old = {**d, "format_version": 8, "park_settle": 1 + 2 * (m // 64 + 256)}
+    loaded = Scheduler.from_dict(old)
+    assert loaded.to_dict()["park_settle"] == 1
+    for _ in range(64):
+        assert loaded.next() == ref.next()
+    assert loaded.to_dict()["park_settle"] == 0
+    assert loaded.run(m).tolist() == [ref.next() for _ in range(m)]
+    assert np.isin(loaded.to_dict()["bucket"], [_schedule.PARK_CODE]).mean() > 0.5
+    # a format-8 state with no settle under way loads with none
+    assert Scheduler.from_dict({**d, "format_version": 8, "park_settle": 0}).to_dict()["park_settle"] == 0
 
 
 def test_format_7_states_still_load():
@@ -1028,8 +1099,11 @@ def test_bad_park_settle_is_refused():
     s = Scheduler(PageModel([1.0, 2.0], [1.0, 3.0]), 2.0)
     s.run(3)
     d = s.to_dict()
-    with pytest.raises(ValueError, match=r"'park_settle' entry .* at most the number of page slots \(2\), got 3"):
-        Scheduler.from_dict({**d, "park_settle": 3})
+    with pytest.raises(ValueError, match=r"'park_settle' entry .* must be below 3601 \(the next slope bucket the "
+                       r"settle looks at, 0 for none\), got 3601"):
+        Scheduler.from_dict({**d, "park_settle": 3601})
+    with pytest.raises(ValueError, match=r"'park_lower' entry .* at most the number of page slots \(2\), got 3"):
+        Scheduler.from_dict({**d, "park_lower": 3})
     with pytest.raises(ValueError, match="park_settle"):
         Scheduler.from_dict({**d, "park_settle": -1})
 

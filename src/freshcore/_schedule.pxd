@@ -4,7 +4,7 @@
 # ``from freshcore._schedule cimport SchedulerState``.
 
 cimport cython
-from libc.stdint cimport uint32_t
+from libc.stdint cimport int32_t, uint32_t
 
 from freshcore._schedule_pages cimport Pages, Popped
 from freshcore._schedule_buckets cimport Buckets
@@ -55,7 +55,11 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
+    cdef void _settle_bucket(self, Py_ssize_t b, double t, double tpad, double lim) noexcept nogil
+    cdef void _settle_keys(self, const int32_t* cid, const double* cy, const double* cx, Py_ssize_t k) noexcept nogil
+    cdef inline void _settle_put(self, int32_t j, double key) noexcept nogil
     cdef Py_ssize_t _settle_end(self) noexcept nogil
+    cdef Py_ssize_t _bucket_pages(self, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil
     cdef void _lower(self, double t) noexcept nogil
     cdef Py_ssize_t _lower_end(self) noexcept nogil
     cdef inline bint _below_park(self, Py_ssize_t b, double key, double t, double tpad, double lim) noexcept nogil

@@ -196,8 +196,7 @@ cdef inline int buckets_fill(Buckets* s, Py_ssize_t n, const double* keys) noexc
         s.heaps[b].size = 0
     tops_clear(&s.tops, N_CODES)
     calendar_empty(&s.calendar)
-    for j in range(n):
-        s.records[j].entry = -1
+    for j in range(n):  # (the records' entries are set below: one pass over them)
         if s.code[j] < N_CODES:
             s.heaps[s.code[j]].size += 1
     # room in every heap (grown, or shrunk when oversized) and in the scan before any page is placed
@@ -222,6 +221,7 @@ cdef inline int buckets_fill(Buckets* s, Py_ssize_t n, const double* keys) noexc
     for j in range(n):
         b = s.code[j]
         if b >= N_CODES:
+            s.records[j].entry = -1
             continue
         h = &s.heaps[b]
         k = h.size

@@ -81,6 +81,23 @@ cdef inline Py_ssize_t calendar_push(Calendar* c, int32_t page, double key) noex
     return i
 
 
+cdef inline int calendar_reserve(Calendar* c, Py_ssize_t n) noexcept nogil:
+    """Room for n more pages (free entries and those past the top), so that as many calendar_push calls
+    cannot fail; -1 (calendar unchanged) if memory is exhausted, else 0."""
+    cdef Py_ssize_t cap
+    cdef CalendarEntry* e
+    if c.capacity - c.size >= n:
+        return 0
+    cap = c.size + n
+    cap = cap + cap // 8 + 128
+    e = <CalendarEntry*>freshcore_realloc(c.entries, cap * sizeof(CalendarEntry))
+    if e == NULL:
+        return -1
+    c.entries = e
+    c.capacity = cap
+    return 0
+
+
 cdef inline int32_t calendar_release(Calendar* c, Py_ssize_t i) noexcept nogil:
     """Entry i, out of its list, to the free list; returns its page."""
     cdef int32_t page = c.entries[i].id

@@ -266,6 +266,29 @@ cdef inline double top_bound(const double* table, Py_ssize_t b, double key, doub
     return u + BOUND_MARGIN * fabs(u) + sb * tpad
 
 
+cdef extern from "_schedule_park_x.h":
+    # x = -1 - W-1(-(1 - c)/e) for many c at once (0 <= c < 1; the settle's park keys), by the periodic rates'
+    # vector kernel; the level set (-1: no vector kernel, park_x_many then does nothing)
+    void park_x_many "freshcore_park_x"(const double* c, double* out, Py_ssize_t n) noexcept nogil
+    int park_x_set_level "freshcore_park_x_set_level"(int level) noexcept nogil
+
+
+cdef inline double park_share(double delta, double mu, double level) noexcept nogil:
+    """``y = P Delta/mu``, ``P = level (1 - PARK_SHADE)``: the share of its largest value ``mu/Delta`` that a
+    Greedy page reaches at the shaded park level (``park_time``)."""
+    return (level * (1.0 - PARK_SHADE)) * delta / mu
+
+
+cdef inline double park_time_at(double last, double delta, double y, double x) noexcept nogil:
+    """``park_time`` from ``y = park_share(...)`` and ``x = residual1_inverse(y, 1 - y)``, or x computed otherwise
+    within 1e-14 relative (the vector kernel of ``park_x_many``: 2e-15); ``inf`` if ``y >= 1`` (x unused)."""
+    cdef double key
+    if not (y < 1.0):
+        return INFINITY
+    key = last + (x * (1.0 - 1e-14)) / delta
+    return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+
+
 cdef inline double park_time(double last, double delta, double mu, double level) noexcept nogil:
     """A time before which the Greedy value of a page (last crawl ``last``, Delta, mu > 0) is below ``level``.
 
@@ -278,15 +301,11 @@ cdef inline double park_time(double last, double delta, double mu, double level)
     ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
     ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
     the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
-    computed values (tests/test_schedule_bounds.py checks both sides).
+    computed values (tests/test_schedule_bounds.py checks both sides).  The
+    settle computes x for many pages at once (``park_x_many``; ``park_time_at``).
     """
-    cdef double y, x, key
-    y = (level * (1.0 - PARK_SHADE)) * delta / mu
-    if not (y < 1.0):
-        return INFINITY
-    x = residual1_inverse(y, 1.0 - y) * (1.0 - 1e-14)
-    key = last + x / delta
-    return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
+    cdef double y = park_share(delta, mu, level)
+    return park_time_at(last, delta, y, residual1_inverse(y, 1.0 - y) if y < 1.0 else 0.0)
 
 
 cdef inline double key_pad(const Pages* p, Py_ssize_t j, double t0, double bj) noexcept nogil:

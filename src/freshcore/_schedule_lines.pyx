@@ -5,6 +5,36 @@ The bounds themselves are inline and compiled into ``freshcore._schedule``; this
 module runs them on arrays, for tests/test_schedule_bounds.py.
 """
 
+import numpy as np
+
+
+cdef int PARK_X_LEVEL_C = park_x_set_level(2)
+
+
+#: The level of the vector kernel of the batched park keys (-1: none; the widest this build and CPU run).
+PARK_X_LEVEL = PARK_X_LEVEL_C
+
+
+def park_time_many_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
+                          double[::1] out):
+    """out[i] = the park key of a Greedy page at ``level`` as the settle computes it: x for all pages at once by
+    ``park_x_many`` (``park_time``'s scalar Lambert W where there is no vector kernel), then ``park_time_at``."""
+    cdef Py_ssize_t i, n = out.shape[0]
+    cdef double[::1] y = np.empty(n)
+    cdef double[::1] c = np.empty(n)
+    cdef double[::1] x = np.empty(n)
+    with nogil:
+        for i in range(n):
+            y[i] = park_share(delta[i], mu[i], level)
+            c[i] = y[i] if y[i] < 1.0 else 0.5
+        if PARK_X_LEVEL_C >= 0 and n > 0:
+            park_x_many(&c[0], &x[0], n)
+        else:
+            for i in range(n):
+                x[i] = residual1_inverse(c[i], 1.0 - c[i])
+        for i in range(n):
+            out[i] = park_time_at(last[i], delta[i], y[i], x[i])
+
 
 def park_time_kernel(const double[::1] last, const double[::1] delta, const double[::1] mu, double level,
                      double[::1] out):

@@ -27,16 +27,17 @@ cdef struct PageRecord:
     uint32_t n_signals  # counted signals since the last crawl
 
 
-cdef inline object page_records(Py_ssize_t n):
-    """n PageRecords as a numpy structured array (last crawl 0, entry -1, the rest 0), 32-byte aligned so that
-    none straddles a cache line."""
+cdef inline object page_records(Py_ssize_t n, bint fill=True):
+    """n PageRecords as a numpy structured array (last crawl 0, entry -1, the rest 0; without ``fill``, entry 0
+    too: the caller fills them), 32-byte aligned so that none straddles a cache line."""
     import numpy as np
     dtype = np.dtype([("last_crawl", np.float64), ("change_rate", np.float64), ("importance", np.float64),
                       ("entry", np.int32), ("n_signals", np.uint32)])
     raw = np.zeros(n * 32 + 32, dtype=np.uint8)
     off = (-raw.ctypes.data) % 32
     records = raw[off:off + n * 32].view(dtype)
-    records["entry"] = -1
+    if fill:
+        records["entry"] = -1
     return records
 
 

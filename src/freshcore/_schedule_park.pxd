@@ -28,7 +28,7 @@ cdef extern from "_schedule_constants.h":
 
 cdef enum:
     FAR_SHARE = 32  # the horizon moves by m/FAR_SHARE ticks
-    SETTLE_SHARE = 64  # a tick of the settle looks at m/SETTLE_SHARE + 256 page ids
+    SETTLE_SHARE = 64  # a tick of the settle looks at whole slope buckets of m/SETTLE_SHARE + 256 pages (or the last)
     LOWER_SHARE = 64  # a tick of a lowering re-keys the parked pages of m/LOWER_SHARE + 256 page ids
 
 
@@ -43,7 +43,7 @@ cdef struct Park:
     bint moving              # the winning value moved over the last window: no page parks
     double move_ref          # the winning value at the window's start
     long long move_tick      # the tick count at the window's start
-    long long settle         # 1 + the next page id the settle looks at (0: no settle under way; _schedule._park_lines)
+    long long settle         # the next slope bucket the settle looks at (0: no settle under way; _schedule._park_lines)
     long long lower          # 1 + the next page id the lowering re-keys (0: none under way; _schedule._lower)
 
 

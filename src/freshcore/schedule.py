@@ -123,10 +123,11 @@ class Scheduler(SchedulerBase):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
-    FORMAT_VERSION = 8
+    FORMAT_VERSION = 9
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
-    #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick).
-    READABLE_VERSIONS = (5, 6, 7, 8)
+    #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
+    #: the settle went by whole buckets, its place a bucket code rather than a page id).
+    READABLE_VERSIONS = (5, 6, 7, 8, 9)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -298,6 +299,8 @@ class Scheduler(SchedulerBase):
             d = _upgrade_from_6(d)
         if version in (5, 6, 7):
             d = _upgrade_from_7(d)
+        if version in (5, 6, 7, 8):
+            d = _upgrade_from_8(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         state = _statefile.check_entries(d, _STATE, caller, m)
         _check_invariants(state, caller)
@@ -369,7 +372,7 @@ _STATE = (
     Entry("park_moving", "bool"),
     Entry("park_move_ref", "float", low=0.0),
     Entry("park_move_tick", "int", low=0),
-    Entry("park_settle", "int", low=0),  # (1 + the next page id the settle looks at; 0: no settle under way)
+    Entry("park_settle", "int", low=0),  # (the next slope bucket the settle looks at; 0: no settle under way)
     Entry("park_fall_level", "float", low=0.0),  # (above park_level while a lowering is under way)
     Entry("park_lower", "int", low=0),  # (1 + the next page id the lowering re-keys; 0: none under way)
     Entry("k", "int", low=0),
@@ -412,6 +415,18 @@ def _upgrade_from_7(d: Any) -> dict[str, Any]:
     return d
 
 
+def _upgrade_from_8(d: Any) -> dict[str, Any]:
+    """A format-8 dict as format 9: a settle under way (format 8 went through it by page ids, ``park_settle`` 1 +
+    the next id) starts again from the first slope bucket (format 9 goes by whole buckets, ``park_settle`` the next
+    bucket code): it parks the pages still in a slope bucket below the level, those parked stay."""
+    d = dict(d)
+    settle = np.asarray(d.get("park_settle", 0))
+    if settle.ndim == 0 and settle.dtype.kind in "iu" and settle > 0:  # (anything else: the checks name it)
+        d["park_settle"] = 1
+    d["format_version"] = 9
+    return d
+
+
 def _check_invariants(state: dict[str, Any], caller: str) -> None:
     """What ties the checked entries of a :meth:`Scheduler.to_dict` dict together (a ValueError naming one)."""
 
@@ -428,9 +443,12 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
     if k > state["nticks"] or max(state["park_fall"], state["n_unparks"], state["park_move_tick"]) > state["nticks"]:
         raise bad("nticks", "must count every tick: at least 'k', 'park_fall', 'n_unparks' and 'park_move_tick'")
     built, alive, bucket = state["built"], state["alive"], state["bucket"]
-    for key in ("park_settle", "park_lower"):
-        if state[key] > alive.shape[0]:
-            raise bad(key, f"must be at most the number of page slots ({alive.shape[0]}), got {state[key]!r}")
+    if state["park_lower"] > alive.shape[0]:
+        raise bad("park_lower", f"must be at most the number of page slots ({alive.shape[0]}), got "
+                  f"{state['park_lower']!r}")
+    if state["park_settle"] >= _schedule.UNBOUNDED_CODE:
+        raise bad("park_settle", f"must be below {_schedule.UNBOUNDED_CODE} (the next slope bucket the settle looks "
+                  f"at, 0 for none), got {state['park_settle']!r}")
     if state["park_fall_level"] < state["park_level"] or (state["park_lower"] == 0) != (
             state["park_fall_level"] == state["park_level"]):
         raise bad("park_fall_level", f"must be 'park_level' ({state['park_level']!r}) when no lowering is under "
