@@ -281,11 +281,11 @@ cdef inline double park_share(double delta, double mu, double level) noexcept no
 
 cdef inline double park_time_at(double last, double delta, double y, double x) noexcept nogil:
     """``park_time`` from ``y = park_share(...)`` and ``x = residual1_inverse(y, 1 - y)``, or x computed otherwise
-    within 1e-14 relative (the vector kernel of ``park_x_many``: 2e-15); ``inf`` if ``y >= 1`` (x unused)."""
+    within 5e-14 relative (the vector kernel of ``park_x_many``: 2e-15); ``inf`` if ``y >= 1`` (x unused)."""
     cdef double key
     if not (y < 1.0):
         return INFINITY
-    key = last + (x * (1.0 - 1e-14)) / delta
+    key = last + (x * (1.0 - 5e-14)) / delta
     return (key - 8.0 * DBL_EPSILON * (fabs(last) + fabs(key))) - 1e-300
 
 
@@ -294,11 +294,12 @@ cdef inline double park_time(double last, double delta, double mu, double level)
 
     The time at which ``V = (mu/Delta) F(Delta tau)`` reaches ``P = level
     (1 - PARK_SHADE)``: ``F(x) = y = P Delta/mu`` at ``x = -(1 + W_{-1}(-(1 -
-    y)/e))`` (``_core.residual1_inverse``, as the periodic rates; accurate to
-    4e-15 relative, the largest excess over a 50-digit reference of 7000
-    ``y`` from 1e-300 to 1 - 1e-12, near ``y = 0.02`` where the Lambert W
-    leaves its branch-point series: ``x`` is taken 1e-14 lower), less a few
-    ulps of the times; ``inf`` if ``y >= 1`` (V stays below P).
+    y)/e))`` (``_core.residual1_inverse``, as the periodic rates; it can be
+    2.3e-14 relative high near ``y = 0.005``, the largest excess over a
+    50-digit reference of 8000 ``y`` from 1e-8 to 1 with 6000 of them in
+    [5e-4, 0.05], where the Lambert W leaves its branch-point series: ``x`` is
+    taken 5e-14 lower), less a few ulps of the times; ``inf`` if ``y >= 1``
+    (V stays below P).
     ``PARK_SHADE`` (1e-9 of the level, so at least ~5e-10 of ``x``) covers
     the errors of ``x`` (~1e-15 relative), of ``tau = t - last`` and of the
     computed values (tests/test_schedule_bounds.py checks both sides).  The

@@ -4,8 +4,8 @@
  * -log(1 - c), a rational guess in sqrt(t) and one Newton step, or the branch-point series below c = 0.005;
  * below 2e-15 relative from c -> 0 to c -> 1, tests/test_rates_periodic_pass.py), with 1 - c and sqrt(c)
  * formed from c (1 - c is exact from c = 1/2 on, where the kernel uses it; below, the kernel corrects its
- * rounding).  park_time takes x 1e-14 lower, which covers that error as it covers the scalar Lambert W's
- * (4e-15).  The scalar Lambert W costs ~25-30 ns a page (two or three calls of libm's log and branches the
+ * rounding).  park_time takes x 5e-14 lower, which covers that error as it covers the scalar Lambert W's
+ * (up to 2.3e-14 near c = 0.005).  The scalar Lambert W costs ~25-30 ns a page (two or three calls of libm's log and branches the
  * data make unpredictable): at 10^6 pages, Greedy from bench/cold_start.py's phased start, 40% of the
  * settle.
  *
