@@ -135,3 +135,21 @@ def test_threshold_bad_input():
         polled_threshold([0.1, 0.2, 0.3], 0.5, pages)
     with pytest.raises(TypeError, match="PageModel"):
         polled_threshold(0.1, 0.5, [1.0])
+
+
+def test_recall_within_ulps_of_one_returns():
+    """alpha w within ulps of 0 against the level: the columns' last k come from a bisection, not steps of one
+    from the cap (which never returned: recall = 1 - 3e-15, Delta = 0.105, nu = 0.57, w = 0.1, s = 0.86)."""
+    rng = np.random.default_rng(41)
+    for _ in range(60):
+        dl = float(np.exp(rng.uniform(np.log(1e-3), np.log(50.0))))
+        nu = float(rng.uniform(0.01, 2.0))
+        w = float(rng.choice([1e-3, 0.1, 1.0, 10.0]))
+        s = float(rng.uniform(0.01, 12.0))
+        for k in (1, 3, 14, 1000, 10**6):
+            v = polled_value(s, w, PageModel([dl], [1.0], [1.0 - k * 2.0**-53], [nu]))[0]
+            assert 0.0 < v <= 1.0 / dl
+    v = polled_value(0.8595187267516831, 0.1, PageModel([0.10503335150165292], [1.0], [0.9999999999999969],
+                                                        [0.5735081516595044]))[0]
+    assert v == pytest.approx(polled_value(0.8595187267516831, 0.1, PageModel([0.10503335150165292], [1.0], [1.0],
+                                                                                [0.5735081516595044]))[0], rel=1e-12)

@@ -222,6 +222,56 @@ cdef inline bint rest_ok(const Acc* a, const PolledPage* pg, double rest_p, doub
     return True
 
 
+cdef double K_CAP = 1e15  # the largest k of a sub-column (below 2^53: k + 1 is exact)
+
+
+cdef inline bint k_in(double aw, double j, double bj, double lim, bint strict, double k) noexcept nogil:
+    return aw * (k + j) + bj < lim if strict else aw * (k + j) + bj <= lim
+
+
+cdef inline double last_k_in(double aw, double j, double bj, double lim, bint strict, double kmin,
+                             double kmax) noexcept nogil:
+    """The largest ``k`` in ``[kmin, kmax]`` with ``aw (k + j) + bj < lim`` (``<=`` if not strict), ``kmin - 1``
+    if none (``aw > 0``: the test is monotone in ``k``).  From the quotient's guess, corrected a few steps;
+    where rounding puts the guess farther off (``aw`` within ulps of 0 against ``lim``), by bisection, so
+    at most ~50 tests whatever the inputs (stepping by one from the cap took ~1e15 steps: a hang)."""
+    cdef double k = floor((lim - bj) / aw - j), lo, hi, mid
+    cdef int it
+    if not (k <= kmax):  # also NaN
+        k = kmax
+    if k < kmin - 1.0:
+        k = kmin - 1.0
+    it = 0
+    while k >= kmin and not k_in(aw, j, bj, lim, strict, k) and it < 4:
+        k -= 1.0
+        it += 1
+    if k >= kmin and not k_in(aw, j, bj, lim, strict, k):
+        lo = kmin - 1.0  # in (or below the range)
+        hi = k  # out
+        while hi - lo > 1.0:
+            mid = floor(0.5 * (lo + hi))
+            if mid >= kmin and not k_in(aw, j, bj, lim, strict, mid):
+                hi = mid
+            else:
+                lo = mid
+        return lo
+    it = 0
+    while k < kmax and k_in(aw, j, bj, lim, strict, k + 1.0) and it < 4:
+        k += 1.0
+        it += 1
+    if k < kmax and k_in(aw, j, bj, lim, strict, k + 1.0):
+        lo = k + 1.0  # in
+        hi = kmax + 1.0  # out, or past the range
+        while hi - lo > 1.0:
+            mid = floor(0.5 * (lo + hi))
+            if k_in(aw, j, bj, lim, strict, mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+    return k
+
+
 cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double wtot, double* col_p,
               double* col_w) noexcept nogil:
     """Add sub-column ``(j, m)`` (``m = 1``: moved last, ``k >= 0``; ``m = 0``: unmoved last, ``k >= 1``;
@@ -238,22 +288,12 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     cdef double tail_p = 0.0, tail_w = 0.0, low_p = 0.0, low_w = 0.0, alive_p = 0.0, alive_w = 0.0
     cdef bint comp_p, comp_w, has_far, done_p, done_w
     cdef double steps0 = a.steps
-    kend = floor((lim - bj) / aw - j)
-    if kend > 1e15:
-        kend = 1e15
-    while kend >= kmin and aw * (kend + j) + bj >= lim:
-        kend -= 1.0
-    while kend < 1e15 and aw * (kend + 1.0 + j) + bj < lim:
-        kend += 1.0
+    kend = last_k_in(aw, j, bj, lim, True, kmin, K_CAP)
     if kend < kmin:
         return 0
-    kf = floor((a.cfar - bj) / aw - j)
-    if kf > kend:
-        kf = kend
-    while kf >= kmin and aw * (kf + j) + bj > a.cfar:
-        kf -= 1.0
-    while kf < kend and aw * (kf + 1.0 + j) + bj <= a.cfar:
-        kf += 1.0
+    if kend >= K_CAP and K_CAP * q < 50.0:  # points past the cap would weigh more than qb^K_CAP ~ e^-50
+        return -1
+    kf = last_k_in(aw, j, bj, a.cfar, False, kmin, kend)
     has_far = kf >= kmin
     if not has_far:
         kf = kmin - 1.0
