@@ -3,6 +3,8 @@
 import numpy as np
 import numpy.typing as npt
 
+# Cython module internals (the C-API capsules of the cdef functions the scheduler will cimport, the doctest table).
+__pyx_capi__: dict[str, object]
 __test__: dict[str, str]
 
 def _set_stirlerr(table: npt.NDArray[np.float64]) -> None: ...
