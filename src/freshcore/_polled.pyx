@@ -35,19 +35,44 @@ combined once, ``(1 - e^{-Delta w}) sum W - Delta w e^{-s} sum P``, where each p
 least ``1 - e^{-0.7} > 1/2`` of its first part (``Delta w e^{-Delta w}/(1 - e^{-Delta w}) <= 1``): at most one
 bit lost.  ``psi`` and ``w`` are sums of non-negative terms.
 
-Work.  Column ``j``:
+Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``k P``: an interior point
+(``x <= c``) adds ``(1 - e^{-Delta w}) W - Delta w e^{-s} P``, a band point ``W R^1(y) = W - e^{-s} P (1 + y)``
+(``y = s - x``), ``P y`` to ``psi Delta`` and ``W - e^{-s} P`` to ``w Delta``; only the differences cancel.
 
-* complete (closed form) where the Chernoff bounds of the mass of both measures above the far boundary are
-  below ``1e-17`` (``P(NB(r, p) > K) = P(Binomial(K + r, p) <= r - 1) <= exp(-(K + r) D((r - 1)/(K + r) || p))``);
-* otherwise each sub-column is walked from the mode of ``P`` (its log-pmf from Loader's saddle-point form,
-  a few ulps) up to the last alive ``k`` and down to the first, with ``P`` and ``W`` by the ratio of consecutive
-  terms, until the rest of the walk is bounded (geometrically: the ratios are monotone) below ``1e-17`` of the
-  partial sums of ``psi``, ``w`` and ``V``;
-* the columns stop when none is alive any more, or when the rest is bounded below ``1e-17`` of the partial
-  sums (the column masses of both measures decrease with ``j``; ``W`` at least by ``rho1`` a column).
+* CDF sums (``fast_walk``, tried first, everything interior in the difference form): a sub-column's interior
+  and band sums are negative binomial CDFs, ``P(NB(r, p) <= K) = P(Binomial(K + r, p) >= r)`` (``nb_cdf``):
+  the binomial tail on the far side of its mean from ``r - 1`` is summed from its first term (Loader's form)
+  by the ratios of consecutive terms, which fall geometrically there, until the rest is below a quarter ulp
+  (``O(sd)`` terms, ``sd`` the binomial's standard deviation, ~ ``sqrt(r)``: far fewer than the column's
+  points), and the other tail is one minus it; a range is the difference of the two lower or the two upper
+  tails, whichever is more accurate.  (The incomplete beta continued fraction was tried first: near
+  ``x ~ (a + 1)/(a + b + 2)`` with ``b ~ 10^5`` Lentz's steps cancel and lose ~1e-12.)  ``k P`` is
+  ``r (qb/p)`` times the NB(``r + 1``) pmf at ``k - 1``.  A band of at most ``BAND_WALK`` points is added
+  point by point (exact non-negative terms).  Each sum carries an absolute error bound: the first term
+  ``6 |log pmf| + 256`` ulps (Loader's log, measured within ``4.6 |log pmf| + 16`` ulps, plus ``3 x 4e-15`` from
+  the lgamma table of ``stirlerr``; ``exp``), 3 ulps a ratio step, one ulp for a complement, the subtraction
+  of two tails, and 8 ulps of the magnitudes for the final differences (checked against 50-digit incomplete
+  beta values).  ``fast_ok`` keeps the result only where the bounds of ``V``, ``w`` (and ``psi``) are below
+  ``FAST_TOL = 4e-13`` of them.  It fails where ``V`` is small against the sums it is the difference of
+  (small ``s``: ``V ~ s^2/2`` against ``Delta w e^{-s} psi``; a wide band holding most of the mass), or
+  where a tail needs more than ``CF_MAXIT`` terms.  Cost: two to six tail sums a sub-column, ``O(columns x
+  sd)``, not ``O(points)``.
+* The walk (``walk``, the fallback), which only loses one bit: column ``j``'s far interior (``c - x >= 0.7``)
+  in the difference form, the rest point by point:
 
-Where ``lambda = 1`` (``alpha w = 0``) every column sits at one level and sums in closed form.  A page whose
-walk would pass ``MAX_STEPS`` points is refused (status -1), so nothing hangs.
+  - complete (closed form) where the Chernoff bounds of the mass of both measures above the far boundary are
+    below ``1e-17`` (``P(NB(r, p) > K) = P(Binomial(K + r, p) <= r - 1) <= exp(-(K + r) D((r - 1)/(K + r) || p))``);
+  - otherwise each sub-column is walked from the mode of ``P`` (its log-pmf from Loader's saddle-point form,
+    a few ulps) up to the last alive ``k`` and down to the first, with ``P`` and ``W`` by the ratio of
+    consecutive terms, until the rest of the walk is bounded (geometrically: the ratios are monotone) below
+    ``1e-17`` of the partial sums of ``psi``, ``w`` and ``V``.
+
+On both paths complete columns (the boundary at ``c`` for the CDF sums) add their closed-form totals, and the
+columns stop when none is alive any more, or when the rest is bounded below ``1e-17`` of the partial sums (the
+column masses of both measures decrease with ``j``; ``W`` at least by ``rho1`` a column).  Where
+``lambda = 1`` (``alpha w = 0``) every column sits at one level and sums in closed form.  A page whose walk
+would pass ``MAX_STEPS`` points (tail terms count as points on the CDF path) is refused (status -1), so
+nothing hangs.
 """
 
 cimport cython
@@ -62,6 +87,7 @@ cdef double LEVEL_SLACK = 1e-12
 cdef double LOG_HALF_ULP = -37.42994775023705  # log(2^-54)
 cdef double LOG_2PI = 1.8378770664093454835606594728112
 cdef double STIRL[16]
+cdef int MODE = 0  # 0: the fast path, else the walk; 1: the fast path only; 2: the walk only (tests)
 
 
 def _set_stirlerr(const double[::1] table):
@@ -172,6 +198,11 @@ cdef struct Acc:
     double r1dw      # R^1(Delta w)
     double dmin      # min(Delta w, s): what a point adds to psi Delta at most
     bint need_psi
+    double enfar     # the fast path (CDF sums): absolute error bounds of nfar and wfar,
+    double ewfar
+    double epsi      # and of the band's psi, fresh and value sums
+    double efresh
+    double eval
 
 
 cdef inline void add_point(Acc* a, double p, double ww, double x) noexcept nogil:
@@ -375,6 +406,173 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     return 0
 
 
+cdef double EPS = 1.1102230246251565e-16  # 2^-53
+cdef int CF_MAXIT = 4000  # terms of a binomial tail sum
+cdef double BAND_WALK = 24.0  # a band of at most this many points is added point by point (exact terms)
+cdef double FAST_TOL = 4e-13  # the fast path's error bound must be below this part of each sum
+
+
+cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, double log_pb, double* lower,
+                       double* elower, double* upper, double* eupper, double* steps) noexcept nogil:
+    """``P(NB(r, p) <= kk)`` (failures before the ``r``-th success, success probability ``p``) and its
+    complement, each with an absolute error bound.  ``P(NB(r, p) > kk) = P(Binomial(n, p) <= r - 1)``,
+    ``n = kk + r``: the binomial tail on the far side of its mean from ``r - 1`` is summed (positive terms, from
+    its first term in Loader's form down the ratios of consecutive terms, which fall geometrically there, until
+    the rest is below a quarter ulp), the other is one minus it.  -1: more than ``CF_MAXIT`` terms."""
+    cdef double n = kk + r, i, lp, term, tot, rt, et
+    cdef int it
+    cdef bint low
+    if kk < 0.0:
+        lower[0] = 0.0
+        elower[0] = 0.0
+        upper[0] = 1.0
+        eupper[0] = 0.0
+        return 0
+    low = r - 1.0 < n * p  # the binomial's lower tail (i <= r - 1) is below its mean: sum it
+    i = r - 1.0 if low else r
+    lp = log_binom(i, n, p, pb, log_p, log_pb)
+    term = exp(lp)
+    tot = term
+    it = 0
+    while True:
+        if low:
+            if i <= 0.0:
+                break
+            rt = i * pb / ((n - i + 1.0) * p)
+            i -= 1.0
+        else:
+            if i >= n:
+                break
+            rt = (n - i) * p / ((i + 1.0) * pb)
+            i += 1.0
+        term *= rt
+        tot += term
+        it += 1
+        if rt < 1.0 and term * rt / (1.0 - rt) <= 0.25 * EPS * tot:
+            break
+        if it > CF_MAXIT:
+            return -1
+    steps[0] += it
+    # the first term: Loader's log (within 6 |lp| ulps, plus 3 x 4e-15 from the lgamma table of stirlerr) and
+    # exp; the ratios: 3 ulps each; the rest
+    et = tot * EPS * (6.0 * fabs(lp) + 256.0 + 3.0 * it)
+    if low:
+        upper[0] = tot
+        eupper[0] = et
+        lower[0] = 1.0 - tot
+        elower[0] = et + EPS
+    else:
+        lower[0] = tot
+        elower[0] = et
+        upper[0] = 1.0 - tot
+        eupper[0] = et + EPS
+    return 0
+
+
+cdef inline int nb_range(double k0, double k1, double r, double p, double pb, double log_p, double log_pb,
+                         double* tot, double* err, double* steps) noexcept nogil:
+    """``sum_{k0 <= k <= k1}`` of the NB(r, p) pmf and an absolute error bound (the difference of the two
+    lower or of the two upper tails, whichever is more accurate)."""
+    cdef double l1, el1, u1, eu1, l0, el0, u0, eu0
+    if k1 < k0:
+        tot[0] = 0.0
+        err[0] = 0.0
+        return 0
+    if nb_cdf(k1, r, p, pb, log_p, log_pb, &l1, &el1, &u1, &eu1, steps) != 0:
+        return -1
+    if nb_cdf(k0 - 1.0, r, p, pb, log_p, log_pb, &l0, &el0, &u0, &eu0, steps) != 0:
+        return -1
+    if el1 + el0 <= eu1 + eu0:
+        tot[0] = fmax(l1 - l0, 0.0)
+        err[0] = el1 + el0 + EPS * l1
+    else:
+        tot[0] = fmax(u0 - u1, 0.0)
+        err[0] = eu1 + eu0 + EPS * u0
+    return 0
+
+
+cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p, double* col_w) noexcept nogil:
+    """Sub-column ``(j, m)`` as in ``walk`` but by negative binomial CDFs: ``P(k)`` is ``cP`` times the
+    NB(``j + 1 - m``, ``q``) pmf at ``k - (1 - m)``, ``W(k)`` is ``cW`` times the NB(``j + 1 - m``,
+    ``1 - r0``) pmf there.  The interior (``x <= c``) goes to nfar/wfar (combined in the difference form), the
+    band point by point when it is narrow, else by its sums of ``P``, ``W`` and ``k P`` (``k P`` is a
+    NB(``r + 1``) pmf); every sum carries an absolute error bound.  -1: a tail sum too long."""
+    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, p1 = 1.0 - pg.r0, lp1 = log1p(-pg.r0), lr0 = log(pg.r0)
+    cdef double kmin = 1.0 - m, off = 1.0 - m, r = j + 1.0 - m
+    cdef double lim = a.s if m == 1 else a.s - pg.lw
+    cdef double bj = pg.b * j if j > 0.0 else 0.0
+    cdef double rhoj = exp(j * log(pg.rho1)) if j > 0.0 else 1.0
+    cdef double cp = 1.0 if m == 1 else qb / q
+    cdef double cw = rhoj if m == 1 else rhoj * pg.r0 / p1
+    cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
+    kend = last_k_in(aw, j, bj, lim, True, kmin, K_CAP)
+    if kend < kmin:
+        return 0
+    if kend >= K_CAP and K_CAP * q < 50.0:  # points past the cap would weigh more than qb^K_CAP ~ e^-50
+        return -1
+    kc = last_k_in(aw, j, bj, a.c, False, kmin, kend)
+    if kc >= kmin:
+        if nb_range(0.0, kc - off, r, q, qb, pg.log_q, pg.log_qb, &sp, &ep, &a.steps) != 0:
+            return -1
+        if nb_range(0.0, kc - off, r, p1, pg.r0, lp1, lr0, &sw, &ew, &a.steps) != 0:
+            return -1
+        a.nfar += cp * sp
+        a.enfar += cp * ep
+        a.wfar += cw * sw
+        a.ewfar += cw * ew
+        col_p[0] += cp * sp
+        col_w[0] += cw * sw
+    else:
+        kc = kmin - 1.0
+    if kend - kc <= BAND_WALK:
+        k = kc + 1.0
+        lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
+        p = exp(lp)
+        ww = exp(lp - (aw * (k + j) + bj))
+        while k <= kend:
+            x = aw * (k + j) + bj
+            add_point(a, p, ww, x)
+            # a point's terms: its pmf to a few ulps (Loader's log, then ratios)
+            a.epsi += p * (a.s - x) * EPS * (fabs(lp) + 40.0)
+            a.efresh += ww * EPS * (fabs(lp) + 40.0)
+            a.eval += ww * r1_bound(a.s - x) * EPS * (fabs(lp) + 40.0)
+            col_p[0] += p
+            col_w[0] += ww
+            rt = qb * (k + j) / (k + m)
+            p *= rt
+            ww *= rt * exp(-aw)
+            k += 1.0
+            a.steps += 1.0
+        return 0
+    if nb_range(kc + 1.0 - off, kend - off, r, q, qb, pg.log_q, pg.log_qb, &sp, &ep, &a.steps) != 0:
+        return -1
+    if nb_range(kc + 1.0 - off, kend - off, r, p1, pg.r0, lp1, lr0, &sw, &ew, &a.steps) != 0:
+        return -1
+    # sum k' P(k') over the band: k' NB(r, q)(k') = r (qb/q) NB(r + 1, q)(k' - 1)
+    if nb_range(kc - off, kend - off - 1.0, r + 1.0, q, qb, pg.log_q, pg.log_qb, &skp, &ekp, &a.steps) != 0:
+        return -1
+    sp *= cp
+    ep *= cp
+    sw *= cw
+    ew *= cw
+    skp *= cp * r * qb / q
+    ekp *= cp * r * qb / q
+    col_p[0] += sp
+    col_w[0] += sw
+    x0 = aw * (off + j) + bj  # x = x0 + aw k'
+    es = exp(-a.s)
+    bpsi = (a.s - x0) * sp - aw * skp
+    ebpsi = fabs(a.s - x0) * ep + aw * ekp + 4.0 * EPS * ((a.s - x0) * sp + aw * skp)
+    bpsi = fmax(bpsi, 0.0)
+    a.bpsi += bpsi
+    a.epsi += ebpsi
+    a.bfresh += sw - es * sp
+    a.efresh += ew + es * ep + 4.0 * EPS * (sw + es * sp)
+    a.bval += sw - es * sp - es * bpsi
+    a.eval += ew + es * ep + es * ebpsi + 4.0 * EPS * (sw + es * sp + es * bpsi)
+    return 0
+
+
 cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) noexcept nogil:
     """Whether sub-column ``(j, m)`` lies below the far boundary but for a mass below ``TOL`` (both measures)."""
     cdef double kf, r = j + 1.0 - m
@@ -390,7 +588,7 @@ cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) n
             and log_nb_upper(kf, r, -expm1(log(pg.r0))) < -42.0)
 
 
-cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, Acc* out) noexcept nogil:
+cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out) noexcept nogil:
     """The sums of one page at ``s`` (``0 < s < inf``, lattice pages) into ``out``; ``far``: how far below
     ``c = s - Delta w`` the points are summed by the difference form.  -1: too long."""
     cdef Acc a
@@ -398,6 +596,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, Acc*
     cdef int m, st
     cdef bint dead_m, dead_u
     a.nfar = a.wfar = a.nnear = a.wnear = a.vnear = a.bpsi = a.bfresh = a.bval = a.steps = a.run = 0.0
+    a.enfar = a.ewfar = a.epsi = a.efresh = a.eval = 0.0
     a.s = s
     a.c = s - pg.dw
     a.cfar = a.c - far
@@ -442,6 +641,12 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, Acc*
                     a.wfar += wtot
                     col_p += ptot
                     col_w += wtot
+                elif fast:
+                    st = fast_walk(&a, pg, j, m, &col_p, &col_w)
+                    if st != 0:
+                        return st
+                    if a.steps > MAX_STEPS:
+                        return -1
                 else:
                     st = walk(&a, pg, j, m, 1.0 if m == 1 else pg.qb / pg.q,
                               rho_j if m == 1 else rho_j * pg.r0 / -expm1(log(pg.r0)), &col_p, &col_w)
@@ -456,6 +661,25 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, Acc*
         rho_j *= pg.rho1
     out[0] = a
     return 0
+
+
+cdef bint fast_ok(const PolledPage* pg, double s, bint need_psi, Acc* a) noexcept nogil:
+    """The fast path (every interior point in the difference form, sub-columns by CDFs): whether it ran and
+    its error bounds of ``V``, ``w`` (and ``psi``) are below ``FAST_TOL`` of them."""
+    cdef double mag, val, fresh
+    if lattice(pg, s, need_psi, 0.0, True, a) != 0:
+        return False
+    mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
+    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
+    if not (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + 8.0 * EPS * (mag + fabs(a.bval))
+            <= FAST_TOL * val):
+        return False
+    fresh = pg.one_m_edw * a.wfar + a.bfresh
+    if not (pg.one_m_edw * a.ewfar + a.efresh + 8.0 * EPS * fresh <= FAST_TOL * fresh):
+        return False
+    if need_psi and not (pg.dw * a.enfar + a.epsi <= FAST_TOL * (pg.dw * a.nfar + a.bpsi)):
+        return False
+    return True
 
 
 cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi, double* fresh,
@@ -495,9 +719,12 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
         fresh[0] = 1.0 / dl
         value[0] = 1.0 / dl
         return 0
-    st = lattice(pg, s, need_psi, FAR, &a)
-    if st != 0:
-        return st
+    if MODE == 2 or not fast_ok(pg, s, need_psi, &a):
+        if MODE == 1:
+            return -2
+        st = lattice(pg, s, need_psi, FAR, False, &a)
+        if st != 0:
+            return st
     val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.vnear + a.bval
     if need_psi:
         psi[0] = (pg.dw * (a.nfar + a.nnear) + a.bpsi) / dl
@@ -524,60 +751,70 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
     one), at most one ulp above it.  0 for ``level <= 0``, inf where ``level >= mu/Delta`` (never reached),
     NaN if an evaluation is refused.
 
-    Illinois steps on a bracket ``V(lo) < target <= V(hi)`` (V is non-decreasing; its jumps only slow the
-    steps down), then bisection until the bracket is one ulp wide."""
-    cdef double target, lo, hi, vlo, vhi, v, x, alpha, side = 0.0
-    cdef int it
+    Safeguarded Newton on a bracket ``V(lo) < target <= V(hi)``: ``dV/ds = mu e^{-s} psi(s)`` between the
+    jumps, with ``psi`` from the same sums as ``V``.  A step that leaves the bracket, or the second of two
+    steps that do not halve the one before, is replaced by bisection (a jump of ``V`` inside the bracket is
+    found that way); a step is pushed two ulps past its landing point, so the last evaluations straddle the
+    crossing and the bracket closes to one ulp without a bisection tail."""
+    cdef double target, lo, hi, v, x, xn, step, d, alpha, width, psi, fresh, val
+    cdef int _it, slow = 0
     if not level > 0.0:
         return 0.0
     if pg.kind == 2 or mu == 0.0 or level >= mu / pg.dl:
         return INFINITY
     target = level * (1.0 - LEVEL_SLACK)  # compared with mu V, as polled_value gives it
-    # V(s) <= mu R^1(s)/alpha <= mu s^2/(2 alpha): the crossing is at least sqrt(2 alpha target) (and at least
-    # the Greedy crossing's lower bound when alpha = Delta)
+    # V(s) <= mu R^1(s)/alpha < mu s^2/(2 alpha): the crossing is above sqrt(2 alpha target/mu), the start
     alpha = pg.dl if pg.kind == 1 else pg.aw / (pg.dw / pg.dl)
     lo = 0.0
-    vlo = 0.0
-    hi = fmax(2.0 * (alpha * target / mu) ** 0.5, 1e-300)
-    while True:
-        v = polled_value(pg, hi, mu)
-        if isnan(v):
+    hi = INFINITY
+    x = fmax((2.0 * alpha * target / mu) ** 0.5, 1e-300)
+    width = INFINITY
+    for _it in range(300):
+        if polled_sums(pg, x, True, &psi, &fresh, &val) != 0:
             return NAN
-        if v >= target:
-            vhi = v
-            break
-        lo = hi
-        vlo = v
-        hi = 2.0 * hi
-        if hi > 1e300:
-            return INFINITY
-    for it in range(200):
-        if hi <= nextafter(lo, INFINITY):
-            break
-        if it < 40 and hi - lo > 1e-9 * hi:
-            x = lo + (hi - lo) * (target - vlo) / (vhi - vlo)
-            if not (x > lo and x < hi):
-                x = 0.5 * (lo + hi)
-        else:
-            x = 0.5 * (lo + hi)
-            if not (x > lo and x < hi):
-                break
-        v = polled_value(pg, x, mu)
-        if isnan(v):
-            return NAN
+        v = mu * val
         if v >= target:
             hi = x
-            vhi = v
-            if side == 1.0:
-                vlo = target - 0.5 * (target - vlo)  # Illinois: halve the stale end's weight
-            side = 1.0
         else:
             lo = x
-            vlo = v
-            if side == -1.0:
-                vhi = target + 0.5 * (vhi - target)
-            side = -1.0
+        if hi <= nextafter(lo, INFINITY):
+            return hi
+        d = mu * exp(-x) * psi
+        xn = NAN
+        step = (target - v) / d if d > 0.0 else NAN
+        if fabs(step) > 0.5 * width:
+            slow += 1  # Newton is not converging (a jump, or far from the crossing)
+        else:
+            slow = 0
+        width = fabs(step)
+        if d > 0.0 and slow < 2:
+            xn = x + step
+            if hi == INFINITY:
+                xn = fmin(xn, fmax(4.0 * x, 1.0))  # no bracket yet: at most a factor 4 (or up to 1) at once
+            # two ulps past the landing point, towards the side the step goes
+            xn = nextafter(nextafter(xn, INFINITY if step > 0.0 else 0.0), INFINITY if step > 0.0 else 0.0)
+        if not (xn > lo and xn < hi):
+            if hi == INFINITY:
+                xn = 2.0 * x
+                if xn > 1e300:
+                    return INFINITY
+            else:
+                xn = 0.5 * (lo + hi)
+                slow = 0
+                width = INFINITY
+                if not (xn > lo and xn < hi):
+                    return hi
+        x = xn
     return hi
+
+
+def _set_mode(int mode):
+    """Which path ``polled_sums`` takes (tests): 0 the fast one else the walk, 1 the fast one only (-2 where
+    it cannot vouch for its result), 2 the walk only; returns the previous mode."""
+    global MODE
+    cdef int old = MODE
+    MODE = mode
+    return old
 
 
 @cython.boundscheck(False)
@@ -614,3 +851,10 @@ def level_kernel(const double[::1] level, const double[::1] dl, const double[::1
                 bad = i
                 break
     return bad
+
+
+def _nb_cdf(double kk, double r, double p):
+    """(status, lower, its error bound, upper, its error bound) of ``nb_cdf`` (tests)."""
+    cdef double lo, elo, up, eup, steps = 0.0
+    cdef int st = nb_cdf(kk, r, p, 1.0 - p, log(p), log1p(-p), &lo, &elo, &up, &eup, &steps)
+    return st, lo, elo, up, eup

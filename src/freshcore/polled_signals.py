@@ -144,24 +144,44 @@ We use ``V``: exact, non-decreasing, with the right limits; its stationarity is 
 
 Computation
 -----------
-The lattice ``(n, j)`` is summed row by row (``n``), vectorised over ``j``.  The binomial weights come from
-Loader's saddle-point form (``stirlerr`` and the deviance ``bd0``), accurate to a few ulps where the
-``lgamma`` form loses ``n log n`` ulps.  Rows end at ``alpha w n >= s``; where ``alpha w`` is small the
-row sum ``sum_j P(n, j) <= P(Binomial(n, q) <= J)``, ``J = floor(s/b)``, is bounded past the binomial mode
-by ``pmf(J; n)/((1 - rho)(1 - sigma))`` (``rho``, ``sigma`` the ratios of consecutive pmf terms in ``j`` and
-``n``, both below 1 there), and the sum stops once that tail, times ``w`` (a point adds at most ``w`` to
-``psi`` and ``mu w exp(-x)`` to ``V``), is below ``1e-17`` of every partial sum.  Within a row, ``j``
-farther than ``20 sd + 40`` from the mean is dropped with the same kind of geometric bound (below
-``exp(-200)``).  Every term is non-negative, so the relative error is that of the terms (a few ulps) plus
-the bounded tails: ~1e-15 against a 50-digit evaluation of the same recursion
-(``tests/test_polled_signals.py``).  For ``w`` and ``V`` (not ``psi``) the rows left weigh at most one
-each and carry ``exp(-alpha w n)``, so their sums stop once ``alpha w n`` passes ~40; and where
-``e^{-s} (1 + Delta s/alpha) < 1e-17`` (``s > 40``), ``V = mu/Delta`` and ``w = 1/Delta`` to that accuracy
-(``1/Delta - w = E[e^{-s_T}]/Delta <= e^{-s}/Delta`` at the crawl time ``T``, and ``psi <= s/alpha``).  The
-work is ``O(rows x width)``, ``rows <= min(s/(alpha w), (J + 40)/q)``, ``width <= min(J, 40 sd + 80)``: from
-a few to ~10^5 points at the levels where pages are crawled (more for slow pages at large ``s``, e.g.
-6e6 at ``Delta = 0.02``, ``w = 0.1``, ``s = 10``); a page needing more than ``MAX_POINTS`` is refused
-with a ValueError.
+Compiled (``freshcore._polled``, whose module docstring has the details; ``tests/_polled_reference.py`` keeps
+the numpy row sum it replaced as the reference).  The lattice is summed by *columns*: ``j`` moved windows
+fixed, ``k`` unmoved ones running, ``x = alpha w (k + j) + b j``.  Split by the last window, a column's weights
+are negative binomial pmfs in ``k`` -- ``P`` is the NB(``j``, ``q``) pmf (moved last) or ``qb/q`` times the
+NB(``j + 1``, ``q``) pmf at ``k - 1`` (unmoved last) -- and the tilted weights ``W = P exp(-x)`` are
+``rho1^j`` times the same pmfs with ``qb`` replaced by ``r0 = exp(-(Delta + nu) w)``.  A column is alive up
+to ``x < s`` (moved last) or ``x + lambda Delta w < s`` (unmoved last).  With ``c = s - Delta w`` an
+*interior* point (``x <= c``) adds ``(1 - exp(-Delta w)) W - Delta w exp(-s) P`` to ``V Delta/mu``, and a
+*band* point (``c < x < s``, ``y = s - x``) adds ``W R^1(y) = W - exp(-s) P (1 + y)``: everything is linear in
+column sums of ``P``, ``W`` and ``k P``, only the differences cancel.  So:
+
+* **CDF sums** (the path taken).  A column's interior and band sums are negative binomial CDFs,
+  ``P(NB(r, p) <= K) = P(Binomial(K + r, p) >= r)``: the binomial tail on the far side of its mean is summed
+  from its first term (Loader's saddle-point form, a few ulps) by the ratios of consecutive terms, which fall
+  geometrically there, until the rest is below a quarter ulp -- ``O(sqrt(r))`` terms, not the column's
+  points -- and the other tail is one minus it; ``k P`` sums are NB(``r + 1``) CDFs.  A band of at most 24
+  points is added point by point in its exact form.  Every sum carries an absolute error bound (``6 |log pmf|
+  + 256`` ulps for the first term, 3 ulps a ratio, the subtraction of two tails, the final differences), and
+  the result is kept only where the bound is below ``4e-13`` of each of ``V``, ``w`` (and ``psi``).  It fails
+  where ``V`` is small against the sums it is the difference of: small ``s`` (``V ~ s^2/2`` against
+  ``Delta w exp(-s) psi``), or a wide band holding most of the mass.
+* **The walk** (the fallback).  The far interior (``c - x >= 0.7``) is summed as a whole in the difference form
+  (each point's difference is at least half its first part: at most one bit lost); near-interior and band
+  points are added one by one in their non-negative forms, from the pmf's mode (Loader's log-pmf) by the
+  ratio of consecutive terms, until a geometric bound of the rest of the column is below ``1e-17`` of the
+  partial sums of ``psi``, ``w`` and ``V``.
+* On both paths a column whose mass lies below ``c`` but for ``1e-17`` (Chernoff bounds of both measures) adds
+  its closed-form totals (1 or ``qb/q`` for ``P``, ``rho1^j`` or ``rho1^j r0/(1 - r0)`` for ``W``), and the
+  columns stop once the rest is bounded below ``1e-17`` of the partial sums (column masses decrease with
+  ``j``; ``W`` at least by ``rho1`` a column).  Where ``lambda = 1`` every column sits at one level and sums
+  in closed form; where ``exp(-s) (1 + Delta s/alpha)`` is below half an ulp, ``V = mu/Delta``.
+
+Accuracy: ``<= 3e-14`` against the numpy reference and ``<= 1e-12`` (measured below ``1e-14``) against a
+50-digit evaluation of the recursion, on both paths (``tests/test_polled_kernel.py``).  Cost: the CDF sums
+are ``O(columns x sqrt(r))`` -- a few to a few hundred columns (``s/(alpha w + b)``), ~10 to 100 terms a
+tail -- whatever the number of lattice points; the walk is ``O(points)`` (up to ~10^7 for slow pages at
+small ``w``), and a page whose walk would pass :data:`MAX_STEPS` points is refused with a ValueError.
+:func:`polled_threshold` (the inverse) is a safeguarded Newton iteration on ``dV/ds = mu exp(-s) psi(s)``.
 
 References
 ----------
