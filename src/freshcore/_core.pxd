@@ -8,6 +8,8 @@ cdef double lambertw_shifted(double q, double z, bint lower) noexcept nogil
 cdef double lambertw0(double z) noexcept nogil
 cdef double lambertwm1(double z) noexcept nogil
 cdef double poisson_pmf(long j, double x) noexcept nogil
+cdef double stirlerr(double n) noexcept nogil
+cdef double bd0(double j, double x) noexcept nogil
 cdef double residual_exp(long i, double x) noexcept nogil
 cdef double residual_exp_order(double i, double x) noexcept nogil
 cdef double poisson_lower(long i, double x) noexcept nogil

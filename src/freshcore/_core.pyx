@@ -344,14 +344,23 @@ cdef double LOG_SQRT_2PI = 0.91893853320467274178
 cdef double SQRT_2PI = 2.5066282746310005024
 
 
+cdef double stirlerr(double n) noexcept nogil:
+    """log(n!) - log(sqrt(2 pi n) (n/e)^n) for integers n >= 1 held in a double (table, then the Stirling series;
+    Loader's saddle-point binomial of freshcore._polled uses it too)."""
+    cdef double nn
+    if n <= 15.0:
+        return STIRLERR_TABLE[<int>n]
+    nn = n * n
+    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - (1.0 / 1680.0 - (1.0 / 1188.0) / nn) / nn) / nn) / nn) / n
+
+
+cdef double bd0(double j, double x) noexcept nogil:
+    """Loader's deviance j log(j/x) + x - j without cancellation, j > 0, x > 0 (for other modules)."""
+    return _bd0(j, x)
+
+
 cdef inline double _stirlerr(long n) noexcept nogil:
-    """log(n!) - log(sqrt(2 pi n) (n/e)^n) for n >= 1 (table, then the Stirling series)."""
-    cdef double nn, dn
-    if n <= 15:
-        return STIRLERR_TABLE[n]
-    dn = <double>n
-    nn = dn * dn
-    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - (1.0 / 1680.0 - (1.0 / 1188.0) / nn) / nn) / nn) / nn) / dn
+    return stirlerr(<double>n)
 
 
 cdef inline double _bd0(double j, double x) noexcept nogil:

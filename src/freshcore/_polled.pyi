@@ -7,7 +7,6 @@ import numpy.typing as npt
 __pyx_capi__: dict[str, object]
 __test__: dict[str, str]
 
-def _set_stirlerr(table: npt.NDArray[np.float64]) -> None: ...
 def sums_kernel(
     s: npt.NDArray[np.float64],
     dl: npt.NDArray[np.float64],

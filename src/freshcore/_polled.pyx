@@ -50,7 +50,7 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   ``r (qb/p)`` times the NB(``r + 1``) pmf at ``k - 1``.  A band of at most ``BAND_WALK`` points is added
   point by point (exact non-negative terms).  Each sum carries an absolute error bound: the first term
   ``6 |log pmf| + 256`` ulps (Loader's log, measured within ``4.6 |log pmf| + 16`` ulps, plus ``3 x 4e-15`` from
-  the lgamma table of ``stirlerr``; ``exp``), 3 ulps a ratio step, one ulp for a complement, the subtraction
+  ``stirlerr``, from freshcore._core; ``exp``), 3 ulps a ratio step, one ulp for a complement, the subtraction
   of two tails, and 8 ulps of the magnitudes for the final differences (checked against 50-digit incomplete
   beta values).  ``fast_ok`` keeps the result only where the bounds of ``V``, ``w`` (and ``psi``) are below
   ``FAST_TOL = 4e-13`` of them.  It fails where ``V`` is small against the sums it is the difference of
@@ -78,7 +78,7 @@ nothing hangs.
 cimport cython
 from libc.math cimport exp, expm1, log, log1p, floor, fabs, fmin, fmax, nextafter, INFINITY, NAN, isnan
 
-from freshcore._core cimport residual_exp
+from freshcore._core cimport residual_exp, stirlerr, bd0
 
 cdef double MAX_STEPS = 16777216.0  # 2^24 points
 cdef double TOL = 1e-17
@@ -86,48 +86,7 @@ cdef double FAR = 0.7
 cdef double LEVEL_SLACK = 1e-12
 cdef double LOG_HALF_ULP = -37.42994775023705  # log(2^-54)
 cdef double LOG_2PI = 1.8378770664093454835606594728112
-cdef double STIRL[16]
 cdef int MODE = 0  # 0: the fast path, else the walk; 1: the fast path only; 2: the walk only (tests)
-
-
-def _set_stirlerr(const double[::1] table):
-    """Loader's ``stirlerr(n)`` for ``n = 0..15`` (from ``freshcore.polled_signals``)."""
-    cdef int i
-    for i in range(16):
-        STIRL[i] = table[i]
-
-
-cdef inline double stirlerr(double n) noexcept nogil:
-    cdef double nn
-    if n <= 15.0:
-        return STIRL[<int>n]
-    nn = n * n
-    if n > 500.0:
-        return (1.0 / 12 - (1.0 / 360) / nn) / n
-    if n > 80.0:
-        return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260) / nn) / nn) / n
-    if n > 35.0:
-        return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680) / nn) / nn) / nn) / n
-    return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680 - (1.0 / 1188) / nn) / nn) / nn) / nn) / n
-
-
-cdef inline double bd0(double x, double m) noexcept nogil:
-    """Deviance ``x log(x/m) + m - x`` without cancellation (Loader)."""
-    cdef double v, s, ej, s1
-    cdef int k
-    if fabs(x - m) < 0.1 * (x + m):
-        v = (x - m) / (x + m)
-        s = (x - m) * v
-        ej = 2.0 * x * v
-        v = v * v
-        for k in range(1, 60):
-            ej = ej * v
-            s1 = s + ej / (2 * k + 1)
-            if s1 == s:
-                return s1
-            s = s1
-        return s
-    return x * log(x / m) + m - x
 
 
 cdef inline double log_binom(double i, double n, double p, double pb, double log_p,
@@ -453,8 +412,8 @@ cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, d
         if it > CF_MAXIT:
             return -1
     steps[0] += it
-    # the first term: Loader's log (within 6 |lp| ulps, plus 3 x 4e-15 from the lgamma table of stirlerr) and
-    # exp; the ratios: 3 ulps each; the rest
+    # the first term: Loader's log (within 6 |lp| ulps, plus 3 x 4e-15 for stirlerr: conservative, _core's table
+    # has 40 digits) and exp; the ratios: 3 ulps each; the rest
     et = tot * EPS * (6.0 * fabs(lp) + 256.0 + 3.0 * it)
     if low:
         upper[0] = tot

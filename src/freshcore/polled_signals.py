@@ -228,7 +228,6 @@ _LOG_2PI = math.log(2.0 * math.pi)
 # below 4e-15, which is what enters the log of a pmf)
 _STIRLERR = np.array([0.0] + [math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * _LOG_2PI
                               for n in range(1, 16)])
-_polled._set_stirlerr(_STIRLERR)
 
 
 # ---------------------------------------------------------------------------------------------------------
