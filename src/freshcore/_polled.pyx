@@ -262,6 +262,20 @@ cdef inline double last_k_in(double aw, double j, double bj, double lim, bint st
     return k
 
 
+cdef inline int column_ends(double aw, double q, double j, double bj, double lim, double inner, double kmin,
+                            double* kend, double* kin) noexcept nogil:
+    """A sub-column's last alive ``k`` (``kend``: ``x < lim``) and last ``k`` at or below ``inner`` (``kin``),
+    each ``kmin - 1`` if none.  1: nothing alive; -1: cut by ``K_CAP`` with more than ``qb^K_CAP ~ e^-50``
+    past it (refused); else 0."""
+    kend[0] = last_k_in(aw, j, bj, lim, True, kmin, K_CAP)
+    if kend[0] < kmin:
+        return 1
+    if kend[0] >= K_CAP and K_CAP * q < 50.0:
+        return -1
+    kin[0] = last_k_in(aw, j, bj, inner, False, kmin, kend[0])
+    return 0
+
+
 cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double wtot, double* col_p,
               double* col_w) noexcept nogil:
     """Add sub-column ``(j, m)`` (``m = 1``: moved last, ``k >= 0``; ``m = 0``: unmoved last, ``k >= 1``;
@@ -275,15 +289,13 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     cdef double lim = a.s if m == 1 else a.s - pg.lw
     cdef double bj = pg.b * j if j > 0.0 else 0.0
     cdef double kend, kf, k, lp, p, ww, p_kf, w_kf, r, rw, x
+    cdef int st
     cdef double tail_p = 0.0, tail_w = 0.0, low_p = 0.0, low_w = 0.0, alive_p = 0.0, alive_w = 0.0
     cdef bint comp_p, comp_w, has_far, done_p, done_w
     cdef double steps0 = a.steps
-    kend = last_k_in(aw, j, bj, lim, True, kmin, K_CAP)
-    if kend < kmin:
-        return 0
-    if kend >= K_CAP and K_CAP * q < 50.0:  # points past the cap would weigh more than qb^K_CAP ~ e^-50
-        return -1
-    kf = last_k_in(aw, j, bj, a.cfar, False, kmin, kend)
+    st = column_ends(aw, q, j, bj, lim, a.cfar, kmin, &kend, &kf)
+    if st != 0:
+        return 0 if st == 1 else -1
     has_far = kf >= kmin
     if not has_far:
         kf = kmin - 1.0
@@ -464,12 +476,10 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     cdef double cp = 1.0 if m == 1 else qb / q
     cdef double cw = rhoj if m == 1 else rhoj * pg.r0 / p1
     cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
-    kend = last_k_in(aw, j, bj, lim, True, kmin, K_CAP)
-    if kend < kmin:
-        return 0
-    if kend >= K_CAP and K_CAP * q < 50.0:  # points past the cap would weigh more than qb^K_CAP ~ e^-50
-        return -1
-    kc = last_k_in(aw, j, bj, a.c, False, kmin, kend)
+    cdef int st
+    st = column_ends(aw, q, j, bj, lim, a.c, kmin, &kend, &kc)
+    if st != 0:
+        return 0 if st == 1 else -1
     if kc >= kmin:
         if nb_range(0.0, kc - off, r, q, qb, pg.log_q, pg.log_qb, &sp, &ep, &a.steps) != 0:
             return -1
