@@ -63,3 +63,69 @@ def psi_slope_kernel(const double[::1] mu, const double[::1] a, const double[::1
         for i in range(out.shape[0]):
             s = value_slope(mu[i], 1.0, a[i], tau0[i], -1.0)
             out[i] = psi_slope(mu[i], a[i], tau0[i], psi0[i], b[i], g[i], s) if s > 0.0 else s
+
+
+# The bounds of the polled value kind (_schedule_polled.pxd, issue 19): one page per index, its PolledPage
+# prepared from (Delta, lambda, nu, w) as freshcore._polled's kernels do; s-units throughout.
+
+from freshcore._polled cimport PolledPage, polled_prepare
+from freshcore._schedule_polled cimport (polled_psi_bar, polled_line, polled_reach_s, polled_root_slope,
+                                         polled_tail)
+
+
+def polled_psi_bar_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam,
+                          const double[::1] nu, const double[::1] w, double[::1] out):
+    """out[i] = the bound of psi(s[i]) (``polled_psi_bar``)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(out.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_psi_bar(&pg, s[i])
+
+
+def polled_line_kernel(const double[::1] s0, const double[::1] v0, const double[::1] level,
+                       const double[::1] dl, const double[::1] lam, const double[::1] nu, const double[::1] w,
+                       const double[::1] mu, double[::1] slope, double[::1] c):
+    """slope[i], c[i] = the line bounding V from ``V(s0[i]) = v0[i]`` chosen for ``level[i]`` (``polled_line``)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(slope.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            slope[i] = polled_line(&pg, mu[i], s0[i], v0[i], level[i], &c[i])
+
+
+def polled_reach_s_kernel(const double[::1] s0, const double[::1] v0, const double[::1] level,
+                          const double[::1] dl, const double[::1] lam, const double[::1] nu, const double[::1] w,
+                          const double[::1] mu, double[::1] out):
+    """out[i] = a lower bound of the first s >= s0[i] with V(s) >= level[i] (``polled_reach_s``)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(out.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_reach_s(&pg, mu[i], s0[i], v0[i], level[i])
+
+
+def polled_tail_kernel(const double[::1] s0, const double[::1] v0, const double[::1] dl, const double[::1] lam,
+                       const double[::1] nu, const double[::1] w, const double[::1] mu, double[::1] out):
+    """out[i] = the bound of every V(s), s >= s0[i], from ``V(s0[i]) = v0[i]`` (``polled_tail``; 0 < Delta,
+    mu)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(out.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_tail(&pg, mu[i], s0[i], v0[i])
+
+
+def polled_root_slope_kernel(const double[::1] dl, const double[::1] lam, const double[::1] nu,
+                             const double[::1] w, const double[::1] mu, double[::1] out):
+    """out[i] = the slope of the line through the root bounding sqrt V (``polled_root_slope``)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(out.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_root_slope(&pg, mu[i])
