@@ -70,7 +70,7 @@ def psi_slope_kernel(const double[::1] mu, const double[::1] a, const double[::1
 
 from freshcore._polled cimport PolledPage, polled_prepare
 from freshcore._schedule_polled cimport (polled_psi_bar, polled_line, polled_reach_s, polled_root_slope,
-                                         polled_tail)
+                                         polled_tail, polled_break_after)
 
 
 def polled_psi_bar_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam,
@@ -117,7 +117,7 @@ def polled_tail_kernel(const double[::1] s0, const double[::1] v0, const double[
     with nogil:
         for i in range(out.shape[0]):
             polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
-            out[i] = polled_tail(&pg, mu[i], s0[i], v0[i])
+            out[i] = polled_tail(&pg, mu[i], s0[i], v0[i], polled_break_after(&pg, s0[i]))
 
 
 def polled_root_slope_kernel(const double[::1] dl, const double[::1] lam, const double[::1] nu,

@@ -20,7 +20,7 @@
 # raised by 1e-12, and the breakpoints counted are those within eps = 1e-13 (1 + s0 + lw) below s0 (and
 # 1e-13 of s above s), so a jump that v0 missed is still allowed for.
 
-from libc.math cimport INFINITY, exp, sqrt, ceil, fmin, fmax
+from libc.math cimport INFINITY, exp, expm1, sqrt, ceil, fmin, fmax
 from libc.float cimport DBL_EPSILON
 
 from freshcore._core cimport residual_exp, residual1_inverse
@@ -107,19 +107,68 @@ cdef inline double polled_peak(const PolledPage* pg, double s0) noexcept nogil:
     return w * best
 
 
-cdef inline double polled_jump_scale(const PolledPage* pg, double mu, double s0, double eps) noexcept nogil:
-    """``Jscale = (mu/Delta) R^1(lw) min(1, e^{lw - s0 + eps})``: the largest jump (per unit of path weight) at
-    a breakpoint ``beta >= s0 - eps`` (``e^{-x} = e^{lw - beta}``), raised by 1e-12 for its rounding."""
-    return (mu / pg.dl) * residual_exp(1, pg.lw) * fmin(1.0, exp(pg.lw - s0 + eps)) * (1.0 + 1e-12)
+cdef inline double polled_next_break(const PolledPage* pg, double lo) noexcept nogil:
+    """A lower bound of the smallest breakpoint ``beta = alpha w n + b j + lw >= lo`` (``n >= j + 1``; inf if
+    there is none; ``lo`` itself where finding it would take more than 32 columns).
+
+    Column ``j`` (``j`` moved windows) holds the breakpoints ``alpha w (k + j) + b j + lw``, ``k >= 1``; its
+    first one at or above ``lo`` is at ``k = ceil((lo - b j - lw)/(alpha w)) - j`` (checked a step down and
+    up, as the kernel compares), and the columns' first points increase with ``j``: the columns are walked
+    until one starts at or above ``lo``.  ``b = inf``: column 0 only; ``alpha w = 0``: column ``j`` is the
+    single point ``b j + lw``.  Taken ``1e-13 (1 + beta)`` low (the kernel's breakpoints are rounded).
+    """
+    cdef double best = INFINITY, bj, first, n, t
+    cdef int j, it
+    if pg.aw + pg.b < INFINITY and not ((lo - pg.aw - pg.lw) < 8.0 * (pg.aw + pg.b)):
+        return lo  # more than 8 columns cross lo (or NaN)
+    for j in range(9):
+        bj = pg.b * j if j > 0 else 0.0
+        first = pg.aw * (j + 1.0) + bj + pg.lw
+        if first >= lo:
+            best = fmin(best, first)
+            break
+        if j == 8:
+            return lo
+        if pg.aw > 0.0:
+            t = lo - bj - pg.lw
+            n = ceil(t / pg.aw) - 1.0
+            if n < j + 1.0:
+                n = j + 1.0
+            it = 0
+            while pg.aw * n + bj + pg.lw < lo:
+                n += 1.0
+                it += 1
+                if it > 3:
+                    return lo  # (n beyond 2^53, or the quotient far off: no bound)
+            best = fmin(best, pg.aw * n + bj + pg.lw)
+        if pg.b == INFINITY:
+            break
+    if best == INFINITY:
+        return INFINITY
+    return best - 1e-13 * (1.0 + best)
 
 
-cdef inline void polled_counts(const PolledPage* pg, double eps, double* n0a, double* n1a, double* n0b,
+cdef inline double polled_break_after(const PolledPage* pg, double s0) noexcept nogil:
+    """``B``: no breakpoint in ``[s0 - eps, B)``, ``eps = 1e-13 (1 + s0 + lw)`` (:func:`polled_next_break`;
+    inf for Greedy pages, which have none)."""
+    if pg.kind != 0:
+        return INFINITY
+    return polled_next_break(pg, s0 - 1e-13 * (1.0 + s0 + pg.lw))
+
+
+cdef inline double polled_jump_scale(const PolledPage* pg, double mu, double beta) noexcept nogil:
+    """``Jscale = (mu/Delta) R^1(lw) min(1, e^{lw - beta})``: the largest jump (per unit of path weight) at a
+    breakpoint at or above ``beta`` (``e^{-x} = e^{lw - beta}``), raised by 1e-12 for its rounding."""
+    return (mu / pg.dl) * residual_exp(1, pg.lw) * fmin(1.0, exp(pg.lw - beta)) * (1.0 + 1e-12)
+
+
+cdef inline void polled_counts(const PolledPage* pg, double gap, double* n0a, double* n1a, double* n0b,
                                double* n1b) noexcept nogil:
-    """Two lines ``N0 + N1 h`` bounding ``N(h)``, the expected number (path weight) of unmoved-last breakpoints
-    in ``[s0 - eps, s0 + h + eps')`` (``eps' = eps + 1e-13 h``).
+    """Two lines ``N0 + N1 h`` bounding ``N``, the expected number (path weight) of unmoved-last breakpoints in
+    a band of length ``h' = (1 + 1e-13) h + gap`` (none if ``h' <= 0``).
 
-    * ``1 + h'/(alpha w)`` (``h'`` the band's length): along a path the post-poll values ``x_n`` rise by at
-      least ``alpha w`` a window, so at most ``ceil(h'/(alpha w))`` of them (``beta = x + lw``) lie in it;
+    * ``1 + h'/(alpha w)``: along a path the post-poll values ``x_n`` rise by at least ``alpha w`` a window,
+      so at most ``ceil(h'/(alpha w))`` of them (``beta = x + lw``) lie in the band;
     * ``(1 + (alpha w + h')/(alpha w + b)) qb/q``: let ``sigma`` be the first ``n`` with ``x_{n-1} + alpha w``
       in or above the band (known before window ``sigma``: the windows from it on are fresh).  No unmoved
       point before ``sigma`` is in the band; after it they come in runs of unmoved windows, the first from
@@ -129,11 +178,13 @@ cdef inline void polled_counts(const PolledPage* pg, double eps, double* n0a, do
       Wald ``N <= (1 + (1 + (h' - b)/(alpha w + b))^+) qb/q <= (1 + (alpha w + h')/(alpha w + b)) qb/q``;
       ``b = inf``: the first run only, ``qb/q``.
 
+    With a negative ``gap`` (the band starts later) an intercept may be negative: as the count is 0 until
+    the band starts, ``max(0, N0 + N1 h_1) + N1 (h - h_1)`` bounds it for every ``h >= h_1 >= 0``.
     inf where a line does not exist (``alpha w = 0``; ``q = 0``).
     """
     cdef double r, bb
     if pg.aw > 0.0:
-        n0a[0] = 1.0 + 2.0 * eps / pg.aw
+        n0a[0] = 1.0 + gap / pg.aw
         n1a[0] = (1.0 + 1e-13) / pg.aw
     else:
         n0a[0] = INFINITY
@@ -148,31 +199,52 @@ cdef inline void polled_counts(const PolledPage* pg, double eps, double* n0a, do
         n1b[0] = 0.0
         return
     bb = pg.aw + pg.b
-    n0b[0] = (1.0 + (pg.aw + 2.0 * eps) / bb) * r
+    n0b[0] = (1.0 + (pg.aw + gap) / bb) * r
     n1b[0] = (1.0 + 1e-13) * r / bb
 
 
-cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double v0, double* ca, double* sa,
-                             double* cb, double* sb) noexcept nogil:
+cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double v0, double B, double* ca,
+                             double* sa, double* cb, double* sb, double* sline) noexcept nogil:
     """The two lines (intercept at ``s0``, slope per unit ``s``) of :func:`polled_line` (kinds 0 and 1, ``mu >
-    0``, ``0 <= s0 < inf``, ``v0 >= 0``); 1 if there is only the first (no jumps: Greedy, or they vanish)."""
+    0``, ``0 <= s0 < inf``, ``v0 >= 0``); 1 if there is only the first (no jumps: Greedy, none to come, or
+    they vanish).  ``B``: :func:`polled_break_after` (no jump before it, so ``v0 (1 + 2e-12) + sline[0] (s -
+    s0)``, the line without the jumps' part, bounds ``V`` on ``[s0, B]``)."""
     cdef double S, c0, eps, J, n0a, n1a, n0b, n1b
     S = mu * polled_peak(pg, s0) * (1.0 + 1e-12)
+    sline[0] = S
     c0 = v0 + 2e-12 * v0
     ca[0] = c0
     sa[0] = S
-    if pg.kind == 1:
+    if B == INFINITY:  # (Greedy pages too)
         return 1
     eps = 1e-13 * (1.0 + s0 + pg.lw)
-    J = polled_jump_scale(pg, mu, s0, eps)
+    J = polled_jump_scale(pg, mu, B)
     if not (J > 0.0):
         return 1
-    polled_counts(pg, eps, &n0a, &n1a, &n0b, &n1b)
-    ca[0] = c0 + J * n0a
+    # the band [B, s + eps + 1e-13 h): h' = (1 + 1e-13) h + (s0 + eps - B)
+    polled_counts(pg, s0 + eps - B, &n0a, &n1a, &n0b, &n1b)
+    ca[0] = c0 + J * fmax(n0a, 0.0)
     sa[0] = S + J * n1a
-    cb[0] = c0 + J * n0b
+    cb[0] = c0 + J * fmax(n0b, 0.0)
     sb[0] = S + J * n1b
     return 2
+
+
+cdef inline double polled_integral(const PolledPage* pg, double s0, double h) noexcept nogil:
+    """``int_{s0}^{s0 + h} e^{-u} psibar(u) du`` at most (kinds 0 and 1, ``s0 >= 0``, ``h >= 0``): the smaller of
+    the two lines' integrals, ``int e^{-u} (u + A) du = e^{-s0} ((s0 + A)(1 - e^{-h}) + R^1(h))`` (sums of
+    non-negative terms: no cancellation), raised by 1e-12."""
+    cdef double e = exp(-s0), om = -expm1(-h), r1 = residual_exp(1, h), t1, t2
+    if pg.kind == 1:
+        return e * (s0 * om + r1) / pg.dl * (1.0 + 1e-12)
+    t1 = e * (s0 * om + r1) / pg.aw if pg.aw > 0.0 else INFINITY
+    if not (pg.q > 0.0):
+        t2 = INFINITY
+    elif pg.b == INFINITY:
+        t2 = e * om / pg.q
+    else:
+        t2 = e * ((s0 + pg.aw + pg.b) * om + r1) / (pg.aw + pg.q * pg.b)
+    return (pg.dw / pg.dl) * fmin(t1, t2) * (1.0 + 1e-12)
 
 
 cdef inline double polled_line(const PolledPage* pg, double mu, double s0, double v0, double level,
@@ -203,7 +275,7 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     ``S_line``, ``psibar <= w/q``); Greedy pages (kind 1, no jumps) get ``v0 + S_line (s - s0)``, their
     tangent-free Greedy line ``S_line = (mu/Delta) max(s0, 1) e^{-max(s0, 1)}``.
     """
-    cdef double cap, ca, sa, cb, sb, s0e
+    cdef double cap, ca, sa, cb, sb, s0e, sline
     cdef int n
     c[0] = v0
     if pg.kind == 2 or mu == 0.0 or not (s0 < INFINITY):
@@ -214,7 +286,7 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     if not (v0 >= 0.0):
         return INFINITY
     s0e = fmax(s0, 0.0)
-    n = polled_lines(pg, mu, s0e, v0, &ca, &sa, &cb, &sb)
+    n = polled_lines(pg, mu, s0e, v0, polled_break_after(pg, s0e), &ca, &sa, &cb, &sb, &sline)
     if n == 2:
         if not (sa < INFINITY and ca < INFINITY):
             ca, sa = cb, sb
@@ -234,16 +306,16 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     return sa
 
 
-cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, double v0) noexcept nogil:
-    """A bound of ``V(inf)``'s part reachable from ``(s0, v0)``, below the cap only where it helps:
-    ``v0 + mu int_{s0}^inf e^{-u} psibar(u) du`` plus every jump at a breakpoint above ``s0 - eps``.
+cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, double v0, double B) noexcept nogil:
+    """A bound of ``V(s)`` for every ``s >= s0`` from ``V(s0) = v0`` (it helps where it is below ``mu/Delta``):
+    ``v0 + mu int_{s0}^inf e^{-u} psibar(u) du`` plus every jump to come.
 
     ``int e^{-u} u/alpha = e^{-s0} (1 + s0)/alpha`` and ``int e^{-u} (u + A) w/B = e^{-s0} (1 + s0 + A) w/B``
-    (the smaller; ``w/q e^{-s0}`` for ``b = inf``).  Jumps: bands ``[s0 - eps + k, s0 - eps + k + 1)`` hold
-    at most ``N(1)`` of path weight each (:func:`polled_counts`), of size at most ``Jscale e^{-k}``... more
-    exactly ``(mu/Delta) R^1(lw) min(1, e^{c - k})``, ``c = lw - s0 + eps``; summed over ``k >= 0``:
-    ``ceil(c)^+ + e^{c - ceil(c)^+}/(1 - 1/e)``.  inf if it overflows.  Kinds 0 and 1, ``mu > 0``,
-    ``0 <= s0 < inf``.
+    (the smaller; ``w/q e^{-s0}`` for ``b = inf``).  Jumps: at breakpoints at or above ``B``
+    (:func:`polled_break_after`); the bands ``[B + k, B + k + 1)`` hold at most ``N(1)`` of
+    path weight each (:func:`polled_counts`), each jump at most ``(mu/Delta) R^1(lw) min(1, e^{c - k})``,
+    ``c = lw - B``; summed over ``k >= 0``: ``ceil(c)^+ + e^{c - ceil(c)^+}/(1 - 1/e)``.  inf if it
+    overflows.  Kinds 0 and 1, ``mu > 0``, ``0 <= s0 < inf``.
     """
     cdef double w, e = exp(-s0), t1, t2, integral, eps, n0a, n1a, n0b, n1b, nn, cc, kf, jsum
     if pg.kind == 1:
@@ -258,9 +330,11 @@ cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, doubl
         t2 = e * (1.0 + s0 + pg.aw + pg.b) / (pg.aw + pg.q * pg.b)
     integral = mu * w * fmin(t1, t2) * (1.0 + 1e-12)
     eps = 1e-13 * (1.0 + s0 + pg.lw)
+    if B == INFINITY:
+        return v0 * (1.0 + 2e-12) + integral
     polled_counts(pg, eps, &n0a, &n1a, &n0b, &n1b)
     nn = fmin(n0a + n1a, n0b + n1b)
-    cc = pg.lw - s0 + eps
+    cc = pg.lw - B
     kf = ceil(cc) if cc > 0.0 else 0.0
     jsum = kf + exp(cc - kf) / (1.0 - 0.36787944117144233)
     return v0 * (1.0 + 2e-12) + integral + (mu / pg.dl) * residual_exp(1, pg.lw) * nn * jsum * (1.0 + 1e-12)
@@ -286,6 +360,47 @@ cdef inline double polled_root_slope(const PolledPage* pg, double mu) noexcept n
     return sqrt(0.5 * mu / a) * (1.0 + 1e-12)
 
 
+cdef inline double polled_reach_refine(const PolledPage* pg, double mu, double s0, double v0, double P,
+                                       double h, double B, bint jumps) noexcept nogil:
+    """Moves a lower bound ``h`` of the reach (``s0 + h``; :func:`polled_reach_s`) up by the curve
+    ``G(h) = v0 (1 + 2e-12) + mu I(h) + Jscale N(h)`` (``I``: :func:`polled_integral`, below the line's
+    ``S_line h``; ``N`` either branch of :func:`polled_counts`): ``V(s0 + h') <= G(h')`` for ``h' >= 0``.
+    From ``h_k`` with ``G(h_k) < P``, ``G`` grows at most at ``mu sup_{u >= s0 + h_k} e^{-u} psibar(u) +
+    Jscale N1`` (each branch, from its value at ``h_k``): the later of the two lines' crossings is a lower
+    bound again (Newton from below with a slope bound).  At most two steps (the second adds ~3% of the
+    first's gain), while a step adds 1e-2."""
+    cdef double eps, J = 0.0, n0a = 0.0, n1a = 0.0, n0b = 0.0, n1b = 0.0, gap, g, sk, ra, rb, step
+    cdef int _it
+    if jumps:
+        eps = 1e-13 * (1.0 + s0 + pg.lw)
+        J = polled_jump_scale(pg, mu, B)
+        gap = s0 + eps - B
+        polled_counts(pg, gap, &n0a, &n1a, &n0b, &n1b)
+    for _it in range(2):
+        g = v0 + 2e-12 * v0 + mu * polled_integral(pg, s0, h)
+        sk = mu * polled_peak(pg, s0 + h) * (1.0 + 1e-12)
+        if jumps:
+            ra = rb = 0.0
+            if n1a < INFINITY:
+                ra = (P - (g + J * fmax(n0a + n1a * h, 0.0))) / (sk + J * n1a)
+            else:
+                ra = -INFINITY
+            if n1b < INFINITY:
+                rb = (P - (g + J * fmax(n0b + n1b * h, 0.0))) / (sk + J * n1b)
+            else:
+                rb = -INFINITY
+            step = fmax(ra, rb)
+        else:
+            step = (P - g) / sk
+        if not (step > 0.0 and step < INFINITY):
+            break
+        step = step * (1.0 - 1e-12)
+        h += step
+        if step < 1e-2 * h:
+            break
+    return h
+
+
 cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, double v0, double P) noexcept nogil:
     """A lower bound of the first ``s >= s0`` at which the computed ``V(s) >= P``, from ``V(s0) = v0``.
 
@@ -296,7 +411,7 @@ cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, do
     ``P`` above :func:`polled_tail` (the lines' integral and every jump to come), or ``V`` can no longer
     grow (``mu = 0``, ``Delta = 0``, ``s0 = inf``).  No evaluation of ``V``: a few ``exp``, one Lambert W.
     """
-    cdef double cap, s0e, ca, sa, cb, sb, h, r, y, a, x
+    cdef double cap, s0e, ca, sa, cb, sb, h, r, y, a, x, brk, sline
     cdef int n
     if v0 >= P or not (v0 == v0):
         return s0
@@ -306,18 +421,26 @@ cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, do
     if P > cap:
         return INFINITY
     s0e = fmax(s0, 0.0)
-    if P > polled_tail(pg, mu, s0e, v0):
+    brk = polled_break_after(pg, s0e)
+    if P > polled_tail(pg, mu, s0e, v0, brk):
         return INFINITY
-    n = polled_lines(pg, mu, s0e, v0, &ca, &sa, &cb, &sb)
+    n = polled_lines(pg, mu, s0e, v0, brk, &ca, &sa, &cb, &sb, &sline)
     h = 0.0
     if ca < P:
         h = (P - ca) / sa if sa > 0.0 else INFINITY
-    if n == 2 and cb < P:
-        r = (P - cb) / sb if sb > 0.0 else INFINITY
+    if n == 2:
+        if cb < P:
+            r = (P - cb) / sb if sb > 0.0 else INFINITY
+            if r > h:
+                h = r
+        # no jump before brk: V stays below the line without them there
+        r = (P - (v0 + 2e-12 * v0)) / sline if sline > 0.0 else INFINITY
+        r = fmin(r, brk - s0e)
         if r > h:
             h = r
     if h == INFINITY:
         return INFINITY
+    h = polled_reach_refine(pg, mu, s0e, v0, P, h, brk, n == 2)
     h = s0e + h * (1.0 - 1e-13)
     a = polled_alpha(pg)
     if a > 0.0:
