@@ -177,12 +177,13 @@ def test_line_bounds_the_value_across_the_jumps(evaluated):
     loose_a = np.array(loose)
     for lo, hi in BANDS:
         r = loose_a[(loose_a[:, 0] >= lo) & ((loose_a[:, 0] < hi) | (loose_a[:, 0] == 1.0) & (hi == 1.0)), 1]
-        # measured (this seed): medians 1.1-1.6, 90th percentiles 1.2-2.6
+        # measured (this seed): medians 1.13-1.87, 90th percentiles 1.15-2.46
         assert len(r) > 0 and np.median(r) < 3.0 and np.percentile(r, 90) < 6.0, (lo, hi)
 
 
 def test_reach_s_is_at_or_before_the_crossing(evaluated):
     rng = np.random.default_rng(6)
+    ratios: list[float] = []
     for page, s, v in evaluated:
         dl, lam, nu, w, mu = page
         cap = mu / dl
@@ -204,7 +205,12 @@ def test_reach_s_is_at_or_before_the_crossing(evaluated):
                 assert _polled.level_kernel(np.ascontiguousarray(level / (1.0 - 1e-12)), full(m, dl), full(m, lam),
                                             full(m, nu), full(m, w), full(m, mu), inv) < 0
                 assert np.all(r <= np.nextafter(np.maximum(s0, inv), np.inf)), page
+                far = np.isfinite(inv) & (inv > s0 + 1e-9)
+                ratios.extend(((r - s0) / (inv - s0))[far].tolist())
         assert np.all(reach(s0, v0, full(m, cap * (1.0 + 1e-12)), page) == np.inf)
+    # how far the park staleness gets towards the crossing (the scheduler re-evaluates a page parked early):
+    # measured (this seed) median 0.82, 10th percentile 0.44
+    assert np.median(ratios) > 0.7 and np.percentile(ratios, 10) > 0.3
 
 
 def test_tail_psi_and_root_bounds(evaluated):
