@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from freshcore import _polled
@@ -322,3 +322,38 @@ def test_park_staleness_invariants(dl, lam, nu, w, mu, s0, share, level):
         if _polled.level_kernel(np.array([levels[1] / (1.0 - 1e-12)]), *[np.array([x]) for x in page], inv) < 0:
             rr = reach([s0], vs, [levels[1]], page)[0]
             assert rr <= np.nextafter(max(s0, inv[0]), np.inf)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    dl=st.floats(1e-3, 50.0),
+    lam=st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 1.0 - ULP1, 1.0 - 8.0 * ULP1])),
+    nu=st.one_of(st.sampled_from([0.0, 1e-6]), st.floats(1e-3, 3.0)),
+    w=st.sampled_from([10.0, 3.0, 1.0, 0.3, 0.1, 0.03]),
+    mu=st.floats(1e-3, 10.0),
+    s0=st.floats(0.0, 10.0),
+    ds=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=6),
+    level=st.floats(-1.0, 1.5),
+)
+def test_line_bounds_the_value_anywhere(dl, lam, nu, w, mu, s0, ds, level):
+    # any page, any s0 (not only grid points), any later s, and column 0's last breakpoint below the last s
+    # with its neighbours an ulp either side
+    page = (dl, lam, nu, w, mu)
+    aw, lw, _, _ = lattice(page)
+    s = [s0] + [s0 + d for d in ds]
+    k = math.floor((s[-1] - lw) / aw) if aw > 0.0 else 0
+    if aw > 0.0 and 1 <= k < 1e6:
+        beta = aw * k + lw
+        s += [x for x in (beta, math.nextafter(beta, 0.0), math.nextafter(beta, math.inf)) if x >= s0]
+    v = value(np.array(s), page)
+    if v is None:
+        event("refused")
+        return  # the kernel refuses this page (its walk would be too long)
+    slope, c = line1(s0, v[0], level * mu / dl, page)
+    assert slope >= 0.0 and c >= v[0]
+    if slope < np.inf:
+        assert np.all(v[1:] <= c + slope * (np.array(s[1:]) - s0)), (s, v, slope, c)
+    tail = one(sl.polled_tail_kernel, page, s0, v[0])
+    assert np.all(v <= tail)
+    for x, vx in zip(s[1:], v[1:]):
+        assert one(sl.polled_reach_s_kernel, page, s0, v[0], vx) <= x
