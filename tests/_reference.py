@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from freshcore import _polled, _schedule
 from freshcore.estimation import (
     LLNBatch,
     LLNEstimator,
@@ -129,6 +130,80 @@ class DynamicReference(Reference):
     def update(self, ids, pages):
         for a, b in zip(self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate)):
             a[ids] = b
+
+
+class PolledReference:
+    """Brute force for ``value="polled"``: every live page's ``polled_value`` at ``s = Delta (t - ell)`` at every
+    tick, argmax (lowest id on ties); the crawl sets ``ell = c = t``; a poll moves ``ell`` by the scheduler's
+    compiled shift kernel (``_schedule._poll_shift``: the same floating-point operations), an update keeps ``s``
+    at the current time (``_schedule._rescaled_start``)."""
+
+    def __init__(self, pages, rate, poll_interval, last=None):
+        m = len(pages)
+        self.params = [np.array(a, dtype=float, copy=True) for a in
+                       (pages.change_rate, pages.importance, pages.recall, pages.false_rate)]
+        self.w = np.array(np.broadcast_to(np.asarray(poll_interval, dtype=float), (m,)), copy=True)
+        self.c = np.zeros(m) if last is None else np.array(last, dtype=float)
+        self.ell = self.c.copy()
+        self.p = self.c.copy()
+        self.alive = np.ones(m, dtype=bool)
+        self.origin, self.k, self.bandwidth, self.time = 0.0, 0, float(rate), 0.0
+
+    @property
+    def ids(self):
+        return np.flatnonzero(self.alive)
+
+    def values(self, t, ids=None):
+        ids = self.ids if ids is None else np.asarray(ids)
+        dl, mu, lam, nu = (np.ascontiguousarray(a[ids]) for a in self.params)
+        s = np.ascontiguousarray(dl * (t - self.ell[ids]))
+        out = np.empty(len(ids))
+        bad = _polled.sums_kernel(s, dl, lam, nu, np.ascontiguousarray(self.w[ids]), mu, 2, out)
+        assert bad < 0, f"page {ids[bad]} refused"
+        return out
+
+    def next(self):
+        self.k += 1
+        t = self.origin + self.k / self.bandwidth
+        self.time = t
+        ids = self.ids
+        best = int(ids[np.argmax(self.values(t, ids))])
+        self.ell[best] = self.c[best] = t
+        return best
+
+    def poll(self, pages, t, moved):
+        dl, _, lam, nu = self.params
+        for j, mv in zip(np.atleast_1d(pages).tolist(), np.atleast_1d(moved).tolist()):
+            c, p0 = self.c[j], self.p[j]
+            self.p[j] = t
+            if t > c:
+                self.ell[j] = _schedule._poll_shift(self.ell[j], c, p0, t, bool(mv), dl[j], lam[j], nu[j])
+
+    def set_bandwidth(self, rate):
+        self.origin, self.k, self.bandwidth = self.time, 0, float(rate)
+
+    def add(self, pages, last, w):
+        first = len(self.alive)
+        self.params = [np.concatenate([a, b]) for a, b in zip(
+            self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate))]
+        n = len(pages)
+        self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
+        last = np.broadcast_to(np.asarray(last, dtype=float), (n,))
+        for name in ("c", "ell", "p"):
+            setattr(self, name, np.concatenate([getattr(self, name), last]))
+        self.w = np.concatenate([self.w, np.broadcast_to(np.asarray(w, dtype=float), (n,))])
+        return list(range(first, first + n))
+
+    def remove(self, ids):
+        self.alive[ids] = False
+
+    def update(self, ids, pages, w=None):
+        for j, d in zip(np.atleast_1d(ids).tolist(), pages.change_rate.tolist()):
+            self.ell[j] = _schedule._rescaled_start(self.ell[j], self.time, self.params[0][j], d)
+        for a, b in zip(self.params, (pages.change_rate, pages.importance, pages.recall, pages.false_rate)):
+            a[ids] = b
+        if w is not None:
+            self.w[ids] = w
 
 
 def random_pages(rng, m, degenerate=True, duplicates=True):

@@ -222,7 +222,7 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(k=-1), "integer >= 0"),
         (with_(time=math.nan), "finite number"),
         (with_(built=1), "must be a bool"),
-        (with_(value="ncis"), "'value' entry.*must be one of 'exact', 'approx', 'greedy', 'cis', got 'ncis'"),
+        (with_(value="ncis"), "'value' entry.*must be one of 'exact', 'approx', 'greedy', 'cis', 'polled', got 'ncis'"),
         (with_(rate=0.0), "'rate' entry.*must be > 0.0, got 0.0"),
         (with_(change_rate=-good["change_rate"] - 1),
          r"'change_rate' entry.*must hold numbers >= 0.0; change_rate\[0\]"),

@@ -17,6 +17,7 @@ cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back
     Park park
     double winner_last_crawl
     uint32_t winner_signals
+    double winner_crawl  # (under "polled")
 
 
 @cython.final
@@ -25,6 +26,7 @@ cdef class SchedulerState:
     # bucket code; ``pages`` and ``buckets`` hold their data pointers
     cdef object records_array
     cdef object false_rate, recall, bucket
+    cdef object polled_arrays  # under "polled": (crawl, last poll, poll interval), float64; else None
     cdef Pages pages
     cdef Py_ssize_t n_ids, capacity, n_live  # ids handed out, slots allocated, live pages
     cdef Buckets buckets
@@ -67,5 +69,7 @@ cdef class SchedulerState:
     cdef Py_ssize_t _step(self) noexcept nogil
     # signals and dynamic pages
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil
+    cdef int _shift_earlier(self, Py_ssize_t j, double d, double span) noexcept nogil
+    cdef int _poll(self, Py_ssize_t j, double t, bint moved) noexcept nogil
     cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
                                   double recall) noexcept nogil

@@ -257,9 +257,9 @@ import numpy as np
 from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count, freshcore_trim)
-from freshcore._schedule_pages cimport (PageRecord, GREEDY, page_tau, value_at, signal_time,
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, signal_time,
                                         page_alpha, interval_bound, popped_reserve, popped_resize, popped_free,
-                                        page_records, grown)
+                                        page_records, grown, poll_shift, rescaled_start)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of, reach_time, line_park_time, key_pad,
@@ -352,6 +352,18 @@ def _fill_records(records, const double[::1] delta, const double[::1] mu, const 
             p[j].n_signals = 0
 
 
+def _poll_shift(double ell, double c, double p0, double t, bint moved, double dl, double lam, double nu):
+    """The effective start of a polled page after a poll at ``t > c`` (the compiled ``poll_shift``; for the
+    brute-force reference of the tests, which must make the same floating-point operations)."""
+    return poll_shift(ell, c, p0, t, moved, dl, lam, nu)
+
+
+def _rescaled_start(double ell, double now, double old_dl, double new_dl):
+    """The effective start that keeps a polled page's staleness at ``now`` across a change of Delta (the compiled
+    ``rescaled_start``; for the tests' reference)."""
+    return rescaled_start(ell, now, old_dl, new_dl)
+
+
 def _no_memory(what):
     return MemoryError(f"out of memory in the crawl scheduler: {what}")
 
@@ -365,7 +377,8 @@ cdef class SchedulerState:
     """Per-page state and the buckets (see the module notes).
 
     ``SchedulerState(delta, mu, nu, recall, kind, terms, rate, signal_delay,
-    last=None)``; kind 0 exact, 1 approx-``terms``, 2 greedy, 3 cis.
+    last=None, poll_interval=None)``; kind 0 exact, 1 approx-``terms``, 2
+    greedy, 3 cis, 4 polled (``poll_interval`` required: each page's ``w``).
     ``alpha``, ``gamma`` and ``beta`` are recomputed from these when needed
     (the same floating-point operations as ``PageModel``, ``beta`` by the
     same compiled function, so the same bits), to save memory.
@@ -374,7 +387,10 @@ cdef class SchedulerState:
     record array is 32-byte aligned), false rate and recall (8 bytes each,
     read by the kinds that use signals), the 2-byte bucket code (also the live
     flag) and the 12-byte entry of its bucket (key and page id; 16 bytes in
-    the calendar); the capacities are ``_schedule_buckets``'.
+    the calendar); the capacities are ``_schedule_buckets``'.  Under "polled"
+    only, three float64 arrays more: crawl time ``c``, last poll time ``p``
+    and poll interval ``w`` (the record's ``last_crawl`` is then the effective
+    start ``ell``, ``s = Delta (t - ell)``).
     """
 
     def __cinit__(self):
@@ -386,14 +402,19 @@ cdef class SchedulerState:
         popped_free(&self.popped)
 
     def __init__(self, delta, mu, nu, recall, int kind, long terms,
-                 double rate, double signal_delay, last=None):
+                 double rate, double signal_delay, last=None, poll_interval=None):
         m = np.shape(nu)[0]
         records = page_records(m, False)
         _fill_records(records, np.ascontiguousarray(delta, dtype=np.float64),
                       np.ascontiguousarray(mu, dtype=np.float64),
                       None if last is None else np.ascontiguousarray(last, dtype=np.float64))
+        polled = None
+        if kind == POLLED:  # crawl and last poll at the last crawl; each page's w
+            crawl = np.zeros(m) if last is None else np.array(last, dtype=np.float64, copy=True)
+            polled = (crawl, crawl.copy(), np.array(poll_interval, dtype=np.float64, copy=True))
         self._set_arrays(records, np.array(nu, dtype=np.float64, copy=True),
-                         np.array(recall, dtype=np.float64, copy=True), np.full(m, NOT_PLACED, dtype=np.uint16))
+                         np.array(recall, dtype=np.float64, copy=True), np.full(m, NOT_PLACED, dtype=np.uint16),
+                         polled)
         # (the other fields start at 0: time 0, no tick, no winning value, no park level, not built)
         self.pages.kind, self.pages.terms = kind, terms
         self.n_ids = self.capacity = self.n_live = m
@@ -402,18 +423,27 @@ cdef class SchedulerState:
         self.park.margin, self.park.horizon = PARK_EPS, -INFINITY
         self.failed_page = -1
 
-    def _set_arrays(self, records, false_rate, recall, bucket):
-        """The per-page arrays (same length) and the pointers to their data."""
+    def _set_arrays(self, records, false_rate, recall, bucket, polled=None):
+        """The per-page arrays (same length) and the pointers to their data; ``polled``: (crawl, last poll, poll
+        interval) under "polled", else None."""
         cdef PageRecord[::1] r = records
         cdef double[::1] nu = false_rate
         cdef double[::1] lam = recall
         cdef bucket_t[::1] code = bucket
+        cdef double[::1] c
+        cdef double[::1] pl
+        cdef double[::1] w
         self.records_array, self.false_rate, self.recall, self.bucket = records, false_rate, recall, bucket
         n = r.shape[0]
         self.pages.records = self.buckets.records = &r[0] if n > 0 else NULL
         self.pages.false_rate = &nu[0] if n > 0 else NULL
         self.pages.recall = &lam[0] if n > 0 else NULL
         self.buckets.code = &code[0] if n > 0 else NULL
+        self.polled_arrays = polled
+        self.pages.crawl = self.pages.last_poll = self.pages.poll_interval = NULL
+        if polled is not None and n > 0:
+            c, pl, w = polled
+            self.pages.crawl, self.pages.last_poll, self.pages.poll_interval = &c[0], &pl[0], &w[0]
 
     cdef _usable(self):
         if self.broken:
@@ -496,7 +526,7 @@ cdef class SchedulerState:
 
     def last_crawl(self):
         """Last crawl of each live page, in id order (copy)."""
-        return self._live(self._field("last_crawl"))
+        return self._live(self.last_crawl_view())
 
     def signal_counts(self):
         """Counted signals of each live page, in id order (int64 copy)."""
@@ -514,11 +544,19 @@ cdef class SchedulerState:
                 self._live(self.recall), self._live(self.false_rate))
 
     def last_crawl_of(self, Py_ssize_t j):
-        return self.pages.records[j].last_crawl
+        return self.pages.crawl[j] if self.pages.kind == POLLED else self.pages.records[j].last_crawl
 
     def last_crawl_view(self):
-        """Read-only view of the last-crawl times (no copy; valid until the next call that changes them)."""
-        a = self._field("last_crawl")
+        """Read-only view of the last-crawl times (no copy; valid until the next call that changes them); under
+        "polled" the crawl times (the records hold the effective starts)."""
+        a = self.polled_arrays[0][:self.n_ids] if self.pages.kind == POLLED else self._field("last_crawl")
+        a.flags.writeable = False
+        return a
+
+    def polled_view(self, Py_ssize_t which):
+        """Read-only view of ids ``0 .. n_slots - 1``'s effective start (0), last poll (1) or poll interval (2),
+        under "polled"."""
+        a = self._field("last_crawl") if which == 0 else self.polled_arrays[which][:self.n_ids]
         a.flags.writeable = False
         return a
 
@@ -531,7 +569,9 @@ cdef class SchedulerState:
             heaps += self.buckets.heaps[b].capacity + (HEAP_LEAD if self.buckets.heaps[b].capacity > 0 else 0)
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
         # the popped pages; the calendar; the heap headers and scan positions; the scan and its candidates
-        return (self.capacity * (sizeof(PageRecord) + 2 * sizeof(double) + sizeof(bucket_t))
+        # (under "polled" three float64 arrays more: crawl, last poll, poll interval)
+        return (self.capacity * (sizeof(PageRecord) + (5 if self.pages.kind == POLLED else 2) * sizeof(double)
+                                 + sizeof(bucket_t))
                 + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
                 + self.popped.capacity * (sizeof(int32_t) + 4 * sizeof(double) + sizeof(bucket_t))
@@ -566,6 +606,8 @@ cdef class SchedulerState:
         do not close in on the level a park at a time."""
         if self.pages.kind == GREEDY:
             return parks(&self.park, &self.pages.records[j], v, tau)
+        if self.pages.kind == POLLED:
+            return False  # POLLED (interim, issue 19): never parks until its park keys plug in here and in _park_key
         return (parks(&self.park, &self.pages.records[j], v, tau) and v < self.park.level * (1.0 - self.park.margin)
                 and page_alpha(&self.pages, j) > 0.0)
 
@@ -847,6 +889,8 @@ cdef class SchedulerState:
         if best >= 0:
             self.pages.records[best].last_crawl = u.winner_last_crawl
             self.pages.records[best].n_signals = u.winner_signals
+            if self.pages.kind == POLLED:
+                self.pages.crawl[best] = u.winner_crawl
         self.tick, self.n_ticks, self.now = u.tick, u.n_ticks, u.now
         self.buckets.calendar.last_popped_tick = u.last_popped_tick
         self.n_evaluations, self.park = u.n_evaluations, u.park
@@ -1108,6 +1152,9 @@ cdef class SchedulerState:
         undo.winner_signals = self.pages.records[best].n_signals
         self.pages.records[best].last_crawl = t
         self.pages.records[best].n_signals = 0
+        if self.pages.kind == POLLED:  # the crawl starts s at 0 (ell = c = t); the last poll is kept
+            undo.winner_crawl = self.pages.crawl[best]
+            self.pages.crawl[best] = t
         for i in range(pn):
             j = self.popped.id[i]
             if i + FALL_AHEAD < pn:  # (after a fall, pn is every parked page: their records fetched ahead)
@@ -1268,10 +1315,8 @@ cdef class SchedulerState:
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil:
         """1 if counted, 0 if discarded, -1 if memory is exhausted, NO_VALUE if the page's value cannot be computed
         (nothing changed then)."""
-        cdef double b, key, new_key
-        cdef Py_ssize_t k, i
+        cdef double b
         cdef int placed
-        cdef long long evaluations
         cdef PageRecord* r = &self.pages.records[j]
         if t - r.last_crawl < self.signal_delay:
             return 0
@@ -1281,39 +1326,108 @@ cdef class SchedulerState:
         b = signal_time(&self.pages, j)
         if b == 0.0:
             return 1  # tau unchanged
-        k = self.buckets.code[j]
-        i = r.entry
+        placed = self._shift_earlier(j, b, b * <double>r.n_signals)
+        if placed < 0:
+            r.n_signals -= 1
+            return placed
+        return 1
+
+    cdef int _shift_earlier(self, Py_ssize_t j, double d, double span) noexcept nogil:
+        """Page j's tau has grown by d > 0 (a counted signal's b_j, a moved poll's rise over Delta; ``span``: the
+        size of the shifts its tau holds, for the key's pad): its line (or a parked page's bounds) moves left by
+        d, the key lowered (no evaluation); d = inf and the buckets without a time key (CONSTANT, UNBOUNDED)
+        re-evaluate it at the current time.  0, or -1 if memory is exhausted, NO_VALUE if its value cannot be
+        computed (its bucket and key as before then; the caller puts its own change back)."""
+        cdef double key, new_key
+        cdef Py_ssize_t k = self.buckets.code[j], i = self.pages.records[j].entry
+        cdef int placed
+        cdef long long evaluations
         key = buckets_key_of(&self.buckets, j)
-        if b == INFINITY or k == CONSTANT or k == UNBOUNDED:
+        if d == INFINITY or k == CONSTANT or k == UNBOUNDED:
             evaluations = self.n_evaluations
             buckets_take(&self.buckets, k, i)
             placed = self._place(j, self.now)
             if placed < 0:
                 buckets_push(&self.buckets, j, k, key)  # (room: it has just left)
-                r.n_signals -= 1
                 self.n_evaluations = evaluations
                 return placed
             buckets_shrink(&self.buckets)
-            return 1
+            return 0
         if key == INFINITY:
-            return 1  # parked, never to reach the level (its bound holds at every later tau)
-        # tau_j grows by b: the line (or a parked page's bounds) moves left by b (key lowered; pad for the
-        # larger b n)
-        new_key = (key - b) - 8.0 * DBL_EPSILON * (b * <double>r.n_signals + fabs(key))
+            return 0  # parked, never to reach the level (its bound holds at every later tau)
+        # (pad for the larger shift held)
+        new_key = (key - d) - 8.0 * DBL_EPSILON * (span + fabs(key))
         if k == FAR and new_key > self.park.horizon:
             self.buckets.heaps[FAR].keys[i] = new_key  # (an unsorted list)
-            return 1
+            return 0
         if k == PARK or k == FAR:
             # due by the horizon: in the calendar (at the next tick if its new key has passed)
             buckets_take(&self.buckets, k, i)
             if buckets_push(&self.buckets, j, PARK, new_key) < 0:
                 buckets_push(&self.buckets, j, k, key)  # (room: it has just left)
-                r.n_signals -= 1
                 return -1
-            return 1
+            return 0
         key = new_key
         heap_sift_up(&self.buckets.heaps[k], i, <int32_t>j, key, self.pages.records)
         buckets_set_top(&self.buckets, k)
+        return 0
+
+    # -- polls (value kind "polled") ------------------------------------------------
+    def polls_ok(self, const Py_ssize_t[::1] pages, double t):
+        """Whether ``poll_many(pages, t, ...)`` needs no check of its ids and time: every id is live and t is not
+        before its page's last poll (t itself checked by the caller).  False sends the caller to the checks that
+        name the first bad index."""
+        cdef Py_ssize_t i, j, n = pages.shape[0]
+        cdef bint ok = self.pages.kind == POLLED
+        with nogil:
+            for i in range(n if ok else 0):
+                j = pages[i]
+                if j < 0 or j >= self.n_ids or self.buckets.code[j] == DEAD or not (t >= self.pages.last_poll[j]):
+                    ok = False
+                    break
+        return ok
+
+    def poll_many(self, const Py_ssize_t[::1] pages, double t, const unsigned char[::1] moved):
+        """Record the polls ``(pages[i], t, moved[i])`` in order (checked by the caller); returns how many raised
+        a page's staleness (moved, with a part of the window after the crawl)."""
+        cdef Py_ssize_t i, n = pages.shape[0], rose = 0
+        cdef int r = 0
+        self._usable()
+        with nogil:
+            for i in range(n):
+                r = self._poll(pages[i], t, moved[i] != 0)
+                if r < 0:
+                    break
+                rose += r
+        if r == -1:
+            raise _no_memory(f"poll {i + 1} of {n} (the first {i} were recorded, the others not)")
+        if r == NO_VALUE:
+            raise self._failed(f" At poll {i + 1} of {n}: the first {i} were recorded, the others not.")
+        return rose
+
+    cdef int _poll(self, Py_ssize_t j, double t, bint moved) noexcept nogil:
+        """A poll of page j at t (not before its last poll): the last poll time set and, for a window that reaches
+        past the crawl, the effective start moved (``poll_shift``).  A fall of s (not moved) needs nothing more:
+        the value only falls, so every key and bound stays valid; a rise moves the key earlier by rise/Delta
+        (``_shift_earlier``).  1 if s rose, 0 otherwise, -1 if memory is exhausted, NO_VALUE if the page's value
+        cannot be computed (nothing changed then)."""
+        cdef PageRecord* r = &self.pages.records[j]
+        cdef double ell = r.last_crawl, c = self.pages.crawl[j], p0 = self.pages.last_poll[j], new_ell
+        cdef int placed
+        self.pages.last_poll[j] = t
+        if not (t > c):
+            return 0  # at or before the crawl: only the start of the next window
+        new_ell = poll_shift(ell, c, p0, t, moved, r.change_rate, self.pages.recall[j], self.pages.false_rate[j])
+        r.last_crawl = new_ell
+        if not (new_ell < ell):
+            return 0
+        if not self.built:
+            return 1
+        placed = self._shift_earlier(j, ell - new_ell, fabs(ell) + fabs(new_ell))
+        if placed < 0:
+            r.last_crawl = ell
+            self.pages.last_poll[j] = p0
+            return placed
         return 1
 
     # -- dynamic pages ------------------------------------------------------------
@@ -1325,13 +1439,15 @@ cdef class SchedulerState:
         cap = max(need, 2 * cap, 16)
         records = page_records(cap)
         records[:m] = self.records_array[:m]
+        polled = None if self.polled_arrays is None else tuple(grown(a, m, cap, 0.0) for a in self.polled_arrays)
         self._set_arrays(records, grown(self.false_rate, m, cap, 0.0), grown(self.recall, m, cap, 0.0),
-                         grown(self.bucket, m, cap, NOT_PLACED))
+                         grown(self.bucket, m, cap, NOT_PLACED), polled)
         self.capacity = cap
 
     def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
-            const double[::1] recall, const double[::1] last):
-        """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id."""
+            const double[::1] recall, const double[::1] last, const double[::1] poll_interval=None):
+        """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id (``poll_interval`` under
+        "polled": crawl and last poll at ``last``)."""
         cdef Py_ssize_t i, j, q, n = delta.shape[0], first = self.n_ids
         cdef long long evaluations = self.n_evaluations
         cdef int failed = 0
@@ -1344,6 +1460,9 @@ cdef class SchedulerState:
                 r = &self.pages.records[j]
                 r.change_rate, r.importance, r.last_crawl, r.n_signals, r.entry = delta[i], mu[i], last[i], 0, -1
                 self.pages.false_rate[j], self.pages.recall[j] = nu[i], recall[i]
+                if self.pages.kind == POLLED:
+                    self.pages.crawl[j] = self.pages.last_poll[j] = last[i]
+                    self.pages.poll_interval[j] = poll_interval[i]
                 self.buckets.code[j] = NOT_PLACED
                 self.n_ids += 1
                 self.n_live += 1
@@ -1377,18 +1496,28 @@ cdef class SchedulerState:
                 self.n_live -= 1
 
     def update(self, const Py_ssize_t[::1] ids, const double[::1] delta, const double[::1] mu,
-               const double[::1] nu, const double[::1] recall):
-        """New parameters for live pages (distinct ids); last crawl and signal count kept."""
+               const double[::1] nu, const double[::1] recall, const double[::1] poll_interval=None):
+        """New parameters for live pages (distinct ids); last crawl and signal count kept.  Under "polled", the
+        new poll intervals (None: kept), and the effective start moved so that s at the current time is kept
+        (``rescaled_start``)."""
         cdef Py_ssize_t i, j, q, n = ids.shape[0]
         cdef long long evaluations = self.n_evaluations
         cdef int failed = 0
+        cdef bint polled = self.pages.kind == POLLED
         self._usable()
-        # each page's parameters, bucket and key before the call, to put it back if memory runs out
-        cdef double[:, ::1] old = np.empty((n, 5), dtype=np.float64)
+        # each page's parameters, bucket and key before the call (and, under "polled", its effective start and
+        # poll interval), to put it back if memory runs out
+        cdef double[:, ::1] old = np.empty((n, 7), dtype=np.float64)
         cdef Py_ssize_t[::1] old_code = np.empty(n, dtype=np.intp)
         with nogil:
             for i in range(n):
                 j = ids[i]
+                if polled:
+                    old[i, 5], old[i, 6] = self.pages.records[j].last_crawl, self.pages.poll_interval[j]
+                    self.pages.records[j].last_crawl = rescaled_start(old[i, 5], self.now,
+                                                                      self.pages.records[j].change_rate, delta[i])
+                    if poll_interval is not None:
+                        self.pages.poll_interval[j] = poll_interval[i]
                 self._swap_params(j, &old[i, 0], delta[i], mu[i], nu[i], recall[i])
                 old_code[i] = self.buckets.code[j]
                 if old_code[i] < N_CODES:
@@ -1403,6 +1532,8 @@ cdef class SchedulerState:
                         if q < i:
                             buckets_remove(&self.buckets, j)
                         self._swap_params(j, NULL, old[q, 0], old[q, 1], old[q, 2], old[q, 3])
+                        if polled:
+                            self.pages.records[j].last_crawl, self.pages.poll_interval[j] = old[q, 5], old[q, 6]
                         if old_code[q] < N_CODES and buckets_push(&self.buckets, j, old_code[q], old[q, 4]) < 0:
                             self.broken = True  # (cannot happen: the room is there)
                     self.n_evaluations = evaluations
@@ -1458,6 +1589,7 @@ cdef class SchedulerState:
 
 def _restore(params, int kind, long terms, state):
     """Unpickle a :class:`SchedulerState` (its ``__reduce__``)."""
-    s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"])
+    s = SchedulerState(*params, kind, terms, state["rate"], state["signal_delay"],
+                       poll_interval=state["poll_interval"] if kind == POLLED else None)
     s.import_state(state)
     return s

@@ -11,6 +11,7 @@
 from libc.math cimport INFINITY, log
 
 from freshcore._schedule cimport SchedulerState
+from freshcore._schedule_pages cimport POLLED
 from freshcore._schedule_buckets cimport PARK, FAR, N_CODES, DEAD, NOT_PLACED, buckets_key_of, buckets_fill
 
 
@@ -30,6 +31,7 @@ cdef inline dict state_export(SchedulerState s):
     """Every array and scalar of ``s`` the decisions depend on, as a dict of copies (the file format's keys)."""
     import numpy as np
     cdef Py_ssize_t m = s.n_ids
+    cdef bint polled = s.pages.kind == POLLED
     alive = s.alive_mask()
     bucket = s.bucket[:m]
     return {
@@ -38,7 +40,11 @@ cdef inline dict state_export(SchedulerState s):
         "recall": np.array(s.recall[:m], copy=True),
         "false_rate": np.array(s.false_rate[:m], copy=True),
         "alive": alive,
-        "last": np.array(s._field("last_crawl"), copy=True),
+        "last": np.array(s._field("last_crawl"), copy=True),  # (under "polled": the effective start)
+        # crawl and last poll times and poll intervals: under "polled" its arrays, else last, last and inf
+        "crawl": np.array(s.polled_arrays[0][:m] if polled else s._field("last_crawl"), copy=True),
+        "poll": np.array(s.polled_arrays[1][:m] if polled else s._field("last_crawl"), copy=True),
+        "poll_interval": np.array(s.polled_arrays[2][:m], copy=True) if polled else np.full(m, np.inf),
         "ncis": np.array(s._field("n_signals"), dtype=np.int64),
         "key": state_keys(s),
         "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
@@ -76,6 +82,9 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     cdef Py_ssize_t m = s.n_ids
     s._field("last_crawl")[:] = np.asarray(d["last"], dtype=np.float64)
     s._field("n_signals")[:] = np.asarray(d["ncis"], dtype=np.uint32)
+    if s.pages.kind == POLLED:
+        for a, name in zip(s.polled_arrays, ("crawl", "poll", "poll_interval")):
+            a[:m] = np.asarray(d[name], dtype=np.float64)
     bucket = np.asarray(d["bucket"], dtype=np.uint16)
     s.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
     alive = np.asarray(d["alive"], dtype=bool)

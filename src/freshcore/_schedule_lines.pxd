@@ -11,7 +11,7 @@ from libc.string cimport memcpy
 
 from freshcore._core cimport residual1_inverse, residual_exp
 
-from freshcore._schedule_pages cimport Pages, GREEDY, CIS, page_alpha, page_gamma
+from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma
 
 cdef extern from "_schedule_constants.h":
     const double BOUND_MARGIN "FRESHCORE_BOUND_MARGIN"
@@ -203,6 +203,11 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
     cdef double a = dl if p.kind == GREEDY else page_alpha(p, j)
     cdef int b, family = 0
+    if p.kind == POLLED:
+        # POLLED (interim, issue 19): no line bound yet -- every polled page is UNBOUNDED, evaluated at every
+        # tick (exact by construction).  The polled line bounds (intercept J0 in the key, slope S) plug in here.
+        key[0] = t0
+        return UNBOUNDED
     s = value_slope(mu, dl, a, tau0, ex)
     if p.kind != GREEDY and s > 0.0:
         s = psi_slope(mu, a, tau0, psi0, bj if p.kind != CIS else INFINITY, page_gamma(p, j), s)

@@ -4,11 +4,12 @@
 # (compiled into freshcore._schedule):
 # ``from freshcore._schedule_pages cimport Pages, value_at``.
 
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, exp, expm1, log1p
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport free
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
+from freshcore._polled cimport PolledPage, polled_prepare, polled_value
 from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
 
 cdef enum:  # value kinds (freshcore.schedule's _KINDS)
@@ -16,6 +17,7 @@ cdef enum:  # value kinds (freshcore.schedule's _KINDS)
     APPROX = 1
     GREEDY = 2
     CIS = 3
+    POLLED = 4  # polled signals (freshcore._polled): last_crawl holds the effective start ell, s = Delta (t - ell)
 
 
 cdef struct PageRecord:
@@ -57,11 +59,15 @@ cdef struct Pages:
     double* recall
     int kind
     long terms  # of approx-j
+    # under POLLED only (NULL otherwise): each page's crawl time c, last poll time p and poll interval w
+    double* crawl
+    double* last_poll
+    double* poll_interval
 
 
 cdef inline double signal_time(const Pages* p, Py_ssize_t j) noexcept nogil:
     """b_j, the time-equivalent of one signal for the value kind (freshcore._schedule's module notes)."""
-    if p.kind == GREEDY:
+    if p.kind == GREEDY or p.kind == POLLED:
         return 0.0
     if p.kind == CIS:
         return INFINITY if p.recall[j] * p.records[j].change_rate > 0.0 else 0.0
@@ -93,7 +99,13 @@ cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex
     """V_j(tau); for Greedy ``ex[0] = e^{-Delta tau}`` when it was computed, else (and for the other kinds) -1;
     ``b[0] = b_j`` (``signal_time``, the same bits), computed once for the value and the bounds."""
     cdef double dl = p.records[j].change_rate
+    cdef PolledPage pg
     ex[0] = -1.0
+    if p.kind == POLLED:
+        # V(s) at s = Delta (t - ell): polled_sums gives 0 for s <= 0, mu/Delta for s = inf, 0 for Delta = 0
+        b[0] = 0.0
+        polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+        return polled_value(&pg, dl * tau, p.records[j].importance)
     if p.kind == GREEDY:
         b[0] = 0.0
         return greedy_value_ex(tau, dl, p.records[j].importance, ex)
@@ -111,11 +123,51 @@ cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, doub
     is tau): ``min(tau, (tau + beta)/(1 + gamma beta))``, since by Wald's identity ``(1 + gamma beta) psi`` is
     the expected effective elapsed time at the crawl, at most ``tau + beta`` (a signal's jump passes tau by
     less than beta).  Not psi itself, which costs several values."""
-    cdef double w
+    cdef double w, a
+    if p.kind == POLLED:
+        # s_t >= alpha t along every path (the drift of an unmoved window), so psi(s) <= s/alpha: in time units
+        # tau Delta/alpha, inf when alpha = 0 (polled bounds: the lead's slice; the interim does not use it)
+        a = page_alpha(p, j)
+        if not (tau > 0.0):
+            return 0.0
+        return (tau * p.records[j].change_rate) / a if a > 0.0 else INFINITY
     if p.kind == GREEDY or not (0.0 < b < INFINITY):
         return tau
     w = ((tau + b) / (1.0 + page_gamma(p, j) * b)) * (1.0 + 1e-15)
     return w if w < tau else tau
+
+
+cdef inline double poll_shift(double ell, double c, double p0, double t, bint moved, double dl, double lam,
+                              double nu) noexcept nogil:
+    """The effective start ``ell`` after a poll at ``t`` of a page crawled at ``c`` whose last poll was at ``p0``
+    (``t > c``; the window ``(p0, t]``, ``l = t - max(c, p0)`` after the crawl, ``a = max(0, c - p0)`` before it):
+    not moved, ``s`` falls by ``lambda Delta l`` (``ell + lambda l``); moved, it rises by
+    ``extra = log1p(e^{-e} (1 - e^{-lambda Delta l})/(1 - e^{-e}))``, ``e = nu l + gamma a``
+    (``ell - extra/Delta``; ``-inf`` when ``e = 0``: the move proves a change), ``freshcore.polled_signals``'
+    window posterior less the ``Delta l`` that ``s = Delta (t - ell)`` has already grown by."""
+    cdef double after = t - (c if c > p0 else p0), a = c - p0 if c > p0 else 0.0
+    cdef double ld = lam * dl, e, extra
+    if not moved:
+        e = ell + lam * after
+        return e if e < t else t  # (ell <= t: the rounding of ell + l when lambda = 1)
+    if ld * after == 0.0:
+        return ell
+    e = nu * after + (ld + nu) * a
+    if e == 0.0:
+        return -INFINITY
+    extra = log1p(exp(-e) * -expm1(-ld * after) / -expm1(-e))
+    return ell - extra / dl
+
+
+cdef inline double rescaled_start(double ell, double now, double old_dl, double new_dl) noexcept nogil:
+    """The effective start that keeps a polled page's ``s = Delta (now - ell)`` when Delta changes (``now``
+    if either Delta is 0: ``s`` is then 0, or meaningless; ``ell`` if ``s <= 0``).  Never after ``now`` unless
+    ``ell`` is."""
+    if not (now - ell > 0.0):
+        return ell  # s <= 0 (a poll after the current time): V = 0, kept
+    if old_dl == 0.0 or new_dl == 0.0:
+        return now
+    return now - (old_dl * (now - ell)) / new_dl
 
 
 cdef struct Popped:

@@ -17,6 +17,7 @@ from freshcore import _schedule, _statefile
 from freshcore._papers import BUSA_FEKETE_2025, cites
 from freshcore._validation import (
     check_array,
+    check_binary,
     check_int,
     check_page_id,
     check_page_ids,
@@ -24,6 +25,26 @@ from freshcore._validation import (
     check_scalar,
 )
 from freshcore.pages import PageModel, check_pages
+
+
+def check_poll_interval(poll_interval: Any, value: str, n: int, caller: str) -> np.ndarray | None:
+    """``poll_interval`` of ``value="polled"`` as n per-page values ``w > 0`` (a scalar: all; ``inf`` allowed),
+    a float64 copy; required there, refused otherwise (None for the other kinds)."""
+    if value != "polled":
+        if poll_interval is not None:
+            raise ValueError(f"The 'poll_interval' parameter of {caller} is only used with value='polled'. Got "
+                             f"{poll_interval!r}.")
+        return None
+    if poll_interval is None:
+        raise ValueError(f"The 'poll_interval' parameter of {caller} is required with value='polled'.")
+    w = check_array(poll_interval, "poll_interval", caller, ndim=(0, 1), low=0.0, low_inclusive=False,
+                    allow_inf=True)
+    if np.ndim(poll_interval) == 0:
+        return np.full(n, float(w[0]))
+    if len(w) != n:
+        raise ValueError(f"The 'poll_interval' parameter of {caller} must be a number or an array of length {n} "
+                         f"(one per page). Got length {len(w)} instead.")
+    return np.array(w, dtype=np.float64, copy=True)
 
 
 class SchedulerBase(_statefile.StateFile):
@@ -129,6 +150,19 @@ class SchedulerBase(_statefile.StateFile):
         """Record a checked signal."""
         raise NotImplementedError
 
+    def _last_poll_of(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Last poll times of live ids (value "polled")."""
+        raise NotImplementedError
+
+    def _polls_ok(self, pages: np.ndarray, t: float) -> bool:
+        """Whether a compiled pass finds the polls' ids live and ``t`` not before each one's last poll (then
+        ``poll`` skips those checks); the default is False."""
+        return False
+
+    def _poll_many(self, pages: np.ndarray, t: float, moved: np.ndarray) -> int:  # pragma: no cover
+        """Record checked polls in order (``moved`` uint8 flags)."""
+        raise NotImplementedError
+
     def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
         """Whether a compiled pass finds the signals valid (then ``signal_many`` skips its checks); the default
         is False: every signal goes through the checks."""
@@ -149,8 +183,8 @@ class SchedulerBase(_statefile.StateFile):
         """Refuse ``n`` new pages when they would take the page ids past their limit."""
         raise NotImplementedError
 
-    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """Add checked pages; their new ids (int64)."""
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:  # pragma: no cover
+        """Add checked pages (and, under "polled", their poll intervals); their new ids (int64)."""
         raise NotImplementedError
 
     def _check_removal(self, ids: np.ndarray, caller: str) -> None:
@@ -159,7 +193,7 @@ class SchedulerBase(_statefile.StateFile):
     def _remove(self, ids: np.ndarray) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    def _update(self, ids: np.ndarray, pages: PageModel) -> None:  # pragma: no cover
+    def _update(self, ids: np.ndarray, pages: PageModel, poll_interval: Any = None) -> None:  # pragma: no cover
         raise NotImplementedError
 
     # -- decisions ------------------------------------------------------------------------------------------
@@ -214,6 +248,7 @@ class SchedulerBase(_statefile.StateFile):
         caller = f"{self._NAME}.run"
         k = check_int(n, "n", caller, low=0)
         if signals is not None:
+            self._no_signals(caller)
             if not isinstance(signals, tuple) or len(signals) != 2:
                 raise TypeError(f"The 'signals' parameter of {caller} must be a (pages, times) pair of arrays, got "
                                 f"{type(signals).__name__}.")
@@ -288,6 +323,7 @@ class SchedulerBase(_statefile.StateFile):
             If ``page`` is not an integer or ``t`` not a real number.
         """
         caller = f"{self._NAME}.signal"
+        self._no_signals(caller)
         j = check_page_id(page, "page", caller, self._n_ids, self._alive_of)
         tt = check_scalar(t, "t", caller)
         ids = np.array([j], dtype=np.intp)
@@ -330,10 +366,103 @@ class SchedulerBase(_statefile.StateFile):
         TypeError
             If ``pages`` is not an integer array or ``times`` not real.
         """
+        self._no_signals(f"{self._NAME}.signal_many")
         p, tt = self._checked_signals(pages, times, f"{self._NAME}.signal_many")
         if len(p) == 0:
             return np.zeros(0, dtype=bool)
         return self._signal_many(p, tt)
+
+    def _no_signals(self, caller: str) -> None:
+        if self._value == "polled":
+            raise ValueError(f"{caller}: a scheduler of value 'polled' takes polls, not signals: call "
+                             f"poll(pages, t, moved).")
+
+    # -- polls (value "polled") -------------------------------------------------------------------------------
+    @property
+    def poll(self) -> Any:
+        """``poll(pages, t, moved, lastmod=None)``: record polls of the pages' signal sources (value "polled").
+
+        Only a scheduler of ``value="polled"`` has it: for the other kinds
+        the attribute does not exist (``AttributeError``, so that
+        ``getattr(policy, "poll", None)`` tells a simulator to feed them
+        signals instead).
+
+        Parameters
+        ----------
+        pages : array_like of int of shape (n,)
+            Ids of live pages (a page may repeat: its later polls see an
+            empty window).
+        t : float
+            Time of the polls, finite and not before the scheduler's time
+            nor any of the pages' last poll.
+        moved : array_like of bool of shape (n,)
+            Whether each page's signal moved since its previous poll (0/1
+            accepted).
+        lastmod : array_like, optional
+            The time of the latest move, where the source gives it: accepted
+            and not used (the value uses only whether the signal moved).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If a page is not a live id, ``t`` is not finite or precedes the
+            scheduler's time or a page's last poll, a flag is not 0/1, or the
+            lengths differ (the message names the first bad index; no poll is
+            recorded); or (:class:`~freshcore.value.PageValueError`) a page
+            whose value a moved poll makes the scheduler evaluate cannot be
+            computed in bounded time: the polls before it are recorded (the
+            message says how many).
+        TypeError
+            If ``pages`` is not an integer array or ``t`` not a real number.
+        AttributeError
+            If the scheduler's value kind is not "polled".
+
+        Notes
+        -----
+        A poll closes the page's window ``(p, t]`` (``p`` its last poll; at
+        first its last crawl).  The part after the crawl, ``l``, changes the
+        page's log-staleness ``s`` (:func:`freshcore.polled_signals.window_staleness`
+        less the ``Delta l`` that ``s`` has already grown by): an unmoved
+        window lowers ``s`` by ``lambda Delta l``, which only lowers the
+        page's value (nothing else to do); a moved one raises it, and the
+        page's bound moves earlier as a signal's does.  A poll at or before
+        the crawl only starts the next window.
+        """
+        if self._value != "polled":
+            raise AttributeError(f"{self._NAME}.poll exists only for value='polled' (this one is {self._value!r}): "
+                                 f"feed signals with signal or signal_many")
+        return self._poll_checked
+
+    def _poll_checked(self, pages: Any, t: Any, moved: Any, lastmod: Any = None) -> None:
+        caller = f"{self._NAME}.poll"
+        tt = check_scalar(t, "t", caller)
+        if tt < self.time:
+            raise ValueError(f"The 't' parameter of {caller} must not precede the scheduler's time ({self.time!r}). "
+                             f"Got {tt!r} instead.")
+        if (type(pages) is np.ndarray and pages.dtype == np.intp and pages.ndim == 1 and pages.flags.c_contiguous
+                and type(moved) is np.ndarray and moved.dtype == np.bool_ and moved.shape == pages.shape
+                and moved.flags.c_contiguous and self._polls_ok(pages, tt)):
+            p, mv = pages, moved.view(np.uint8)  # (all valid, checked in one compiled pass)
+        else:
+            p = check_page_ids(pages, "pages", caller, self._n_ids, self._alive_of)
+            mv = check_binary(moved, "moved", caller, allow_empty=True)
+            check_same_length(caller, pages=p, moved=mv)
+            if len(p) == 0:
+                return
+            last = self._last_poll_of(p)
+            bad = np.flatnonzero(tt < last)
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(
+                    f"The 't' parameter of {caller} must not precede the last poll of each page; t = {tt!r} < "
+                    f"{last[i].item()!r}, the last poll of page {p[i].item()} (pages[{i}]); no poll is recorded."
+                )
+        if len(p):
+            self._poll_many(p, tt, mv)
 
     def _checked_signals(self, pages: Any, times: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
         """``pages`` and ``times`` as intp and float64 arrays, checked as :meth:`signal_many` says."""
@@ -389,7 +518,7 @@ class SchedulerBase(_statefile.StateFile):
         return self
 
     # -- pages ------------------------------------------------------------------------------------------------
-    def add_pages(self, pages: PageModel, last_crawl: Any = None) -> np.ndarray:
+    def add_pages(self, pages: PageModel, last_crawl: Any = None, poll_interval: Any = None) -> np.ndarray:
         """Add pages; returns their new ids (the next unused ones, never reused).
 
         Parameters
@@ -399,6 +528,9 @@ class SchedulerBase(_statefile.StateFile):
         last_crawl : float or array_like of shape (len(pages),), optional
             Their last crawl, finite and not after the time the scheduler's
             ticks have reached (default: that time, i.e. just crawled).
+        poll_interval : float or array_like of shape (len(pages),), optional
+            Their poll interval ``w > 0``: required with ``value="polled"``
+            (their last poll is then their last crawl), not allowed otherwise.
 
         Returns
         -------
@@ -425,7 +557,8 @@ class SchedulerBase(_statefile.StateFile):
         n = len(pages)
         self._check_room(n, caller)
         last = self._new_crawl_times(last_crawl, n, caller)
-        ids = self._add(pages, last)
+        w = check_poll_interval(poll_interval, self._value, n, caller)
+        ids = self._add(pages, last) if w is None else self._add(pages, last, w)
         self._pages = None
         return ids
 
@@ -451,11 +584,14 @@ class SchedulerBase(_statefile.StateFile):
         self._pages = None
         return self
 
-    def update_pages(self, ids: Any, pages: PageModel) -> Any:
+    def update_pages(self, ids: Any, pages: PageModel, poll_interval: Any = None) -> Any:
         """New parameters for live pages, e.g. fresh change-rate estimates; returns ``self``.
 
         The pages keep their last crawl and counted signals; each is
-        re-placed in the heap of its slope bucket (no rebuild).
+        re-placed in the heap of its slope bucket (no rebuild).  Under
+        ``value="polled"`` each keeps its log-staleness at the current time
+        (the windows it summarises are not kept, so it is not recomputed
+        under the new parameters) and its last poll.
 
         Parameters
         ----------
@@ -463,6 +599,8 @@ class SchedulerBase(_statefile.StateFile):
             Distinct live page ids.
         pages : PageModel of n pages
             Their new parameters, in the order of ``ids``.
+        poll_interval : float or array_like of shape (n,), optional
+            Their new poll intervals (``value="polled"`` only; default: kept).
 
         Raises
         ------
@@ -480,6 +618,10 @@ class SchedulerBase(_statefile.StateFile):
             raise ValueError(
                 f"The 'pages' parameter of {caller} must have one page per id ({len(p)}). Got {len(pages)} instead."
             )
-        self._update(p, pages)
+        w = None if poll_interval is None else check_poll_interval(poll_interval, self._value, len(p), caller)
+        if w is None:
+            self._update(p, pages)
+        else:
+            self._update(p, pages, w)
         self._pages = None
         return self

@@ -28,14 +28,14 @@ import numpy as np
 
 from freshcore import _schedule, _statefile
 from freshcore._papers import BUSA_FEKETE_2025, cites
-from freshcore._scheduler_base import SchedulerBase
+from freshcore._scheduler_base import SchedulerBase, check_poll_interval
 from freshcore._statefile import Entry
 from freshcore._validation import check_choice, check_crawl_times, check_int, check_scalar
 from freshcore.pages import PageModel, check_pages
 
 __all__ = ["MAX_PAGE_IDS", "Scheduler"]
 
-VALUES = ("exact", "approx", "greedy", "cis")
+VALUES = ("exact", "approx", "greedy", "cis", "polled")
 
 #: Page ids a scheduler hands out over its life (its heaps index pages with 32-bit integers).
 MAX_PAGE_IDS = 2**31 - 3
@@ -57,13 +57,20 @@ class Scheduler(SchedulerBase):
         Crawls per unit time ``R > 0``: tick ``j`` after the last change of
         bandwidth at time ``t_0`` is at ``t_0 + j/R``.  Changed by
         :meth:`set_bandwidth`.
-    value : {"exact", "approx", "greedy", "cis"}, default="exact"
+    value : {"exact", "approx", "greedy", "cis", "polled"}, default="exact"
         The crawl value, as ``value`` of :func:`freshcore.value.crawl_value`:
         Greedy-NCIS exact, the approx-``terms`` truncation, Greedy (signals
-        ignored) or Greedy-CIS (signals taken as proof of a change).
+        ignored) or Greedy-CIS (signals taken as proof of a change); or
+        "polled": :func:`freshcore.polled_signals.polled_value` of pages whose
+        signal source is polled every ``poll_interval``, fed by :attr:`poll`
+        instead of :meth:`signal` (Notes).
     signal_delay : float, default=0.0
         Signals timed less than ``signal_delay`` after their page's last
-        crawl are discarded (Appendix C of Busa-Fekete et al. (2025)).
+        crawl are discarded (Appendix C of Busa-Fekete et al. (2025)).  Must
+        be 0 with ``value="polled"``: known delays of polled signals are out
+        of the scheduler's scope (the posterior with them is
+        :func:`freshcore.polled_signals.polled_staleness`'s
+        ``signal_delay``, a different quantity: a mean delay).
     terms : int, optional
         Number of terms ``j >= 1`` for ``value="approx"`` (required there,
         not allowed otherwise).
@@ -72,6 +79,10 @@ class Scheduler(SchedulerBase):
         all 0).  Any start is cheap, all equal included: the first tick
         evaluates every page once, the next ones a few each
         (``freshcore._schedule``, "lines bounding sqrt V").
+    poll_interval : float or array_like of shape (n_pages,), optional
+        ``w > 0`` of each page (a scalar: all), the poll interval its value
+        assumes (``inf``: never polled, the Greedy value); required with
+        ``value="polled"``, not allowed otherwise.
 
     Notes
     -----
@@ -84,6 +95,23 @@ class Scheduler(SchedulerBase):
     and ``inf`` for "cis" when ``lambda_i Delta_i > 0`` (0 otherwise).  A crawl
     sets ``last_i = t`` and ``n_i = 0`` (SPEC section 4).  A signal counts as
     soon as :meth:`signal` is called.
+
+    With ``value="polled"`` the page crawled is ``argmax_i V_i(s_i)``,
+    ``V_i`` :func:`freshcore.polled_signals.polled_value` at the page's
+    log-staleness ``s_i = Delta_i (t - ell_i)`` (``ell_i`` an effective
+    start: the crawl time, moved by each poll so that ``s_i`` is the
+    posterior of :func:`freshcore.polled_signals.polled_staleness`).  Polls
+    come by ``poll(pages, t, moved)`` (:attr:`poll`, which exists only for
+    this value kind; :meth:`signal` and :meth:`signal_many` are refused): an
+    unmoved window lowers ``s_i`` by ``lambda_i Delta_i l``, a moved one
+    raises it by its window posterior less ``Delta_i l`` (``l`` the part of
+    the window after the crawl; ``inf`` when a move proves a change,
+    ``nu_i = 0``).  The poll interval is the value's: the model assumes each
+    crawl starts a poll cycle.  A page whose value cannot be computed
+    (past ``freshcore._polled``'s step cap) raises
+    :class:`~freshcore.value.PageValueError` as the other kinds do.  For now
+    every polled page is evaluated at every tick (no line bound yet: O(m)
+    evaluations a tick).
 
     Pages are named by stable integer ids: the initial pages are
     ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the
@@ -123,11 +151,12 @@ class Scheduler(SchedulerBase):
     ([1, 2, 3], [8.0, 10.0, 11.0])
     """
 
-    FORMAT_VERSION = 9
+    FORMAT_VERSION = 10
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
     #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
-    #: the settle went by whole buckets, its place a bucket code rather than a page id).
-    READABLE_VERSIONS = (5, 6, 7, 8, 9)
+    #: the settle went by whole buckets, its place a bucket code rather than a page id; 9: before the polled
+    #: value kind's crawl, poll and poll interval entries).
+    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -140,6 +169,7 @@ class Scheduler(SchedulerBase):
         terms: int | None = None,
         *,
         last_crawl: Any = None,
+        poll_interval: Any = None,
     ) -> None:
         caller = "Scheduler"
         check_pages(pages, caller)
@@ -151,6 +181,10 @@ class Scheduler(SchedulerBase):
         check_choice(value, "value", caller, VALUES)
         delay = check_scalar(signal_delay, "signal_delay", caller, low=0.0)
         j = _check_terms(terms, value, caller)
+        w = check_poll_interval(poll_interval, value, len(pages), caller)
+        if value == "polled" and delay != 0.0:
+            raise ValueError(f"The 'signal_delay' parameter of {caller} must be 0 with value='polled' (known delays "
+                             f"of polled signals are out of the scheduler's scope). Got {delay!r}.")
         last = None if last_crawl is None else check_crawl_times(last_crawl, len(pages), caller)
         # (the caller's PageModel is not kept: the compiled state holds what the scheduler needs, and ``pages``
         # rebuilds the model from it when asked; keeping it cost 56 bytes a page of the caller's arrays)
@@ -159,7 +193,8 @@ class Scheduler(SchedulerBase):
         self._terms = terms
         self._delay = delay
         delta, mu, nu, recall = _page_arrays(pages)
-        self._state = _schedule.SchedulerState(delta, mu, nu, recall, VALUES.index(value), j, r, delay, last)
+        self._state = _schedule.SchedulerState(delta, mu, nu, recall, VALUES.index(value), j, r, delay, last,
+                                               poll_interval=w)
 
     @property
     def time(self) -> float:
@@ -215,6 +250,15 @@ class Scheduler(SchedulerBase):
     def _signal(self, page: int, t: float) -> bool:
         return bool(self._state.signal(page, t))
 
+    def _last_poll_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._state.polled_view(1)[ids]
+
+    def _polls_ok(self, pages: np.ndarray, t: float) -> bool:
+        return bool(self._state.polls_ok(pages, t))
+
+    def _poll_many(self, pages: np.ndarray, t: float, moved: np.ndarray) -> int:
+        return int(self._state.poll_many(pages, t, moved))
+
     def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
         return bool(self._state.signals_ok(pages, times))
 
@@ -238,15 +282,15 @@ class Scheduler(SchedulerBase):
             return np.full(n, self.time)
         return check_crawl_times(last_crawl, n, caller, latest=self.time, scalar=True)
 
-    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:
-        first = self._state.add(*_page_arrays(pages), last)
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:
+        first = self._state.add(*_page_arrays(pages), last, poll_interval)
         return np.arange(first, first + len(pages), dtype=np.int64)
 
     def _remove(self, ids: np.ndarray) -> None:
         self._state.remove(ids)
 
-    def _update(self, ids: np.ndarray, pages: PageModel) -> None:
-        self._state.update(ids, *_page_arrays(pages))
+    def _update(self, ids: np.ndarray, pages: PageModel, poll_interval: Any = None) -> None:
+        self._state.update(ids, *_page_arrays(pages), poll_interval)
 
     # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -257,6 +301,9 @@ class Scheduler(SchedulerBase):
         delay and the compiled state (bandwidth ``rate``, origin and tick count of the
         current bandwidth, time, last crawls, signal counts, and each page's
         bound: its key and slope bucket, from which the heaps are rebuilt).
+        Under ``value="polled"``, ``last`` is each page's effective start and
+        ``crawl``, ``poll`` and ``poll_interval`` its crawl time, last poll
+        and poll interval (for the other kinds ``last``, ``last`` and ``inf``).
         :meth:`from_dict` restores it exactly: the continued decisions (and
         even the value evaluations) are those of an uninterrupted run.
         """
@@ -301,8 +348,11 @@ class Scheduler(SchedulerBase):
             d = _upgrade_from_7(d)
         if version in (5, 6, 7, 8):
             d = _upgrade_from_8(d)
+        if version in (5, 6, 7, 8, 9):
+            d = _upgrade_from_9(d)
         m = len(np.atleast_1d(d.get("alive", ())))
-        state = _statefile.check_entries(d, _STATE, caller, m)
+        polled = isinstance(d, dict) and d.get("value") == "polled"
+        state = _statefile.check_entries(d, _POLLED_STATE if polled else _STATE, caller, m)
         _check_invariants(state, caller)
         value, terms = state["value"], state["terms"]
         self = cls.__new__(cls)
@@ -313,7 +363,8 @@ class Scheduler(SchedulerBase):
         delta, mu, nu, recall = (np.ascontiguousarray(state[k]) for k in ("change_rate", "importance", "false_rate",
                                                                            "recall"))
         self._state = _schedule.SchedulerState(
-            delta, mu, nu, recall, VALUES.index(value), -1 if terms is None else terms, state["rate"], self._delay)
+            delta, mu, nu, recall, VALUES.index(value), -1 if terms is None else terms, state["rate"], self._delay,
+            poll_interval=np.ascontiguousarray(state["poll_interval"]) if value == "polled" else None)
         self._state.import_state(state)
         return self
 
@@ -356,6 +407,9 @@ _STATE = (
     Entry("false_rate", "floats", low=0.0),
     Entry("alive", "flags"),
     Entry("last", "floats"),
+    Entry("crawl", "floats"),
+    Entry("poll", "floats"),
+    Entry("poll_interval", "floats", low=0.0, open_low=True, finite=False),
     Entry("ncis", "ints", low=0, high=_schedule.MAX_SIGNALS),
     Entry("key", "floats", finite=False),
     Entry("bucket", "ints", low=0, high=_schedule.NOT_PLACED_CODE),
@@ -380,6 +434,10 @@ _STATE = (
     Entry("n_evaluations", "int", low=0),
     Entry("built", "bool"),
 )
+
+
+#: The entries under ``value="polled"``: ``last`` (the effective start) is ``-inf`` after a move that proved a change.
+_POLLED_STATE = tuple(Entry("last", "floats", finite=False) if e.name == "last" else e for e in _STATE)
 
 
 def _upgrade_from_5(d: Any) -> dict[str, Any]:
@@ -427,6 +485,19 @@ def _upgrade_from_8(d: Any) -> dict[str, Any]:
     return d
 
 
+def _upgrade_from_9(d: Any) -> dict[str, Any]:
+    """A format-9 dict as format 10: every slot's crawl and last poll at its last crawl and its poll interval
+    ``inf`` (format 9 had no polled value kind; the other kinds ignore them)."""
+    d = dict(d)
+    last = d.get("last")
+    if last is not None:  # (a missing or bad 'last' is named by the checks)
+        d.setdefault("crawl", last)
+        d.setdefault("poll", last)
+        d.setdefault("poll_interval", np.full(np.shape(last), np.inf))
+    d["format_version"] = 10
+    return d
+
+
 def _check_invariants(state: dict[str, Any], caller: str) -> None:
     """What ties the checked entries of a :meth:`Scheduler.to_dict` dict together (a ValueError naming one)."""
 
@@ -455,11 +526,24 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
                   f"way ('park_lower' 0) and above it otherwise, got {state['park_fall_level']!r}")
     if not built and (state["nticks"] or time != 0.0):
         raise bad("built", "must be True once a tick has passed")
-    late = np.flatnonzero(alive & (state["last"] > time))
+    crawled = "crawl" if value == "polled" else "last"
+    late = np.flatnonzero(alive & (state[crawled] > time))
     if late.size:
         j = int(late[0])
-        raise bad("last", f"must not be after 'time' ({time!r}) for a live page; page {j} was crawled at "
-                  f"{state['last'][j]!r}")
+        raise bad(crawled, f"must not be after 'time' ({time!r}) for a live page; page {j} was crawled at "
+                  f"{state[crawled][j]!r}")
+    if value == "polled":
+        if state["signal_delay"] != 0.0:
+            raise bad("signal_delay", f"must be 0 with value 'polled', got {state['signal_delay']!r}")
+        counted = np.flatnonzero(state["ncis"] != 0)
+        if counted.size:
+            raise bad("ncis", f"must be 0 with value 'polled' (polls are not counted); page {int(counted[0])} has "
+                      f"{int(state['ncis'][counted[0]])}")
+        ahead = np.flatnonzero(alive & (state["last"] > np.maximum(time, state["poll"])))
+        if ahead.size:
+            j = int(ahead[0])
+            raise bad("last", f"must not be after the later of 'time' and 'poll' for a live page with value "
+                      f"'polled' (an effective start moves only up to its poll); page {j} has {state['last'][j]!r}")
     n_buckets = _schedule.N_BUCKETS
     wrong = (bucket >= n_buckets) & (bucket != _schedule.NOT_PLACED_CODE)
     if wrong.any():

@@ -190,6 +190,9 @@ class ShardedScheduler(SchedulerBase):
     ) -> None:
         caller = "ShardedScheduler"
         check_pages(pages, caller)
+        if value == "polled":
+            raise ValueError(f"{caller} does not take value='polled' yet (use a Scheduler): its polls are not "
+                             f"routed to the shards.")
         m = len(pages)
         r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
@@ -516,7 +519,7 @@ class ShardedScheduler(SchedulerBase):
             )
         return last
 
-    def _add(self, pages: PageModel, last: np.ndarray) -> np.ndarray:
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:
         """Each new page to the shard with the fewest live pages then, with the next unused ids.
 
         The maps from ids to shards are copied: O(m) per call, so add pages in
@@ -570,7 +573,7 @@ class ShardedScheduler(SchedulerBase):
             self._scheds[s].remove_pages(self._local[ids[owner == s]])
         self._alive[ids] = False
 
-    def _update(self, ids: np.ndarray, pages: PageModel) -> None:
+    def _update(self, ids: np.ndarray, pages: PageModel, poll_interval: Any = None) -> None:
         self._check_in_step(f"{self._NAME}.update_pages")
         owner = self._owner[ids]
         times = np.array([sched.time for sched in self._scheds])[owner]
