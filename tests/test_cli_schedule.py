@@ -90,3 +90,103 @@ def test_bad_signals_are_one_line_errors(tmp_path, capsys, signals, message):
                             "-o", str(target)], capsys)
     assert status == 1 and out == "" and not target.exists()
     assert err == "freshcore schedule: " + message.format(s=s, p=PAGES) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# --value polled: --poll-interval, --polls
+
+
+def polled_library(polls=None, horizon=3.0, bandwidth=10.0, w=0.5):
+    """The polled schedule from the library: before each tick, the polls up to its time, one call per time."""
+    t = pd.read_csv(PAGES)
+    s = Scheduler(PageModel(t["change_rate"].to_numpy(), t["importance"].to_numpy(), t["recall"].to_numpy(),
+                            t["false_rate"].to_numpy()), bandwidth, value="polled", poll_interval=w)
+    ids = {u: i for i, u in enumerate(t["url"])}
+    rows = [] if polls is None else sorted(zip(polls["time"], range(len(polls)), polls["url"], polls["moved"]))
+    k, out = 0, []
+    for _ in range(int(horizon * bandwidth)):
+        while k < len(rows) and rows[k][0] <= s.time + 1 / bandwidth:
+            e = k
+            while e < len(rows) and rows[e][0] == rows[k][0]:
+                e += 1
+            s.poll([ids[r[2]] for r in rows[k:e]], max(rows[k][0], s.time), [bool(r[3]) for r in rows[k:e]])
+            k = e
+        out.append(t["url"].iloc[s.next()])
+    return out
+
+
+def poll_table(seed=3, n=120):
+    rng = np.random.default_rng(seed)
+    urls = pd.read_csv(PAGES)["url"]
+    return pd.DataFrame({"url": urls.sample(n, replace=True, random_state=seed).to_numpy(),
+                         "time": np.round(rng.uniform(0, 3, n) * 4) / 4,  # sitemap reads every 0.25
+                         "moved": rng.random(n) < 0.4})
+
+
+def test_polled_decisions_are_the_library_schedulers(tmp_path, capsys):
+    polls = poll_table()
+    path = tmp_path / "polls.csv"
+    polls.assign(moved=polls["moved"].map({True: "true", False: "0"})).to_csv(path, index=False)
+    args = ["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "--value", "polled", "--poll-interval",
+            "0.5", "-q"]
+    _, out, _ = run([*args, "--polls", str(path)], capsys)
+    got = pd.read_csv(io.StringIO(out))["url"].tolist()
+    assert got == polled_library(polls)
+    assert got != polled_library()  # (the polls change the order)
+    _, none, _ = run(args, capsys)
+    assert pd.read_csv(io.StringIO(none))["url"].tolist() == polled_library()
+
+
+def test_a_saved_polled_state_continues_with_the_later_polls(tmp_path, capsys):
+    polls = poll_table(5)
+    path = tmp_path / "polls.csv"
+    polls.to_csv(path, index=False)
+    state = tmp_path / "crawler.sched"
+    args = ["schedule", str(PAGES), "--bandwidth", "10", "--value", "polled", "--poll-interval", "0.5", "--polls",
+            str(path), "-q"]
+    first = run([*args, "--horizon", "1.5", "--state", str(state)], capsys)[1]
+    second = run([*args, "--horizon", "1.5", "--state", str(state)], capsys)[1]
+    whole = run([*args, "--horizon", "3"], capsys)[1]
+    both = pd.concat([pd.read_csv(io.StringIO(first)), pd.read_csv(io.StringIO(second))], ignore_index=True)
+    pd.testing.assert_frame_equal(both, pd.read_csv(io.StringIO(whole)))
+
+
+@pytest.mark.parametrize(
+    ("extra", "polls", "message"),
+    [
+        (["--value", "polled"], None, "--value polled needs --poll-interval W"),
+        (["--poll-interval", "0.5"], None, "--poll-interval is only used with --value polled"),
+        (["--value", "polled", "--poll-interval", "0"], None,
+         "{p}: The 'poll_interval' parameter of Scheduler must contain numbers (not NaN) > 0.0; poll_interval[0] = "
+         "0.0."),
+        ([], "url,time,moved\n", "--polls needs --value polled (a scheduler of another value takes --signals)"),
+        (["--value", "polled", "--poll-interval", "1"], "url,time,moved\nhttps://nowhere.example/x,1.0,true\n",
+         "{s}, line 2, column 'url': 'https://nowhere.example/x' is not in {p}"),
+        (["--value", "polled", "--poll-interval", "1"],
+         "url,time,moved\nhttps://www.example.org/catalog/item-00.html,1.0,maybe\n",
+         "{s}, line 2, column 'moved': 'maybe' is not a flag (true/false or 1/0)"),
+        (["--value", "polled", "--poll-interval", "1"],
+         "url,time,moved\nhttps://www.example.org/catalog/item-00.html,soon,1\n",
+         "{s}, line 2, column 'time': 'soon' is not a time on the scheduler's clock (a number)"),
+        (["--value", "polled", "--poll-interval", "1"], "url,time\n", "{s}: no column 'moved' (its columns: 'url', "
+                                                                       "'time')"),
+    ],
+)
+def test_bad_polled_options_are_one_line_errors(tmp_path, capsys, extra, polls, message):
+    s = tmp_path / "polls.csv"
+    args = ["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", *extra]
+    if polls is not None:
+        s.write_text(polls)
+        args += ["--polls", str(s)]
+    target = tmp_path / "out.csv"
+    status, out, err = run([*args, "-o", str(target)], capsys)
+    assert status == 1 and out == "" and not target.exists()
+    assert err == "freshcore schedule: " + message.format(s=s, p=PAGES) + "\n"
+
+
+def test_a_polled_scheduler_refuses_signals(tmp_path, capsys):
+    s = tmp_path / "signals.csv"
+    s.write_text("url,time\n")
+    status, _, err = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--value", "polled",
+                          "--poll-interval", "1", "--signals", str(s)], capsys)
+    assert status == 1 and err == "freshcore schedule: a polled scheduler takes --polls, not --signals\n"
