@@ -412,3 +412,121 @@ def test_signal_many_bad_input_records_nothing(pages, times, exc, match):
     with pytest.raises(exc, match=match):
         s.signal_many(pages, times)
     assert snapshot(s) == before
+
+
+# -- value "polled": polls routed to the shards -----------------------------------
+
+
+def polled_args(rng, m):
+    return {"value": "polled", "poll_interval": rng.choice([0.3, 1.0, 3.0, math.inf], m)}
+
+
+def test_one_polled_shard_is_the_scheduler():
+    rng = np.random.default_rng(4)
+    pages = plain_pages(rng, 30)
+    args = polled_args(rng, 30)
+    a = Scheduler(pages, 6.0, **args)
+    b = ShardedScheduler(pages, 6.0, 1, **args)
+    for step in range(30):
+        n = int(rng.integers(0, 8))
+        np.testing.assert_array_equal(a.run(n), b.run(n))
+        if step % 7 == 3:
+            r = float(rng.uniform(2, 12))
+            a.set_bandwidth(r)
+            b.set_bandwidth(r)
+        ids = rng.integers(0, 30, 5)
+        moved = rng.random(5) < 0.4
+        t = a.time + float(rng.uniform(0, 0.2)) + 0.3 * step
+        a.poll(ids, t, moved)
+        b.poll(ids, t, moved)
+        if step % 9 == 4:
+            new = plain_pages(rng, 2)
+            w = [0.5, 2.0]
+            assert a.add_pages(new, poll_interval=w).tolist() == b.add_pages(new, poll_interval=w).tolist()
+            upd = plain_pages(rng, 1)
+            a.update_pages([3], upd, poll_interval=0.7)
+            b.update_pages([3], upd, poll_interval=0.7)
+        assert a.next() == b.next()
+        np.testing.assert_array_equal(a.last_crawl, b.last_crawl)
+    assert a.to_dict()["last"].tolist() == b.schedulers[0].to_dict()["last"].tolist()
+
+
+def test_polls_are_routed_to_the_shard():
+    rng = np.random.default_rng(5)
+    pages = PageModel(np.linspace(0.2, 1.0, 10), np.ones(10), recall=0.5, false_rate=0.2)
+    assign = np.array([2, 0, 1, 2, 0, 1, 2, 0, 1, 0])
+    s = ShardedScheduler(pages, 3.0, 3, assign=assign, value="polled", poll_interval=np.linspace(0.5, 1.4, 10))
+    alone = [Scheduler(pages[s.shard_pages(sh)], 1.0, value="polled",
+                       poll_interval=np.linspace(0.5, 1.4, 10)[s.shard_pages(sh)]) for sh in range(3)]
+    assert s.schedulers[0]._state.polled_view(2).tolist() == alone[0]._state.polled_view(2).tolist()
+    for _ in range(10):
+        ids = rng.integers(0, 10, 6)
+        moved = rng.random(6) < 0.5
+        t = s.time + 0.1
+        s.poll(ids, t, moved)
+        for sh in range(3):
+            mine = assign[ids] == sh
+            alone[sh].poll(np.searchsorted(s.shard_pages(sh), ids[mine]), t, moved[mine])
+        s.run(3)
+        for sh in range(3):
+            alone[sh].next()
+            assert alone[sh].to_dict()["last"].tolist() == s.schedulers[sh].to_dict()["last"].tolist()
+    # bad polls: nothing recorded, the first bad index named by its global id
+    s.poll([9], s.time + 1.0, [False])
+    before = snapshot(s), [x.to_dict()["poll"].tolist() for x in s.schedulers]
+    with pytest.raises(ValueError, match=r"pages\[1\] = 10"):
+        s.poll([0, 10], s.time, [True, True])
+    with pytest.raises(ValueError, match=r"last poll of page 9 \(pages\[1\]\)"):
+        s.poll([0, 9], s.time + 0.5, [True, True])
+    assert (snapshot(s), [x.to_dict()["poll"].tolist() for x in s.schedulers]) == before
+    # signals are refused; the other kinds have no poll
+    with pytest.raises(ValueError, match="takes polls, not signals"):
+        s.signal(0, s.time)
+    assert getattr(ShardedScheduler(pages, 3.0, 2), "poll", None) is None
+    with pytest.raises(ValueError, match="'poll_interval' parameter of ShardedScheduler is required"):
+        ShardedScheduler(pages, 3.0, 2, value="polled")
+    with pytest.raises(ValueError, match="'poll_interval' parameter of ShardedScheduler is only used"):
+        ShardedScheduler(pages, 3.0, 2, poll_interval=1.0)
+
+
+def test_a_polled_sharded_state_round_trips():
+    rng = np.random.default_rng(6)
+    pages = plain_pages(rng, 24)
+    s = ShardedScheduler(pages, 6.0, 3, **polled_args(rng, 24))
+    s.run(7)  # mid-round
+    s.poll(np.arange(24), s.time + 0.05, rng.random(24) < 0.5)
+    t = ShardedScheduler.from_dict(s.to_dict())
+    for _ in range(5):
+        ids = rng.integers(0, 24, 4)
+        moved = rng.random(4) < 0.5
+        tt = s.time + 0.1
+        s.poll(ids, tt, moved)
+        t.poll(ids, tt, moved)
+        np.testing.assert_array_equal(s.run(5), t.run(5))
+
+
+def test_polled_pages_whose_value_is_refused_are_refused_before_any_shard_moves():
+    from freshcore import _polled
+    from freshcore.value import PageValueError
+
+    # page 4 (mu = 0) is never crawled: its s = Delta t = 2 at time 2
+    pages = PageModel([0.5, 0.6, 0.7, 0.8, 1.0, 0.9], [1.0, 1.0, 1.0, 1.0, 0.0, 1.0], 0.5, 0.3)
+    s = ShardedScheduler(pages, 6.0, 2, value="polled", poll_interval=1.0)
+    s.run(12)
+    sh, j = s.shard_of(4), s.local_index(4)
+    ell = s.schedulers[sh]._state.polled_view(0)[j]
+    assert s.schedulers[sh].pages.change_rate[j] * (s.schedulers[sh].time - ell) > 1.5
+    bad = PageModel([1.0, 1.0], [1.0, 1.0], 0.5, 0.3)  # w = 1e-6: the walk alone refuses past s ~ 1
+    before = s.to_dict()
+    old = _polled._set_mode(2)
+    try:
+        with pytest.raises(PageValueError, match=r"page 1 .*It is pages\[1\] of those added; none was added"):
+            s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=1e-6)
+        with pytest.raises(PageValueError, match=r"page 4 .*None was updated"):
+            s.update_pages([2, 4], bad, poll_interval=[1.0, 1e-6])
+    finally:
+        _polled._set_mode(old)
+    after = s.to_dict()
+    for a, b in zip(after["schedulers"], before["schedulers"]):
+        for key in a:
+            np.testing.assert_array_equal(np.asarray(a[key]), np.asarray(b[key]), err_msg=key)

@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from freshcore import _parallel, _statefile, schedule
+from freshcore import _parallel, _polled, _schedule, _statefile, schedule
 from freshcore._papers import BUSA_FEKETE_2025, cites
-from freshcore._scheduler_base import SchedulerBase
+from freshcore._scheduler_base import SchedulerBase, check_poll_interval
 from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
 from freshcore.pages import PageModel, check_pages
@@ -98,8 +98,9 @@ class ShardedScheduler(SchedulerBase):
         Total crawls per unit time ``R > 0``; each shard crawls at ``R/shards``.
     shards : int
         Number of shards ``k``, ``1 <= k <= n_pages``.
-    value : {"exact", "approx", "greedy", "cis"}, default="exact"
-        The crawl value of every shard (see :class:`~freshcore.schedule.Scheduler`).
+    value : {"exact", "approx", "greedy", "cis", "polled"}, default="exact"
+        The crawl value of every shard (see :class:`~freshcore.schedule.Scheduler`);
+        "polled" takes :attr:`poll` (each page's polls go to its shard).
     signal_delay : float, default=0.0
         Discard window for signals (Appendix C of Busa-Fekete et al. (2025)), in
         every shard.
@@ -113,6 +114,9 @@ class ShardedScheduler(SchedulerBase):
         Initial last-crawl time of each page, finite and ``<= 0`` (default:
         all 0), given to its shard (as ``Scheduler(last_crawl=...)``:
         staggered times shorten the start-up transient).
+    poll_interval : float or array_like of shape (n_pages,), optional
+        ``w > 0`` of each page, required with ``value="polled"`` and not
+        allowed otherwise (as ``Scheduler(poll_interval=...)``).
 
     Notes
     -----
@@ -187,12 +191,10 @@ class ShardedScheduler(SchedulerBase):
         terms: int | None = None,
         assign: Any = None,
         last_crawl: Any = None,
+        poll_interval: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
         check_pages(pages, caller)
-        if value == "polled":
-            raise ValueError(f"{caller} does not take value='polled' yet (use a Scheduler): its polls are not "
-                             f"routed to the shards.")
         m = len(pages)
         r = check_scalar(bandwidth, "bandwidth", caller, low=0.0, low_inclusive=False)
         k = check_int(shards, "shards", caller, low=1, high=m)
@@ -201,11 +203,13 @@ class ShardedScheduler(SchedulerBase):
         else:
             owner = _check_assign(assign, m, k, caller)
         last = None if last_crawl is None else check_crawl_times(last_crawl, m, caller)
+        w = check_poll_interval(poll_interval, value, m, caller)
         members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
             Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms,
-                      last_crawl=None if last is None else last[members[s]])
+                      last_crawl=None if last is None else last[members[s]],
+                      poll_interval=None if w is None else w[members[s]])
             for s in range(k)
         )
         # (the caller's PageModel is not kept: ``pages`` rebuilds it from the shards when asked)
@@ -377,6 +381,24 @@ class ShardedScheduler(SchedulerBase):
     def _last_crawl_of(self, ids: np.ndarray) -> np.ndarray:
         return self._per_shard(ids, lambda sched, local: sched._last_crawl_of(local), np.float64)
 
+    def _last_poll_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._per_shard(ids, lambda sched, local: sched._last_poll_of(local), np.float64)
+
+    def _poll_many(self, pages: np.ndarray, t: float, moved: np.ndarray) -> int:
+        """Each shard receives its own polls in their original order (polls of different shards do not
+        interact); the error of a shard names the page by its global id."""
+        self._check_in_step(f"{self._NAME}.poll")
+        owner, local = self._owner[pages], self._local[pages]
+        order = np.argsort(owner, kind="stable")
+        shards, starts = np.unique(owner[order], return_index=True)
+        for s, sel in zip(shards.tolist(), np.split(order, starts[1:])):
+            try:
+                self._scheds[s].poll(local[sel].astype(np.intp), t, moved[sel].astype(bool))
+            except PageValueError as e:
+                raise self._global(e, s, f" The polls of this call to the shards before shard {s}, and to shard {s} "
+                                   f"before this one, were recorded; the others not.") from None
+        return 0
+
     def _signal_count_of(self, ids: np.ndarray) -> np.ndarray:
         return self._per_shard(ids, lambda sched, local: sched._signal_count_of(local), np.int64)
 
@@ -529,15 +551,20 @@ class ShardedScheduler(SchedulerBase):
         n = len(pages)
         shard = self._new_shards(n)
         times = np.array([sched.time for sched in self._scheds])[shard]
-        self._check_values(pages, times - last, times > 0.0, lambda k: (k, f" It is pages[{k}] of those added; "
-                                                                           f"none was added."))
+        if self._value == "polled":
+            self._check_polled(pages, last, times, poll_interval, times > 0.0,
+                               lambda k: (k, f" It is pages[{k}] of those added; none was added."))
+        else:
+            self._check_values(pages, times - last, times > 0.0, lambda k: (k, f" It is pages[{k}] of those added; "
+                                                                               f"none was added."))
         first = len(self._owner)
         new = np.arange(first, first + n, dtype=np.int64)
         local = np.empty(n, dtype=np.int64)
         members = list(self._members)
         for s in np.flatnonzero(np.bincount(shard, minlength=self._k)).tolist():
             sel = np.flatnonzero(shard == s)
-            local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel])
+            local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel], poll_interval=None
+                                                   if poll_interval is None else poll_interval[sel])
             members[s] = read_only_view(np.concatenate([members[s], new[sel]]))
         self._owner = read_only_view(np.concatenate([self._owner, shard]))
         self._local = read_only_view(np.concatenate([self._local, local]))
@@ -556,6 +583,22 @@ class ShardedScheduler(SchedulerBase):
             except PageValueError as e:
                 page, then = name(e.page)
                 raise e.for_page(page, then, who="The crawl scheduler") from None
+
+    def _check_polled(self, pages: PageModel, ell: np.ndarray, times: np.ndarray, w: np.ndarray, built: np.ndarray,
+                      name: Callable[[int], tuple[int, str]]) -> None:
+        """``_check_values`` for value "polled": the pages' values at ``s = Delta (time - ell)`` (effective starts
+        ``ell``, poll intervals ``w``), the compiled value a shard computes."""
+        if not built.any():
+            return
+        dl, mu, lam, nu = (np.ascontiguousarray(a, dtype=np.float64) for a in (
+            pages.change_rate, pages.importance, pages.recall, pages.false_rate))
+        tau = np.where(built, times - ell, 0.0)
+        out = np.empty(len(dl))
+        bad = _polled.sums_kernel(np.ascontiguousarray(dl * tau), dl, lam, nu,
+                                  np.ascontiguousarray(w, dtype=np.float64), mu, 2, out)
+        if bad >= 0:
+            page, then = name(bad)
+            raise _schedule._no_value(page, dl[bad], lam[bad], nu[bad], float(tau[bad]), then)
 
     def _check_removal(self, ids: np.ndarray, caller: str) -> None:
         gone = np.bincount(self._owner[ids], minlength=self._k)
@@ -577,13 +620,24 @@ class ShardedScheduler(SchedulerBase):
         self._check_in_step(f"{self._NAME}.update_pages")
         owner = self._owner[ids]
         times = np.array([sched.time for sched in self._scheds])[owner]
-        n = self._signal_count_of(ids)
-        tau = times - self._last_crawl_of(ids)
-        tau = np.where(n > 0, tau + pages.beta * n, tau)  # (page_tau's operations, with the new beta)
-        self._check_values(pages, tau, times > 0.0, lambda k: (int(ids[k]), " None was updated."))
+        if self._value == "polled":
+            # each shard keeps s at its time (``_schedule._rescaled_start``), and the poll intervals unless given
+            ell = self._per_shard(ids, lambda sched, local: sched._state.polled_view(0)[local], np.float64)
+            w = self._per_shard(ids, lambda sched, local: sched._state.polled_view(2)[local], np.float64)
+            old = self._per_shard(ids, lambda sched, local: sched._state._field("change_rate")[local], np.float64)
+            new = [_schedule._rescaled_start(a, b, c, d) for a, b, c, d in
+                   zip(ell.tolist(), times.tolist(), old.tolist(), pages.change_rate.tolist())]
+            self._check_polled(pages, np.array(new), times, w if poll_interval is None else poll_interval,
+                               times > 0.0, lambda k: (int(ids[k]), " None was updated."))
+        else:
+            n = self._signal_count_of(ids)
+            tau = times - self._last_crawl_of(ids)
+            tau = np.where(n > 0, tau + pages.beta * n, tau)  # (page_tau's operations, with the new beta)
+            self._check_values(pages, tau, times > 0.0, lambda k: (int(ids[k]), " None was updated."))
         for s in np.unique(owner).tolist():
             sel = np.flatnonzero(owner == s)
-            self._scheds[s].update_pages(self._local[ids[sel]], pages[sel])
+            self._scheds[s].update_pages(self._local[ids[sel]], pages[sel], poll_interval=None
+                                         if poll_interval is None else poll_interval[sel])
 
     # -- state: dict, pickle, copy, file (StateFile adds save, load, pickle and copy) ------------------------
     def to_dict(self) -> dict[str, Any]:
