@@ -472,3 +472,79 @@ def test_refused_values_in_add_and_update_change_nothing():
         e.add_pages(bad, poll_interval=1.0)
     with pytest.raises(ValueError, match=r"'poll_interval' parameter of Scheduler\.update_pages is only used with"):
         e.update_pages([0, 1], bad, poll_interval=1.0)
+
+
+# ---------------------------------------------------------------------------
+# the simulator feeds a polled scheduler its polls
+
+
+class BruteForcePolled:
+    """PolledReference as a policy of the simulator (time, bandwidth, next, set_bandwidth, poll)."""
+
+    def __init__(self, pages, rate, w):
+        self.ref = PolledReference(pages, rate, w)
+        self.polls = 0
+
+    @property
+    def time(self):
+        return self.ref.time
+
+    @property
+    def bandwidth(self):
+        return self.ref.bandwidth
+
+    @property
+    def n_pages(self):
+        return len(self.ref.ids)
+
+    def next(self):
+        return self.ref.next()
+
+    def run(self, n):
+        return np.array([self.ref.next() for _ in range(n)], dtype=np.int64)
+
+    def signal(self, page, t):  # (the simulator prefers poll)
+        raise AssertionError("a polled policy is fed polls")
+
+    def set_bandwidth(self, rate):
+        self.ref.set_bandwidth(rate)
+
+    def poll(self, pages, t, moved, lastmod=None):
+        self.polls += len(pages)
+        self.ref.poll(pages, t, moved)
+
+
+@pytest.mark.parametrize("lastmod", [False, True])
+def test_simulate_feeds_the_polls_with_the_brute_forces_results(lastmod):
+    from freshcore.policy_simulation import PollSchedule, simulate
+
+    rng = np.random.default_rng(12)
+    pages = random_pages(rng, 40, degenerate=False, duplicates=False)
+    polls = PollSchedule(0.5, groups=np.arange(40) % 3, phase=[0.0, 0.1, 0.3], lastmod=lastmod)
+    kw = dict(horizon=15.0, rng=4, polls=polls)
+    a = simulate(Scheduler(pages, 8.0, value="polled", poll_interval=0.5), pages, **kw)
+    brute = BruteForcePolled(pages, 8.0, 0.5)
+    b = simulate(brute, pages, **kw)
+    assert a.n_polls == b.n_polls == brute.polls > 1000
+    assert a.accuracy == b.accuracy
+    np.testing.assert_array_equal(a.crawl_counts, b.crawl_counts)
+
+
+def test_state_memory_per_page_under_polled():
+    # test_state_memory_per_page's budget (50 bytes a page before the first tick) plus the three float64 arrays
+    import tracemalloc
+
+    m = 100_000
+    pages = random_pages(np.random.default_rng(1), m, duplicates=False)
+    w = np.full(m, 0.5)
+    tracemalloc.start()
+    try:
+        s = Scheduler(pages, m / 10.0, value="polled", poll_interval=w, last_crawl=-np.linspace(0.0, 10.0, m))
+        traced, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    n_table = _schedule.N_BUCKETS - 3 - 600
+    fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + n_table * 8 + 96 * (3 * 8 + 4) + 8 + 105 * (8 + 4)
+             + 16 * 4)
+    assert traced < 74 * m + fixed + 4096, traced / m
+    assert s._state.nbytes() == 74 * m + fixed
