@@ -232,6 +232,23 @@ makes room before it takes a page out of its bucket, capacities shrink only
 once a call has succeeded, and a tick that cannot put its pages back puts them
 where they were (in the room they left) and restores its scalars.
 
+Polled signals (value "polled", issue 19): the value is ``freshcore._polled``'s
+``V(s)`` at the log-staleness ``s = Delta (t - ell)``, where the record's
+``last_crawl`` holds the page's *effective start* ``ell`` (``n_signals``
+stays 0) and three arrays, allocated only under this kind, its crawl time
+``c``, last poll ``p`` and poll interval ``w``.  A crawl sets ``ell = c =
+t``.  A poll at ``t`` closes the window ``(p, t]`` (``l`` of it after the
+crawl, ``a`` before; ``_schedule_pages.poll_shift``): not moved, ``s``
+falls by ``lambda Delta l`` (``ell += lambda l``) and the value only falls,
+so every key stays a valid bound and nothing is re-keyed; moved, ``s`` rises
+by the window's posterior less ``Delta l`` and the key moves earlier by the
+rise over ``Delta`` (``_shift_earlier``, the signals' path; ``ell = -inf``
+when the move proves a change); a poll at or before the crawl only sets
+``p``.  A re-parameterised page keeps ``s`` at the current time.  For now
+every polled page is in the unbounded bucket (evaluated at every tick: exact
+by construction, O(m) a tick) and never parks: ``page_line`` and ``_parks``
+each have one marked branch where the polled line bounds and park keys go.
+
 Values that cannot be computed: a page whose series would run past the cap of
 ``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
 evaluation notes a NaN (``failed_page``; one comparison); the call then goes

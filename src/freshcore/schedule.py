@@ -149,6 +149,19 @@ class Scheduler(SchedulerBase):
     [3, 2, 3]
     >>> s.page_ids.tolist(), s.last_crawl.tolist()
     ([1, 2, 3], [8.0, 10.0, 11.0])
+
+    Polled signals: the pages' sources read every 0.5, the moves seen at
+    each poll given to :attr:`poll`:
+
+    >>> pages = PageModel([1.0, 1.0, 0.5], [1.0, 1.0, 1.0], recall=0.8, false_rate=0.1)
+    >>> p = Scheduler(pages, 2.0, value="polled", poll_interval=0.5)
+    >>> p.run(3).tolist()
+    [0, 1, 2]
+    >>> p.poll([0, 1, 2], 1.5, [False, True, False])  # page 1's signal moved
+    >>> p.run(3).tolist()
+    [1, 0, 2]
+    >>> hasattr(s, "poll"), hasattr(p, "poll")  # poll exists only for value="polled"
+    (False, True)
     """
 
     FORMAT_VERSION = 10
