@@ -190,3 +190,16 @@ def test_a_polled_scheduler_refuses_signals(tmp_path, capsys):
     status, _, err = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--value", "polled",
                           "--poll-interval", "1", "--signals", str(s)], capsys)
     assert status == 1 and err == "freshcore schedule: a polled scheduler takes --polls, not --signals\n"
+
+
+def test_a_signal_at_a_tick_time_is_counted_before_that_tick(tmp_path, capsys):
+    # a batch of ticks used to be ceil((time - now) B) - 1 ticks: from 0.1 (after the signal at 0.15) to the one
+    # at 0.4, ceil(3.0000000000000004) - 1 = 3 ticks, the tick at 0.4 before the signal the library counts before it
+    urls = pd.read_csv(PAGES)["url"]
+    for page in (3, 6, 24):
+        signals = pd.DataFrame({"url": [urls.iloc[(page + 5) % 25], urls.iloc[page]], "time": [0.15, 0.4]})
+        path = tmp_path / "signals.csv"
+        signals.to_csv(path, index=False)
+        _, out, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "--value", "cis",
+                         "--signals", str(path), "-q"], capsys)
+        assert pd.read_csv(io.StringIO(out))["url"].tolist() == library(signals, value="cis")

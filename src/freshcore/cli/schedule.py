@@ -127,12 +127,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 sched.poll(poll_pages[q:e], max(float(poll_times[q]), sched.time), poll_moved[q:e])
                 q = e
             step = min(_BATCH, ticks - done)
+            # (a tick's margin: the ticks of a batch end at least a tick before the next signal or poll, so that
+            # each is given before the tick whose time + 1/bandwidth first reaches it, whatever the rounding; with
+            # ceil(...) - 1, a signal at 0.4 met at 0.1 came after the tick at 0.4: ceil(3.0000000000000004) - 1)
             if k < sig_times.shape[0]:
-                before = int(np.ceil((sig_times[k] - sched.time) * args.bandwidth)) - 1
+                before = int(np.ceil((sig_times[k] - sched.time) * args.bandwidth)) - 2
                 step = max(1, min(step, before))
             if q < poll_times.shape[0]:
-                # (a tick's margin: the ticks of the batch are at least a tick before the poll, so that the polls
-                # are given at the tick whose time + 1/bandwidth first reaches them, whatever the rounding)
                 before = int(np.ceil((poll_times[q] - sched.time) * args.bandwidth)) - 2
                 step = max(1, min(step, before))
             t0 = sched.time
