@@ -286,6 +286,23 @@ def test_bad_polls_leave_state_unchanged():
         assert_same_state(s.to_dict(), before)
 
 
+def test_one_page_and_empty_polls():
+    pages = PageModel([1.0, 0.5], [1.0, 1.0], recall=0.5, false_rate=0.2)
+    a = Scheduler(pages, 2.0, value="polled", poll_interval=0.5)
+    b = Scheduler(pages, 2.0, value="polled", poll_interval=0.5)
+    a.poll([], 0.0, [])
+    a.poll(np.array([], dtype=np.intp), 0.0, np.array([], dtype=bool))
+    a.run(2)
+    b.run(2)
+    a.poll(1, 1.5, True)
+    b.poll([1], 1.5, [True])
+    assert_same_state(a.to_dict(), b.to_dict())
+    with pytest.raises(ValueError, match=r"'moved' parameter of Scheduler\.poll"):
+        a.poll(1, 1.5, 2)
+    with pytest.raises(ValueError, match=r"'pages' parameter of Scheduler\.poll"):
+        a.poll(1, 1.5, [True])
+
+
 def test_fast_path_records_what_the_checked_path_records():
     rng = np.random.default_rng(6)
     pages, w = polled_pages(rng, 50)

@@ -389,13 +389,13 @@ class SchedulerBase(_statefile.StateFile):
 
         Parameters
         ----------
-        pages : array_like of int of shape (n,)
+        pages : int or array_like of int of shape (n,)
             Ids of live pages (a page may repeat: its later polls see an
-            empty window).
+            empty window); an int with a single flag polls one page.
         t : float
             Time of the polls, finite and not before the scheduler's time
             nor any of the pages' last poll.
-        moved : array_like of bool of shape (n,)
+        moved : bool or array_like of bool of shape (n,)
             Whether each page's signal moved since its previous poll (0/1
             accepted).
         lastmod : array_like, optional
@@ -448,6 +448,8 @@ class SchedulerBase(_statefile.StateFile):
                 and moved.flags.c_contiguous and self._polls_ok(pages, tt)):
             p, mv = pages, moved.view(np.uint8)  # (all valid, checked in one compiled pass)
         else:
+            if np.ndim(pages) == 0 and np.ndim(moved) == 0:  # one page
+                pages, moved = [pages], [moved]
             p = check_page_ids(pages, "pages", caller, self._n_ids, self._alive_of)
             mv = check_binary(moved, "moved", caller, allow_empty=True)
             check_same_length(caller, pages=p, moved=mv)
