@@ -130,9 +130,14 @@ def drive(m, ticks, seed, poll_prob=0.6, rates=(), batch=8, moved_prob=0.3, sche
 
 
 def test_long_run_matches_brute_force():
-    s, _ = drive(60, 500, seed=11, rates={150: 30.0, 300: 2.0})
-    # the interim: every polled page is evaluated at every tick
-    assert s._state.n_evaluations >= 60 * 500
+    s, ref = drive(60, 500, seed=11, rates={150: 30.0, 300: 2.0})
+    # the interim: every polled page is evaluated at every tick, but those with Greedy's value (w = inf or
+    # lambda Delta = 0), which take Greedy's lines and park keys
+    dl, _, lam, _ = ref.params
+    greedy = (dl > 0) & ((lam * dl == 0) | np.isinf(ref.w))
+    lattice = int((dl > 0).sum() - greedy.sum())
+    assert greedy.sum() >= 10 and lattice >= 30
+    assert lattice * 500 <= s._state.n_evaluations < (lattice + greedy.sum() // 2) * 500
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)
@@ -565,3 +570,41 @@ def test_state_memory_per_page_under_polled():
              + 16 * 4)
     assert traced < 74 * m + fixed + 4096, traced / m
     assert s._state.nbytes() == 74 * m + fixed
+
+
+def test_pages_with_greedys_value_park_and_stay_exact():
+    # w = inf or lambda = 0: Greedy's value at tau = t - ell, so Greedy's lines and park keys (ell as the last
+    # crawl); polls still move ell (w = inf with lambda > 0: a page declared never polled, polled anyway), the
+    # moved ones shifting its key earlier in the calendar, the far list or its slope bucket
+    rng = np.random.default_rng(21)
+    m = 300
+    pages = random_pages(rng, m, duplicates=False)
+    lam = pages.recall.copy()
+    lam[rng.random(m) < 0.3] = 0.0
+    pages = PageModel(pages.change_rate, pages.importance, lam, pages.false_rate)
+    w = np.where(rng.random(m) < 0.8, math.inf, 1.0)
+    w[lam == 0.0] = 1.0
+    last = -rng.uniform(0.0, 10.0, m)
+    s = Scheduler(pages, m / 10.0, value="polled", poll_interval=w, last_crawl=last)
+    ref = PolledReference(pages, m / 10.0, w, last)
+    parked = 0
+    tp = 0.0
+    for j in range(2500):
+        if j == 1200:
+            s.set_bandwidth(m / 3.0)
+            ref.set_bandwidth(m / 3.0)
+        if j == 1800:
+            s.set_bandwidth(m / 20.0)
+            ref.set_bandwidth(m / 20.0)
+        if j % 3 == 0:
+            ids = rng.choice(m, 6)
+            mv = rng.random(6) < 0.4
+            tp = max(tp, s.time + float(rng.uniform(0.0, 0.05)))
+            s.poll(ids, tp, mv)
+            ref.poll(ids, tp, mv)
+        assert s.next() == ref.next(), j
+        if j % 100 == 0:
+            sizes = s._state.bucket_sizes()
+            parked = max(parked, int(sizes[_schedule.PARK_CODE] + sizes[_schedule.FAR_CODE]))
+    same_as_reference(s, ref)
+    assert parked > m // 3, parked

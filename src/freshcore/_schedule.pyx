@@ -246,8 +246,11 @@ rise over ``Delta`` (``_shift_earlier``, the signals' path; ``ell = -inf``
 when the move proves a change); a poll at or before the crawl only sets
 ``p``.  A re-parameterised page keeps ``s`` at the current time.  For now
 every polled page is in the unbounded bucket (evaluated at every tick: exact
-by construction, O(m) a tick) and never parks: ``page_line`` and ``_parks``
-each have one marked branch where the polled line bounds and park keys go.
+by construction, O(m) a tick) and never parks, but for the pages whose value
+is exactly Greedy's (``lambda Delta = 0`` or ``w = inf``), which take
+Greedy's lines and park keys with ``ell`` as their last crawl: ``page_line``,
+``_parks`` and ``_park_key`` each have one marked branch where the polled
+line bounds and park keys go.
 
 Values that cannot be computed: a page whose series would run past the cap of
 ``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
@@ -276,7 +279,7 @@ from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, f
                                          freshcore_allocation_count, freshcore_trim)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, signal_time,
                                         page_alpha, interval_bound, popped_reserve, popped_resize, popped_free,
-                                        page_records, grown, poll_shift, rescaled_start)
+                                        page_records, grown, poll_shift, rescaled_start, polled_greedy)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of, reach_time, line_park_time, key_pad,
@@ -624,7 +627,9 @@ cdef class SchedulerState:
         if self.pages.kind == GREEDY:
             return parks(&self.park, &self.pages.records[j], v, tau)
         if self.pages.kind == POLLED:
-            return False  # POLLED (interim, issue 19): never parks until its park keys plug in here and in _park_key
+            # POLLED (interim, issue 19): pages with Greedy's value park as Greedy's (its exact key, from ell); the
+            # others never park until their park keys plug in here and in _park_key
+            return polled_greedy(&self.pages, j) and parks(&self.park, &self.pages.records[j], v, tau)
         return (parks(&self.park, &self.pages.records[j], v, tau) and v < self.park.level * (1.0 - self.park.margin)
                 and page_alpha(&self.pages, j) > 0.0)
 
@@ -632,7 +637,7 @@ cdef class SchedulerState:
                                  ) noexcept nogil:
         """The key of page j, of value v at time t (tau_j = tau, psi_j(tau) <= psi, b_j = b), parking: Greedy's
         exact inverse, else the time its bounds reach the level (``reach_time``)."""
-        if self.pages.kind == GREEDY:
+        if self.pages.kind == GREEDY or self.pages.kind == POLLED:  # (POLLED: only polled_greedy pages park)
             return park_key(&self.park, &self.pages.records[j])
         return reach_time(t, tau, v, psi, page_alpha(&self.pages, j), self.pages.records[j].importance,
                           self.park.level, key_pad(&self.pages, j, t, b))
@@ -787,8 +792,12 @@ cdef class SchedulerState:
                     self._settle_keys(cid, cy, cx, k)
                     k = 0
                 continue
-            # Greedy: the exact key; the others: where their line reaches the level
-            key = park_key(&self.park, &rec[j]) if greedy else line_park_time(s.slope_table, b, key, self.park.level)
+            # Greedy (and the polled pages of Greedy's value, whose lines may bound ln V, which line_park_time does
+            # not read): the exact key; the others: where their line reaches the level
+            if greedy or polled_greedy(&self.pages, j):
+                key = park_key(&self.park, &rec[j])
+            else:
+                key = line_park_time(s.slope_table, b, key, self.park.level)
             self._settle_put(j, key)
         if k > 0:
             park_x_many(cc, cx, k)

@@ -11,7 +11,7 @@ from libc.string cimport memcpy
 
 from freshcore._core cimport residual1_inverse, residual_exp
 
-from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma
+from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma, polled_greedy
 
 cdef extern from "_schedule_constants.h":
     const double BOUND_MARGIN "FRESHCORE_BOUND_MARGIN"
@@ -201,15 +201,20 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     """
     cdef double s, sb, pad, c, sl, cl, sq, cq, L, r, rbest
     cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
-    cdef double a = dl if p.kind == GREEDY else page_alpha(p, j)
+    cdef bint greedy = p.kind == GREEDY
+    cdef double a
     cdef int b, family = 0
     if p.kind == POLLED:
-        # POLLED (interim, issue 19): no line bound yet -- every polled page is UNBOUNDED, evaluated at every
-        # tick (exact by construction).  The polled line bounds (intercept J0 in the key, slope S) plug in here.
-        key[0] = t0
-        return UNBOUNDED
+        # POLLED (interim, issue 19): pages with Greedy's value (polled_greedy), from tau0 >= 0, take Greedy's
+        # lines (in t, with tau = t - ell); the others have no line bound yet -- UNBOUNDED, evaluated at every tick
+        # (exact by construction).  The polled line bounds (intercept J0 in the key, slope S) plug in here.
+        if not (polled_greedy(p, j) and tau0 >= 0.0):
+            key[0] = t0
+            return UNBOUNDED
+        greedy = True
+    a = dl if greedy else page_alpha(p, j)
     s = value_slope(mu, dl, a, tau0, ex)
-    if p.kind != GREEDY and s > 0.0:
+    if not greedy and s > 0.0:
         s = psi_slope(mu, a, tau0, psi0, bj if p.kind != CIS else INFINITY, page_gamma(p, j), s)
     c = v0
     if not (s > 0.0):
@@ -222,7 +227,7 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
         r = (sqrt(L) - cq) / sq if L > 0.0 else INFINITY
         if r > rbest:
             s, c, family, rbest = sq, cq, 2, r
-    if p.kind == GREEDY and not (dl * tau0 >= 1.0 and v0 > 0.0) and L > 0.0:
+    if greedy and not (dl * tau0 >= 1.0 and v0 > 0.0) and L > 0.0:
         # Greedy where V is convex (where it is concave, the line bounding V is its tangent): also a line
         # bounding ln V
         sl = log_line_slope(mu, dl, v0, tau0, ex, last_winning_value, rate, &cl)

@@ -74,6 +74,13 @@ cdef inline double signal_time(const Pages* p, Py_ssize_t j) noexcept nogil:
     return signal_beta(p.records[j].change_rate, p.recall[j], p.false_rate[j])
 
 
+cdef inline bint polled_greedy(const Pages* p, Py_ssize_t j) noexcept nogil:
+    """Whether polled page j has exactly Greedy's value (``polled_prepare``'s kind 1: ``lambda Delta = 0`` or
+    ``w = inf``, ``Delta > 0``): ``(mu/Delta) R^1(s)``, ``s = Delta (t - ell)``, Greedy's at ``tau = t - ell``."""
+    cdef double dl = p.records[j].change_rate
+    return p.kind == POLLED and dl != 0.0 and (p.recall[j] * dl == 0.0 or p.poll_interval[j] == INFINITY)
+
+
 cdef inline double page_alpha(const Pages* p, Py_ssize_t j) noexcept nogil:
     return (1.0 - p.recall[j]) * p.records[j].change_rate  # PageModel.alpha, same operations
 
