@@ -808,17 +808,21 @@ def _scheduler(value: str) -> PolicyFactory:
     def make(pages: PageModel, bandwidth: float, poll_interval: float | None) -> CrawlPolicy:
         from freshcore.schedule import Scheduler
 
+        if value == "polled":  # the polled value needs the poll interval (none: inf, Greedy's value)
+            w = math.inf if poll_interval is None else poll_interval
+            return Scheduler(pages, bandwidth, value=value, poll_interval=w)
         return Scheduler(pages, bandwidth, value=value)
 
     return make
 
 
 #: The policies :func:`crawl_local_web` and ``bench/crawl_testweb.py`` run, by name; add an entry to run
-#: another (e.g. the scheduler's polled value kind, whose ``poll`` the loop feeds).
+#: another.  ``"polled"`` is the Scheduler's polled value kind, which the loop feeds through its ``poll``.
 POLICIES: dict[str, PolicyFactory] = {
     "round-robin": lambda pages, bandwidth, poll_interval: RoundRobin(len(pages), bandwidth),
     "greedy": _scheduler("greedy"),
     "exact": _scheduler("exact"),
+    "polled": _scheduler("polled"),
 }
 
 
@@ -831,7 +835,8 @@ def make_policy(name: str, pages: PageModel, bandwidth: float, poll_interval: fl
     name : str
         A key of :data:`POLICIES`: ``"round-robin"``, ``"greedy"`` (the Scheduler, signals ignored),
         ``"exact"`` (the Scheduler's exact value of Busa-Fekete et al. (2025), fed the polls as signals),
-        or one added there.
+        ``"polled"`` (the Scheduler's value for polled signals, fed the polls; it models polls every
+        ``poll_interval``), or one added there.
     pages : PageModel
         The pages (true parameters: the experiment gives the crawler the rates).
     bandwidth : float
