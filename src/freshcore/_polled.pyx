@@ -62,21 +62,25 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
 
   - complete (closed form) where the Chernoff bounds of the mass of both measures above the far boundary are
     below ``1e-17`` (``P(NB(r, p) > K) = P(Binomial(K + r, p) <= r - 1) <= exp(-(K + r) D((r - 1)/(K + r) || p))``);
-  - otherwise each sub-column is walked from the mode of ``P`` (its log-pmf from Loader's saddle-point form,
-    a few ulps) up to the last alive ``k`` and down to the first, with ``P`` and ``W`` by the ratio of
-    consecutive terms, until the rest of the walk is bounded (geometrically: the ratios are monotone) below
-    ``1e-17`` of the partial sums of ``psi``, ``w`` and ``V``.
+  - otherwise each sub-column is walked from its far boundary (or its first ``k``) up to the last alive ``k``
+    and down to the first, with ``P`` and ``W`` by the ratio of consecutive terms from a Loader anchor (its
+    log-pmf by the saddle-point form, a few ulps; a fresh anchor every ``ANCHOR`` points), until the rest of
+    the walk is bounded (geometrically: the ratios are monotone) below ``1e-17`` of the partial sums of
+    ``psi``, ``w`` and ``V``.  The weights are carried as ``m 2^e`` (exact rescaling), so a walk that starts
+    below the underflow (``P(k = 0) = q^j`` past ``j ~ 745/|log q|``) climbs out of it to the mode; the
+    point-by-point sums are compensated (TwoSum: ~10^7 points otherwise drift by ~3e-13).
 
 On both paths complete columns (the boundary at ``c`` for the CDF sums) add their closed-form totals, and the
 columns stop when none is alive any more, or when the rest is bounded below ``1e-17`` of the partial sums (the
-column masses of both measures decrease with ``j``; ``W`` at least by ``rho1`` a column).  Where
+alive column masses of both measures decrease with ``j``; ``W`` at least by ``rho1`` a column; a column's
+masses count what its walk left out, so they bound the next columns').  Where
 ``lambda = 1`` (``alpha w = 0``) every column sits at one level and sums in closed form.  A page whose walk
 would pass ``MAX_STEPS`` points (tail terms count as points on the CDF path) is refused (status -1), so
 nothing hangs.
 """
 
 cimport cython
-from libc.math cimport exp, expm1, log, log1p, floor, fabs, fmin, fmax, nextafter, INFINITY, NAN, isnan
+from libc.math cimport exp, expm1, log, log1p, floor, fabs, fmin, fmax, ldexp, nextafter, INFINITY, NAN, isnan
 
 from freshcore._core cimport residual_exp, stirlerr, bd0
 
@@ -162,6 +166,12 @@ cdef struct Acc:
     double epsi      # and of the band's psi, fresh and value sums
     double efresh
     double eval
+    double cnnear    # the walk: the compensations of its point-by-point sums (folded in at the end)
+    double cwnear
+    double cvnear
+    double cbpsi
+    double cbfresh
+    double cbval
 
 
 cdef inline void add_point(Acc* a, double p, double ww, double x) noexcept nogil:
@@ -179,6 +189,32 @@ cdef inline void add_point(Acc* a, double p, double ww, double x) noexcept nogil
         a.bpsi += p * y
         a.bfresh += ww * -expm1(-y)
         a.bval += ww * residual_exp(1, y)
+
+
+cdef inline void two_sum(double* s, double* c, double x) noexcept nogil:
+    """``s += x`` with the rounding error added to ``c`` (Knuth's TwoSum, no branch)."""
+    cdef double t = s[0] + x
+    cdef double z = t - s[0]
+    c[0] += (s[0] - (t - z)) + (x - z)
+    s[0] = t
+
+
+cdef inline void add_point_c(Acc* a, double p, double ww, double x) noexcept nogil:
+    """``add_point`` with compensated sums (the walk adds up to ~10^7 points: plain sums drift ~3e-13)."""
+    cdef double y
+    if x <= a.c:
+        if x <= a.cfar:
+            a.nfar += p
+            a.wfar += ww
+        else:
+            two_sum(&a.nnear, &a.cnnear, p)
+            two_sum(&a.wnear, &a.cwnear, ww)
+            two_sum(&a.vnear, &a.cvnear, ww * a.r1dw + a.dwes * p * expm1(a.c - x))
+    else:
+        y = a.s - x
+        two_sum(&a.bpsi, &a.cbpsi, p * y)
+        two_sum(&a.bfresh, &a.cbfresh, ww * -expm1(-y))
+        two_sum(&a.bval, &a.cbval, ww * residual_exp(1, y))
 
 
 cdef inline bint small_rest(const Acc* a, const PolledPage* pg, double rest_p, double rest_w,
@@ -276,21 +312,55 @@ cdef inline int column_ends(double aw, double q, double j, double bj, double lim
     return 0
 
 
+cdef int ANCHOR = 128  # the walk takes a fresh Loader anchor every this many points
+cdef double LN2 = 0.69314718055994530942
+cdef double SC_LO = 1.4916681462400413e-154  # 2^-511: a scaled weight is kept in [2^-511, 2^511]
+cdef double SC_HI = 6.703903964971299e+153   # 2^511
+
+
+cdef inline double scaled_exp(double lg, double* ex) noexcept nogil:
+    """``exp(lg)`` as ``m 2^ex`` with ``m`` in ``[1, 2)`` (``ex = 0`` and ``m = exp(lg)`` where that is normal)."""
+    if lg > -600.0:
+        ex[0] = 0.0
+        return exp(lg)
+    ex[0] = floor(lg / LN2)
+    return exp(lg - ex[0] * LN2)
+
+
+cdef inline double rescale(double* m, double* ex) noexcept nogil:
+    """Bring a scaled weight ``m 2^ex`` back into ``[2^-511, 2^511]`` (exactly: powers of two) and return
+    ``2^ex`` (0 below the subnormals: the weight is below 2^-1074)."""
+    while m[0] < SC_LO and m[0] > 0.0:
+        m[0] *= SC_HI
+        ex[0] -= 511.0
+    while m[0] > SC_HI:
+        m[0] *= SC_LO
+        ex[0] += 511.0
+    return ldexp(1.0, <int>fmax(ex[0], -1100.0)) if ex[0] < 1100.0 else INFINITY
+
+
 cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double wtot, double* col_p,
               double* col_w) noexcept nogil:
     """Add sub-column ``(j, m)`` (``m = 1``: moved last, ``k >= 0``; ``m = 0``: unmoved last, ``k >= 1``;
-    ``ptot``, ``wtot`` its complete P and W masses) to the sums; its alive P and W masses go to col_p, col_w.
+    ``ptot``, ``wtot`` its complete P and W masses) to the sums; upper bounds of its alive P and W masses go to
+    col_p, col_w (what the walk added plus the bound of the rest it left out).
 
     The far interior ``k <= kf`` is summed as a whole: its complement (the walk up from ``kf + 1``, which also
     adds the near and band points one by one) where ``kf`` is at or above the mode of the measure, else its
-    lower tail (the walk down from ``kf``), so no sum loses more than one bit.  -1: too long."""
+    lower tail (the walk down from ``kf``), so no sum loses more than one bit.  The weights are carried by the
+    ratios of consecutive terms as ``m 2^e`` (``m`` kept in ``[2^-511, 2^511]`` by exact powers of two): a
+    walk that starts far below the mode (a many-column page: ``P(k = 0) = q^j`` underflows past ``j ~ 290``
+    at ``q = 0.078``) climbs out of the underflow instead of carrying a zero (or a subnormal's few digits)
+    up to the mode, which dropped whole columns and then stopped the columns (``col_p = 0``).  -1: too long."""
     cdef double aw = pg.aw, q = pg.q, qb = pg.qb, eaw = exp(-aw)
     cdef double kmin = 1.0 - m
     cdef double lim = a.s if m == 1 else a.s - pg.lw
     cdef double bj = pg.b * j if j > 0.0 else 0.0
-    cdef double kend, kf, k, lp, p, ww, p_kf, w_kf, r, rw, x
-    cdef int st
+    cdef double kend, kf, k, lp, p, ww, p_kf, w_kf, r, rw, x, vfw
+    cdef double pm, wm, pe, we, fp, fw  # the scaled weights: P = pm 2^pe = pm fp, W = wm 2^we = wm fw
+    cdef int st, nstep
     cdef double tail_p = 0.0, tail_w = 0.0, low_p = 0.0, low_w = 0.0, alive_p = 0.0, alive_w = 0.0
+    cdef double rest_p = 0.0, rest_w = 0.0
     cdef bint comp_p, comp_w, has_far, done_p, done_w
     cdef double steps0 = a.steps
     st = column_ends(aw, q, j, bj, lim, a.cfar, kmin, &kend, &kf)
@@ -304,21 +374,32 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     # P and W at kf (the walk down; the anchor) and at kf + 1 (the walk up), by ratios upwards only (qb may be 0)
     k = kf if has_far else kmin
     lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
-    p = exp(lp)
-    ww = exp(lp - (aw * (k + j) + bj))
-    p_kf = p
-    w_kf = ww
+    pm = scaled_exp(lp, &pe)
+    wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
+    fp = rescale(&pm, &pe)
+    fw = rescale(&wm, &we)
+    p_kf = pm * fp
+    w_kf = wm * fw
+    p = p_kf
+    ww = w_kf
     if has_far:
         r = qb * (k + j) / (k + m)
-        p *= r
-        ww *= r * eaw
+        pm *= r
+        wm *= r * eaw
+        fp = rescale(&pm, &pe)
+        fw = rescale(&wm, &we)
+        p = pm * fp
+        ww = wm * fw
         k += 1.0
+    # an interior point adds at most e^{-x} (R^1(Delta w) + Delta w e^{-Delta w}) = (1 - e^{-Delta w}) W to V
+    vfw = pg.one_m_edw
+    nstep = 0
     if k <= kend or comp_p or comp_w:
         # up from kf + 1: near and band points one by one, and the complement's mass
         while True:
             x = aw * (k + j) + bj
             if k <= kend:
-                add_point(a, p, ww, x)
+                add_point_c(a, p, ww, x)
                 alive_p += p
                 alive_w += ww
             tail_p += p
@@ -328,18 +409,44 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
                 return -1
             r = qb * (k + j) / (k + m)
             rw = r * eaw
-            p *= r
-            ww *= rw
             k += 1.0
+            nstep += 1
+            if nstep == ANCHOR:  # a fresh anchor: the ratios' rounding errors do not pile up along the walk
+                nstep = 0
+                lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q,
+                                                                     pg.log_qb)
+                pm = scaled_exp(lp, &pe)
+                wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
+                fp = rescale(&pm, &pe)
+                fw = rescale(&wm, &we)
+            else:
+                pm *= r
+                wm *= rw
+                if pm < SC_LO or pm > SC_HI:
+                    fp = rescale(&pm, &pe)
+                if wm < SC_LO or wm > SC_HI:
+                    fw = rescale(&wm, &we)
+            p = pm * fp
+            ww = wm * fw
             if k > kend and not comp_p and not comp_w:
                 break
-            # what is left of the walk: alive points (while k <= kend) and the complements' masses
-            if r < 1.0 and rest_ok(a, pg, p / (1.0 - r) if comp_p or (k <= kend and a.need_psi) else 0.0,
-                                   ww / (1.0 - rw) if comp_w or k <= kend else 0.0,
-                                   a.dwes if comp_p else 0.0, fmax(pg.one_m_edw, r1_bound(a.s - x))):
-                break
+            # what is left of the walk: alive points (while k <= kend) and the complements' masses, bounded by
+            # geometric series (the ratios fall with k)
+            if r < 1.0:
+                rest_p = p / (1.0 - r)
+                rest_w = ww / (1.0 - rw)
+                if rest_ok(a, pg, rest_p if comp_p or (k <= kend and a.need_psi) else 0.0,
+                           rest_w if comp_w or k <= kend else 0.0,
+                           a.dwes if comp_p else 0.0, fmax(vfw, r1_bound(a.s - x))):
+                    if k <= kend:  # the alive points left out count in the column's masses
+                        alive_p += rest_p
+                        alive_w += rest_w
+                    break
     if has_far and not (comp_p and comp_w):
-        # down from kf: the lower tails of the measures below their modes
+        # down from kf: the lower tails of the measures below their modes (the weights fall: no rescaling)
+        rest_p = 0.0
+        rest_w = 0.0
+        nstep = 0
         k = kf
         p = p_kf
         ww = w_kf
@@ -357,13 +464,23 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
                 break
             r = (k - 1.0 + m) / (qb * (k - 1.0 + j))
             rw = r / eaw
-            p *= r
-            ww *= rw
             k -= 1.0
+            nstep += 1
+            if nstep == ANCHOR:
+                nstep = 0
+                lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q,
+                                                                     pg.log_qb)
+                p = exp(lp)
+                ww = exp(lp - (aw * (k + j) + bj))
+            else:
+                p *= r
+                ww *= rw
             if not done_p and r < 1.0 and rest_ok(a, pg, p / (1.0 - r), 0.0, a.dwes, 0.0):
                 done_p = True
+                rest_p += p / (1.0 - r)  # left out of the sums; counts in the column's mass
             if not done_w and rw < 1.0 and rest_ok(a, pg, 0.0, ww / (1.0 - rw), 0.0, pg.one_m_edw):
                 done_w = True
+                rest_w += ww / (1.0 - rw)
             if done_p and done_w:
                 break
     a.run = fmax(a.run, a.steps - steps0)
@@ -372,8 +489,8 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
         low_w = fmax(wtot - tail_w, 0.0) if comp_w else low_w
         a.nfar += low_p
         a.wfar += low_w
-    col_p[0] += low_p + alive_p
-    col_w[0] += low_w + alive_w
+    col_p[0] += low_p + alive_p + (rest_p if has_far and not comp_p else 0.0)
+    col_w[0] += low_w + alive_w + (rest_w if has_far and not comp_w else 0.0)
     return 0
 
 
@@ -476,6 +593,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     cdef double cp = 1.0 if m == 1 else qb / q
     cdef double cw = rhoj if m == 1 else rhoj * pg.r0 / p1
     cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
+    cdef double pm, wm, pe, we, fp, fw, eaw
     cdef int st
     st = column_ends(aw, q, j, bj, lim, a.c, kmin, &kend, &kc)
     if st != 0:
@@ -496,10 +614,16 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     if kend - kc <= BAND_WALK:
         k = kc + 1.0
         lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
-        p = exp(lp)
-        ww = exp(lp - (aw * (k + j) + bj))
+        # scaled as in walk (the first point may underflow below the mode and the next ones not)
+        pm = scaled_exp(lp, &pe)
+        wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
+        fp = rescale(&pm, &pe)
+        fw = rescale(&wm, &we)
+        eaw = exp(-aw)
         while k <= kend:
             x = aw * (k + j) + bj
+            p = pm * fp
+            ww = wm * fw
             add_point(a, p, ww, x)
             # a point's terms: its pmf to a few ulps (Loader's log, then ratios)
             a.epsi += p * (a.s - x) * EPS * (fabs(lp) + 40.0)
@@ -508,8 +632,12 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
             col_p[0] += p
             col_w[0] += ww
             rt = qb * (k + j) / (k + m)
-            p *= rt
-            ww *= rt * exp(-aw)
+            pm *= rt
+            wm *= rt * eaw
+            if pm < SC_LO or pm > SC_HI:
+                fp = rescale(&pm, &pe)
+            if wm < SC_LO or wm > SC_HI:
+                fw = rescale(&wm, &we)
             k += 1.0
             a.steps += 1.0
         return 0
@@ -566,6 +694,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
     cdef bint dead_m, dead_u
     a.nfar = a.wfar = a.nnear = a.wnear = a.vnear = a.bpsi = a.bfresh = a.bval = a.steps = a.run = 0.0
     a.enfar = a.ewfar = a.epsi = a.efresh = a.eval = 0.0
+    a.cnnear = a.cwnear = a.cvnear = a.cbpsi = a.cbfresh = a.cbval = 0.0
     a.s = s
     a.c = s - pg.dw
     a.cfar = a.c - far
@@ -628,6 +757,12 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
             break
         j += 1.0
         rho_j *= pg.rho1
+    a.nnear += a.cnnear
+    a.wnear += a.cwnear
+    a.vnear += a.cvnear
+    a.bpsi += a.cbpsi
+    a.bfresh += a.cbfresh
+    a.bval += a.cbval
     out[0] = a
     return 0
 
