@@ -15,6 +15,12 @@ cdef struct PolledPage:
     double r0       # e^{-(Delta + nu) w}: qb e^{-alpha w}
     double rho1     # q e^{-alpha w - b}/(1 - r0): the tilted weight ratio of one more moved window
     double one_m_edw  # 1 - e^{-Delta w}
+    double p1       # 1 - r0 = 1 - e^{-(Delta + nu) w}: the tilted measure's success probability
+    double lp1      # log(p1)
+    double lr0      # log(r0) = -(Delta + nu) w
+    double eaw      # e^{-alpha w}
+    double wu       # r0/p1: an unmoved-last sub-column's W total over a moved-last one's
+    double log_rho1
     int kind        # 0: lattice; 1: Greedy (lambda Delta = 0 or w = inf); 2: never changes (Delta = 0)
 
 cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, double w) noexcept nogil

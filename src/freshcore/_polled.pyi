@@ -28,3 +28,13 @@ def level_kernel(
 ) -> int: ...
 def _set_mode(mode: int) -> int: ...
 def _nb_cdf(kk: float, r: float, p: float) -> tuple[int, float, float, float, float]: ...
+def _profile(
+    s: npt.NDArray[np.float64],
+    dl: npt.NDArray[np.float64],
+    lam: npt.NDArray[np.float64],
+    nu: npt.NDArray[np.float64],
+    w: npt.NDArray[np.float64],
+    reps: int,
+    ns: npt.NDArray[np.float64],
+    info: npt.NDArray[np.float64],
+) -> None: ...

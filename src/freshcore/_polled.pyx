@@ -139,7 +139,13 @@ cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, doubl
     pg.log_q = log(pg.q)
     pg.log_qb = -gamma * w
     pg.r0 = exp(-(dl + nu) * w)
-    pg.rho1 = 0.0 if pg.b == INFINITY else pg.q * exp(-pg.aw - pg.b) / -expm1(-(dl + nu) * w)
+    pg.p1 = -expm1(-(dl + nu) * w)
+    pg.lp1 = log(pg.p1)
+    pg.lr0 = -(dl + nu) * w
+    pg.eaw = exp(-pg.aw)
+    pg.wu = pg.r0 / pg.p1
+    pg.rho1 = 0.0 if pg.b == INFINITY else pg.q * exp(-pg.aw - pg.b) / pg.p1
+    pg.log_rho1 = log(pg.rho1)
     pg.one_m_edw = -expm1(-pg.dw)
 
 
@@ -352,7 +358,7 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     walk that starts far below the mode (a many-column page: ``P(k = 0) = q^j`` underflows past ``j ~ 290``
     at ``q = 0.078``) climbs out of the underflow instead of carrying a zero (or a subnormal's few digits)
     up to the mode, which dropped whole columns and then stopped the columns (``col_p = 0``).  -1: too long."""
-    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, eaw = exp(-aw)
+    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, eaw = pg.eaw
     cdef double kmin = 1.0 - m
     cdef double lim = a.s if m == 1 else a.s - pg.lw
     cdef double bj = pg.b * j if j > 0.0 else 0.0
@@ -370,7 +376,7 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     if not has_far:
         kf = kmin - 1.0
     comp_p = has_far and kf >= floor((qb * j - m) / q)
-    comp_w = has_far and kf >= floor((pg.r0 * j - m) / (1.0 - pg.r0))
+    comp_w = has_far and kf >= floor((pg.r0 * j - m) / pg.p1)
     # P and W at kf (the walk down; the anchor) and at kf + 1 (the walk up), by ratios upwards only (qb may be 0)
     k = kf if has_far else kmin
     lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
@@ -585,13 +591,13 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     ``1 - r0``) pmf there.  The interior (``x <= c``) goes to nfar/wfar (combined in the difference form), the
     band point by point when it is narrow, else by its sums of ``P``, ``W`` and ``k P`` (``k P`` is a
     NB(``r + 1``) pmf); every sum carries an absolute error bound.  -1: a tail sum too long."""
-    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, p1 = 1.0 - pg.r0, lp1 = log1p(-pg.r0), lr0 = log(pg.r0)
+    cdef double aw = pg.aw, q = pg.q, qb = pg.qb, p1 = pg.p1, lp1 = pg.lp1, lr0 = pg.lr0
     cdef double kmin = 1.0 - m, off = 1.0 - m, r = j + 1.0 - m
     cdef double lim = a.s if m == 1 else a.s - pg.lw
     cdef double bj = pg.b * j if j > 0.0 else 0.0
-    cdef double rhoj = exp(j * log(pg.rho1)) if j > 0.0 else 1.0
+    cdef double rhoj = exp(j * pg.log_rho1) if j > 0.0 else 1.0
     cdef double cp = 1.0 if m == 1 else qb / q
-    cdef double cw = rhoj if m == 1 else rhoj * pg.r0 / p1
+    cdef double cw = rhoj if m == 1 else rhoj * pg.wu
     cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
     cdef double pm, wm, pe, we, fp, fw, eaw
     cdef int st
@@ -619,7 +625,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
         fp = rescale(&pm, &pe)
         fw = rescale(&wm, &we)
-        eaw = exp(-aw)
+        eaw = pg.eaw
         while k <= kend:
             x = aw * (k + j) + bj
             p = pm * fp
@@ -672,7 +678,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
 
 cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) noexcept nogil:
     """Whether sub-column ``(j, m)`` lies below the far boundary but for a mass below ``TOL`` (both measures)."""
-    cdef double kf, r = j + 1.0 - m
+    cdef double kf, n, d, r = j + 1.0 - m
     if a.cfar < 0.0:
         return False
     kf = floor((a.cfar - (pg.b * j if j > 0.0 else 0.0)) / pg.aw - j) - 1.0  # one less: rounding
@@ -681,8 +687,13 @@ cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) n
     kf -= 1.0 - m  # unmoved last: P(k) is the NB(j + 1) pmf at k - 1
     if kf < 0.0:
         return False
+    # n D(a || q) <= n (a - q)^2/(q qb) (KL below chi-square): no bound below e^-42 unless this passes
+    n = kf + r
+    d = pg.q * n - (r - 1.0)
+    if d <= 0.0 or d * d < 42.0 * n * pg.q * pg.qb:
+        return False
     return (log_nb_upper(kf, r, pg.q) < -40.0 - 2.0          # log(1e-17) = -39.1
-            and log_nb_upper(kf, r, -expm1(log(pg.r0))) < -42.0)
+            and log_nb_upper(kf, r, pg.p1) < -42.0)
 
 
 cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out) noexcept nogil:
@@ -724,7 +735,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
                 col_w += rho_j
             if not dead_u:
                 ptot = pg.qb / pg.q
-                wtot = rho_j * pg.r0 / -expm1(log(pg.r0))
+                wtot = rho_j * pg.wu
                 add_point(&a, ptot, wtot, x)
                 col_p += ptot
                 col_w += wtot
@@ -734,7 +745,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
                     continue
                 if complete(&a, pg, j, m):
                     ptot = 1.0 if m == 1 else pg.qb / pg.q
-                    wtot = rho_j if m == 1 else rho_j * pg.r0 / -expm1(log(pg.r0))
+                    wtot = rho_j if m == 1 else rho_j * pg.wu
                     a.nfar += ptot
                     a.wfar += wtot
                     col_p += ptot
@@ -747,7 +758,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
                         return -1
                 else:
                     st = walk(&a, pg, j, m, 1.0 if m == 1 else pg.qb / pg.q,
-                              rho_j if m == 1 else rho_j * pg.r0 / -expm1(log(pg.r0)), &col_p, &col_w)
+                              rho_j if m == 1 else rho_j * pg.wu, &col_p, &col_w)
                     if st != 0:
                         return st
         # the columns after this one: P masses decrease, W masses at least by rho1 a column
@@ -962,3 +973,42 @@ def _nb_cdf(double kk, double r, double p):
     cdef double lo, elo, up, eup, steps = 0.0
     cdef int st = nb_cdf(kk, r, p, 1.0 - p, log(p), log1p(-p), &lo, &elo, &up, &eup, &steps)
     return st, lo, elo, up, eup
+
+
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _profile(const double[::1] s, const double[::1] dl, const double[::1] lam, const double[::1] nu,
+             const double[::1] w, int reps, double[::1] ns, double[:, ::1] info):
+    """Per page: the least time of ``reps`` evaluations of ``V`` (``ns``, nanoseconds, clock included) and
+    ``info[i] = (path: 0 fast / 1 walk, steps of the fast attempt, steps of the walk)`` (bench, profiling)."""
+    cdef Py_ssize_t i, n = s.shape[0]
+    cdef PolledPage pg
+    cdef double psi, fresh, val, best, t
+    cdef timespec t0, t1
+    cdef int _rep
+    cdef Acc a
+    with nogil:
+        for i in range(n):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            best = INFINITY
+            for _rep in range(reps):
+                clock_gettime(CLOCK_MONOTONIC, &t0)
+                polled_sums(&pg, s[i], False, &psi, &fresh, &val)
+                clock_gettime(CLOCK_MONOTONIC, &t1)
+                t = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)
+                best = fmin(best, t)
+            ns[i] = best
+            info[i, 0] = 0.0
+            info[i, 1] = 0.0
+            info[i, 2] = 0.0
+            if pg.kind == 0 and s[i] > 0.0 and s[i] < INFINITY:
+                if fast_ok(&pg, s[i], False, &a):
+                    info[i, 1] = a.steps
+                else:
+                    info[i, 0] = 1.0
+                    info[i, 1] = a.steps
+                    lattice(&pg, s[i], False, FAR, False, &a)
+                    info[i, 2] = a.steps
