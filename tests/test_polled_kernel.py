@@ -339,3 +339,22 @@ def test_recall_within_ulps_of_one_tends_to_recall_one():
         for k in (1, 14, 10**6):
             v = polled_value(s, w, PageModel([dl], [1.0], [1.0 - k * 2.0**-53], [nu]))[0]
             assert abs(v - one) <= 1e-9 * one, (dl, nu, w, s, k, v, one)
+
+
+def test_threshold_closes_its_bracket_on_the_demo_web():
+    """polled_level's end (a Newton landing within four ulps, then steps of 1, 1, 2, 4, ... ulps and bisection)
+    and its start (just below the root of mu R^1(s)/alpha = level): on random demo pages and on Greedy pages
+    (lambda = 0, where that start is within 1e-3 of the crossing) the result is the crossing to one ulp."""
+    rng = np.random.default_rng(23)
+    n = 300
+    lam = rng.beta(0.25, 0.25, n)
+    lam[:40] = 0.0
+    pages = PageModel(rng.uniform(0.05, 1, n), rng.uniform(0.1, 1, n), lam, rng.uniform(0.1, 0.6, n))
+    s = rng.uniform(0.05, 6.0, n)
+    for w in (1.0, 0.1):
+        level = polled_value(s, w, pages)
+        got = polled_threshold(level, w, pages)
+        slack = level * (1 - 1e-12)
+        assert np.all(polled_value(got, w, pages) >= slack)
+        assert np.all(polled_value(np.nextafter(got, 0.0), w, pages) < slack)
+        np.testing.assert_allclose(got, s, rtol=1e-9)

@@ -860,6 +860,21 @@ cdef double polled_value(const PolledPage* pg, double s, double mu) noexcept nog
     return mu * val
 
 
+cdef double r1_root(double y, double x) noexcept nogil:
+    """The root of ``R^1(s) = y`` (``0 < y < 1``) to about 1e-3 relative, by Newton from ``x`` (``R^1' = s e^{-s}``;
+    ``x`` below the root where ``R^1`` is concave, e.g. ``sqrt(2 y)``)."""
+    cdef double step
+    cdef int _it
+    for _it in range(60):
+        step = (y - residual_exp(1, x)) / (x * exp(-x))
+        if not (x + step > 0.0):
+            step = -0.5 * x
+        x += step
+        if fabs(step) <= 1e-3 * x:
+            break
+    return x
+
+
 cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept nogil:
     """The smallest ``s`` (to one ulp) with ``V(s) >= level (1 - LEVEL_SLACK)`` as computed: a lower bound of
     the true crossing ``inf {s : V(s) >= level}`` (the computed ``V`` is within ``LEVEL_SLACK`` of the true
@@ -870,19 +885,27 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
     jumps, with ``psi`` from the same sums as ``V``.  A step that leaves the bracket, or the second of two
     steps that do not halve the one before, is replaced by bisection (a jump of ``V`` inside the bracket is
     found that way); a step is pushed two ulps past its landing point, so the last evaluations straddle the
-    crossing and the bracket closes to one ulp without a bisection tail."""
-    cdef double target, lo, hi, v, x, xn, step, d, alpha, width, psi, fresh, val
-    cdef int _it, slow = 0
+    crossing; a step that lands within four ulps (as near as ``V``'s rounding lets Newton tell) is taken as it
+    is and followed by steps of 1, 1, 2, 4, ... ulps towards the crossing until the bracket closes or is
+    overshot, then bisection: the bracket closes to one ulp without a long bisection tail.
+    The start is just below the root of ``mu R^1(s)/alpha = level`` (a bound of ``V``: a lower bound of the
+    crossing, tight where ``lambda`` is small)."""
+    cdef double target, lo, hi, v, x, xn, step, d, alpha, width, psi, fresh, val, y, gal = 1.0
+    cdef int _it, slow = 0, probe = 0
     if not level > 0.0:
         return 0.0
     if pg.kind == 2 or mu == 0.0 or level >= mu / pg.dl:
         return INFINITY
     target = level * (1.0 - LEVEL_SLACK)  # compared with mu V, as polled_value gives it
-    # V(s) <= mu R^1(s)/alpha < mu s^2/(2 alpha): the crossing is above sqrt(2 alpha target/mu), the start
+    # V(s) <= mu R^1(s)/alpha < mu s^2/(2 alpha): the crossing is above the root of R^1(s) = alpha target/mu
+    # (when below 1; from sqrt(2 alpha target/mu) by Newton, R^1' = s e^{-s}), the start
     alpha = pg.dl if pg.kind == 1 else pg.aw / (pg.dw / pg.dl)
     lo = 0.0
     hi = INFINITY
-    x = fmax((2.0 * alpha * target / mu) ** 0.5, 1e-300)
+    y = alpha * target / mu
+    x = fmax((2.0 * y) ** 0.5, 1e-300)
+    if y < 0.999:
+        x = fmax(r1_root(y, x) * (1.0 - 1e-3), x)
     width = INFINITY
     for _it in range(300):
         if polled_sums(pg, x, True, &psi, &fresh, &val) != 0:
@@ -894,20 +917,35 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
             lo = x
         if hi <= nextafter(lo, INFINITY):
             return hi
-        d = mu * exp(-x) * psi
         xn = NAN
-        step = (target - v) / d if d > 0.0 else NAN
-        if fabs(step) > 0.5 * width:
-            slow += 1  # Newton is not converging (a jump, or far from the crossing)
-        else:
-            slow = 0
-        width = fabs(step)
-        if d > 0.0 and slow < 2:
-            xn = x + step
-            if hi == INFINITY:
-                xn = fmin(xn, fmax(4.0 * x, 1.0))  # no bracket yet: at most a factor 4 (or up to 1) at once
-            # two ulps past the landing point, towards the side the step goes
-            xn = nextafter(nextafter(xn, INFINITY if step > 0.0 else 0.0), INFINITY if step > 0.0 else 0.0)
+        if probe > 0:
+            # the end: the crossing is within a few ulps of x (as far as V's rounding lets Newton tell): step
+            # towards it by 1, 1, 2, 4, ... ulps until the bracket is closed or finite, then bisect it
+            xn = x - gal * (x - nextafter(x, 0.0)) if v >= target else x + gal * (nextafter(x, INFINITY) - x)
+            probe += 1
+            if probe > 2:
+                gal *= 2.0
+            if not (xn > lo and xn < hi):
+                xn = NAN  # past the other end of the bracket: bisection from here on
+                probe = -1
+        elif probe == 0:
+            d = mu * exp(-x) * psi
+            step = (target - v) / d if d > 0.0 else NAN
+            if fabs(step) > 0.5 * width:
+                slow += 1  # Newton is not converging (a jump, or far from the crossing)
+            else:
+                slow = 0
+            width = fabs(step)
+            if d > 0.0 and slow < 2:
+                xn = x + step
+                if hi == INFINITY:
+                    xn = fmin(xn, fmax(4.0 * x, 1.0))  # no bracket yet: at most a factor 4 (or up to 1) at once
+                if fabs(step) <= 4.0 * (nextafter(x, INFINITY) - x) and xn > lo and xn < hi:
+                    probe = 1  # Newton lands within a few ulps: evaluate there, then step by ulps
+                    gal = 1.0
+                else:
+                    # two ulps past the landing point, towards the side the step goes
+                    xn = nextafter(nextafter(xn, INFINITY if step > 0.0 else 0.0), INFINITY if step > 0.0 else 0.0)
         if not (xn > lo and xn < hi):
             if hi == INFINITY:
                 xn = 2.0 * x
@@ -917,6 +955,8 @@ cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept
                 xn = 0.5 * (lo + hi)
                 slow = 0
                 width = INFINITY
+                if probe > 0:
+                    probe = -1
                 if not (xn > lo and xn < hi):
                     return hi
         x = xn
