@@ -545,8 +545,7 @@ cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, d
     ``n = kk + r``: the binomial tail on the far side of its mean from ``r - 1`` is summed (positive terms, from
     its first term in Loader's form down the ratios of consecutive terms, which fall geometrically there, until
     the rest is below a quarter ulp), the other is one minus it.  -1: more than ``CF_MAXIT`` terms."""
-    cdef double n = kk + r, i, lp, term, tot, rt, et
-    cdef int it
+    cdef double n = kk + r, i
     cdef bint low
     if kk < 0.0:
         lower[0] = 0.0
@@ -556,7 +555,15 @@ cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, d
         return 0
     low = r - 1.0 < n * p  # the binomial's lower tail (i <= r - 1) is below its mean: sum it
     i = r - 1.0 if low else r
-    lp = log_binom(i, n, p, pb, log_p, log_pb)
+    return nb_tail(n, p, pb, low, i, log_binom(i, n, p, pb, log_p, log_pb), lower, elower, upper, eupper, steps)
+
+
+cdef inline int nb_tail(double n, double p, double pb, bint low, double i, double lp, double* lower,
+                        double* elower, double* upper, double* eupper, double* steps) noexcept nogil:
+    """``nb_cdf`` from its first term: the Binomial(``n``, ``p``) pmf at ``i`` (``r - 1`` if ``low``, else
+    ``r``) has the log ``lp`` (Loader's form)."""
+    cdef double term, tot, rt, et
+    cdef int it
     term = exp(lp)
     tot = term
     it = 0
@@ -592,6 +599,48 @@ cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, d
         elower[0] = et
         upper[0] = 1.0 - tot
         eupper[0] = et + EPS
+    return 0
+
+
+cdef inline void range0(double l1, double el1, double u1, double eu1, double* tot, double* err) noexcept nogil:
+    """``nb_range`` from 0 given the tails at its end (the lower tail at -1 is 0 exactly)."""
+    if el1 <= eu1:
+        tot[0] = fmax(l1, 0.0)
+        err[0] = el1 + EPS * l1
+    else:
+        tot[0] = fmax(1.0 - u1, 0.0)
+        err[0] = eu1 + EPS
+
+
+cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double* sp, double* ep, double* sw,
+                               double* ew, double* steps) noexcept nogil:
+    """``nb_range(0, kk)`` of both measures, NB(``r``, ``q``) (P) and NB(``r``, ``1 - r0``) (W): where both
+    binomial tails start at the same ``i`` their first terms share Loader's ``stirlerr`` and log parts (the
+    same operations in the same order as ``log_binom``: the same bits)."""
+    cdef double n = kk + r, i, ip, iw, lpp, lpw, shared, half, l1, el1, u1, eu1
+    cdef bint lowp, loww
+    if kk < 0.0:
+        sp[0] = ep[0] = sw[0] = ew[0] = 0.0
+        return 0
+    lowp = r - 1.0 < n * pg.q
+    loww = r - 1.0 < n * pg.p1
+    ip = r - 1.0 if lowp else r
+    iw = r - 1.0 if loww else r
+    if ip == iw and ip > 0.0 and ip < n:
+        i = ip
+        shared = stirlerr(n) - stirlerr(i) - stirlerr(n - i)
+        half = 0.5 * (LOG_2PI + log(i) + log1p(-i / n))
+        lpp = shared - bd0(i, n * pg.q) - bd0(n - i, n * pg.qb) - half
+        lpw = shared - bd0(i, n * pg.p1) - bd0(n - i, n * pg.r0) - half
+    else:
+        lpp = log_binom(ip, n, pg.q, pg.qb, pg.log_q, pg.log_qb)
+        lpw = log_binom(iw, n, pg.p1, pg.r0, pg.lp1, pg.lr0)
+    if nb_tail(n, pg.q, pg.qb, lowp, ip, lpp, &l1, &el1, &u1, &eu1, steps) != 0:
+        return -1
+    range0(l1, el1, u1, eu1, sp, ep)
+    if nb_tail(n, pg.p1, pg.r0, loww, iw, lpw, &l1, &el1, &u1, &eu1, steps) != 0:
+        return -1
+    range0(l1, el1, u1, eu1, sw, ew)
     return 0
 
 
@@ -637,9 +686,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     if st != 0:
         return 0 if st == 1 else -1
     if kc >= kmin:
-        if nb_range(0.0, kc - off, r, q, qb, pg.log_q, pg.log_qb, &sp, &ep, &a.steps) != 0:
-            return -1
-        if nb_range(0.0, kc - off, r, p1, pg.r0, lp1, lr0, &sw, &ew, &a.steps) != 0:
+        if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps) != 0:
             return -1
         a.nfar += cp * sp
         a.enfar += cp * ep
