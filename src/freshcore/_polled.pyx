@@ -613,10 +613,12 @@ cdef inline void range0(double l1, double el1, double u1, double eu1, double* to
 
 
 cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double* sp, double* ep, double* sw,
-                               double* ew, double* steps) noexcept nogil:
+                               double* ew, double* steps, double* lnext) noexcept nogil:
     """``nb_range(0, kk)`` of both measures, NB(``r``, ``q``) (P) and NB(``r``, ``1 - r0``) (W): where both
     binomial tails start at the same ``i`` their first terms share Loader's ``stirlerr`` and log parts (the
-    same operations in the same order as ``log_binom``: the same bits)."""
+    same operations in the same order as ``log_binom``: the same bits).  ``lnext``: the log of the NB(``r``,
+    ``q``) pmf at ``kk + 1`` from P's first term (``NB(kk + 1) = Bin(n, r) r qb/(kk + 1)`` and ``Bin(n, r) =
+    Bin(n, r - 1) (kk + 1) q/(r qb)``, ``n = kk + r``): where the band walk starts."""
     cdef double n = kk + r, i, ip, iw, lpp, lpw, shared, half, l1, el1, u1, eu1
     cdef bint lowp, loww
     if kk < 0.0:
@@ -635,6 +637,7 @@ cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double
     else:
         lpp = log_binom(ip, n, pg.q, pg.qb, pg.log_q, pg.log_qb)
         lpw = log_binom(iw, n, pg.p1, pg.r0, pg.lp1, pg.lr0)
+    lnext[0] = lpp + pg.log_q if lowp else lpp + log(r / (kk + 1.0)) + pg.log_qb
     if nb_tail(n, pg.q, pg.qb, lowp, ip, lpp, &l1, &el1, &u1, &eu1, steps) != 0:
         return -1
     range0(l1, el1, u1, eu1, sp, ep)
@@ -680,13 +683,14 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     cdef double cp = 1.0 if m == 1 else qb / q
     cdef double cw = rhoj if m == 1 else rhoj * pg.wu
     cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
-    cdef double pm, wm, pe, we, fp, fw, eaw
+    cdef double pm, wm, pe, we, fp, fw, eaw, lnext
     cdef int st
     st = column_ends(aw, q, j, bj, lim, a.c, kmin, &kend, &kc)
     if st != 0:
         return 0 if st == 1 else -1
+    lnext = NAN
     if kc >= kmin:
-        if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps) != 0:
+        if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps, &lnext) != 0:
             return -1
         a.nfar += cp * sp
         a.enfar += cp * ep
@@ -698,7 +702,10 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         kc = kmin - 1.0
     if kend - kc <= BAND_WALK:
         k = kc + 1.0
-        lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
+        if isnan(lnext):
+            lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
+        else:  # from the interior's first term (a few ulps of |lp| more than Loader's: inside the 40 allowed)
+            lp = lnext if m == 1 else lnext + (pg.log_qb - pg.log_q)
         # scaled as in walk (the first point may underflow below the mode and the next ones not)
         pm = scaled_exp(lp, &pe)
         wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
