@@ -374,6 +374,8 @@ cdef inline double rescale(double* m, double* ex) noexcept nogil:
     while m[0] > SC_HI:
         m[0] *= SC_LO
         ex[0] += 511.0
+    if ex[0] == 0.0:
+        return 1.0
     return ldexp(1.0, <int>fmax(ex[0], -1100.0)) if ex[0] < 1100.0 else INFINITY
 
 
@@ -581,7 +583,7 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
         term *= rt
         tot += term
         it += 1
-        if rt < 1.0 and term * rt / (1.0 - rt) <= 0.25 * EPS * tot:
+        if rt < 1.0 and term * rt <= 0.25 * EPS * tot * (1.0 - rt):  # the rest term rt/(1 - rt), no division
             break
         if it > CF_MAXIT:
             return -1
