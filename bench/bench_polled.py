@@ -23,6 +23,10 @@ Run::
 
     PYTHONPATH=src FRESHCORE_NUM_THREADS=1 python -m pytest bench/bench_polled.py -o python_files='bench_*.py' \
         -p no:cacheprovider --benchmark-min-rounds=5
+
+Per-evaluation percentiles (``python bench/bench_polled.py [n]``, n = 10^4 pages by default): each page's
+``V`` evaluated alone, the least of 5 timings (``freshcore._polled._profile``, clock included), median / 90 /
+99 / worst per ``w``, beside the exact value's batch time per page; and the evaluations per inverse.
 """
 
 from __future__ import annotations
@@ -105,3 +109,41 @@ def test_polled_threshold(benchmark, impl, w):
     else:
         role(benchmark, "freshcore", n=n, w=w)
         benchmark(polled_threshold, level, w, pages)
+
+
+def percentiles(n: int = 10_000) -> None:
+    """Print the per-evaluation percentiles of ``polled_value`` at the crawl level (see the module notes)."""
+    import time
+
+    from freshcore import _polled
+
+    pages, iota, s = crawl_level_pages(n)
+    dl, lam, nu = (np.ascontiguousarray(a, dtype=float) for a in (pages.change_rate, pages.recall, pages.false_rate))
+    out = np.empty(len(pages))
+    best = np.inf
+    for _ in range(5):
+        t0 = time.perf_counter()
+        crawl_value(iota, pages, out=out)
+        best = min(best, time.perf_counter() - t0)
+    print(f"{len(pages)} crawl-level pages; exact value: {best / len(pages) * 1e9:.0f} ns a page (batch, min of 5)")
+    for w in (1.0, 0.3, 0.1):
+        ns = np.empty(len(s))
+        info = np.zeros((len(s), 3))
+        _polled._profile(np.ascontiguousarray(s), dl, lam, nu, np.full(len(s), w), 5, ns, info)
+        walk = info[:, 0] == 1
+        med, p90, p99, worst = np.percentile(ns, [50, 90, 99, 100])
+        level = polled_value(s[:2000], w, pages[:2000])
+        t0 = time.perf_counter()
+        polled_threshold(level, w, pages[:2000])
+        t_inv = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        polled_value(s[:2000], w, pages[:2000])
+        t_val = time.perf_counter() - t0
+        share = ns[walk].sum() / ns.sum() * 100
+        print(f"w={w}: polled_value ns median {med:.0f}, p90 {p90:.0f}, p99 {p99:.0f}, worst {worst:.0f}, "
+              f"mean {ns.mean():.0f} (walk on {walk.mean() * 100:.2f}% of pages, {share:.0f}% of the time); "
+              f"polled_threshold ~ {t_inv / t_val:.1f} values (2000 pages, one run)")
+
+
+if __name__ == "__main__":
+    percentiles(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
