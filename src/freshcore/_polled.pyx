@@ -56,7 +56,9 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   ``FAST_TOL = 4e-13`` of them.  It fails where ``V`` is small against the sums it is the difference of
   (small ``s``: ``V ~ s^2/2`` against ``Delta w e^{-s} psi``; a wide band holding most of the mass), or
   where a tail needs more than ``CF_MAXIT`` terms.  Cost: two to six tail sums a sub-column, ``O(columns x
-  sd)``, not ``O(points)``.
+  sd)``, not ``O(points)``; the two interior tails share their first terms' ``stirlerr`` and log parts
+  (``nb_range0_pair``), a narrow band's first pmf follows from the interior's first term, and a band point's
+  ``R^1`` is a short series (``band_r1``): one Loader log-pmf a sub-column where there is an interior.
 * The walk (``walk``, the fallback), which only loses one bit: column ``j``'s far interior (``c - x >= 0.7``)
   in the difference form, the rest point by point:
 
