@@ -22,7 +22,7 @@ def library(signals=None, horizon=3.0, bandwidth=10.0, value="exact"):
     sig = [] if signals is None else sorted(zip(signals["time"], signals["url"]))
     k, out = 0, []
     for _ in range(int(horizon * bandwidth)):
-        while k < len(sig) and sig[k][0] <= s.time + 1 / bandwidth:
+        while k < len(sig) and sig[k][0] <= s.tick_times(1)[0]:
             s.signal(ids[sig[k][1]], sig[k][0])
             k += 1
         out.append(t["url"].iloc[s.next()])
@@ -105,7 +105,7 @@ def polled_library(polls=None, horizon=3.0, bandwidth=10.0, w=0.5):
     rows = [] if polls is None else sorted(zip(polls["time"], range(len(polls)), polls["url"], polls["moved"]))
     k, out = 0, []
     for _ in range(int(horizon * bandwidth)):
-        while k < len(rows) and rows[k][0] <= s.time + 1 / bandwidth:
+        while k < len(rows) and rows[k][0] <= s.tick_times(1)[0]:
             e = k
             while e < len(rows) and rows[e][0] == rows[k][0]:
                 e += 1
@@ -203,3 +203,42 @@ def test_a_signal_at_a_tick_time_is_counted_before_that_tick(tmp_path, capsys):
         _, out, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "3", "--value", "cis",
                          "--signals", str(path), "-q"], capsys)
         assert pd.read_csv(io.StringIO(out))["url"].tolist() == library(signals, value="cis")
+
+
+def test_a_signal_or_poll_at_a_rounded_tick_time_comes_before_that_tick(tmp_path, capsys):
+    # the tick after 0.7 is at 0.8 (origin + 8/10), but 0.7 + 1/10 = 0.7999999999999999 < 0.8: a signal or a poll
+    # at 0.8 compared against time + 1/bandwidth came after the tick at 0.8 (the reviewer's case: item-24 crawled
+    # there instead of item-00)
+    url = pd.read_csv(PAGES)["url"].iloc[0]
+    assert 0.7 + 0.1 < 0.8
+    path = tmp_path / "polls.csv"
+    pd.DataFrame({"url": [url], "time": [0.8], "moved": ["true"]}).to_csv(path, index=False)
+    _, out, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "2", "--value", "polled",
+                     "--poll-interval", "0.5", "--polls", str(path), "-q"], capsys)
+    got = pd.read_csv(io.StringIO(out))
+    assert got["url"].tolist() == polled_library(pd.read_csv(path).assign(moved=True), horizon=2.0)
+    assert got["url"].iloc[7] == url and got["time"].iloc[7] == pytest.approx(0.8)
+    sig = tmp_path / "signals.csv"
+    pd.DataFrame({"url": [url], "time": [0.8]}).to_csv(sig, index=False)
+    _, out, _ = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "2", "--value", "cis", "--signals",
+                     str(sig), "-q"], capsys)
+    got = pd.read_csv(io.StringIO(out))
+    assert got["url"].tolist() == library(pd.read_csv(sig), horizon=2.0, value="cis")
+    assert got["url"].iloc[7] == url
+
+
+def test_a_loaded_state_keeps_its_poll_interval(tmp_path, capsys):
+    state = tmp_path / "crawler.sched"
+    args = ["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--state", str(state), "-q"]
+    assert run([*args, "--value", "polled", "--poll-interval", "0.5"], capsys)[0] == 0
+    assert run([*args, "--poll-interval", "0.5"], capsys)[0] == 0  # the same interval again: fine
+    status, _, err = run([*args, "--poll-interval", "5"], capsys)
+    assert status == 1 and err == (f"freshcore schedule: {state}: --poll-interval 5 differs from the saved "
+                                   "scheduler's poll interval; to change it, start a new state\n")
+    other = tmp_path / "exact.sched"
+    assert run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--state", str(other), "-q"],
+               capsys)[0] == 0
+    status, _, err = run(["schedule", str(PAGES), "--bandwidth", "10", "--horizon", "1", "--state", str(other),
+                          "--poll-interval", "5", "-q"], capsys)
+    assert status == 1 and err == (f"freshcore schedule: {other}: --poll-interval is only used with --value "
+                                   "polled (the saved scheduler's value is 'exact')\n")

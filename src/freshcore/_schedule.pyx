@@ -486,6 +486,15 @@ cdef class SchedulerState:
     def rate(self):
         return self.buckets.calendar.rate
 
+    def tick_times(self, Py_ssize_t n):
+        """The times of the next n ticks as the ticks compute them (calendar_time: origin + k/rate)."""
+        cdef Py_ssize_t i
+        out = np.empty(max(n, 0))
+        cdef double[::1] o = out
+        for i in range(o.shape[0]):
+            o[i] = calendar_time(&self.buckets.calendar, self.tick + 1 + i)
+        return out
+
     @property
     def n_pages(self):
         """Live pages."""

@@ -219,6 +219,43 @@ class Scheduler(SchedulerBase):
         """Current bandwidth ``R``: crawls per unit time, one per tick."""
         return self._state.rate
 
+    def tick_times(self, n: int) -> np.ndarray:
+        """Tick times of the next ``n`` decisions, without making them (the bandwidth held).
+
+        They are the times the ticks themselves will have, bit for bit (tick
+        ``k`` since the last bandwidth change is at ``origin + k/R``), so a
+        loop that must deliver a signal or a poll before the first tick at or
+        after its time can compare against them (``time + 1/R`` can round
+        below the next tick's time).
+
+        Parameters
+        ----------
+        n : int
+            Number of decisions, ``n >= 0``.
+
+        Returns
+        -------
+        times : ndarray of shape (n,)
+            Increasing.
+
+        Examples
+        --------
+        >>> from freshcore import PageModel, Scheduler
+        >>> s = Scheduler(PageModel([1.0, 2.0], [1.0, 1.0]), bandwidth=10.0)
+        >>> s.run(7).shape, s.tick_times(2).tolist()
+        ((7,), [0.8, 0.9])
+        """
+        n = check_int(n, "n", "Scheduler.tick_times", low=0)
+        return self._state.tick_times(n)
+
+    @property
+    def poll_interval(self) -> np.ndarray | None:
+        """Poll interval of each live page under ``value="polled"``, in id order (a copy of shape (n_pages,));
+        None for the other value kinds."""
+        if self._value != "polled":
+            return None
+        return self._state._live(self._state.polled_view(2))
+
     @property
     def n_pages(self) -> int:
         """Number of live pages."""

@@ -90,6 +90,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 raise CommandError(f"{args.state}: a scheduler of {sched.n_pages} pages, but {args.pages} has {n}")
             if sched.bandwidth != args.bandwidth:
                 sched.set_bandwidth(args.bandwidth)
+            if args.poll_interval is not None:
+                # (the saved state's poll intervals are its model of the polls; one given again must agree)
+                saved = sched.poll_interval
+                if saved is None:
+                    raise CommandError(f"{args.state}: --poll-interval is only used with --value polled (the "
+                                       f"saved scheduler's value is {sched.value!r})")
+                if not np.all(saved == args.poll_interval):
+                    raise CommandError(f"{args.state}: --poll-interval {args.poll_interval:g} differs from the "
+                                       f"saved scheduler's poll interval; to change it, start a new state")
         else:
             if args.value == "polled" and args.poll_interval is None:
                 raise CommandError("--value polled needs --poll-interval W")
@@ -115,13 +124,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         header = True
         q = 0  # polls delivered
         while done < ticks:
-            # the signals up to the next tick's time, then the ticks before the next signal (at most a batch)
-            upto = np.searchsorted(sig_times, sched.time + 1.0 / args.bandwidth, side="right")
+            # the signals up to the next tick's time (the tick's own: time + 1/bandwidth can round below it),
+            # then the ticks before the next signal (at most a batch)
+            nxt = float(sched.tick_times(1)[0])
+            upto = int(np.searchsorted(sig_times, nxt, side="right"))
             if upto > k:
                 sched.signal_many(sig_pages[k:upto], sig_times[k:upto])
                 k = upto
             # the polls up to the next tick's time, one call per poll time
-            upto = int(np.searchsorted(poll_times, sched.time + 1.0 / args.bandwidth, side="right"))
+            upto = int(np.searchsorted(poll_times, nxt, side="right"))
             while q < upto:
                 e = int(np.searchsorted(poll_times, poll_times[q], side="right"))
                 sched.poll(poll_pages[q:e], max(float(poll_times[q]), sched.time), poll_moved[q:e])
