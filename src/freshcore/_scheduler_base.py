@@ -463,6 +463,14 @@ class SchedulerBase(_statefile.StateFile):
                     f"The 't' parameter of {caller} must not precede the last poll of each page; t = {tt!r} < "
                     f"{last[i].item()!r}, the last poll of page {p[i].item()} (pages[{i}]); no poll is recorded."
                 )
+        if lastmod is not None:  # (accepted and not used; still checked, so that a wrong one is not silent)
+            lm = np.asarray(lastmod)
+            if lm.dtype.kind not in "fiu":
+                raise TypeError(f"The 'lastmod' parameter of {caller} must hold times (numbers; NaN where the "
+                                f"source gives none). Got an array of dtype {lm.dtype}.")
+            if lm.ndim > 1 or lm.size != len(p):
+                raise ValueError(f"The 'lastmod' parameter of {caller} must have one time per page ({len(p)}). "
+                                 f"Got shape {lm.shape}; no poll is recorded.")
         if len(p):
             self._poll_many(p, tt, mv)
 

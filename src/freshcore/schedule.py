@@ -105,8 +105,8 @@ class Scheduler(SchedulerBase):
     this value kind; :meth:`signal` and :meth:`signal_many` are refused): an
     unmoved window lowers ``s_i`` by ``lambda_i Delta_i l``, a moved one
     raises it by its window posterior less ``Delta_i l`` (``l`` the part of
-    the window after the crawl; ``inf`` when a move proves a change,
-    ``nu_i = 0``).  The poll interval is the value's: the model assumes each
+    the window after the crawl; ``inf`` when a move proves a change:
+    ``nu_i = 0`` and the window starts at or after the crawl).  The poll interval is the value's: the model assumes each
     crawl starts a poll cycle.  A page whose value cannot be computed
     (past ``freshcore._polled``'s step cap) raises
     :class:`~freshcore.value.PageValueError` as the other kinds do.  For now
