@@ -229,6 +229,11 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(park_level=-1.0), "park_level"),
         (with_(park_margin=0.0), "park_margin"),
         (with_(park_margin=1.5), "park_margin"),
+        # (the polled value kind's entries, unused by the other kinds, must be what they write)
+        (with_(crawl=at("crawl", 4, -5.0)), r"'crawl' entry.*must be 'last' in every slot with value 'exact'; slot 4"),
+        (with_(poll=at("poll", 6, 0.5)), r"'poll' entry.*must be 'last' in every slot with value 'exact'; slot 6"),
+        (with_(poll_interval=at("poll_interval", 2, 1.0)), r"'poll_interval' entry.*must be inf in every slot"),
+        (with_(format_version=9, value="polled"), "'polled', a value kind that format version 9 did not have"),
     ]
     for d, msg in cases:
         with pytest.raises(ValueError, match=msg):

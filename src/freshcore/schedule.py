@@ -399,6 +399,9 @@ class Scheduler(SchedulerBase):
         if version in (5, 6, 7, 8):
             d = _upgrade_from_8(d)
         if version in (5, 6, 7, 8, 9):
+            if isinstance(d, dict) and d.get("value") == "polled":
+                raise ValueError(f"The 'value' entry of the dict given to {caller} is 'polled', a value kind that "
+                                 f"format version {version} did not have.")
             d = _upgrade_from_9(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         polled = isinstance(d, dict) and d.get("value") == "polled"
@@ -582,6 +585,12 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
         j = int(late[0])
         raise bad(crawled, f"must not be after 'time' ({time!r}) for a live page; page {j} was crawled at "
                   f"{state[crawled][j]!r}")
+    if value != "polled":  # (written as last, last and inf, and unused: anything else is not this kind's state)
+        for key, want in (("crawl", state["last"]), ("poll", state["last"]), ("poll_interval", np.inf)):
+            off = np.flatnonzero(state[key] != want)
+            if off.size:
+                raise bad(key, f"must be {'inf' if key == 'poll_interval' else repr('last')} in every slot with "
+                          f"value {value!r}; slot {int(off[0])} has {state[key][off[0]]!r}")
     if value == "polled":
         if state["signal_delay"] != 0.0:
             raise bad("signal_delay", f"must be 0 with value 'polled', got {state['signal_delay']!r}")
