@@ -474,6 +474,8 @@ class SchedulerBase(_statefile.StateFile):
         if len(p):
             self._poll_many(p, tt, mv)
 
+    _poll_checked.__doc__ = poll.__doc__  # (what help(scheduler.poll) shows: the bound method, not the property)
+
     def _checked_signals(self, pages: Any, times: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
         """``pages`` and ``times`` as intp and float64 arrays, checked as :meth:`signal_many` says."""
         if (type(pages) is np.ndarray and type(times) is np.ndarray and pages.dtype == np.intp
