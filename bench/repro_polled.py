@@ -17,9 +17,14 @@ signals and what each poll sees):
   polls (:func:`freshcore.polled_signals.window_staleness`, the window cut by a crawl included), read
   from a table of 4096 exact values per page on a uniform grid up to the largest staleness the page can
   reach, linearly interpolated (relative error against the exact value on 1200 random points: median 5e-9,
-  99th percentile 1e-4, at most 1e-2 within a grid step of a jump of V); :class:`PolledValuePolicy`, a
-  policy with ``poll()``/``next()``/``run()`` taking the brute-force argmax over the tables at every tick
-  (slow until the Scheduler's polled value kind lands);
+  99th percentile 1e-4; but within a grid step of a jump of V it can be many times the value: on the demo
+  web's seed 10 with ``--event-seed 3`` its heaviest page (7.7% of the importance, lambda = 1 - 6.3e-7) has a
+  jump at ``s = Delta w`` (V x15 within 7e-6) that the table spreads over its whole cell, so the page is
+  valued up to 13x too high and crawled 640 times instead of ~124, costing 0.0085 of accuracy);
+  :class:`PolledValuePolicy`, a policy with ``poll()``/``next()``/``run()`` taking the brute-force argmax
+  over the tables at every tick;
+* ``polled-sched``: the Scheduler's polled value kind (``Scheduler(value="polled", poll_interval=w)``, fed
+  ``poll``): the same value, exact at every tick (no table), every decision the brute-force argmax;
 * ``polled+`` (``--policies``): ``min(V(s), V(iota_D))``, V lowered where waiting for the next poll pays --
   one step of policy improvement on the threshold policy, with the next poll's outcome and time known;
 * ``ironed`` (``--policies``): the ironed value ``V*`` of the module notes (concave hull of ``w/psi``
@@ -148,7 +153,7 @@ from freshcore.polled_signals import _blocks, _moved_weight, window_staleness
 from freshcore.special import residual_exp
 from freshcore.thresholds import optimal_thresholds
 
-POLICIES = ("ncis-fed", "polled", "ironed", "polled+", "polled-delay")  # the policies that see the polls
+POLICIES = ("ncis-fed", "polled", "polled-sched", "ironed", "polled+", "polled-delay")  # those that see the polls
 GRID = 4096
 CAP = 36.0  # V(s) = mu/Delta (1 - O(s e^{-s})): above this staleness the value is flat to ~1e-14
 
@@ -515,6 +520,8 @@ def run_seed(seed: int, m: int, horizon: float, intervals, web: str, polls_kind:
         for policy in policies:
             if policy == "ncis-fed":  # no poll(): simulate feeds it a signal at the poll time per moved page
                 pol = Scheduler(pages, bandwidth, value="exact")
+            elif policy == "polled-sched":
+                pol = Scheduler(pages, bandwidth, value="polled", poll_interval=w)
             else:
                 pol = PolledValuePolicy(pages, bandwidth, w, phases, tabs.get(policy, val), caps, policy == "polled+",
                                         delay if policy == "polled-delay" else None)
