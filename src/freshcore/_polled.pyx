@@ -59,8 +59,8 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   sd)``, not ``O(points)``; the two interior tails share their first terms' ``stirlerr`` and log parts
   (``nb_range0_pair``), a narrow band's first pmf follows from the interior's first term, and a band point's
   ``R^1`` is a short series (``band_r1``): one Loader log-pmf a sub-column where there is an interior.
-* The walk (``walk``, the fallback), which only loses one bit: column ``j``'s far interior (``c - x >= 0.7``)
-  in the difference form, the rest point by point:
+* The walk (``walk``, the fallback), which loses at most about two bits: column ``j``'s far interior
+  (``c - x >= 0.7``) in the difference form (column 0's, geometric, in closed form), the rest point by point:
 
   - complete (closed form) where the Chernoff bounds of the mass of both measures above the far boundary are
     below ``1e-17`` (``P(NB(r, p) > K) = P(Binomial(K + r, p) <= r - 1) <= exp(-(K + r) D((r - 1)/(K + r) || p))``);
@@ -388,8 +388,9 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     col_p, col_w (what the walk added plus the bound of the rest it left out).
 
     The far interior ``k <= kf`` is summed as a whole: its complement (the walk up from ``kf + 1``, which also
-    adds the near and band points one by one) where ``kf`` is at or above the mode of the measure, else its
-    lower tail (the walk down from ``kf``), so no sum loses more than one bit.  The weights are carried by the
+    adds the near and band points one by one) where ``kf`` is at or above the mean of the measure (the far part
+    then holds at least about a third of the column's mass), else its lower tail (the walk down from ``kf``),
+    so no sum loses more than about two bits.  The weights are carried by the
     ratios of consecutive terms as ``m 2^e`` (``m`` kept in ``[2^-511, 2^511]`` by exact powers of two): a
     walk that starts far below the mode (a many-column page: ``P(k = 0) = q^j`` underflows past ``j ~ 290``
     at ``q = 0.078``) climbs out of the underflow instead of carrying a zero (or a subnormal's few digits)
@@ -403,7 +404,7 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     cdef int st, nstep
     cdef double tail_p = 0.0, tail_w = 0.0, low_p = 0.0, low_w = 0.0, alive_p = 0.0, alive_w = 0.0
     cdef double rest_p = 0.0, rest_w = 0.0
-    cdef bint comp_p, comp_w, has_far, done_p, done_w
+    cdef bint comp_p, comp_w, has_far, done_p, done_w, geo, need_p, need_w
     cdef double steps0 = a.steps
     st = column_ends(aw, q, j, bj, lim, a.cfar, kmin, &kend, &kf)
     if st != 0:
@@ -411,8 +412,18 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     has_far = kf >= kmin
     if not has_far:
         kf = kmin - 1.0
-    comp_p = has_far and kf >= floor((qb * j - m) / q)
-    comp_w = has_far and kf >= floor((pg.r0 * j - m) / pg.p1)
+    # the complement only at or above the measure's mean (NB(j + 1 - m) at k - (1 - m)), where the far part
+    # holds at least about a third of the mass: above the mode alone it can hold almost none (column 0's
+    # P(k) = qb^k has its mode at k = 1 and its mass qb/q ~ 1/(gamma w): ptot - tail_p lost ~1/q-fold, 1e-7 of
+    # V at nu = 1e-6, lambda Delta w ~ 1e-12; and the walk up to the tail's end took ~1/q points at nu = 0)
+    comp_p = has_far and kf >= (j + 1.0 - m) * (qb / q) + (1.0 - m)
+    comp_w = has_far and kf >= (j + 1.0 - m) * pg.wu + (1.0 - m)
+    # column 0 (j = 0, m = 0): P(k) = qb^k and W(k) = r0^k, whose far part sums in closed form (no walk over
+    # it: ~1/((Delta + nu) w) points for W's complement, ~1/q for P's lower tail)
+    geo = j == 0.0 and has_far
+    if geo:
+        comp_p = False
+        comp_w = False
     # P and W at kf (the walk down; the anchor) and at kf + 1 (the walk up), by ratios upwards only (qb may be 0)
     k = kf if has_far else kmin
     lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
@@ -474,18 +485,22 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
                 break
             # what is left of the walk: alive points (while k <= kend) and the complements' masses, bounded by
             # geometric series (the ratios fall with k)
-            if r < 1.0:
-                rest_p = p / (1.0 - r)
-                rest_w = ww / (1.0 - rw)
-                if rest_ok(a, pg, rest_p if comp_p or (k <= kend and a.need_psi) else 0.0,
-                           rest_w if comp_w or k <= kend else 0.0,
+            # (only the measures still summed need a falling ratio: past the alive points with only W's
+            # complement left, P's ratio qb (k + j)/(k + m) can stay above 1 for ~1/q points: 10^7 at nu = 1e-6)
+            need_p = comp_p or k <= kend
+            need_w = comp_w or k <= kend
+            if (r < 1.0 or not need_p) and (rw < 1.0 or not need_w):
+                rest_p = p / (1.0 - r) if need_p else 0.0
+                rest_w = ww / (1.0 - rw) if need_w else 0.0
+                if rest_ok(a, pg, rest_p if comp_p or (k <= kend and a.need_psi) else 0.0, rest_w,
                            a.dwes if comp_p else 0.0, fmax(vfw, r1_bound(a.s - x))):
                     if k <= kend:  # the alive points left out count in the column's masses
                         alive_p += rest_p
                         alive_w += rest_w
                     break
-    if has_far and not (comp_p and comp_w):
-        # down from kf: the lower tails of the measures below their modes (the weights fall: no rescaling)
+    if has_far and not geo and not (comp_p and comp_w):
+        # down from kf: the lower tails of the measures below their means (P, W <= 1 and the weights fall once
+        # below the mode: no rescaling)
         rest_p = 0.0
         rest_w = 0.0
         nstep = 0
@@ -526,9 +541,17 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
             if done_p and done_w:
                 break
     a.run = fmax(a.run, a.steps - steps0)
-    if has_far:
+    if geo:
+        # column 0's far part k = 1..kf: geometric sums, a few ulps (-expm1 of an exact-ish exponent)
+        # (qb (1 - qb^kf)/q in this order: qb/q overflows where q is subnormal, the quotient is at most kf)
+        low_p = qb * (-expm1(kf * pg.log_qb) / q)
+        low_w = pg.r0 * (-expm1(kf * pg.lr0) / pg.p1)
+        rest_p = 0.0
+        rest_w = 0.0
+    elif has_far:
         low_p = fmax(ptot - tail_p, 0.0) if comp_p else low_p
         low_w = fmax(wtot - tail_w, 0.0) if comp_w else low_w
+    if has_far:
         a.nfar += low_p
         a.wfar += low_w
     col_p[0] += low_p + alive_p + (rest_p if has_far and not comp_p else 0.0)
