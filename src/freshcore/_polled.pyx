@@ -58,7 +58,10 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   where a tail needs more than ``CF_MAXIT`` terms.  Cost: two to six tail sums a sub-column, ``O(columns x
   sd)``, not ``O(points)``; the two interior tails share their first terms' ``stirlerr`` and log parts
   (``nb_range0_pair``), a narrow band's first pmf follows from the interior's first term, and a band point's
-  ``R^1`` is a short series (``band_r1``): one Loader log-pmf a sub-column where there is an interior.
+  ``R^1`` is a short series (``band_r1``): one Loader log-pmf a sub-column where there is an interior.  A
+  geometric sub-column (``r = 1``: column 0 and column 1's moved-last part) has its interior CDFs
+  ``1 - pb^(kk + 1)`` by ``expm1`` (the binomial tail's ``1 - pb^n`` is only ``EPS`` absolute: against column
+  0's factor ``qb/q ~ 1/(gamma w)`` at low recall and small nu that failed the bound: those pages walked).
 * The walk (``walk``, the fallback), which loses at most about two bits: column ``j``'s far interior
   (``c - x >= 0.7``) in the difference form (column 0's, geometric, in closed form), the rest point by point:
 
@@ -418,6 +421,15 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
     # V at nu = 1e-6, lambda Delta w ~ 1e-12; and the walk up to the tail's end took ~1/q points at nu = 0)
     comp_p = has_far and kf >= (j + 1.0 - m) * (qb / q) + (1.0 - m)
     comp_w = has_far and kf >= (j + 1.0 - m) * pg.wu + (1.0 - m)
+    # and only where its walk past the alive points (~40/-log(ratio) points, the ratio at kend + 1: they fall)
+    # is shorter than the walk down (at most kf + 1 - kmin points): a slow tail (a low-q column 1, W's ratio
+    # ~ e^{-alpha w}(1 + 1/k)) took ~40/(alpha w) points, 8x the column's
+    if comp_p or comp_w:
+        r = qb * (kend + 1.0 + j) / (kend + 1.0 + m)
+        if comp_p and not (r < 1.0 and 40.0 < -log(r) * (kf + 1.0 - kmin)):
+            comp_p = False
+        if comp_w and not (r * eaw < 1.0 and 40.0 < -log(r * eaw) * (kf + 1.0 - kmin)):
+            comp_w = False
     # column 0 (j = 0, m = 0): P(k) = qb^k and W(k) = r0^k, whose far part sums in closed form (no walk over
     # it: ~1/((Delta + nu) w) points for W's complement, ~1/q for P's lower tail)
     geo = j == 0.0 and has_far
@@ -650,6 +662,16 @@ cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double
     cdef bint lowp, loww
     if kk < 0.0:
         sp[0] = ep[0] = sw[0] = ew[0] = 0.0
+        return 0
+    if r == 1.0:
+        # geometric (column 0, and column 1's moved-last part): P(NB(1, p) <= kk) = 1 - pb^(kk + 1) by expm1, a
+        # few ulps (the binomial tail gave it as 1 - pb^n, EPS absolute: against column 0's factor qb/q ~ 1/q
+        # that refused the low-recall, low-nu pages)
+        sp[0] = -expm1((kk + 1.0) * pg.log_qb)
+        ep[0] = 4.0 * EPS * sp[0]
+        sw[0] = -expm1((kk + 1.0) * pg.lr0)
+        ew[0] = 4.0 * EPS * sw[0]
+        lnext[0] = pg.log_q + (kk + 1.0) * pg.log_qb
         return 0
     lowp = r - 1.0 < n * pg.q
     loww = r - 1.0 < n * pg.p1
