@@ -326,10 +326,10 @@ def test_fast_path_records_what_the_checked_path_records():
 def test_a_refused_value_in_a_moved_poll_leaves_the_poll_unrecorded():
     from freshcore import _polled
 
-    # page 0 (w = 1e-6) has a value the walk alone refuses past s ~ 1 (tests/test_polled_kernel.py); a moved poll
+    # page 0 (w = 3e-8) has a value the walk alone refuses past s ~ 1 (tests/test_polled_kernel.py); a moved poll
     # raises its s from 0.05 to ~1.02 and re-evaluates it (the interim's UNBOUNDED bucket)
     pages = PageModel([1.0, 1.0], [1.0, 10.0], recall=0.5, false_rate=0.3)
-    s = Scheduler(pages, 20.0, value="polled", poll_interval=[1e-6, 1.0])
+    s = Scheduler(pages, 20.0, value="polled", poll_interval=[3e-8, 1.0])
     old = _polled._set_mode(2)  # the walk only
     try:
         assert s.next() == 1
@@ -467,7 +467,7 @@ def test_polled_arrays_only_under_polled():
 def test_refused_values_in_add_and_update_change_nothing():
     from freshcore import _polled
 
-    # page 4 (mu = 0) is never crawled: its s = Delta t = 2 at time 2; w = 1e-6 makes the walk alone refuse it
+    # page 4 (mu = 0) is never crawled: its s = Delta t = 2 at time 2; w = 3e-8 makes the walk alone refuse it
     pages = PageModel([0.5, 0.6, 0.7, 0.8, 1.0, 0.9], [1.0, 1.0, 1.0, 1.0, 0.0, 1.0], 0.5, 0.3)
     s = Scheduler(pages, 6.0, value="polled", poll_interval=1.0)
     s.run(12)
@@ -476,9 +476,9 @@ def test_refused_values_in_add_and_update_change_nothing():
     old = _polled._set_mode(2)
     try:
         with pytest.raises(PageValueError, match=r"page 1 .*It is pages\[1\] of those added; none was added"):
-            s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=1e-6)
+            s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=3e-8)
         with pytest.raises(PageValueError, match=r"page 4 .*None was updated"):
-            s.update_pages([2, 4], bad, poll_interval=[0.5, 1e-6])
+            s.update_pages([2, 4], bad, poll_interval=[0.5, 3e-8])
     finally:
         _polled._set_mode(old)
     assert_same_state(s.to_dict(), before)

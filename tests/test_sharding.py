@@ -516,14 +516,14 @@ def test_polled_pages_whose_value_is_refused_are_refused_before_any_shard_moves(
     sh, j = s.shard_of(4), s.local_index(4)
     ell = s.schedulers[sh]._state.polled_view(0)[j]
     assert s.schedulers[sh].pages.change_rate[j] * (s.schedulers[sh].time - ell) > 1.5
-    bad = PageModel([1.0, 1.0], [1.0, 1.0], 0.5, 0.3)  # w = 1e-6: the walk alone refuses past s ~ 1
+    bad = PageModel([1.0, 1.0], [1.0, 1.0], 0.5, 0.3)  # w = 3e-8: the walk alone refuses past s ~ 1
     before = s.to_dict()
     old = _polled._set_mode(2)
     try:
         with pytest.raises(PageValueError, match=r"page 1 .*It is pages\[1\] of those added; none was added"):
-            s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=1e-6)
+            s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=3e-8)
         with pytest.raises(PageValueError, match=r"page 4 .*None was updated"):
-            s.update_pages([2, 4], bad, poll_interval=[1.0, 1e-6])
+            s.update_pages([2, 4], bad, poll_interval=[1.0, 3e-8])
     finally:
         _polled._set_mode(old)
     after = s.to_dict()
