@@ -131,13 +131,13 @@ def drive(m, ticks, seed, poll_prob=0.6, rates=(), batch=8, moved_prob=0.3, sche
 
 def test_long_run_matches_brute_force():
     s, ref = drive(60, 500, seed=11, rates={150: 30.0, 300: 2.0})
-    # the interim: every polled page is evaluated at every tick, but those with Greedy's value (w = inf or
-    # lambda Delta = 0), which take Greedy's lines and park keys
+    # lattice pages (not of Greedy's value) and Greedy's alike keep lines and park keys: a few evaluations a
+    # tick, where the interim evaluated every lattice page at every tick (41 here)
     dl, _, lam, _ = ref.params
     greedy = (dl > 0) & ((lam * dl == 0) | np.isinf(ref.w))
     lattice = int((dl > 0).sum() - greedy.sum())
     assert greedy.sum() >= 10 and lattice >= 30
-    assert lattice * 500 <= s._state.n_evaluations < (lattice + greedy.sum() // 2) * 500
+    assert s._state.n_evaluations < 8 * 500, s._state.n_evaluations / 500  # measured 6.2 a tick
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)
@@ -327,12 +327,14 @@ def test_a_refused_value_in_a_moved_poll_leaves_the_poll_unrecorded():
     from freshcore import _polled
 
     # page 0 (w = 3e-8) has a value the walk alone refuses past s ~ 1 (tests/test_polled_kernel.py); a moved poll
-    # raises its s from 0.05 to ~1.02 and re-evaluates it (the interim's UNBOUNDED bucket)
-    pages = PageModel([1.0, 1.0], [1.0, 10.0], recall=0.5, false_rate=0.3)
+    # raises its s from 0.05 to ~1.02 and re-evaluates it: its importance puts every slope of its lines past the
+    # largest bucket's (UNBOUNDED, which a moved poll re-evaluates; the other buckets only move the key)
+    pages = PageModel([1.0, 1.0], [1e300, 1e302], recall=0.5, false_rate=0.3)
     s = Scheduler(pages, 20.0, value="polled", poll_interval=[3e-8, 1.0])
     old = _polled._set_mode(2)  # the walk only
     try:
         assert s.next() == 1
+        assert s._state.bucket_sizes()[_schedule.UNBOUNDED_CODE] == 2
         s.poll([1, 0], s.time, [False, False])
         before = s.to_dict()
         with pytest.raises(PageValueError, match=r"page 0 .*At poll 2 of 2: the first 1 were recorded"):

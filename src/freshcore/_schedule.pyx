@@ -282,7 +282,7 @@ from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, va
                                         page_records, grown, poll_shift, rescaled_start, polled_greedy)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
-                                        family_of, reach_time, line_park_time, key_pad,
+                                        family_of, reach_time, line_park_time, key_pad, polled_park_time,
                                         park_share, park_time_at, park_x_many, park_x_set_level)
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset, tops_remove
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_push, calendar_release,
@@ -635,19 +635,21 @@ cdef class SchedulerState:
         do not close in on the level a park at a time."""
         if self.pages.kind == GREEDY:
             return parks(&self.park, &self.pages.records[j], v, tau)
-        if self.pages.kind == POLLED:
-            # POLLED (interim, issue 19): pages with Greedy's value park as Greedy's (its exact key, from ell); the
-            # others never park until their park keys plug in here and in _park_key
-            return polled_greedy(&self.pages, j) and parks(&self.park, &self.pages.records[j], v, tau)
+        if self.pages.kind == POLLED and polled_greedy(&self.pages, j):
+            # pages with Greedy's value park as Greedy's (its exact key, from ell); the other polled pages as the
+            # other kinds (their keys, polled_park_time, are bounds too)
+            return parks(&self.park, &self.pages.records[j], v, tau)
         return (parks(&self.park, &self.pages.records[j], v, tau) and v < self.park.level * (1.0 - self.park.margin)
-                and page_alpha(&self.pages, j) > 0.0)
+                and (self.pages.kind == POLLED or page_alpha(&self.pages, j) > 0.0))
 
     cdef inline double _park_key(self, Py_ssize_t j, double t, double v, double tau, double psi, double b
                                  ) noexcept nogil:
         """The key of page j, of value v at time t (tau_j = tau, psi_j(tau) <= psi, b_j = b), parking: Greedy's
         exact inverse, else the time its bounds reach the level (``reach_time``)."""
-        if self.pages.kind == GREEDY or self.pages.kind == POLLED:  # (POLLED: only polled_greedy pages park)
+        if self.pages.kind == GREEDY or (self.pages.kind == POLLED and polled_greedy(&self.pages, j)):
             return park_key(&self.park, &self.pages.records[j])
+        if self.pages.kind == POLLED:
+            return polled_park_time(&self.pages, j, t, v, tau, self.park.level)
         return reach_time(t, tau, v, psi, page_alpha(&self.pages, j), self.pages.records[j].importance,
                           self.park.level, key_pad(&self.pages, j, t, b))
 

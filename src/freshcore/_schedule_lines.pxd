@@ -12,6 +12,9 @@ from libc.string cimport memcpy
 from freshcore._core cimport residual1_inverse, residual_exp
 
 from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma, polled_greedy
+from freshcore._polled cimport PolledPage, polled_prepare
+from freshcore._schedule_polled cimport (polled_line, polled_lines, polled_break_after, polled_root_slope,
+                                         polled_reach_s)
 
 cdef extern from "_schedule_constants.h":
     const double BOUND_MARGIN "FRESHCORE_BOUND_MARGIN"
@@ -187,6 +190,125 @@ cdef inline double sqrt_line_slope(double mu, double a, double v0, double tau0, 
     return s
 
 
+cdef inline void polled_pivot_line(const PolledPage* pg, double mu, double s0, double v0, double L, double* c,
+                                   double* S) noexcept nogil:
+    """Replaces the line ``(c[0], S[0])`` (``polled_line``'s, in s-units from ``s0``) by a line through ``(s0,
+    v0 (1 + 2e-12))`` where that one reaches ``L`` later: below the next breakpoint ``B`` (``polled_break_after``)
+    there is no jump, so ``V(s) <= c0 + S_line (s - s0)`` on ``[s0, B]`` (``c0 = v0 (1 + 2e-12)``), and beyond it
+    each of ``polled_lines``' lines ``(cx, Sx)`` holds, which the line from ``c0`` of slope ``Sx + (cx - c0)/(B -
+    s0)`` passes at ``B`` and after (``cx >= c0``).  A page whose jump allowance alone (the intercept) passes the
+    winning value would otherwise be popped at every tick until its crawl."""
+    cdef double s0e = s0 if s0 > 0.0 else 0.0, B, ca, sa, cb, sbb, sline, c0, h, sx, r, best
+    cdef int n
+    B = polled_break_after(pg, s0e)
+    if not (B > s0e) or B == INFINITY:
+        return  # (no jump to come: polled_line's line is the one from c0 already)
+    n = polled_lines(pg, mu, s0e, v0, B, &ca, &sa, &cb, &sbb, &sline)
+    c0 = v0 + 2e-12 * v0
+    h = B - s0e
+    best = (L - c[0]) / S[0] if S[0] > 0.0 else -INFINITY
+    sx = -1.0
+    if sa < INFINITY and ca < INFINITY:
+        sx = sa + (ca - c0) / h
+    if n == 2 and sbb < INFINITY and cb < INFINITY:
+        r = sbb + (cb - c0) / h
+        if sx < 0.0 or r < sx:
+            sx = r
+    if not (sx > 0.0):
+        return
+    sx = (sx if sx > sline else sline) * (1.0 + 1e-12)
+    if sx < INFINITY and (L - c0) / sx > best:
+        c[0] = c0
+        S[0] = sx
+
+
+cdef inline int polled_page_line(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0,
+                                 const double* table, double L, double* key) noexcept nogil:
+    """Bucket and key (in ``key[0]``) of the bound of polled page j (not of Greedy's value) from ``V_j = v0`` at
+    time t0, ``tau0 = t0 - ell`` (``s0 = Delta tau0``, the bits ``value_at`` evaluated at).
+
+    Two lines (freshcore._schedule, "Polled signals"), of which the one that reaches the last winning value
+    L last is kept (the sqrt V one when there is no L yet):
+
+    * family 0: ``V(s) <= c + S (s - s0)`` for ``s >= s0`` (``polled_line``, the branch reaching L last), so
+      ``V <= c + S Delta (t - t0)`` for ``t >= t0`` whatever the polls (an unmoved one lowers s, and V does not
+      decrease in s; a moved one shifts the key as it shifts ``ell``): slope ``S Delta``, key ``t0 - c/s_b``;
+    * family 2: ``sqrt V(s) <= R s`` from the root (``polled_root_slope``, ``R = sqrt(mu/(2 alpha))``), so
+      ``sqrt V <= R Delta (t - ell)``: the line through ``(t0, R Delta tau0)`` of slope ``R Delta``, as
+      ``sqrt_line_slope``'s (every page crawled at the same time shares it).
+
+    ``polled_line``'s slope 0 with ``c = v0``: a constant value (CONSTANT, key ``-v0``); slope 0 with ``c >
+    v0`` is a cap (``V <= c`` for ever, the value still growing below it), never CONSTANT (whose bound ``c``
+    would pop it at every tick while ``c`` passes the winning value): the family 2 line, or, without one
+    (``alpha = 0``), the cap as a constant bound; a slope of inf (no finite line): the family 2 line, or
+    UNBOUNDED.  Keys shaded by ``key_pad`` (``8 eps (|t0| + |ell|)``).
+    """
+    cdef PolledPage pg
+    cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
+    cdef double s0 = dl * tau0, c, S, sv = 0.0, sq = 0.0, cq = 0.0, rbest, r, s, sb
+    cdef int family = -1, b
+    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    S = polled_line(&pg, mu, s0, v0, L, &c)
+    if S == 0.0 and not (c > v0):
+        key[0] = -v0  # a constant value
+        return CONSTANT
+    rbest = -INFINITY
+    if L > 0.0 and S < INFINITY:
+        polled_pivot_line(&pg, mu, s0, v0, L, &c, &S)  # (the cap, S = 0, too)
+    if 0.0 < S < INFINITY:
+        sv = S * dl
+        if sv < INFINITY:
+            family = 0
+            rbest = (L - c) / sv if L > 0.0 else -INFINITY
+    r = polled_root_slope(&pg, mu)
+    if 0.0 < r < INFINITY and tau0 < INFINITY:
+        sq = r * dl
+        cq = sq * tau0 if tau0 > 0.0 else 0.0  # (ell after t0: the line from (t0, 0) bounds it too)
+        if sq < INFINITY and cq < INFINITY:
+            r = (sqrt(L) - cq) / sq if L > 0.0 else INFINITY
+            if family < 0 or r > rbest:
+                family = 2
+    if family < 0:
+        if S == 0.0:  # the cap (alpha = 0): a constant bound
+            key[0] = -c
+            return CONSTANT
+        key[0] = t0
+        return UNBOUNDED
+    if family == 2:
+        s, c = sq * SLOPE_SAFETY, cq
+        b = bucket_of_slope_in(s, SQRT_SLOPES_PER_OCTAVE, N_SQRT_SLOPES, UNBOUNDED)
+    else:
+        s = sv * SLOPE_SAFETY
+        b = bucket_of_slope(s)
+    if b == UNBOUNDED:
+        key[0] = t0
+        return UNBOUNDED
+    if family == 2:
+        b += SQRT_FAMILY
+    sb = bucket_slope(table, b)
+    key[0] = (t0 - c / sb) - key_pad(p, j, t0, 0.0)
+    return b
+
+
+cdef inline double polled_park_time(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0,
+                                    double level) noexcept nogil:
+    """A time before which the value of polled page j (not of Greedy's value), ``v0`` at t0 (``tau0 = t0 -
+    ell``, ``s0 = Delta tau0``), stays below ``P = level (1 - PARK_SHADE)``: ``t0 + (s* - s0)/Delta`` with ``s*``
+    ``polled_reach_s`` (a lower bound of the first ``s`` at which ``V(s) >= P``; ``s <= s0 + Delta (t - t0)``
+    whatever the polls, the moved ones shifting the key as they shift ``ell``), taken 4 ulps low, less
+    ``8 eps (|t0| + |ell| + |key|)`` (the rounding of ``tau`` and ``s``); inf if V never reaches ``P``."""
+    cdef PolledPage pg
+    cdef double dl = p.records[j].change_rate, s0 = dl * tau0, ss, key
+    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    ss = polled_reach_s(&pg, p.records[j].importance, s0, v0, level * (1.0 - PARK_SHADE))
+    if ss == INFINITY:
+        return INFINITY
+    if not (ss > s0):
+        return t0 - key_pad(p, j, t0, 0.0)
+    key = t0 + ((ss - s0) / dl) * (1.0 - 4.0 * DBL_EPSILON)
+    return (key - 8.0 * DBL_EPSILON * (fabs(t0) + fabs(p.records[j].last_crawl) + fabs(key))) - 1e-300
+
+
 cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, double tau0, double ex,
                           double psi0, double bj, const double* table, double last_winning_value,
                           double log_last_winning_value,
@@ -205,12 +327,10 @@ cdef inline int page_line(const Pages* p, Py_ssize_t j, double t0, double v0, do
     cdef double a
     cdef int b, family = 0
     if p.kind == POLLED:
-        # POLLED (interim, issue 19): pages with Greedy's value (polled_greedy), from tau0 >= 0, take Greedy's
-        # lines (in t, with tau = t - ell); the others have no line bound yet -- UNBOUNDED, evaluated at every tick
-        # (exact by construction).  The polled line bounds (intercept J0 in the key, slope S) plug in here.
+        # pages with Greedy's value (polled_greedy), from tau0 >= 0, take Greedy's lines (in t, tau = t - ell);
+        # the others the polled bounds (polled_page_line)
         if not (polled_greedy(p, j) and tau0 >= 0.0):
-            key[0] = t0
-            return UNBOUNDED
+            return polled_page_line(p, j, t0, v0, tau0, table, last_winning_value, key)
         greedy = True
     a = dl if greedy else page_alpha(p, j)
     s = value_slope(mu, dl, a, tau0, ex)

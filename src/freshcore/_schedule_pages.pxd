@@ -10,6 +10,7 @@ from libc.stdlib cimport free
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
 from freshcore._polled cimport PolledPage, polled_prepare, polled_value
+from freshcore._schedule_polled cimport polled_psi_bar
 from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
 
 cdef enum:  # value kinds (freshcore.schedule's _KINDS)
@@ -131,13 +132,14 @@ cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, doub
     the expected effective elapsed time at the crawl, at most ``tau + beta`` (a signal's jump passes tau by
     less than beta).  Not psi itself, which costs several values."""
     cdef double w, a
+    cdef PolledPage pg
     if p.kind == POLLED:
-        # s_t >= alpha t along every path (the drift of an unmoved window), so psi(s) <= s/alpha: in time units
-        # tau Delta/alpha, inf when alpha = 0 (polled bounds: the lead's slice; the interim does not use it)
-        a = page_alpha(p, j)
+        # polled_psi_bar at s = Delta tau (already in time units): min(s/alpha, Wald's (s + alpha w + b)/(alpha +
+        # q b/w)) w/(Delta w); Greedy's tau for the pages of Greedy's value
         if not (tau > 0.0):
             return 0.0
-        return (tau * p.records[j].change_rate) / a if a > 0.0 else INFINITY
+        polled_prepare(&pg, p.records[j].change_rate, p.recall[j], p.false_rate[j], p.poll_interval[j])
+        return polled_psi_bar(&pg, p.records[j].change_rate * tau) * (1.0 + 1e-15)
     if p.kind == GREEDY or not (0.0 < b < INFINITY):
         return tau
     w = ((tau + b) / (1.0 + page_gamma(p, j) * b)) * (1.0 + 1e-15)
