@@ -63,6 +63,18 @@ def line(s0, v0, level, page):
     return slope, c
 
 
+def page_line(s0, v0, level, page):
+    """The line the scheduler keeps (``polled_page_line_kernel``: polled_line's, or the pivot line through ``(s0,
+    v0)`` past the next breakpoint)."""
+    dl, lam, nu, w, mu = page
+    n = len(s0)
+    slope, c = np.empty(n), np.empty(n)
+    sl.polled_page_line_kernel(np.asarray(s0, dtype=float), np.asarray(v0, dtype=float),
+                               np.asarray(level, dtype=float), full(n, dl), full(n, lam), full(n, nu), full(n, w),
+                               full(n, mu), slope, c)
+    return slope, c
+
+
 def reach(s0, v0, level, page):
     dl, lam, nu, w, mu = page
     n = len(s0)
@@ -179,6 +191,30 @@ def test_line_bounds_the_value_across_the_jumps(evaluated):
         r = loose_a[(loose_a[:, 0] >= lo) & ((loose_a[:, 0] < hi) | (loose_a[:, 0] == 1.0) & (hi == 1.0)), 1]
         # measured (this seed): medians 1.13-1.87, 90th percentiles 1.15-2.46
         assert len(r) > 0 and np.median(r) < 3.0 and np.percentile(r, 90) < 6.0, (lo, hi)
+
+
+def test_kept_line_bounds_the_value_and_reaches_the_level_no_earlier(evaluated):
+    # the scheduler's line (the pivot through (s0, v0) past the next breakpoint where it reaches the level later)
+    # bounds V at every later grid s (breakpoints and their ulps included), and reaches the level no earlier than
+    # polled_line's
+    rng = np.random.default_rng(7)
+    pivots = 0
+    for page, s, v in evaluated:
+        n = len(s)
+        cap = page[4] / page[0]
+        for level in (v * (1.0 + 1e-9) + 1e-12 * cap, v + rng.uniform(0.0, 0.05, n) * (cap - v),
+                      v + rng.uniform(0.0, 1.0, n) * (cap - v)):
+            slope, c = page_line(s, v, level, page)
+            s1, c1 = line(s, v, level, page)
+            assert np.all(slope >= 0.0) and np.all(np.isfinite(slope)) and np.all(c >= v), page
+            for i in range(n):
+                bound = c[i] + slope[i] * (s[i:] - s[i]) if slope[i] > 0.0 else full(n - i, c[i])
+                bad = np.flatnonzero(v[i:] > bound)
+                assert len(bad) == 0, (page, s[i], v[i], s[i + bad[0]], v[i + bad[0]], slope[i], c[i])
+                if s1[i] > 0.0 and slope[i] > 0.0:
+                    assert (level[i] - c[i]) / slope[i] >= (level[i] - c1[i]) / s1[i], (page, s[i])
+            pivots += int(np.sum((c != c1) & (slope > 0.0)))
+    assert pivots > 100, pivots
 
 
 def test_reach_s_is_at_or_before_the_crossing(evaluated):
@@ -353,6 +389,10 @@ def test_line_bounds_the_value_anywhere(dl, lam, nu, w, mu, s0, ds, level):
     assert slope >= 0.0 and c >= v[0]
     if slope < np.inf:
         assert np.all(v[1:] <= c + slope * (np.array(s[1:]) - s0)), (s, v, slope, c)
+    sk, ck = page_line([s0], [v[0]], [level * mu / dl], page)  # the scheduler's (the pivot line too)
+    assert sk[0] >= 0.0 and ck[0] >= v[0]
+    if sk[0] < np.inf:
+        assert np.all(v[1:] <= ck[0] + sk[0] * (np.array(s[1:]) - s0)), (s, v, sk[0], ck[0])
     tail = one(sl.polled_tail_kernel, page, s0, v[0])
     assert np.all(v <= tail)
     for x, vx in zip(s[1:], v[1:]):

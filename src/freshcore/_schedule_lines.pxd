@@ -238,14 +238,16 @@ cdef inline int polled_page_line(const Pages* p, Py_ssize_t j, double t0, double
       ``sqrt_line_slope``'s (every page crawled at the same time shares it).
 
     ``polled_line``'s slope 0 with ``c = v0``: a constant value (CONSTANT, key ``-v0``); slope 0 with ``c >
-    v0`` is a cap (``V <= c`` for ever, the value still growing below it), never CONSTANT (whose bound ``c``
-    would pop it at every tick while ``c`` passes the winning value): the family 2 line, or, without one
-    (``alpha = 0``), the cap as a constant bound; a slope of inf (no finite line): the family 2 line, or
+    v0`` is a cap (``V <= c`` for ever, the value still growing below it), left to the pivot line or the family 2
+    line.  Whatever the lines, a page whose cap ``mu/Delta`` (``(1 + 4 eps)``, as ``polled_line`` has it) is below
+    L goes to CONSTANT keyed by ``-cap``: never popped while the winning value stays above it, where a line from
+    an evaluation near the cap (its jump allowance alone passing the cap and L) would be popped at every tick;
+    with no finite line, the cap too if the line's slope was 0, else
     UNBOUNDED.  Keys shaded by ``key_pad`` (``8 eps (|t0| + |ell|)``).
     """
     cdef PolledPage pg
     cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
-    cdef double s0 = dl * tau0, c, S, sv = 0.0, sq = 0.0, cq = 0.0, rbest, r, s, sb
+    cdef double s0 = dl * tau0, c, S, sv = 0.0, sq = 0.0, cq = 0.0, rbest, r, s, sb, cap
     cdef int family = -1, b
     polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
     S = polled_line(&pg, mu, s0, v0, L, &c)
@@ -268,9 +270,13 @@ cdef inline int polled_page_line(const Pages* p, Py_ssize_t j, double t0, double
             r = (sqrt(L) - cq) / sq if L > 0.0 else INFINITY
             if family < 0 or r > rbest:
                 family = 2
-    if family < 0:
-        if S == 0.0:  # the cap (alpha = 0): a constant bound
-            key[0] = -c
+    cap = (mu / dl) * (1.0 + 4.0 * DBL_EPSILON)  # (polled_line's: V <= mu/Delta as computed)
+    if cap < L or family < 0:
+        # the cap as a constant bound: never popped while the winning value is above it, where a line from an
+        # evaluation whose allowances pass the winning value would be popped at every tick (pages near their cap,
+        # whose jump allowance passes it); else where no line is finite
+        if cap < L or S == 0.0 or not (cap < INFINITY):
+            key[0] = -(cap if cap < INFINITY else c)
             return CONSTANT
         key[0] = t0
         return UNBOUNDED

@@ -19,6 +19,9 @@ def polled_psi_bar_kernel(s: _F, dl: _F, lam: _F, nu: _F, w: _F, out: _F) -> Non
 def polled_line_kernel(
     s0: _F, v0: _F, level: _F, dl: _F, lam: _F, nu: _F, w: _F, mu: _F, slope: _F, c: _F
 ) -> None: ...
+def polled_page_line_kernel(
+    s0: _F, v0: _F, level: _F, dl: _F, lam: _F, nu: _F, w: _F, mu: _F, slope: _F, c: _F
+) -> None: ...
 def polled_reach_s_kernel(
     s0: _F, v0: _F, level: _F, dl: _F, lam: _F, nu: _F, w: _F, mu: _F, out: _F
 ) -> None: ...

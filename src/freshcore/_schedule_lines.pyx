@@ -129,3 +129,21 @@ def polled_root_slope_kernel(const double[::1] dl, const double[::1] lam, const 
         for i in range(out.shape[0]):
             polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
             out[i] = polled_root_slope(&pg, mu[i])
+
+
+def polled_page_line_kernel(const double[::1] s0, const double[::1] v0, const double[::1] level,
+                            const double[::1] dl, const double[::1] lam, const double[::1] nu, const double[::1] w,
+                            const double[::1] mu, double[::1] slope, double[::1] c):
+    """slope[i], c[i] = the line bounding V (s-units, from ``s0[i]``) that the scheduler keeps for a polled page
+    when it reaches ``level[i]`` later than the root line: ``polled_line``'s, or the line through ``(s0, v0 (1 +
+    2e-12))`` that passes it beyond the next breakpoint (``polled_pivot_line``)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    cdef double S
+    with nogil:
+        for i in range(slope.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            S = polled_line(&pg, mu[i], s0[i], v0[i], level[i], &c[i])
+            if level[i] > 0.0 and S < INFINITY and not (S == 0.0 and not (c[i] > v0[i])):
+                polled_pivot_line(&pg, mu[i], s0[i], v0[i], level[i], &c[i], &S)
+            slope[i] = S
