@@ -142,11 +142,11 @@ def check_failures(value, every):
         assert got == want, (k, raised)
         same_state(got_state, want_state)
     # every kind of call met a failure somewhere
-    # (under "polled" an update takes its pages out of the unbounded bucket and back: it allocates nothing)
+    # (under "polled" the script's update need not allocate: its pages may go back into the room they left)
     assert {"new", "next", "add", "restore"} | ({"update"} if value != "polled" else set()) <= sites, sites
     if value == "cis":
-        assert "signal" in sites, sites  # (a signal re-places its page; a moved poll of the polled interim re-places
-        # its page in the unbounded bucket it left: no allocation)
+        assert "signal" in sites, sites  # (a signal re-places its page; a moved poll of a polled page moves its key,
+        # or re-places it in the bucket it left: no allocation)
 
 
 @pytest.mark.parametrize("value", ["greedy", "cis", "exact", "polled"])

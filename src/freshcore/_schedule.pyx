@@ -244,13 +244,29 @@ so every key stays a valid bound and nothing is re-keyed; moved, ``s`` rises
 by the window's posterior less ``Delta l`` and the key moves earlier by the
 rise over ``Delta`` (``_shift_earlier``, the signals' path; ``ell = -inf``
 when the move proves a change); a poll at or before the crawl only sets
-``p``.  A re-parameterised page keeps ``s`` at the current time.  For now
-every polled page is in the unbounded bucket (evaluated at every tick: exact
-by construction, O(m) a tick) and never parks, but for the pages whose value
-is exactly Greedy's (``lambda Delta = 0`` or ``w = inf``), which take
-Greedy's lines and park keys with ``ell`` as their last crawl: ``page_line``,
-``_parks`` and ``_park_key`` each have one marked branch where the polled
-line bounds and park keys go.
+``p``.  A re-parameterised page keeps ``s`` at the current time.  The pages
+whose value is exactly Greedy's (``lambda Delta = 0`` or ``w = inf``) take
+Greedy's lines and park keys with ``ell`` as their last crawl; the others the
+bounds of ``_schedule_polled`` (in s-units, times ``Delta`` in t, since ``s
+<= s_0 + Delta (t - t_0)`` whatever the polls: an unmoved one lowers ``s``
+and ``V`` does not decrease in ``s``; a moved one moves the key as it moves
+``ell``).  Their line (``_schedule_lines.polled_page_line``) is the one that
+reaches the last winning value ``L`` last of: ``polled_line``'s ``V <= c + S
+(s - s_0)`` (``c`` holds the allowance for the jumps at the breakpoints to
+come), the line through ``(s_0, v_0)`` that passes it beyond the next
+breakpoint (no jump before it: ``polled_pivot_line``; an allowance alone can
+pass ``L``), and the line bounding ``sqrt V`` through the root
+(``polled_root_slope``: ``V <= mu s^2/(2 alpha)``, every page crawled at the
+same time sharing it); a page whose cap ``mu/Delta`` is below ``L`` keeps the
+cap as a constant bound (a line from near the cap, with its allowance, would
+be popped at every tick).  They park as the other non-Greedy kinds (one
+margin below the level), keyed by ``t_0 + (s^* - s_0)/Delta`` with ``s^*``
+``polled_reach_s`` (``_schedule_lines.polled_park_time``), padded by ``8 eps
+(|t_0| + |ell| + |key|)``; the settle keys them where their line reaches the
+level (``line_park_time``), as the other kinds'.  The jump allowance is what
+costs: for ``lambda`` near 1 the breakpoints are ``alpha w`` apart and the
+allowance (about one run of unmoved windows' jumps, whatever the band's
+length) can keep a page near the winning value popped at every tick.
 
 Values that cannot be computed: a page whose series would run past the cap of
 ``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
@@ -657,7 +673,8 @@ cdef class SchedulerState:
         """Push page j (in no bucket) of value v at time t (tau_j = tau; ex and bj = b_j as ``value_at`` gives
         them): parked, or with its line; -1 if memory is exhausted (nothing changed)."""
         cdef double key
-        cdef double psi = interval_bound(&self.pages, j, tau, bj)
+        # (POLLED: its lines and park keys bound psi themselves, polled_psi_bar; not computed here)
+        cdef double psi = interval_bound(&self.pages, j, tau, bj) if self.pages.kind != POLLED else 0.0
         cdef int b
         if self._parks(j, v, tau):
             key = self._park_key(j, t, v, tau, psi, bj)

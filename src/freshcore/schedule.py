@@ -109,9 +109,10 @@ class Scheduler(SchedulerBase):
     ``nu_i = 0`` and the window starts at or after the crawl).  The poll interval is the value's: the model assumes each
     crawl starts a poll cycle.  A page whose value cannot be computed
     (past ``freshcore._polled``'s step cap) raises
-    :class:`~freshcore.value.PageValueError` as the other kinds do.  For now
-    every polled page is evaluated at every tick (no line bound yet: O(m)
-    evaluations a tick).
+    :class:`~freshcore.value.PageValueError` as the other kinds do.  Pages
+    keep line bounds of their value and park as with the other kinds (the
+    bounds of the polled value: the module notes of ``freshcore._schedule``),
+    so a tick evaluates a few pages, not every one.
 
     Pages are named by stable integer ids: the initial pages are
     ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the

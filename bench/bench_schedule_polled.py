@@ -1,0 +1,231 @@
+"""Benchmarks of the polled-signal Scheduler (value "polled", issue 19) beside the exact one, with polls.
+
+The web: ``bench_schedule.pages_instance`` (SPEC section 3's check distribution, seed 0: Delta, mu ~ U[0, 1],
+lambda ~ Beta(0.25, 0.25), nu ~ U(0.1, 0.6)), R = m/10, last crawls staggered as ``scale_schedule.py``'s exact
+runs (``scale_schedule.staggered``).  Polls: the pages split at random into 100 groups of 1% (a sitemap shard
+each), group g polled at ``g w/100 + k w`` (every page every ``w``): a batch ``poll(pages, t, moved)`` every
+``w R/100`` decisions, each flag drawn at the model's rate (a signal, true or false, in the window:
+``1 - exp(-gamma w)``, ``gamma = lambda Delta + nu``).  The exact Scheduler is fed the same moves as signals
+at the poll times (``signal_many``; what a caller of the exact value with the same sitemap does).
+
+Group ``schedule polled m=... w=...``: each call is one batch of polls and the ``w R/100`` decisions to the
+next (the same for all three: the ratios are per decision), from a state after a burn-in of ``m/5`` decisions
+(not timed):
+
+* baseline: the numpy brute force a user of the public API writes -- the effective starts moved by each
+  batch (``polled_signals.window_staleness``, vectorised), then per tick ``polled_signals.polled_value`` of
+  every page at ``s = Delta (t - ell)`` and ``np.argmax`` (the compiled value: a generous baseline);
+* freshcore: the polled Scheduler (``poll`` then ``run``);
+* freshcore: the exact Scheduler fed the same moves as signals (``signal_many`` then ``run``): the issue's
+  yardstick (polled within 2x of its cost per decision at 10^6 pages).
+
+``extra_info`` records the decisions per call and the evaluations and polls (signals) per decision.
+
+As a script, the issue's measurement at 10^6 pages (one thread; both schedulers in the same run, after the
+same burn-in): microseconds per decision, process CPU per decision, evaluations per decision, and the ratio
+polled/exact per decision, for each ``w``::
+
+    PYTHONPATH=src:bench FRESHCORE_NUM_THREADS=1 python bench/bench_schedule_polled.py --sizes 1000000 --w 1 0.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import pytest
+from bench_schedule import pages_instance
+
+from freshcore.polled_signals import polled_value, window_staleness
+from freshcore.schedule import Scheduler
+
+from benchutil import SMOKE, role, sizes
+
+GROUPS = 100
+
+
+class PollFeed:
+    """The batches of polls of a run: group g of the 100 polled at ``origin + g w/100 + k w``."""
+
+    def __init__(self, pages, w, origin, seed=3):
+        m = len(pages)
+        self.rng = np.random.default_rng(seed)
+        perm = self.rng.permutation(m)
+        self.groups = [np.sort(perm[g::GROUPS]).astype(np.intp) for g in range(GROUPS)]
+        self.p_moved = -np.expm1(-pages.gamma * w)
+        self.w, self.origin, self.k = w, origin, 0
+
+    def next_batch(self):
+        """(ids, time, moved) of the next batch."""
+        g = self.k % GROUPS
+        t = self.origin + self.k * self.w / GROUPS
+        self.k += 1
+        ids = self.groups[g]
+        return ids, t, self.rng.random(len(ids)) < self.p_moved[ids]
+
+
+class Driver:
+    """A scheduler ("polled": poll; "exact": signal_many of the moves) and its feed of batches."""
+
+    def __init__(self, m, value, w, seed=3):
+        from scale_schedule import staggered
+
+        pages, rate, last = staggered(m)
+        kw = {"poll_interval": np.full(m, w)} if value == "polled" else {}
+        self.s = Scheduler(pages, rate, value=value, last_crawl=last, **kw)
+        self.s.run(1)
+        self.value, self.rate = value, rate
+        self.feed = PollFeed(pages, w, self.s.time, seed)
+        self.per_batch = max(1, round(w * rate / GROUPS))
+        self.polls = 0
+
+    def batch(self):
+        """One batch of polls, then the decisions to the next."""
+        ids, t, moved = self.feed.next_batch()
+        t = max(t, self.s.time)
+        if self.value == "polled":
+            self.s.poll(ids, t, moved)
+            self.polls += len(ids)
+        else:
+            sig = ids[moved]
+            self.s.signal_many(sig, np.full(len(sig), t))
+            self.polls += len(sig)
+        self.s.run(self.per_batch)
+
+    def run(self, decisions):
+        for _ in range(max(1, decisions // self.per_batch)):
+            self.batch()
+
+
+class BruteForce:
+    """Per tick, polled_value of every page and argmax; polls move the effective starts (window_staleness)."""
+
+    def __init__(self, d):
+        s = d.s
+        self.pages, self.w = s.pages, d.feed.w
+        st = s._state
+        self.ell = np.array(st.polled_view(0), copy=True)
+        self.c = np.array(st.last_crawl_view(), copy=True)
+        self.p = np.array(st.polled_view(1), copy=True)
+        self.t, self.dt = s.time, 1.0 / s.bandwidth
+        self.feed = PollFeed(self.pages, d.feed.w, d.feed.origin)
+        self.feed.k = d.feed.k
+        self.per_batch = d.per_batch
+
+    def poll(self):
+        ids, t, moved = self.feed.next_batch()
+        t = max(t, self.t)
+        c, p0 = self.c[ids], self.p[ids]
+        after = np.maximum(t - np.maximum(c, p0), 0.0)
+        before = np.maximum(c - p0, 0.0)
+        dl = self.pages.change_rate[ids]
+        s_now = dl * (t - self.ell[ids])
+        rise = window_staleness(after, moved, self.pages[ids], before) - dl * after
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = np.where(dl > 0, t - (s_now + rise) / np.where(dl > 0, dl, 1.0), self.ell[ids])
+        ok = t > c
+        self.ell[ids[ok]] = new[ok]
+        self.p[ids] = t
+
+    def ticks(self, n):
+        dl = self.pages.change_rate
+        for _ in range(n):
+            self.t += self.dt
+            v = polled_value(dl * (self.t - self.ell), self.w, self.pages)
+            best = int(np.argmax(v))
+            self.ell[best] = self.c[best] = self.t
+
+
+_WARM: dict = {}
+
+
+def warmed(m, value, w):
+    key = (m, value, w)
+    if key not in _WARM:
+        d = Driver(m, value, w)
+        d.run(m // 5 if not SMOKE else 20)
+        _WARM[key] = d
+    return _WARM[key]
+
+
+@pytest.mark.parametrize("m", sizes(20_000, smoke=1000))
+@pytest.mark.parametrize("w", [1.0, 0.3])
+def test_brute_force(benchmark, m, w):
+    benchmark.group = f"schedule polled m={m} w={w}"
+    d = warmed(m, "polled", w)
+    bf = BruteForce(d)
+    role(benchmark, "baseline", m=m, decisions_per_call=d.per_batch)
+
+    def call():
+        bf.poll()
+        bf.ticks(d.per_batch)
+
+    benchmark(call)
+
+
+@pytest.mark.parametrize("m", sizes(20_000, smoke=1000))
+@pytest.mark.parametrize("w", [1.0, 0.3])
+@pytest.mark.parametrize("value", ["polled", "exact"])
+def test_scheduler(benchmark, m, w, value):
+    benchmark.group = f"schedule polled m={m} w={w}"
+    d = warmed(m, value, w)
+    role(benchmark, "freshcore", m=m, value=value, decisions_per_call=d.per_batch)
+    state = d.s._state
+    e0, p0, t0 = state.n_evaluations, d.polls, d.s.time
+    benchmark(d.batch)
+    decisions = max(1, round((d.s.time - t0) * d.s.bandwidth))
+    benchmark.extra_info["evaluations_per_decision"] = (state.n_evaluations - e0) / decisions
+    benchmark.extra_info["polls_per_decision"] = (d.polls - p0) / decisions
+
+
+def measure(m, w, decisions, burn_in):
+    """Per decision: seconds and CPU seconds, evaluations and polls (signals), of the polled and exact drivers
+    (built and burnt in one after the other, timed in alternating chunks so that the load hits both alike)."""
+    out = {}
+    drivers = {}
+    for value in ("polled", "exact"):
+        t0 = time.perf_counter()
+        d = Driver(m, value, w)
+        build = time.perf_counter() - t0
+        d.run(burn_in)
+        drivers[value] = d
+        out[value] = dict(build=build, wall=0.0, cpu=0.0, evals=0, polls=0, decisions=0)
+    chunk = max(drivers["polled"].per_batch, decisions // 10)
+    for _ in range(max(1, decisions // chunk)):
+        for value, d in drivers.items():
+            r = out[value]
+            e0, p0, n0 = d.s._state.n_evaluations, d.polls, d.s.time
+            t0, c0 = time.perf_counter(), time.process_time()
+            d.run(chunk)
+            r["wall"] += time.perf_counter() - t0
+            r["cpu"] += time.process_time() - c0
+            r["evals"] += d.s._state.n_evaluations - e0
+            r["polls"] += d.polls - p0
+            r["decisions"] += round((d.s.time - n0) * d.s.bandwidth)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    ap.add_argument("--w", type=float, nargs="+", default=[1.0, 0.3])
+    ap.add_argument("--decisions", type=int, default=200_000)
+    ap.add_argument("--burn-in", type=int, default=200_000)
+    a = ap.parse_args(argv)
+    print(f"{'m':>9} {'w':>5} {'value':>7} {'build s':>8} {'us/dec':>8} {'CPU us':>8} {'evals/dec':>9} "
+          f"{'polls/dec':>9} {'ratio':>6}")
+    for m in a.sizes:
+        for w in a.w:
+            out = measure(m, w, a.decisions, a.burn_in)
+            ex = out["exact"]
+            for value, r in out.items():
+                n = max(r["decisions"], 1)
+                ratio = (r["wall"] / n) / (ex["wall"] / max(ex["decisions"], 1))
+                print(f"{m:>9} {w:>5} {value:>7} {r['build']:8.2f} {r['wall'] / n * 1e6:8.2f} "
+                      f"{r['cpu'] / n * 1e6:8.2f} {r['evals'] / n:9.2f} {r['polls'] / n:9.2f} {ratio:6.2f}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
