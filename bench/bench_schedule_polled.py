@@ -35,7 +35,6 @@ import time
 
 import numpy as np
 import pytest
-from bench_schedule import pages_instance
 
 from freshcore.polled_signals import polled_value, window_staleness
 from freshcore.schedule import Scheduler

@@ -52,20 +52,6 @@ def script(seed=3, m=300):
     return ops
 
 
-def polled_script(seed=3, m=40):
-    """``script`` for value "polled", smaller (each tick evaluates every polled page): "signal" is a moved poll."""
-    rng = np.random.default_rng(seed)
-    ops = [("new", pages(rng, m), float(m) / 10.0, -rng.uniform(0.0, 10.0, m))]
-    ops += [("next",)] * 60
-    ops += [("add", pages(rng, 10)), ("next",)] * 3 + [("next",)] * 30
-    ops += [("signal", int(j)) for j in rng.choice(m, 20, replace=False)] + [("next",)] * 30
-    new = pages(rng, 15)
-    ops += [("update", np.sort(rng.choice(m + 30, 15, replace=False)), new)] + [("next",)] * 30
-    ops += [("rate", 3.0 * m / 10.0)] + [("next",)] * 40 + [("rate", m / 40.0)] + [("next",)] * 30
-    ops += [("remove", np.arange(0, m, 3))] + [("next",)] * 30 + [("restore",)] + [("next",)] * 30
-    return ops
-
-
 def play(ops, value, fail_at=0, firsts=None):
     """Run ``ops``, the ``fail_at``-th allocation failing; every call that raises MemoryError is retried.
 
@@ -124,12 +110,12 @@ def same_state(a, b):
 
 
 def check_failures(value, every):
-    ops = polled_script() if value == "polled" else script()
+    ops = script()  # (under "polled" a "signal" is a moved poll)
     n0 = _schedule._allocation_count()
     firsts = {}
     want, want_state, raised = play(ops, value, firsts=firsts)
     n = _schedule._allocation_count() - n0
-    assert raised == [] and n > (50 if value == "polled" else 100)  # (the polled script is smaller)
+    assert raised == [] and n > 100
     sites = set()
     # every allocation of the first 150 (construction, build, first ticks), then a sample of the others, and
     # the first allocation of each kind of call (which the sample may miss)
@@ -142,8 +128,7 @@ def check_failures(value, every):
         assert got == want, (k, raised)
         same_state(got_state, want_state)
     # every kind of call met a failure somewhere
-    # (under "polled" the script's update need not allocate: its pages may go back into the room they left)
-    assert {"new", "next", "add", "restore"} | ({"update"} if value != "polled" else set()) <= sites, sites
+    assert {"new", "next", "add", "update", "restore"} <= sites, sites
     if value == "cis":
         assert "signal" in sites, sites  # (a signal re-places its page; a moved poll of a polled page moves its key,
         # or re-places it in the bucket it left: no allocation)

@@ -116,7 +116,8 @@ def test_start_from_equal_crawl_times_parks_and_stays_exact():
         if j % 50 == 0:
             n, _, _ = parked_below_level(s, ref)
             parked = max(parked, n)
-    # parked, or kept (bucket 0, CONSTANT) as the constant bound of a cap below the winning value (never popped while it is above)
+    # parked, or kept (bucket 0, CONSTANT) as the constant bound of a cap below the winning value (never popped
+    # while it is above)
     assert parked > m // 3 and parked + s._state.bucket_sizes()[0] > 2 * m // 3, parked
     assert s._state.n_evaluations < 10 * 3000, s._state.n_evaluations / 3000  # measured 7.8 a tick
 

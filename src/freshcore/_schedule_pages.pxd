@@ -131,7 +131,7 @@ cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, doub
     is tau): ``min(tau, (tau + beta)/(1 + gamma beta))``, since by Wald's identity ``(1 + gamma beta) psi`` is
     the expected effective elapsed time at the crawl, at most ``tau + beta`` (a signal's jump passes tau by
     less than beta).  Not psi itself, which costs several values."""
-    cdef double w, a
+    cdef double w
     cdef PolledPage pg
     if p.kind == POLLED:
         # polled_psi_bar at s = Delta tau (already in time units): min(s/alpha, Wald's (s + alpha w + b)/(alpha +
