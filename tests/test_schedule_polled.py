@@ -337,7 +337,8 @@ def test_a_refused_value_in_a_moved_poll_leaves_the_poll_unrecorded():
         assert s._state.bucket_sizes()[_schedule.UNBOUNDED_CODE] == 2
         s.poll([1, 0], s.time, [False, False])
         before = s.to_dict()
-        with pytest.raises(PageValueError, match=r"page 0 .*At poll 2 of 2: the first 1 were recorded"):
+        with pytest.raises(PageValueError, match=r"page 0 .*at staleness=.*lattice sum would run past its step "
+                                                 r"cap.*At poll 2 of 2: the first 1 were recorded"):
             s.poll([1, 0], 0.07, [False, True])
         after = s.to_dict()
         assert after["poll"][1] == 0.07 and after["last"][1] > before["last"][1]  # the first poll recorded
@@ -477,9 +478,10 @@ def test_refused_values_in_add_and_update_change_nothing():
     before = s.to_dict()
     old = _polled._set_mode(2)
     try:
-        with pytest.raises(PageValueError, match=r"page 1 .*It is pages\[1\] of those added; none was added"):
+        with pytest.raises(PageValueError, match=r"page 1 .*at staleness=.*lattice sum"
+                                                   r".*It is pages\[1\] of those added; none was added"):
             s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=3e-8)
-        with pytest.raises(PageValueError, match=r"page 4 .*None was updated"):
+        with pytest.raises(PageValueError, match=r"page 4 .*at staleness=.*lattice sum.*None was updated"):
             s.update_pages([2, 4], bad, poll_interval=[0.5, 3e-8])
     finally:
         _polled._set_mode(old)

@@ -520,9 +520,10 @@ def test_polled_pages_whose_value_is_refused_are_refused_before_any_shard_moves(
     before = s.to_dict()
     old = _polled._set_mode(2)
     try:
-        with pytest.raises(PageValueError, match=r"page 1 .*It is pages\[1\] of those added; none was added"):
+        with pytest.raises(PageValueError, match=r"page 1 .*at staleness=.*lattice sum"
+                                                   r".*It is pages\[1\] of those added; none was added"):
             s.add_pages(bad, last_crawl=[s.time, s.time - 2.0], poll_interval=3e-8)
-        with pytest.raises(PageValueError, match=r"page 4 .*None was updated"):
+        with pytest.raises(PageValueError, match=r"page 4 .*at staleness=.*lattice sum.*None was updated"):
             s.update_pages([2, 4], bad, poll_interval=[1.0, 3e-8])
     finally:
         _polled._set_mode(old)

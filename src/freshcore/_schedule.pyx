@@ -404,7 +404,11 @@ def _no_memory(what):
     return MemoryError(f"out of memory in the crawl scheduler: {what}")
 
 
-def _no_value(page, change_rate, recall, false_rate, tau, then):
+def _no_value(page, change_rate, recall, false_rate, tau, then, polled=False):
+    """The PageValueError of a page the scheduler cannot evaluate at tau (polled: named at s = Delta tau)."""
+    if polled:
+        return PageValueError("The crawl scheduler", page, change_rate, recall, false_rate, "staleness",
+                              change_rate * tau, then)
     return PageValueError("The crawl scheduler", page, change_rate, recall, false_rate, "tau_eff", tau, then)
 
 
@@ -491,7 +495,7 @@ cdef class SchedulerState:
         cdef Py_ssize_t j = self.failed_page
         self.failed_page = -1
         return _no_value(j, self.pages.records[j].change_rate, self.pages.recall[j], self.pages.false_rate[j],
-                         self.failed_tau, then)
+                         self.failed_tau, then, self.pages.kind == POLLED)
 
     # -- read-only views -------------------------------------------------
     @property
@@ -1533,7 +1537,7 @@ cdef class SchedulerState:
         if failed == NO_VALUE:
             self.failed_page = -1
             raise _no_value(i, delta[i], recall[i], nu[i], self.failed_tau, f" It is pages[{i}] of those added; none "
-                            f"was added.")
+                            f"was added.", self.pages.kind == POLLED)
         return first
 
     def remove(self, const Py_ssize_t[::1] ids):
@@ -1598,7 +1602,8 @@ cdef class SchedulerState:
             raise _no_memory("updating pages (none was updated)")
         if failed == NO_VALUE:
             self.failed_page = -1
-            raise _no_value(ids[i], delta[i], recall[i], nu[i], self.failed_tau, " None was updated.")
+            raise _no_value(ids[i], delta[i], recall[i], nu[i], self.failed_tau, " None was updated.",
+                            self.pages.kind == POLLED)
 
     cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
                                   double recall) noexcept nogil:

@@ -598,7 +598,7 @@ class ShardedScheduler(SchedulerBase):
                                   np.ascontiguousarray(w, dtype=np.float64), mu, 2, out)
         if bad >= 0:
             page, then = name(bad)
-            raise _schedule._no_value(page, dl[bad], lam[bad], nu[bad], float(tau[bad]), then)
+            raise _schedule._no_value(page, dl[bad], lam[bad], nu[bad], float(tau[bad]), then, True)
 
     def _check_removal(self, ids: np.ndarray, caller: str) -> None:
         gone = np.bincount(self._owner[ids], minlength=self._k)

@@ -76,19 +76,25 @@ class PageValueError(ValueError):
     """A ValueError naming a page whose value cannot be computed in bounded time.
 
     Its series would run past ``MAX_TERMS`` terms and no closed form applies (a recall very close to 1 with
-    very many false signals per threshold).  The functions of this module raise it, naming the page by its
-    index in the model, and so do the schedulers for a page they evaluate, naming it by its id; ``page`` holds
-    that index or id and ``at`` the ``tau_eff`` or threshold asked for.
+    very many false signals per threshold), or, for the polled-signal value (the schedulers' ``value="polled"``),
+    its lattice sum would run past ``freshcore.polled_signals.MAX_STEPS`` points.  The functions of this module
+    raise it, naming the page by its index in the model, and so do the schedulers for a page they evaluate,
+    naming it by its id; ``page`` holds that index or id and ``at`` the ``tau_eff``, threshold or (polled)
+    log-staleness ``staleness`` asked for.
     """
 
     def __init__(self, who: str, page: int, change_rate: float, recall: float, false_rate: float, name: str,
                  at: float, then: str = "") -> None:
         self.who, self.page, self.params, self.name, self.at, self.then = (
             who, page, (change_rate, recall, false_rate), name, at, then)
+        why = (  # (the polled-signal value, freshcore.polled_signals, is named at its log-staleness)
+            "its polled-signal lattice sum would run past its step cap (a poll interval very short against the "
+            "page's change rate)" if name == "staleness" else
+            f"its series would run past {MAX_TERMS} terms and no closed form applies (a recall this close to 1 "
+            f"with so many signals per threshold)")
         super().__init__(
             f"{who} cannot evaluate page {page} (change_rate={change_rate!r}, recall={recall!r}, "
-            f"false_rate={false_rate!r}) at {name}={at!r} in bounded time: its series would run past {MAX_TERMS} "
-            f"terms and no closed form applies (a recall this close to 1 with so many signals per threshold).{then}"
+            f"false_rate={false_rate!r}) at {name}={at!r} in bounded time: {why}.{then}"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
