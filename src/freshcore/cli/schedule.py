@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
@@ -175,20 +176,7 @@ def _polls(args: argparse.Namespace, urls: np.ndarray, now: float,
     loaded scheduler were delivered by an earlier run."""
     if args.polls is None:
         return np.empty(0, np.intp), np.empty(0), np.empty(0, bool)
-    import pandas as pd
-
-    chunks = list(read_chunks(args.polls, [args.page_column, "time", "moved"], "schedule"))
-    table = pd.concat(chunks, ignore_index=True)
-
-    def where(i: int) -> str:
-        return f"row {i + 1}" if table_format(args.polls) == "parquet" else f"line {i + 2}"
-
-    times = pd.to_numeric(table["time"], errors="coerce").to_numpy(dtype=np.float64)
-    bad = ~np.isfinite(times)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CommandError(f"{args.polls}, {where(i)}, column 'time': {table['time'].iloc[i]!r} is not a time on "
-                           "the scheduler's clock (a number)")
+    table, where, times = _timed_rows(args, args.polls, "moved")
     flags = {"true": True, "false": False, "1": True, "0": False, "1.0": True, "0.0": False}
     raw = table["moved"]
     parsed = [flags.get(str(x).strip().lower()) for x in raw]
@@ -197,12 +185,7 @@ def _polls(args: argparse.Namespace, urls: np.ndarray, now: float,
         i = bad_flag[0]
         raise CommandError(f"{args.polls}, {where(i)}, column 'moved': {raw.iloc[i]!r} is not a flag "
                            "(true/false or 1/0)")
-    ids = pd.Index(urls).get_indexer(table[args.page_column])
-    unknown = np.flatnonzero(ids < 0)
-    if unknown.size:
-        i = int(unknown[0])
-        raise CommandError(f"{args.polls}, {where(i)}, column {args.page_column!r}: "
-                           f"{table[args.page_column].iloc[i]!r} is not in {args.pages}")
+    ids = _row_pages(args, args.polls, table, where, urls)
     order = np.argsort(times, kind="stable")
     keep = times[order] > now if loaded else times[order] >= now
     moved = np.array(parsed, dtype=bool)
@@ -213,26 +196,41 @@ def _signals(args: argparse.Namespace, urls: np.ndarray, now: float) -> tuple[np
     """The signals file as page ids and times, sorted by time (URLs not in the page table are an error)."""
     if args.signals is None:
         return np.empty(0, np.int64), np.empty(0)
+    table, where, times = _timed_rows(args, args.signals)
+    ids = _row_pages(args, args.signals, table, where, urls)
+    order = np.argsort(times, kind="stable")
+    keep = times[order] >= now  # (signals before the scheduler's clock were delivered by an earlier run)
+    return ids[order][keep].astype(np.int64), times[order][keep]
+
+
+def _timed_rows(args: argparse.Namespace, path: str, *extra: str) -> tuple[Any, Callable[[int], str], np.ndarray]:
+    """The rows of a signals or polls file (the page column, "time" and ``extra``), how to name row i in an error,
+    and the times (a CommandError naming the first that is not a number)."""
     import pandas as pd
 
-    chunks = list(read_chunks(args.signals, [args.page_column, "time"], "schedule"))
-    table = pd.concat(chunks, ignore_index=True)
+    table = pd.concat(list(read_chunks(path, [args.page_column, "time", *extra], "schedule")), ignore_index=True)
 
     def where(i: int) -> str:
-        return f"row {i + 1}" if table_format(args.signals) == "parquet" else f"line {i + 2}"
+        return f"row {i + 1}" if table_format(path) == "parquet" else f"line {i + 2}"
 
     times = pd.to_numeric(table["time"], errors="coerce").to_numpy(dtype=np.float64)
     bad = ~np.isfinite(times)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise CommandError(f"{args.signals}, {where(i)}, column 'time': {table['time'].iloc[i]!r} is not a time on "
+        raise CommandError(f"{path}, {where(i)}, column 'time': {table['time'].iloc[i]!r} is not a time on "
                            "the scheduler's clock (a number)")
+    return table, where, times
+
+
+def _row_pages(args: argparse.Namespace, path: str, table: Any, where: Callable[[int], str],
+               urls: np.ndarray) -> np.ndarray:
+    """The page id of each row (a CommandError naming the first URL not in the page table)."""
+    import pandas as pd
+
     ids = pd.Index(urls).get_indexer(table[args.page_column])
     unknown = np.flatnonzero(ids < 0)
     if unknown.size:
         i = int(unknown[0])
-        raise CommandError(f"{args.signals}, {where(i)}, column {args.page_column!r}: "
+        raise CommandError(f"{path}, {where(i)}, column {args.page_column!r}: "
                            f"{table[args.page_column].iloc[i]!r} is not in {args.pages}")
-    order = np.argsort(times, kind="stable")
-    keep = times[order] >= now  # (signals before the scheduler's clock were delivered by an earlier run)
-    return ids[order][keep].astype(np.int64), times[order][keep]
+    return ids
