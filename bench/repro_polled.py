@@ -538,6 +538,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--pages", type=int, default=1000)
     ap.add_argument("--horizon", type=float, default=60.0)
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (to extend a run)")
     ap.add_argument("--web", choices=("spec", "demo"), default="spec")
     ap.add_argument("--polls", choices=("grid", "phase"), default="grid")
     ap.add_argument("--intervals", type=float, nargs="+", default=[1.0, 0.3, 0.1])
@@ -551,7 +552,7 @@ def main(argv: list[str] | None = None) -> dict:
         a.pages, a.horizon, a.seeds, a.intervals = 150, 15.0, 2, [0.5]
     t_start = time.perf_counter()
     runs = []
-    for s in range(a.seeds):
+    for s in range(a.first_seed, a.first_seed + a.seeds):
         runs.append(run_seed(s, a.pages, a.horizon, a.intervals, a.web, a.polls, a.policies, event_seed=a.event_seed,
                              delay=a.signal_delay))
         print(f"seed {s}: " + ", ".join(f"{k}: {v:.4f}" for k, v in runs[-1].items()), file=sys.stderr, flush=True)
