@@ -1,7 +1,7 @@
 """freshcore.rates: the sort-free Poisson Newton (no maximum rates) and the periodic subsample start.
 
 The Newton path (``_rates.poisson_solve``) must agree with the sorted search it replaces
-(``rates._solve_poisson``, still the path with finite maximum rates) and with a plain numpy
+(``_rates_poisson._solve_poisson``, still the path with finite maximum rates) and with a plain numpy
 bisection; the arrays it checks in its first pass must raise the same errors as the checks.
 """
 
@@ -13,18 +13,18 @@ from _rates_reference import BAD_ARRAYS as COMMON_BAD_ARRAYS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from freshcore import _rates, rates
+from freshcore import _rates, _rates_common, _rates_periodic, _rates_poisson, rates
 from freshcore.rates import optimal_rates
 
 ROUND = 1e-12
 
 
 def sorted_path(d, w, B, lo, hi):
-    """The sorted search on the active pages (rates._solve_poisson), pages put back like optimal_rates."""
+    """The sorted search on the active pages (_rates_poisson._solve_poisson), pages put back like optimal_rates."""
     act = (w > 0) & (d > 0)
     out = lo.copy()
     budget = B - (lo.sum() - lo[act].sum())
-    sub, mult = rates._solve_poisson(w[act], d[act], lo[act], hi[act], budget, rates._BUDGET_TOL * B)
+    sub, mult = _rates_poisson._solve_poisson(w[act], d[act], lo[act], hi[act], budget, _rates_common._BUDGET_TOL * B)
     out[act] = sub
     return out, mult
 
@@ -234,7 +234,7 @@ def test_periodic_subsample_start_agrees(monkeypatch):
         B = 0.1 * n
         res = optimal_rates(d, mu, B, "periodic", lo, hi, return_details=True)
         with monkeypatch.context() as m:
-            m.setattr(rates, "_SUB_MIN", 10**9)  # no subsample: the small-c start
+            m.setattr(_rates_periodic, "_SUB_MIN", 10**9)  # no subsample: the small-c start
             ref = optimal_rates(d, mu, B, "periodic", lo, hi, return_details=True)
         assert res.objective == pytest.approx(ref.objective, rel=1e-13)
         assert res.multiplier == pytest.approx(ref.multiplier, rel=1e-9)

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _blind, _rates
 from ._papers import LI_2017, cites
+from ._rates_common import _r1
 from ._validation import _index_str, _shaped, check_array, read_only_view
 
 # (S, dS/du) of one family's pages at u = Lambda^-1/2, their rates written to the array if given
@@ -228,8 +229,6 @@ class _Exponential(_Family):
         return out
 
     def psi(self, interval: np.ndarray) -> np.ndarray:
-        from .rates import _r1
-
         with np.errstate(invalid="ignore", over="ignore"):
             y = self.delta * interval
             return np.where(self.delta > 0.0, _r1(np.where(np.isnan(y), 0.0, y)) / self.delta, 0.0)
