@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from freshcore import blind
+from freshcore import _blind_validation, blind_simulation
 from freshcore.blind import (
     Constant,
     Exponential,
@@ -71,7 +71,7 @@ def test_stationary_start_ages_follow_g(law):
     gen = np.random.default_rng(3)
     ages = []
     for _ in range(3000):
-        t, before = blind._renewal(law, 2.0, True, gen)
+        t, before = blind_simulation._renewal(law, 2.0, True, gen)
         ages.append(-before)  # the age at time 0
         assert len(t) == 0 or t[0] > 0.0
     assert stats.kstest(ages, law.age_cdf).pvalue > 1e-3
@@ -262,12 +262,12 @@ def test_bad_input(call, error, message):
 
 def test_flags_bool_and_uint8_are_read_without_a_copy():
     flags = np.array([True, False, True])
-    assert np.shares_memory(blind._flags(flags, "m4"), flags)
+    assert np.shares_memory(_blind_validation._flags(flags, "m4"), flags)
     u8 = np.array([1, 0, 1], dtype=np.uint8)
-    assert np.shares_memory(blind._flags(u8, "m4"), u8)
+    assert np.shares_memory(_blind_validation._flags(u8, "m4"), u8)
     ro = np.array([1, 0, 1], dtype=np.uint8)
     ro.flags.writeable = False
-    assert blind._flags(ro, "m4").tolist() == [1, 0, 1]
+    assert _blind_validation._flags(ro, "m4").tolist() == [1, 0, 1]
 
 
 def test_first_bad_index_scans_cross_blocks():
@@ -286,3 +286,28 @@ def test_first_bad_index_scans_cross_blocks():
     assert _blind.first_not_increasing(times) == 8191
     assert _blind.first_not_increasing(np.array([np.nan, 1.0])) == 0
     assert _blind.first_not_increasing(np.array([0.0, np.inf])) == 1
+
+
+def test_objects_pickled_under_freshcore_blind_still_load():
+    """blind.py was split into blind_simulation, blind_estimators, blind_recovery, blind_rates ...: a pickle made
+    before names its classes freshcore.blind.<Name> (GLOBAL opcode, protocols 0-3), which must still load."""
+    import pickle
+
+    from freshcore.blind import AgeTable, BlindLog, LatticeSamplingWarning, UpdateDistribution, update_distribution
+
+    x = np.linspace(0.1, 2.0, 5)
+    objs = [Pareto(3.0, 2.0), Exponential(2.0), Constant(1.5), Uniform(0.5, 2.0),
+            simulate_log(Pareto(3.0), Exponential(1.0), 20.0, rng=0),
+            update_distribution(Pareto(3.0).age_cdf(x), x),
+            AgeTable(np.array([Constant(2.0).age_cdf(x), Pareto(3.0).age_cdf(x)]), x),
+            LatticeSamplingWarning("lattice")]
+    assert {BlindLog, UpdateDistribution} <= {type(o) for o in objs}
+    for obj in objs:
+        cls = type(obj)
+        new = pickle.dumps(obj, protocol=2)
+        here = f"c{cls.__module__}\n{cls.__name__}\n".encode()
+        assert here in new, cls
+        old = new.replace(here, f"cfreshcore.blind\n{cls.__name__}\n".encode())
+        back = pickle.loads(old)
+        assert type(back) is cls
+        assert pickle.dumps(back, protocol=2) == new

@@ -6,17 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freshcore import blind
+from freshcore import blind_recovery
 from freshcore.blind import Exponential, Pareto, Uniform, flat_bin_width, m2, update_distribution
 from freshcore.reproduce import blind as repro
 
 
 def test_fornberg_weights_are_the_textbook_stencils():
-    w = blind._derivative_weights(0.0, np.arange(5.0))
+    w = blind_recovery._derivative_weights(0.0, np.arange(5.0))
     np.testing.assert_allclose(w, np.array([-25, 48, -36, 16, -3]) / 12, atol=1e-13)
-    w = blind._derivative_weights(0.0, np.arange(-2.0, 3.0))
+    w = blind_recovery._derivative_weights(0.0, np.arange(-2.0, 3.0))
     np.testing.assert_allclose(w, np.array([1, -8, 0, 8, -1]) / 12, atol=1e-13)
-    w = blind._derivative_weights(0.0, np.arange(-1.0, 2.0), order=2)
+    w = blind_recovery._derivative_weights(0.0, np.arange(-1.0, 2.0), order=2)
     np.testing.assert_allclose(w, [1, -2, 1], atol=1e-13)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import _blind, _rates
+from ._blind_validation import _points
 from ._papers import LI_2017, cites
 from ._rates_common import _r1
 from ._validation import _index_str, _shaped, check_array, read_only_view
@@ -96,12 +97,7 @@ class AgeTable:
         return table
 
     def _build(self, age_cdf: Any, x: Any, caller: str) -> None:
-        xs = check_array(x, "x", caller, low=0.0)
-        bad = np.flatnonzero(np.diff(xs) <= 0.0)
-        if bad.size:
-            i = int(bad[0]) + 1
-            raise ValueError(f"The 'x' parameter of {caller} must be strictly increasing; x[{i}] = "
-                             f"{xs[i].item()!r} is not above x[{i - 1}] = {xs[i - 1].item()!r}.")
+        xs = _points(x, caller)
         if xs[0] <= 0.0:
             raise ValueError(f"The 'x' parameter of {caller} must contain numbers > 0 (G(0) = 0 is added); "
                              f"x[0] = {xs[0].item()!r}.")
@@ -578,7 +574,7 @@ class Laws:
 
 def is_laws(x: Any) -> bool:
     """Whether ``x`` holds update laws rather than change rates (for the models that need rates)."""
-    from .blind import IntervalDistribution
+    from .blind_simulation import IntervalDistribution
 
     if isinstance(x, (AgeTable, IntervalDistribution)):
         return True
@@ -588,7 +584,7 @@ def is_laws(x: Any) -> bool:
 def laws(x: Any, name: str, caller: str) -> Laws:
     """The update laws of ``x``: an :class:`AgeTable`, a sequence of laws (Exponential, Pareto, Constant,
     Uniform) or change rates (exponential laws)."""
-    from .blind import Constant, Exponential, IntervalDistribution, Pareto, Uniform
+    from .blind_simulation import Constant, Exponential, IntervalDistribution, Pareto, Uniform
 
     if isinstance(x, AgeTable):
         return Laws(len(x), [_Table(x)])

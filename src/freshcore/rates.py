@@ -68,7 +68,7 @@ from freshcore._validation import (
 )
 
 if TYPE_CHECKING:
-    from freshcore.blind import IntervalDistribution
+    from freshcore.blind_simulation import IntervalDistribution
 
 __all__ = ["RatesResult", "freshness", "optimal_rates"]
 
