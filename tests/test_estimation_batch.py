@@ -177,6 +177,24 @@ def test_batch_round_trips(method, how):
     assert twin.n_updates.tolist() == b.n_updates.tolist()
 
 
+
+@pytest.mark.parametrize("method", sorted(PAIRS))
+def test_batch_pickled_under_freshcore_estimation_still_loads(method):
+    """The batches moved to freshcore.estimation_batch: a pickle made before names them
+    freshcore.estimation.<Batch> (GLOBAL opcode, protocols 0-3), which must still load and continue alike."""
+    batch_cls, _ = PAIRS[method]
+    rng = np.random.default_rng(6)
+    b = batch_cls(5, crawl_rate=1.5)
+    b.update(rng.integers(0, 2, 5)).update(rng.integers(0, 2, 3), pages=[4, 0, 2])
+    new = pickle.dumps(b, protocol=2)
+    here = f"c{batch_cls.__module__}\n{batch_cls.__name__}\n".encode()
+    assert here in new
+    twin = pickle.loads(new.replace(here, f"cfreshcore.estimation\n{batch_cls.__name__}\n".encode()))
+    assert type(twin) is batch_cls
+    flags = rng.integers(0, 2, 5)
+    assert twin.update(flags).rates.tolist() == b.update(flags).rates.tolist()
+
+
 def test_batch_views_are_read_only():
     b = SAMBatch(3, crawl_rate=1.0).update([1, 0, 1])
     for arr in (b.rates, b.n_updates, b.elapsed, b.previous):
