@@ -465,3 +465,21 @@ def test_object_without_signal_is_still_a_policy_for_simulate():
     assert len(res.crawl_pages) == 80 and res.n_signals_counted == 0
     with pytest.raises(TypeError, match="lacks bandwidth, time, n_pages, next, run, signal, set_bandwidth"):
         simulate(object(), web(), H, polls=1.0)
+
+
+def test_poll_schedule_pickled_under_policy_simulation_still_loads():
+    """PollSchedule moved to freshcore.poll_schedule: a pickle made before names it
+    freshcore.policy_simulation.PollSchedule (GLOBAL opcode, protocols 0-3), which must still load and poll alike."""
+    import pickle
+
+    s = PollSchedule([1.0, 2.5], groups=np.arange(M) % 2, phase="random", lastmod=True)
+    new = pickle.dumps(s, protocol=2)
+    here = b"cfreshcore.poll_schedule\nPollSchedule\n"
+    assert here in new
+    twin = pickle.loads(new.replace(here, b"cfreshcore.policy_simulation\nPollSchedule\n"))
+    assert type(twin) is PollSchedule and repr(twin) == repr(s)
+    pages = web()
+    a = simulate(RoundRobin(M, 2.0), pages, H, rng=3, polls=s)
+    b = simulate(RoundRobin(M, 2.0), pages, H, rng=3, polls=twin)
+    assert a.n_polls > 0
+    assert (a.accuracy, a.n_polls, a.n_polls_moved) == (b.accuracy, b.n_polls, b.n_polls_moved)
