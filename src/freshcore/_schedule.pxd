@@ -4,7 +4,7 @@
 # ``from freshcore._schedule cimport SchedulerState``.
 
 cimport cython
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from freshcore._schedule_pages cimport Pages, Popped
 from freshcore._schedule_buckets cimport Buckets
@@ -18,6 +18,9 @@ cdef struct TickUndo:  # what a tick changes besides the buckets, to put it back
     double winner_last_crawl
     uint32_t winner_signals
     double winner_crawl  # (under "polled")
+    double winner_last_poll  # (under "polled", with poll groups: the winner's last poll, count and anchor)
+    int64_t winner_seen
+    double winner_anchor
 
 
 @cython.final
@@ -28,6 +31,25 @@ cdef class SchedulerState:
     cdef object false_rate, recall, bucket
     cdef object polled_arrays  # under "polled": (crawl, last poll, poll interval), float64; else None
     cdef Pages pages
+    # poll groups (under "polled", once a page has a group; NULL before): per slot its group label (-1: none),
+    # the group's poll count at its last own event (``seen``) and its effective start then (``anchor``); per
+    # group its poll count, last poll time and the latest last poll of its members (``top``, a bound); the
+    # numpy arrays in group_arrays (label, seen, anchor) and group_tables (polls, time, top)
+    cdef object group_arrays, group_tables
+    cdef int32_t* g_label
+    cdef int64_t* g_seen
+    cdef double* g_anchor
+    cdef int64_t* g_polls
+    cdef double* g_time
+    cdef double* g_top
+    cdef Py_ssize_t n_groups
+    # the group members whose effective start is after their window's start (``ell > max(c, p)``, after a
+    # re-parameterisation or a poll before ``ell``): their next unmoved window may be capped (``poll_shift``), so
+    # their group's polls are theirs one by one, not lazily; a list (no repeats: a flag per slot) that holds
+    # them all, and maybe others (checked when their group polls)
+    cdef unsigned char* g_flag
+    cdef int32_t* g_prone
+    cdef Py_ssize_t n_prone
     cdef Py_ssize_t n_ids, capacity, n_live  # ids handed out, slots allocated, live pages
     cdef Buckets buckets
     cdef Park park
@@ -71,5 +93,10 @@ cdef class SchedulerState:
     cdef int _signal(self, Py_ssize_t j, double t) noexcept nogil
     cdef int _shift_earlier(self, Py_ssize_t j, double d, double span) noexcept nogil
     cdef int _poll(self, Py_ssize_t j, double t, bint moved) noexcept nogil
+    cdef inline void _sync_polls(self, Py_ssize_t j) noexcept nogil
+    cdef inline void _own_polls(self, Py_ssize_t j) noexcept nogil
+    cdef inline void _anchor(self, Py_ssize_t j) noexcept nogil
+    cdef inline bint _prone(self, Py_ssize_t j) noexcept nogil
+    cdef inline double _last_poll(self, Py_ssize_t j) noexcept nogil
     cdef inline void _swap_params(self, Py_ssize_t j, double* old, double delta, double mu, double nu,
                                   double recall) noexcept nogil

@@ -284,7 +284,7 @@ References
 
 from libc.math cimport INFINITY, fabs, exp, log, sqrt
 from libc.float cimport DBL_EPSILON
-from libc.stdint cimport int32_t
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free
 
 cimport cython
@@ -485,6 +485,55 @@ cdef class SchedulerState:
             c, pl, w = polled
             self.pages.crawl, self.pages.last_poll, self.pages.poll_interval = &c[0], &pl[0], &w[0]
 
+    def _set_groups(self, arrays, tables):
+        """The poll groups' arrays (label int32, seen int64, anchor float64, prone flag uint8, prone list int32 (its
+        first n_prone entries); one per slot) and tables (polls int64,
+        time and top float64; one per group) and the pointers to their data; None, None: no groups."""
+        cdef int32_t[::1] lab
+        cdef int64_t[::1] seen
+        cdef double[::1] anc
+        cdef unsigned char[::1] flag
+        cdef int32_t[::1] prone
+        cdef int64_t[::1] gp
+        cdef double[::1] gt
+        cdef double[::1] gx
+        self.group_arrays, self.group_tables = arrays, tables
+        self.g_label, self.g_seen, self.g_anchor = NULL, NULL, NULL
+        self.g_flag, self.g_prone = NULL, NULL
+        self.g_polls, self.g_time, self.g_top = NULL, NULL, NULL
+        self.n_groups = 0
+        if arrays is None:
+            self.n_prone = 0
+            return
+        lab, seen, anc, flag, prone = arrays
+        gp, gt, gx = tables
+        if lab.shape[0] > 0:
+            self.g_label, self.g_seen, self.g_anchor = &lab[0], &seen[0], &anc[0]
+            self.g_flag, self.g_prone = &flag[0], &prone[0]
+        self.n_groups = gp.shape[0]
+        if self.n_groups > 0:
+            self.g_polls, self.g_time, self.g_top = &gp[0], &gt[0], &gx[0]
+
+    def use_groups(self, Py_ssize_t n_groups=0):
+        """Allocate the poll groups' arrays (every page in none) if not yet, and the tables to n_groups groups at
+        least (a new group: no poll, time and top -inf)."""
+        cdef Py_ssize_t m = self.capacity, g0
+        if self.pages.kind != POLLED:
+            raise ValueError("poll groups exist only under value 'polled'")
+        arrays, tables = self.group_arrays, self.group_tables
+        if arrays is None:
+            arrays = (np.full(m, -1, dtype=np.int32), np.zeros(m, dtype=np.int64),
+                      np.array(self.records_array["last_crawl"][:m], dtype=np.float64), np.zeros(m, dtype=np.uint8),
+                      np.zeros(m, dtype=np.int32))
+            self.n_prone = 0
+            tables = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))
+        g0 = tables[0].shape[0]
+        if n_groups > g0:
+            # (exactly n_groups: the labels usually come at once; a table entry is 24 bytes)
+            tables = (grown(tables[0], g0, n_groups, 0), grown(tables[1], g0, n_groups, -INFINITY),
+                      grown(tables[2], g0, n_groups, -INFINITY))
+        self._set_groups(arrays, tables)
+
     cdef _usable(self):
         if self.broken:
             raise RuntimeError("this crawl scheduler's state is incomplete: loading it ran out of memory "
@@ -604,8 +653,44 @@ cdef class SchedulerState:
 
     def polled_view(self, Py_ssize_t which):
         """Read-only view of ids ``0 .. n_slots - 1``'s effective start (0), last poll (1) or poll interval (2),
-        under "polled"."""
-        a = self._field("last_crawl") if which == 0 else self.polled_arrays[which][:self.n_ids]
+        under "polled" (with poll groups: every page synced to its group's polls first, and the last polls a
+        copy, each page's own or its group's later one)."""
+        cdef Py_ssize_t j
+        if which == 0:
+            self.sync_all()
+        if which == 1 and self.g_label != NULL:
+            a = np.empty(self.n_ids)
+            for j in range(self.n_ids):
+                a[j] = self._last_poll(j)
+        else:
+            a = self._field("last_crawl") if which == 0 else self.polled_arrays[which][:self.n_ids]
+        a.flags.writeable = False
+        return a
+
+    def set_last_polls(self, const double[::1] last_poll):
+        """Ids ``0 .. len(last_poll) - 1``'s last polls (checked by the caller: not after their crawls; before the
+        first tick and any poll group)."""
+        cdef Py_ssize_t j
+        for j in range(last_poll.shape[0]):
+            self.pages.last_poll[j] = last_poll[j]
+
+    def sync_all(self):
+        """Every page's effective start brought up to its group's polls (``_sync_polls``; O(m), no change of any
+        decision: what a pop would compute)."""
+        cdef Py_ssize_t j
+        if self.g_label == NULL:
+            return
+        with nogil:
+            for j in range(self.n_ids):
+                self._sync_polls(j)
+
+    def group_view(self, Py_ssize_t which):
+        """Read-only view of ids ``0 .. n_slots - 1``'s poll group label (0, int32, -1: none; None without
+        groups), or of the groups' poll counts (1), last poll times (2) or latest member polls (3)."""
+        if self.group_arrays is None:
+            return None
+        a = self.group_arrays[0][:self.n_ids] if which == 0 else self.group_tables[which - 1]
+        a = a.view()
         a.flags.writeable = False
         return a
 
@@ -618,9 +703,13 @@ cdef class SchedulerState:
             heaps += self.buckets.heaps[b].capacity + (HEAP_LEAD if self.buckets.heaps[b].capacity > 0 else 0)
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
         # the popped pages; the calendar; the heap headers and scan positions; the scan and its candidates
-        # (under "polled" three float64 arrays more: crawl, last poll, poll interval)
+        # (under "polled" three float64 arrays more: crawl, last poll, poll interval; with poll groups a label,
+        # a count and an anchor more, and 24 bytes a group)
         return (self.capacity * (sizeof(PageRecord) + (5 if self.pages.kind == POLLED else 2) * sizeof(double)
-                                 + sizeof(bucket_t))
+                                 + sizeof(bucket_t)
+                                 + ((sizeof(int32_t) + sizeof(int64_t) + sizeof(double))
+                                    if self.group_arrays is not None else 0))
+                + self.n_groups * (sizeof(int64_t) + 2 * sizeof(double))
                 + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
                 + self.popped.capacity * (sizeof(int32_t) + 4 * sizeof(double) + sizeof(bucket_t))
@@ -691,8 +780,10 @@ cdef class SchedulerState:
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no bucket) at time t and push it (parked, or with its line); -1 if memory is
         exhausted, NO_VALUE if its value cannot be computed (the page then in no bucket)."""
-        cdef double tau = page_tau(&self.pages, j, t), ex, b
-        cdef double v = self._value(j, tau, &ex, &b)
+        cdef double tau, ex, b, v
+        self._sync_polls(j)
+        tau = page_tau(&self.pages, j, t)
+        v = self._value(j, tau, &ex, &b)
         if v != v:
             return NO_VALUE
         return self._put(j, t, v, tau, ex, b)
@@ -715,6 +806,7 @@ cdef class SchedulerState:
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
+            self._sync_polls(j)
             keys[j] = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
             if exs != NULL:
                 exs[j] = ex
@@ -752,10 +844,12 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best) noexcept nogil:
         """Evaluate page j at t, popped from bucket source where its key was key (room made by the caller),
-        keep it (the ``pn[0]``-th popped page) and the best so far; whether it is the new best."""
-        cdef double ex, b
-        cdef double v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
+        keep it (the ``pn[0]``-th popped page) and the best so far; whether it is the new best.  (The page is
+        first synced to its poll group's polls, ``_sync_polls``: every evaluation of a popped page comes here.)"""
+        cdef double ex, b, v
         cdef Py_ssize_t n = pn[0]
+        self._sync_polls(j)
+        v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
         self.popped.id[n] = <int32_t>j
         self.popped.value[n] = v
         self.popped.exp[n] = ex
@@ -827,6 +921,7 @@ cdef class SchedulerState:
             # Greedy (and the polled pages of Greedy's value, whose lines may bound ln V, which line_park_time does
             # not read): the exact key; the others: where their line reaches the level
             if greedy or polled_greedy(&self.pages, j):
+                self._sync_polls(j)  # (under "polled": ell synced to the page's group polls)
                 key = park_key(&self.park, &rec[j])
             else:
                 key = line_park_time(s.slope_table, b, key, self.park.level)
@@ -879,6 +974,7 @@ cdef class SchedulerState:
             b = s.code[j]
             if b != PARK and b != FAR:
                 continue
+            self._sync_polls(j)
             tau = page_tau(&self.pages, j, t)
             v = self._value(j, tau, &ex, &bj)
             if v != v:
@@ -949,6 +1045,9 @@ cdef class SchedulerState:
             self.pages.records[best].n_signals = u.winner_signals
             if self.pages.kind == POLLED:
                 self.pages.crawl[best] = u.winner_crawl
+                if self.g_label != NULL:
+                    self.pages.last_poll[best] = u.winner_last_poll
+                    self.g_seen[best], self.g_anchor[best] = u.winner_seen, u.winner_anchor
         self.tick, self.n_ticks, self.now = u.tick, u.n_ticks, u.now
         self.buckets.calendar.last_popped_tick = u.last_popped_tick
         self.n_evaluations, self.park = u.n_evaluations, u.park
@@ -1208,11 +1307,17 @@ cdef class SchedulerState:
         self.log_last_winning_value = lbv
         undo.winner_last_crawl = self.pages.records[best].last_crawl
         undo.winner_signals = self.pages.records[best].n_signals
-        self.pages.records[best].last_crawl = t
-        self.pages.records[best].n_signals = 0
         if self.pages.kind == POLLED:  # the crawl starts s at 0 (ell = c = t); the last poll is kept
             undo.winner_crawl = self.pages.crawl[best]
+            if self.g_label != NULL:  # (its group's polls its own first: its last poll is the group's)
+                undo.winner_last_poll, undo.winner_seen = self.pages.last_poll[best], self.g_seen[best]
+                undo.winner_anchor = self.g_anchor[best]
+                self._own_polls(best)
             self.pages.crawl[best] = t
+        self.pages.records[best].last_crawl = t
+        self.pages.records[best].n_signals = 0
+        if self.pages.kind == POLLED:
+            self._anchor(best)
         for i in range(pn):
             j = self.popped.id[i]
             if i + FALL_AHEAD < pn:  # (after a fall, pn is every parked page: their records fetched ahead)
@@ -1440,7 +1545,7 @@ cdef class SchedulerState:
         with nogil:
             for i in range(n if ok else 0):
                 j = pages[i]
-                if j < 0 or j >= self.n_ids or self.buckets.code[j] == DEAD or not (t >= self.pages.last_poll[j]):
+                if j < 0 or j >= self.n_ids or self.buckets.code[j] == DEAD or not (t >= self._last_poll(j)):
                     ok = False
                     break
         return ok
@@ -1448,12 +1553,19 @@ cdef class SchedulerState:
     def poll_many(self, const Py_ssize_t[::1] pages, double t, const unsigned char[::1] moved):
         """Record the polls ``(pages[i], t, moved[i])`` in order (checked by the caller); returns how many raised
         a page's staleness (moved, with a part of the window after the crawl)."""
-        cdef Py_ssize_t i, n = pages.shape[0], rose = 0
+        cdef Py_ssize_t i, j, n = pages.shape[0], rose = 0
         cdef int r = 0
+        cdef int32_t g
         self._usable()
         with nogil:
             for i in range(n):
-                r = self._poll(pages[i], t, moved[i] != 0)
+                j = pages[i]
+                self._own_polls(j)  # (its poll group's polls before this one its own: ell synced, p the group's)
+                if self.g_label != NULL:
+                    g = self.g_label[j]
+                    if g >= 0 and self.g_top[g] < t:
+                        self.g_top[g] = t
+                r = self._poll(j, t, moved[i] != 0)
                 if r < 0:
                     break
                 rose += r
@@ -1464,19 +1576,22 @@ cdef class SchedulerState:
         return rose
 
     cdef int _poll(self, Py_ssize_t j, double t, bint moved) noexcept nogil:
-        """A poll of page j at t (not before its last poll): the last poll time set and, for a window that reaches
+        """A poll of page j at t (not before its last poll; its group's polls already its own, ``_own_polls``): the
+        last poll time set and, for a window that reaches
         past the crawl, the effective start moved (``poll_shift``).  A fall of s (not moved) needs nothing more:
         the value only falls, so every key and bound stays valid; a rise moves the key earlier by rise/Delta
         (``_shift_earlier``).  1 if s rose, 0 otherwise, -1 if memory is exhausted, NO_VALUE if the page's value
         cannot be computed (nothing changed then)."""
         cdef PageRecord* r = &self.pages.records[j]
-        cdef double ell = r.last_crawl, c = self.pages.crawl[j], p0 = self.pages.last_poll[j], new_ell
+        cdef double ell, c, p0, new_ell
         cdef int placed
+        ell, c, p0 = r.last_crawl, self.pages.crawl[j], self.pages.last_poll[j]
         self.pages.last_poll[j] = t
         if not (t > c):
             return 0  # at or before the crawl: only the start of the next window
         new_ell = poll_shift(ell, c, p0, t, moved, r.change_rate, self.pages.recall[j], self.pages.false_rate[j])
         r.last_crawl = new_ell
+        self._anchor(j)
         if not (new_ell < ell):
             return 0
         if not self.built:
@@ -1484,9 +1599,201 @@ cdef class SchedulerState:
         placed = self._shift_earlier(j, ell - new_ell, fabs(ell) + fabs(new_ell))
         if placed < 0:
             r.last_crawl = ell
+            self._anchor(j)
             self.pages.last_poll[j] = p0
             return placed
         return 1
+
+    # -- poll groups: a group's unmoved polls applied lazily ---------------------------------------------------
+    cdef inline void _sync_polls(self, Py_ssize_t j) noexcept nogil:
+        """Page j's effective start brought up to its poll group's last poll: the group's polls since the page's
+        last own event (its crawl, a poll of it alone or as moved, a change of parameters or group: ``seen``,
+        ``anchor`` and its last poll ``p`` then) are unmoved windows whose lowerings of ``s`` add up to one
+        window ``(p, T_G]`` (``ell += lambda l``, ``l`` its part after the crawl: ``poll_shift``), computed
+        from the anchor, so the same bits whenever (and however often) it is called.  Every reader of a page's
+        ``ell`` calls it first (an evaluation, a crawl, a poll, an update, the views); the keys need no sync:
+        unmoved polls only lower V."""
+        cdef int32_t g
+        cdef double tg, c
+        if self.g_label == NULL:
+            return
+        g = self.g_label[j]
+        if g < 0 or self.g_seen[j] == self.g_polls[g]:
+            return
+        tg, c = self.g_time[g], self.pages.crawl[j]
+        if tg > c:
+            self.pages.records[j].last_crawl = poll_shift(self.g_anchor[j], c, self.pages.last_poll[j], tg, False,
+                                                          self.pages.records[j].change_rate, self.pages.recall[j],
+                                                          self.pages.false_rate[j])
+        else:
+            self.pages.records[j].last_crawl = self.g_anchor[j]
+
+    cdef inline void _own_polls(self, Py_ssize_t j) noexcept nogil:
+        """Before an own event of page j: its group's polls since its last one made its own (synced, its last
+        poll the group's, its count the group's, its anchor the synced start)."""
+        cdef int32_t g
+        if self.g_label == NULL:
+            return
+        g = self.g_label[j]
+        if g < 0 or self.g_seen[j] == self.g_polls[g]:
+            return
+        self._sync_polls(j)
+        if self.pages.last_poll[j] < self.g_time[g]:
+            self.pages.last_poll[j] = self.g_time[g]
+        self.g_seen[j] = self.g_polls[g]
+        self.g_anchor[j] = self.pages.records[j].last_crawl
+
+    cdef inline void _anchor(self, Py_ssize_t j) noexcept nogil:
+        """After an own event of page j that set its effective start: the anchor of its next group polls; a
+        member whose start is after its window's start (``ell > max(c, p)``) into the prone list."""
+        cdef double ell, m
+        if self.g_label != NULL:
+            ell = self.pages.records[j].last_crawl
+            self.g_anchor[j] = ell
+            if self.g_label[j] >= 0 and not self.g_flag[j]:
+                m = self.pages.crawl[j] if self.pages.crawl[j] > self.pages.last_poll[j] else self.pages.last_poll[j]
+                if ell > m:
+                    self.g_flag[j] = 1
+                    self.g_prone[self.n_prone] = <int32_t>j
+                    self.n_prone += 1
+
+    cdef inline bint _prone(self, Py_ssize_t j) noexcept nogil:
+        """Whether page j (a group member, no group poll pending) has its effective start after its window's."""
+        cdef double c = self.pages.crawl[j], p = self.pages.last_poll[j]
+        return self.pages.records[j].last_crawl > (c if c > p else p)
+
+    @property
+    def n_prone(self):
+        """Entries of the prone list (for tests)."""
+        return self.n_prone
+
+    def rebuild_prone(self):
+        """The prone list from the state (after an import): every member with no poll pending and ``ell >
+        max(c, p)``."""
+        cdef Py_ssize_t j
+        cdef int32_t g
+        if self.g_label == NULL:
+            return
+        self.n_prone = 0
+        for j in range(self.n_ids):
+            self.g_flag[j] = 0
+            g = self.g_label[j]
+            if g >= 0 and self.buckets.code[j] != DEAD and self.g_seen[j] == self.g_polls[g] and self._prone(j):
+                self.g_flag[j] = 1
+                self.g_prone[self.n_prone] = <int32_t>j
+                self.n_prone += 1
+
+    cdef inline double _last_poll(self, Py_ssize_t j) noexcept nogil:
+        """Page j's last poll: its own, or its group's if later polls of the group are pending."""
+        cdef int32_t g
+        if self.g_label != NULL:
+            g = self.g_label[j]
+            if g >= 0 and self.g_seen[j] != self.g_polls[g]:
+                return self.g_time[g] if self.g_time[g] > self.pages.last_poll[j] else self.pages.last_poll[j]
+        return self.pages.last_poll[j]
+
+    def group_ok(self, Py_ssize_t g, double t, const Py_ssize_t[::1] moved):
+        """Whether ``poll_group(g, t, moved)`` needs no check: g is a group, t is not before its last poll nor
+        the latest last poll of a member (``top``, a bound), and every moved id is a live member.  False sends
+        the caller to the checks that name the first bad index."""
+        cdef Py_ssize_t i, j, n = moved.shape[0]
+        cdef bint ok = self.pages.kind == POLLED and 0 <= g < self.n_groups and self.g_label != NULL
+        if ok:
+            ok = t >= self.g_time[g] and t >= self.g_top[g]
+        with nogil:
+            for i in range(n if ok else 0):
+                j = moved[i]
+                if j < 0 or j >= self.n_ids or self.buckets.code[j] == DEAD or self.g_label[j] != g:
+                    ok = False
+                    break
+        return ok
+
+    def group_top(self, Py_ssize_t g):
+        """The latest last poll of a live member of group g, exactly (O(m)); the group's ``top`` set to it."""
+        cdef Py_ssize_t j
+        cdef double top = -INFINITY
+        for j in range(self.n_ids):
+            if self.g_label[j] == g and self.buckets.code[j] != DEAD and self.pages.last_poll[j] > top:
+                top = self.pages.last_poll[j]
+        self.g_top[g] = top
+        return top
+
+    def poll_group(self, Py_ssize_t g, double t, const Py_ssize_t[::1] moved):
+        """A poll of every live page of group g at t, the moved ones listed (checked by the caller: ``group_ok``),
+        in O(len(moved)): each moved page's group polls made its own (to the group's previous poll) and its
+        window closed as moved (``_poll``); the others' windows, unmoved, wait in the group's count and time
+        (``_sync_polls``).  Returns how many raised a page's staleness.  If a moved poll fails (memory, a value
+        that cannot be computed), the group's poll is recorded for every page but the moved ones from that one
+        on, whose windows stay open from the group's previous poll (the message says so)."""
+        cdef Py_ssize_t i, q, j, w, n = moved.shape[0], rose = 0
+        cdef int64_t n1
+        cdef int r = 0
+        self._usable()
+        n1 = self.g_polls[g] + 1
+        with nogil:
+            for i in range(n):
+                j = moved[i]
+                if i + SIGNAL_AHEAD < n:
+                    self._prefetch_page(moved[i + SIGNAL_AHEAD])
+                if self.g_seen[j] != n1:  # (else a repeat: its window since this poll is empty)
+                    self._own_polls(j)
+                r = self._poll(j, t, True)
+                if r < 0:
+                    break
+                self.g_seen[j] = n1
+                rose += r
+            if r < 0:  # the moved pages from i on: made their own to the previous poll, not polled now
+                for q in range(i, n):
+                    j = moved[q]
+                    if self.g_seen[j] != n1:
+                        self._own_polls(j)
+                        self.g_seen[j] = n1
+            # the prone members (``ell > max(c, p)``: a window of theirs may be capped), polled one by one (an
+            # unmoved poll: it cannot fail); the list keeps those of the other groups and those still prone
+            w = 0
+            for q in range(self.n_prone):
+                j = self.g_prone[q]
+                if self.g_label[j] == g and self.buckets.code[j] != DEAD and self.g_seen[j] == n1 - 1 and \
+                        self._prone(j):
+                    self._poll(j, t, False)
+                    self.g_seen[j] = n1
+                if self.g_label[j] >= 0 and self.buckets.code[j] != DEAD and \
+                        self.g_seen[j] == (n1 if self.g_label[j] == g else self.g_polls[self.g_label[j]]) and \
+                        self._prone(j):
+                    self.g_prone[w] = <int32_t>j
+                    w += 1
+                else:
+                    self.g_flag[j] = 0
+            self.n_prone = w
+            self.g_polls[g] = n1
+            self.g_time[g] = t
+        if r == -1:
+            raise _no_memory(f"the moved poll {i + 1} of {n} of the group poll (the group's poll is recorded but "
+                             f"for the moved pages from that one on, whose windows stay open: poll them again)")
+        if r == NO_VALUE:
+            raise self._failed(f" At the moved poll {i + 1} of {n} of the group poll: the group's poll is recorded "
+                               f"but for the moved pages from that one on, whose windows stay open (poll them "
+                               f"again).")
+        return rose
+
+    def set_groups(self, const Py_ssize_t[::1] ids, const int32_t[::1] labels):
+        """Live pages (checked) into poll groups (labels >= -1, tables already grown by ``use_groups``): each one's
+        old group's polls made its own, its count the new group's (no earlier poll of it applies), the new group's
+        top raised to its last poll."""
+        cdef Py_ssize_t i, j
+        cdef int32_t g
+        with nogil:
+            for i in range(ids.shape[0]):
+                j = ids[i]
+                self._own_polls(j)
+                g = labels[i]
+                self.g_label[j] = g
+                self.g_seen[j] = 0
+                if g >= 0:
+                    self.g_seen[j] = self.g_polls[g]
+                    if self.g_top[g] < self.pages.last_poll[j]:
+                        self.g_top[g] = self.pages.last_poll[j]
+                self._anchor(j)
 
     # -- dynamic pages ------------------------------------------------------------
     def _grow(self, Py_ssize_t need):
@@ -1500,13 +1807,20 @@ cdef class SchedulerState:
         polled = None if self.polled_arrays is None else tuple(grown(a, m, cap, 0.0) for a in self.polled_arrays)
         self._set_arrays(records, grown(self.false_rate, m, cap, 0.0), grown(self.recall, m, cap, 0.0),
                          grown(self.bucket, m, cap, NOT_PLACED), polled)
+        if self.group_arrays is not None:
+            lab, seen, anc, flag, prone = self.group_arrays
+            self._set_groups((grown(lab, m, cap, -1), grown(seen, m, cap, 0), grown(anc, m, cap, 0.0),
+                              grown(flag, m, cap, 0), grown(prone, m, cap, 0)), self.group_tables)
         self.capacity = cap
 
     def add(self, const double[::1] delta, const double[::1] mu, const double[::1] nu,
-            const double[::1] recall, const double[::1] last, const double[::1] poll_interval=None):
+            const double[::1] recall, const double[::1] last, const double[::1] poll_interval=None,
+            const double[::1] last_poll=None, const int32_t[::1] group=None):
         """Append pages with ids n_slots, n_slots + 1, ...; returns the first new id (``poll_interval`` under
-        "polled": crawl and last poll at ``last``)."""
+        "polled": crawl at ``last``, last poll at ``last_poll`` (None: ``last``), poll group ``group`` (None:
+        none; the tables grown by ``use_groups``), whose count it takes)."""
         cdef Py_ssize_t i, j, q, n = delta.shape[0], first = self.n_ids
+        cdef int32_t g
         cdef long long evaluations = self.n_evaluations
         cdef int failed = 0
         cdef PageRecord* r
@@ -1520,7 +1834,16 @@ cdef class SchedulerState:
                 self.pages.false_rate[j], self.pages.recall[j] = nu[i], recall[i]
                 if self.pages.kind == POLLED:
                     self.pages.crawl[j] = self.pages.last_poll[j] = last[i]
+                    if last_poll is not None:
+                        self.pages.last_poll[j] = last_poll[i]
                     self.pages.poll_interval[j] = poll_interval[i]
+                    if self.g_label != NULL:
+                        g = group[i] if group is not None else -1
+                        self.g_label[j], self.g_anchor[j], self.g_seen[j] = g, last[i], 0
+                        if g >= 0:
+                            self.g_seen[j] = self.g_polls[g]
+                            if self.g_top[g] < self.pages.last_poll[j]:
+                                self.g_top[g] = self.pages.last_poll[j]
                 self.buckets.code[j] = NOT_PLACED
                 self.n_ids += 1
                 self.n_live += 1
@@ -1571,9 +1894,11 @@ cdef class SchedulerState:
             for i in range(n):
                 j = ids[i]
                 if polled:
+                    self._own_polls(j)  # (its group's polls its own first: ell synced)
                     old[i, 5], old[i, 6] = self.pages.records[j].last_crawl, self.pages.poll_interval[j]
                     self.pages.records[j].last_crawl = rescaled_start(old[i, 5], self.now,
                                                                       self.pages.records[j].change_rate, delta[i])
+                    self._anchor(j)
                     if poll_interval is not None:
                         self.pages.poll_interval[j] = poll_interval[i]
                 self._swap_params(j, &old[i, 0], delta[i], mu[i], nu[i], recall[i])
@@ -1592,6 +1917,7 @@ cdef class SchedulerState:
                         self._swap_params(j, NULL, old[q, 0], old[q, 1], old[q, 2], old[q, 3])
                         if polled:
                             self.pages.records[j].last_crawl, self.pages.poll_interval[j] = old[q, 5], old[q, 6]
+                            self._anchor(j)
                         if old_code[q] < N_CODES and buckets_push(&self.buckets, j, old_code[q], old[q, 4]) < 0:
                             self.broken = True  # (cannot happen: the room is there)
                     self.n_evaluations = evaluations

@@ -32,8 +32,10 @@ cdef inline dict state_export(SchedulerState s):
     import numpy as np
     cdef Py_ssize_t m = s.n_ids
     cdef bint polled = s.pages.kind == POLLED
+    s.sync_all()  # (every effective start synced to its poll group's polls: what a pop computes)
     alive = s.alive_mask()
     bucket = s.bucket[:m]
+    groups = s.group_arrays is not None
     return {
         "change_rate": np.array(s._field("change_rate"), copy=True),
         "importance": np.array(s._field("importance"), copy=True),
@@ -45,6 +47,16 @@ cdef inline dict state_export(SchedulerState s):
         "crawl": np.array(s.polled_arrays[0][:m] if polled else s._field("last_crawl"), copy=True),
         "poll": np.array(s.polled_arrays[1][:m] if polled else s._field("last_crawl"), copy=True),
         "poll_interval": np.array(s.polled_arrays[2][:m], copy=True) if polled else np.full(m, np.inf),
+        # poll groups (format 11): each slot's label (-1: none), its group's poll count at its last own event and
+        # its effective start then (the anchor of the group's later polls); each group's poll count, last poll
+        # time and the latest last poll of a member (a bound); without groups -1, 0, last and empty tables.
+        # ``poll`` is each page's own last poll (its group's later polls: group_time where group_seen is behind)
+        "poll_group": (np.array(s.group_arrays[0][:m], dtype=np.int64) if groups else np.full(m, -1, np.int64)),
+        "group_seen": (np.array(s.group_arrays[1][:m], dtype=np.int64) if groups else np.zeros(m, np.int64)),
+        "group_anchor": np.array(s.group_arrays[2][:m] if groups else s._field("last_crawl"), dtype=np.float64),
+        "group_polls": np.array(s.group_tables[0], copy=True) if groups else np.zeros(0, np.int64),
+        "group_time": np.array(s.group_tables[1], copy=True) if groups else np.zeros(0),
+        "group_top": np.array(s.group_tables[2], copy=True) if groups else np.zeros(0),
         "ncis": np.array(s._field("n_signals"), dtype=np.int64),
         "key": state_keys(s),
         "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
@@ -85,6 +97,13 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     if s.pages.kind == POLLED:
         for a, name in zip(s.polled_arrays, ("crawl", "poll", "poll_interval")):
             a[:m] = np.asarray(d[name], dtype=np.float64)
+        s._set_groups(None, None)
+        if len(d["group_polls"]) or (np.asarray(d["poll_group"]) >= 0).any():
+            s.use_groups(len(d["group_polls"]))
+            for a, name in zip(s.group_arrays, ("poll_group", "group_seen", "group_anchor")):
+                a[:m] = np.asarray(d[name], dtype=a.dtype)
+            for a, name in zip(s.group_tables, ("group_polls", "group_time", "group_top")):
+                a[:] = np.asarray(d[name], dtype=a.dtype)
     bucket = np.asarray(d["bucket"], dtype=np.uint16)
     s.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
     alive = np.asarray(d["alive"], dtype=bool)
@@ -117,4 +136,5 @@ cdef inline int state_import(SchedulerState s, d) except -2:
     s.park.fall_level = d["park_fall_level"]
     s.park.lower = d["park_lower"]
     s.buckets.calendar.last_popped_tick = s.tick
+    s.rebuild_prone()  # (poll groups: from the pages' starts and bucket codes)
     return 0

@@ -150,7 +150,9 @@ cdef inline double poll_shift(double ell, double c, double p0, double t, bint mo
                               double nu) noexcept nogil:
     """The effective start ``ell`` after a poll at ``t`` of a page crawled at ``c`` whose last poll was at ``p0``
     (``t > c``; the window ``(p0, t]``, ``l = t - max(c, p0)`` after the crawl, ``a = max(0, c - p0)`` before it):
-    not moved, ``s`` falls by ``lambda Delta l`` (``ell + lambda l``); moved, it rises by
+    not moved, ``s`` falls by ``lambda Delta l`` (``ell + lambda l``, at most ``t``: ``s`` at ``t`` not below 0,
+    and never lowered: a start at or after ``t``, after a re-parameterisation or a poll delivered before it,
+    stays); moved, it rises by
     ``extra = log1p(e^{-e} (1 - e^{-lambda Delta l})/(1 - e^{-e}))``, ``e = nu l + gamma a``
     (``ell - extra/Delta``; ``-inf`` when ``e = 0``: the move proves a change), ``freshcore.polled_signals``'
     window posterior less the ``Delta l`` that ``s = Delta (t - ell)`` has already grown by."""
@@ -158,7 +160,9 @@ cdef inline double poll_shift(double ell, double c, double p0, double t, bint mo
     cdef double ld = lam * dl, e, extra
     if not moved:
         e = ell + lam * after
-        return e if e < t else t  # (ell <= t: the rounding of ell + l when lambda = 1)
+        if e < t:
+            return e
+        return t if t > ell else ell  # (ell <= t: the rounding of ell + l when lambda = 1; ell > t: kept)
     if ld * after == 0.0:
         return ell
     e = nu * after + (ld + nu) * a

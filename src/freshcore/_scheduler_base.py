@@ -47,6 +47,60 @@ def check_poll_interval(poll_interval: Any, value: str, n: int, caller: str) -> 
     return np.array(w, dtype=np.float64, copy=True)
 
 
+#: Poll group labels a scheduler takes: ``0 .. MAX_POLL_GROUPS - 1`` (``-1``: in no group).  Its tables hold 24
+#: bytes a group up to the largest label used, so labels are meant to be numbered from 0.
+MAX_POLL_GROUPS = 2**24
+
+
+def check_last_poll(last_poll: Any, value: str, crawl: np.ndarray, caller: str) -> np.ndarray | None:
+    """``last_poll`` of ``value="polled"``: one time per page (a scalar: all), finite and not after the page's last
+    crawl ``crawl`` (a float64 copy; None: None, the caller's default, the last crawl); refused for the other
+    kinds.  (A poll after the crawl is given to ``poll``, which takes polls before the scheduler's time: the
+    scheduler then applies its window.)"""
+    if last_poll is None:
+        return None
+    if value != "polled":
+        raise ValueError(f"The 'last_poll' parameter of {caller} is only used with value='polled'. Got "
+                         f"{last_poll!r}.")
+    n = len(crawl)
+    p = check_array(last_poll, "last_poll", caller, ndim=(0, 1), allow_empty=n == 0, copy=True)
+    if np.ndim(last_poll) == 0:
+        p = np.full(n, float(p.reshape(-1)[0]))
+    elif len(p) != n:
+        raise ValueError(f"The 'last_poll' parameter of {caller} must be a number or an array of length {n} (one "
+                         f"per page). Got length {len(p)} instead.")
+    late = np.flatnonzero(p > crawl)
+    if late.size:
+        i = int(late[0])
+        raise ValueError(f"The 'last_poll' parameter of {caller} must not be after each page's last crawl (a poll "
+                         f"since the crawl goes to poll()); last_poll[{i}] = {p[i].item()!r} > {crawl[i].item()!r}.")
+    return np.ascontiguousarray(p, dtype=np.float64)
+
+
+def check_poll_groups(labels: Any, value: str, n: int, caller: str, name: str = "poll_group") -> np.ndarray | None:
+    """Poll group labels of ``value="polled"``: one integer per page (a scalar: all) in ``-1 .. MAX_POLL_GROUPS -
+    1`` (-1: none), an int32 copy (None: None); refused for the other kinds."""
+    if labels is None:
+        return None
+    if value != "polled":
+        raise ValueError(f"The {name!r} parameter of {caller} is only used with value='polled'. Got {labels!r}.")
+    a = np.asarray(labels)
+    if a.dtype.kind not in "iu" and not (a.size == 0 and a.dtype.kind == "f"):
+        raise TypeError(f"The {name!r} parameter of {caller} must hold integer group labels (-1: none). Got dtype "
+                        f"{a.dtype}.")
+    if a.ndim == 0:
+        a = np.full(n, int(a), dtype=np.int64)
+    if a.ndim != 1 or len(a) != n:
+        raise ValueError(f"The {name!r} parameter of {caller} must be an integer or an array of length {n} (one per "
+                         f"page). Got shape {a.shape} instead.")
+    bad = np.flatnonzero((a < -1) | (a >= MAX_POLL_GROUPS))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"The {name!r} parameter of {caller} must hold labels in -1 .. {MAX_POLL_GROUPS - 1} (-1: "
+                         f"no group); {name}[{i}] = {a[i].item()!r}.")
+    return np.ascontiguousarray(a, dtype=np.int32)
+
+
 class SchedulerBase(_statefile.StateFile):
     """The public methods of a scheduler of pages with stable ids (see the subclasses)."""
 
@@ -163,6 +217,27 @@ class SchedulerBase(_statefile.StateFile):
         """Record checked polls in order (``moved`` uint8 flags)."""
         raise NotImplementedError
 
+    def _group_labels_of(self, ids: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """Poll group labels of live ids (value "polled"; -1: none), int64."""
+        raise NotImplementedError
+
+    def _group_floor(self, group: int, t: float) -> tuple[float, int] | None:  # pragma: no cover
+        """None if ``t`` is not before group ``group``'s last poll nor a live member's last poll; else the time
+        it precedes and the member's id (-1: the group's own last poll)."""
+        raise NotImplementedError
+
+    def _group_ok(self, group: int, t: float, moved: np.ndarray) -> bool:
+        """Whether a compiled pass finds the group poll valid (then ``poll_group`` skips its checks)."""
+        return False
+
+    def _poll_group(self, group: int, t: float, moved: np.ndarray) -> int:  # pragma: no cover
+        """Record a checked group poll."""
+        raise NotImplementedError
+
+    def _set_groups(self, ids: np.ndarray, labels: np.ndarray) -> None:  # pragma: no cover
+        """Put checked live ids into checked groups."""
+        raise NotImplementedError
+
     def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
         """Whether a compiled pass finds the signals valid (then ``signal_many`` skips its checks); the default
         is False: every signal goes through the checks."""
@@ -183,8 +258,10 @@ class SchedulerBase(_statefile.StateFile):
         """Refuse ``n`` new pages when they would take the page ids past their limit."""
         raise NotImplementedError
 
-    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:  # pragma: no cover
-        """Add checked pages (and, under "polled", their poll intervals); their new ids (int64)."""
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None, last_poll: Any = None,
+             groups: Any = None) -> np.ndarray:  # pragma: no cover
+        """Add checked pages (and, under "polled", their poll intervals, last polls and poll groups: None, their
+        last crawls and none); their new ids (int64)."""
         raise NotImplementedError
 
     def _check_removal(self, ids: np.ndarray, caller: str) -> None:
@@ -393,8 +470,10 @@ class SchedulerBase(_statefile.StateFile):
             Ids of live pages (a page may repeat: its later polls see an
             empty window); an int with a single flag polls one page.
         t : float
-            Time of the polls, finite and not before the scheduler's time
-            nor any of the pages' last poll.
+            Time of the polls, finite and not before any of the pages' last
+            poll (it may precede the scheduler's time: a poll delivered
+            late, or a page's first poll after a ``last_poll`` given to the
+            constructor or :meth:`add_pages`).
         moved : bool or array_like of bool of shape (n,)
             Whether each page's signal moved since its previous poll (0/1
             accepted).
@@ -409,8 +488,8 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If a page is not a live id, ``t`` is not finite or precedes the
-            scheduler's time or a page's last poll, a flag is not 0/1, or the
+            If a page is not a live id, ``t`` is not finite or precedes a
+            page's last poll, a flag is not 0/1, or the
             lengths differ (the message names the first bad index; no poll is
             recorded); or (:class:`~freshcore.value.PageValueError`) a page
             whose value a moved poll makes the scheduler evaluate cannot be
@@ -440,9 +519,6 @@ class SchedulerBase(_statefile.StateFile):
     def _poll_checked(self, pages: Any, t: Any, moved: Any, lastmod: Any = None) -> None:
         caller = f"{self._NAME}.poll"
         tt = check_scalar(t, "t", caller)
-        if tt < self.time:
-            raise ValueError(f"The 't' parameter of {caller} must not precede the scheduler's time ({self.time!r}). "
-                             f"Got {tt!r} instead.")
         if (type(pages) is np.ndarray and pages.dtype == np.intp and pages.ndim == 1 and pages.flags.c_contiguous
                 and type(moved) is np.ndarray and moved.dtype == np.bool_ and moved.shape == pages.shape
                 and moved.flags.c_contiguous and self._polls_ok(pages, tt)):
@@ -475,6 +551,143 @@ class SchedulerBase(_statefile.StateFile):
             self._poll_many(p, tt, mv)
 
     _poll_checked.__doc__ = poll.__doc__  # (what help(scheduler.poll) shows: the bound method, not the property)
+
+    @property
+    def poll_group(self) -> Any:
+        """``poll_group(group, t, moved=())``: a poll of every live page of a poll group at once (value "polled").
+
+        A sitemap is a group: one fetch polls every page in it, and only the
+        pages whose lastmod moved are news.  Equal to
+        ``poll(members, t, flags)`` with every live member of the group and
+        the flags of ``moved``, up to the rounding of the unmoved windows
+        (below), in O(len(moved)) rather than O(members): the unmoved
+        windows are applied lazily.  Like :attr:`poll`, the attribute exists
+        only under ``value="polled"``.
+
+        Parameters
+        ----------
+        group : int
+            The group's label, ``0 .. MAX_POLL_GROUPS - 1`` (the labels the
+            pages were given by ``poll_group=`` of the constructor or
+            :meth:`add_pages`, or :meth:`set_poll_group`; a label no live
+            page has polls no page).
+        t : float
+            Time of the poll, finite and not before the group's last poll
+            nor any of its live pages' last poll (it may precede the
+            scheduler's time).
+        moved : array_like of int, default=()
+            Ids of the group's pages whose signal moved since their previous
+            poll (a repeated id sees an empty window the second time).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If ``group`` is out of range, ``t`` is not finite or precedes the
+            group's last poll or a member's last poll (the message names
+            the page), or a moved id is not a live page of the group (the
+            message names the first bad index; nothing is recorded); or
+            (:class:`~freshcore.value.PageValueError`) a moved page's value
+            cannot be computed: the group's poll is recorded for every page
+            but the moved ones from that one on (the message says so).
+        TypeError
+            If ``group`` is not an integer or ``moved`` not integer ids.
+        AttributeError
+            If the scheduler's value kind is not "polled".
+
+        Notes
+        -----
+        An unmoved window lowers ``ell`` by an amount additive in the
+        window's length (``ell += lambda l``, ``l`` its part after the
+        crawl), so the group's polls since a page's last own event (its
+        crawl, a poll of it alone or as moved, a change of its parameters or
+        group) add up to one window from then to the group's last poll: the
+        scheduler keeps per group its poll count and last poll time, per page
+        the count and effective start at its last own event, and computes
+        that one window before anything reads the page's ``ell`` (an
+        evaluation, a crawl, a poll, the properties, :meth:`to_dict`).  The
+        keys need no change: unmoved polls only lower the value.  One window
+        ``lambda (T - p)`` rounds differently from the sum of its pieces
+        ``lambda (T_1 - p) + lambda (T_2 - T_1) + ...`` that per-page polls
+        would add (a few ulps of ``ell``); the result does not depend on
+        when or how often it is computed, and every decision is the argmax of
+        the values at these starts.
+        """
+        if self._value != "polled":
+            raise AttributeError(f"{self._NAME}.poll_group exists only for value='polled' (this one is "
+                                 f"{self._value!r})")
+        return self._poll_group_checked
+
+    def _poll_group_checked(self, group: Any, t: Any, moved: Any = ()) -> None:
+        caller = f"{self._NAME}.poll_group"
+        if (type(group) is int and type(moved) is np.ndarray and moved.dtype == np.intp and moved.ndim == 1
+                and moved.flags.c_contiguous and type(t) is float and self._group_ok(group, t, moved)):
+            self._poll_group(group, t, moved)  # (all valid, checked in one compiled pass)
+            return
+        g = check_int(group, "group", caller, low=0, high=MAX_POLL_GROUPS - 1)
+        tt = check_scalar(t, "t", caller)
+        p = check_page_ids(moved, "moved", caller, self._n_ids, self._alive_of)
+        if len(p):
+            lab = self._group_labels_of(p)
+            off = np.flatnonzero(lab != g)
+            if off.size:
+                i = int(off[0])
+                where = f"in group {int(lab[i])}" if lab[i] >= 0 else "in no group"
+                raise ValueError(f"The 'moved' parameter of {caller} must list live pages of group {g}; moved[{i}] = "
+                                 f"{int(p[i])} is {where}; no poll is recorded.")
+        floor = self._group_floor(g, tt)
+        if floor is not None:
+            last, j = floor
+            whose = f"the last poll of its page {j}" if j >= 0 else f"the last poll of group {g}"
+            raise ValueError(f"The 't' parameter of {caller} must not precede the last poll of the group nor of any "
+                             f"of its pages; t = {tt!r} < {last!r}, {whose}; no poll is recorded.")
+        self._poll_group(g, tt, p)
+
+    _poll_group_checked.__doc__ = poll_group.__doc__
+
+    @property
+    def poll_groups(self) -> np.ndarray | None:
+        """Poll group label of each live page under ``value="polled"`` (-1: none), in id order (int64 copy of
+        shape (n_pages,)); None for the other value kinds."""
+        if self._value != "polled":
+            return None
+        return self._group_labels_of(self.page_ids.astype(np.intp))
+
+    def set_poll_group(self, ids: Any, labels: Any) -> Any:
+        """Move live pages into poll groups (value "polled"); returns ``self``.
+
+        Parameters
+        ----------
+        ids : array_like of int of shape (n,)
+            Distinct live page ids.
+        labels : int or array_like of int of shape (n,)
+            Their new groups, ``0 .. MAX_POLL_GROUPS - 1``, or -1 for none.
+
+        Notes
+        -----
+        A page keeps its last poll and effective start (its old group's polls
+        so far count); it takes its new group's poll count, so only the new
+        group's later polls apply to it.  O(n), no evaluation.
+
+        Raises
+        ------
+        ValueError
+            If an id is unknown, removed or repeated, a label is out of
+            range, or the lengths differ (the message names the first bad
+            index; nothing is changed), or the value kind is not "polled".
+        """
+        caller = f"{self._NAME}.set_poll_group"
+        if self._value != "polled":
+            raise ValueError(f"{caller}: poll groups exist only for value='polled' (this one is {self._value!r}).")
+        p = check_page_ids(ids, "ids", caller, self._n_ids, self._alive_of, distinct=True)
+        lab = check_poll_groups(labels, self._value, len(p), caller, "labels")
+        assert lab is not None
+        if len(p):
+            self._set_groups(p, lab)
+        return self
 
     def _checked_signals(self, pages: Any, times: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
         """``pages`` and ``times`` as intp and float64 arrays, checked as :meth:`signal_many` says."""
@@ -530,7 +743,8 @@ class SchedulerBase(_statefile.StateFile):
         return self
 
     # -- pages ------------------------------------------------------------------------------------------------
-    def add_pages(self, pages: PageModel, last_crawl: Any = None, poll_interval: Any = None) -> np.ndarray:
+    def add_pages(self, pages: PageModel, last_crawl: Any = None, poll_interval: Any = None, *,
+                  last_poll: Any = None, poll_group: Any = None) -> np.ndarray:
         """Add pages; returns their new ids (the next unused ones, never reused).
 
         Parameters
@@ -541,8 +755,16 @@ class SchedulerBase(_statefile.StateFile):
             Their last crawl, finite and not after the time the scheduler's
             ticks have reached (default: that time, i.e. just crawled).
         poll_interval : float or array_like of shape (len(pages),), optional
-            Their poll interval ``w > 0``: required with ``value="polled"``
-            (their last poll is then their last crawl), not allowed otherwise.
+            Their poll interval ``w > 0``: required with ``value="polled"``,
+            not allowed otherwise.
+        last_poll : float or array_like of shape (len(pages),), optional
+            Their last poll (``value="polled"`` only), finite and not after
+            their last crawl (default: their last crawl); their first window
+            starts there (its part before the crawl counts when it moves).
+        poll_group : int or array_like of shape (len(pages),), optional
+            Their poll group (``value="polled"`` only; -1 or default: none;
+            :attr:`poll_group`); they take its poll count: only its later polls
+            apply to them.
 
         Returns
         -------
@@ -551,8 +773,10 @@ class SchedulerBase(_statefile.StateFile):
         Raises
         ------
         ValueError
-            If a ``last_crawl`` is not finite or too late (the message names the
-            first bad index), the lengths differ, the page ids handed out
+            If a ``last_crawl`` is not finite or too late, a ``last_poll`` not
+            finite or after its page's last crawl, a ``poll_group`` label out of
+            range (the message names the first bad index), the lengths differ,
+            the page ids handed out
             would pass their limit, or (:class:`~freshcore.value.PageValueError`)
             a new page's value cannot be computed in bounded time; nothing is
             added then.
@@ -570,7 +794,14 @@ class SchedulerBase(_statefile.StateFile):
         self._check_room(n, caller)
         last = self._new_crawl_times(last_crawl, n, caller)
         w = check_poll_interval(poll_interval, self._value, n, caller)
-        ids = self._add(pages, last) if w is None else self._add(pages, last, w)
+        lp = check_last_poll(last_poll, self._value, last, caller)
+        lab = check_poll_groups(poll_group, self._value, n, caller)
+        if w is None:
+            ids = self._add(pages, last)
+        elif lp is None and lab is None:
+            ids = self._add(pages, last, w)
+        else:
+            ids = self._add(pages, last, w, lp, lab)
         self._pages = None
         return ids
 

@@ -28,12 +28,18 @@ import numpy as np
 
 from freshcore import _schedule, _statefile
 from freshcore._papers import BUSA_FEKETE_2025, cites
-from freshcore._scheduler_base import SchedulerBase, check_poll_interval
+from freshcore._scheduler_base import (
+    MAX_POLL_GROUPS,
+    SchedulerBase,
+    check_last_poll,
+    check_poll_groups,
+    check_poll_interval,
+)
 from freshcore._statefile import Entry
 from freshcore._validation import check_choice, check_crawl_times, check_int, check_scalar
 from freshcore.pages import PageModel, check_pages
 
-__all__ = ["MAX_PAGE_IDS", "Scheduler"]
+__all__ = ["MAX_PAGE_IDS", "MAX_POLL_GROUPS", "Scheduler"]
 
 VALUES = ("exact", "approx", "greedy", "cis", "polled")
 
@@ -83,6 +89,17 @@ class Scheduler(SchedulerBase):
         ``w > 0`` of each page (a scalar: all), the poll interval its value
         assumes (``inf``: never polled, the Greedy value); required with
         ``value="polled"``, not allowed otherwise.
+    last_poll : float or array_like of shape (n_pages,), optional
+        Each page's last poll before the start (``value="polled"`` only; a
+        scalar: all), finite and not after its last crawl (default: its
+        last crawl): its first window starts there, and the part before the
+        crawl counts when that window moves.  A poll since the crawl is given
+        to :attr:`poll`, which takes polls before the scheduler's time.
+    poll_group : int or array_like of shape (n_pages,), optional
+        Each page's poll group (``value="polled"`` only; labels ``0 ..
+        MAX_POLL_GROUPS - 1``, -1 or default: none), for
+        :attr:`poll_group`: one call polls every page of a group (a
+        sitemap), its unmoved pages lazily.
 
     Notes
     -----
@@ -163,14 +180,24 @@ class Scheduler(SchedulerBase):
     [1, 0, 2]
     >>> hasattr(s, "poll"), hasattr(p, "poll")  # poll exists only for value="polled"
     (False, True)
+
+    Poll groups: pages 0 and 1 in one sitemap (group 0), page 2 in another;
+    a fetch of sitemap 0 polls both, only the moved page listed:
+
+    >>> g = Scheduler(pages, 2.0, value="polled", poll_interval=0.5, poll_group=[0, 0, 1])
+    >>> g.run(3).tolist()
+    [0, 1, 2]
+    >>> g.poll_group(0, 1.5, moved=[1])  # = g.poll([0, 1], 1.5, [False, True])
+    >>> g.run(3).tolist()
+    [1, 0, 2]
     """
 
-    FORMAT_VERSION = 10
+    FORMAT_VERSION = 11
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
     #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
     #: the settle went by whole buckets, its place a bucket code rather than a page id; 9: before the polled
-    #: value kind's crawl, poll and poll interval entries).
-    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10)
+    #: value kind's crawl, poll and poll interval entries; 10: before poll groups).
+    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -184,6 +211,8 @@ class Scheduler(SchedulerBase):
         *,
         last_crawl: Any = None,
         poll_interval: Any = None,
+        last_poll: Any = None,
+        poll_group: Any = None,
     ) -> None:
         caller = "Scheduler"
         check_pages(pages, caller)
@@ -200,6 +229,8 @@ class Scheduler(SchedulerBase):
             raise ValueError(f"The 'signal_delay' parameter of {caller} must be 0 with value='polled' (known delays "
                              f"of polled signals are out of the scheduler's scope). Got {delay!r}.")
         last = None if last_crawl is None else check_crawl_times(last_crawl, len(pages), caller)
+        lp = check_last_poll(last_poll, value, np.zeros(len(pages)) if last is None else last, caller)
+        groups = check_poll_groups(poll_group, value, len(pages), caller)
         # (the caller's PageModel is not kept: the compiled state holds what the scheduler needs, and ``pages``
         # rebuilds the model from it when asked; keeping it cost 56 bytes a page of the caller's arrays)
         self._pages: PageModel | None = None
@@ -209,6 +240,11 @@ class Scheduler(SchedulerBase):
         delta, mu, nu, recall = _page_arrays(pages)
         self._state = _schedule.SchedulerState(delta, mu, nu, recall, VALUES.index(value), j, r, delay, last,
                                                poll_interval=w)
+        if lp is not None:
+            self._state.set_last_polls(lp)
+        if groups is not None and (groups >= 0).any():
+            self._state.use_groups(int(groups.max()) + 1)
+            self._state.set_groups(np.arange(len(pages), dtype=np.intp), groups)
 
     @property
     def time(self) -> float:
@@ -310,6 +346,39 @@ class Scheduler(SchedulerBase):
     def _poll_many(self, pages: np.ndarray, t: float, moved: np.ndarray) -> int:
         return int(self._state.poll_many(pages, t, moved))
 
+    def _group_labels_of(self, ids: np.ndarray) -> np.ndarray:
+        lab = self._state.group_view(0)
+        return np.full(len(ids), -1, dtype=np.int64) if lab is None else lab[ids].astype(np.int64)
+
+    def _group_floor(self, group: int, t: float) -> tuple[float, int] | None:
+        st = self._state
+        if st.group_view(0) is None or group >= len(st.group_view(1)):
+            return None
+        last = float(st.group_view(2)[group])
+        if t < last:
+            return last, -1
+        if t < st.group_view(3)[group] and t < st.group_top(group):  # (the top is a bound: made exact first)
+            lab, polls = st.group_view(0), st.polled_view(1)
+            late = np.flatnonzero((lab == group) & st.alive_mask() & (polls > t))
+            j = int(late[0])
+            return float(polls[j]), j
+        return None
+
+    def _group_ok(self, group: int, t: float, moved: np.ndarray) -> bool:
+        return bool(self._state.group_ok(group, t, moved))
+
+    def _poll_group(self, group: int, t: float, moved: np.ndarray) -> int:
+        st = self._state
+        if st.group_view(0) is None or group >= len(st.group_view(1)):
+            st.use_groups(group + 1)
+        return int(st.poll_group(group, t, moved))
+
+    def _set_groups(self, ids: np.ndarray, labels: np.ndarray) -> None:
+        top = int(labels.max())
+        if top >= 0 or self._state.group_view(0) is not None:
+            self._state.use_groups(top + 1)
+            self._state.set_groups(ids, labels)
+
     def _signals_ok(self, pages: np.ndarray, times: np.ndarray) -> bool:
         return bool(self._state.signals_ok(pages, times))
 
@@ -333,8 +402,13 @@ class Scheduler(SchedulerBase):
             return np.full(n, self.time)
         return check_crawl_times(last_crawl, n, caller, latest=self.time, scalar=True)
 
-    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:
-        first = self._state.add(*_page_arrays(pages), last, poll_interval)
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None, last_poll: Any = None,
+             groups: Any = None) -> np.ndarray:
+        if groups is not None and ((groups >= 0).any() or self._state.group_view(0) is not None):
+            self._state.use_groups(int(groups.max()) + 1)
+        else:
+            groups = None
+        first = self._state.add(*_page_arrays(pages), last, poll_interval, last_poll, groups)
         return np.arange(first, first + len(pages), dtype=np.int64)
 
     def _remove(self, ids: np.ndarray) -> None:
@@ -354,7 +428,14 @@ class Scheduler(SchedulerBase):
         bound: its key and slope bucket, from which the heaps are rebuilt).
         Under ``value="polled"``, ``last`` is each page's effective start and
         ``crawl``, ``poll`` and ``poll_interval`` its crawl time, last poll
-        and poll interval (for the other kinds ``last``, ``last`` and ``inf``).
+        and poll interval (for the other kinds ``last``, ``last`` and ``inf``);
+        the poll groups (format 11): ``poll_group`` each page's label (-1:
+        none), ``group_seen`` and ``group_anchor`` its group's poll count and
+        its effective start at its last own event (its ``poll`` is then its
+        own last poll; ``group_time`` its group's later one), and, one entry
+        per group, ``group_polls``, ``group_time`` (``-inf`` before a poll)
+        and ``group_top`` (a bound on its pages' last polls); without groups
+        -1, 0, ``last`` and empty tables.
         :meth:`from_dict` restores it exactly: the continued decisions (and
         even the value evaluations) are those of an uninterrupted run.
         """
@@ -404,9 +485,13 @@ class Scheduler(SchedulerBase):
                 raise ValueError(f"The 'value' entry of the dict given to {caller} is 'polled', a value kind that "
                                  f"format version {version} did not have.")
             d = _upgrade_from_9(d)
+        if version in (5, 6, 7, 8, 9, 10):
+            d = _upgrade_from_10(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         polled = isinstance(d, dict) and d.get("value") == "polled"
         state = _statefile.check_entries(d, _POLLED_STATE if polled else _STATE, caller, m)
+        state.update(_statefile.check_entries(d, _GROUP_TABLES, caller,
+                                              len(np.atleast_1d(d.get("group_polls", ())))))
         _check_invariants(state, caller)
         value, terms = state["value"], state["terms"]
         self = cls.__new__(cls)
@@ -464,6 +549,9 @@ _STATE = (
     Entry("crawl", "floats"),
     Entry("poll", "floats"),
     Entry("poll_interval", "floats", low=0.0, open_low=True, finite=False),
+    Entry("poll_group", "ints", low=-1, high=MAX_POLL_GROUPS - 1),
+    Entry("group_seen", "ints", low=0),
+    Entry("group_anchor", "floats", finite=False),
     Entry("ncis", "ints", low=0, high=_schedule.MAX_SIGNALS),
     Entry("key", "floats", finite=False),
     Entry("bucket", "ints", low=0, high=_schedule.NOT_PLACED_CODE),
@@ -487,6 +575,14 @@ _STATE = (
     Entry("nticks", "int", low=0),
     Entry("n_evaluations", "int", low=0),
     Entry("built", "bool"),
+)
+
+
+#: The poll groups' tables of :meth:`Scheduler.to_dict` (one entry per group).
+_GROUP_TABLES = (
+    Entry("group_polls", "ints", low=0),
+    Entry("group_time", "floats", finite=False),
+    Entry("group_top", "floats", finite=False),
 )
 
 
@@ -552,6 +648,22 @@ def _upgrade_from_9(d: Any) -> dict[str, Any]:
     return d
 
 
+def _upgrade_from_10(d: Any) -> dict[str, Any]:
+    """A format-10 dict as format 11: no page in a poll group (labels -1, counts 0, anchors at ``last``) and no
+    group."""
+    d = dict(d)
+    last = d.get("last")
+    if last is not None:  # (a missing or bad 'last' is named by the checks)
+        n = np.shape(last)
+        d.setdefault("poll_group", np.full(n, -1, dtype=np.int64))
+        d.setdefault("group_seen", np.zeros(n, dtype=np.int64))
+        d.setdefault("group_anchor", last)
+    for key, dtype in (("group_polls", np.int64), ("group_time", np.float64), ("group_top", np.float64)):
+        d.setdefault(key, np.zeros(0, dtype=dtype))
+    d["format_version"] = 11
+    return d
+
+
 def _check_invariants(state: dict[str, Any], caller: str) -> None:
     """What ties the checked entries of a :meth:`Scheduler.to_dict` dict together (a ValueError naming one)."""
 
@@ -592,6 +704,21 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
             if off.size:
                 raise bad(key, f"must be {'inf' if key == 'poll_interval' else repr('last')} in every slot with "
                           f"value {value!r}; slot {int(off[0])} has {state[key][off[0]]!r}")
+    label, seen, ngroups = state["poll_group"], state["group_seen"], len(state["group_polls"])
+    if value != "polled" and (ngroups or (label != -1).any() or (seen != 0).any()
+                              or (state["group_anchor"] != state["last"]).any()):
+        raise bad("poll_group", f"must be -1 in every slot, with 'group_seen' 0, 'group_anchor' 'last' and no "
+                  f"group, with value {value!r}")
+    over = np.flatnonzero(label >= ngroups)
+    if over.size:
+        j = int(over[0])
+        raise bad("poll_group", f"must hold labels below the number of groups ({ngroups}); slot {j} has {label[j]}")
+    grouped = label >= 0
+    polls = np.where(grouped, state["group_polls"][np.where(grouped, label, 0)] if ngroups else 0, 0)
+    ahead_count = np.flatnonzero(seen > polls)
+    if ahead_count.size:
+        j = int(ahead_count[0])
+        raise bad("group_seen", f"must not pass its group's poll count; slot {j} has {seen[j]} > {polls[j]}")
     if value == "polled":
         if state["signal_delay"] != 0.0:
             raise bad("signal_delay", f"must be 0 with value 'polled', got {state['signal_delay']!r}")
@@ -599,7 +726,11 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
         if counted.size:
             raise bad("ncis", f"must be 0 with value 'polled' (polls are not counted); page {int(counted[0])} has "
                       f"{int(state['ncis'][counted[0]])}")
-        ahead = np.flatnonzero(alive & (state["last"] > np.maximum(time, state["poll"])))
+        # (a page's last poll: its own, or its group's when polls of the group are pending)
+        pending = grouped & (seen < polls)
+        gtime = state["group_time"][np.where(grouped, label, 0)] if ngroups else np.full(len(label), -np.inf)
+        poll = np.where(pending, np.maximum(state["poll"], gtime), state["poll"])
+        ahead = np.flatnonzero(alive & (state["last"] > np.maximum(time, poll)))
         if ahead.size:
             j = int(ahead[0])
             raise bad("last", f"must not be after the later of 'time' and 'poll' for a live page with value "

@@ -46,7 +46,12 @@ import numpy as np
 
 from freshcore import _parallel, _polled, _schedule, _statefile, schedule
 from freshcore._papers import BUSA_FEKETE_2025, cites
-from freshcore._scheduler_base import SchedulerBase, check_poll_interval
+from freshcore._scheduler_base import (
+    SchedulerBase,
+    check_last_poll,
+    check_poll_groups,
+    check_poll_interval,
+)
 from freshcore._statefile import Entry
 from freshcore._validation import check_crawl_times, check_int, check_page_id, check_scalar, read_only_view
 from freshcore.pages import PageModel, check_pages
@@ -117,6 +122,10 @@ class ShardedScheduler(SchedulerBase):
     poll_interval : float or array_like of shape (n_pages,), optional
         ``w > 0`` of each page, required with ``value="polled"`` and not
         allowed otherwise (as ``Scheduler(poll_interval=...)``).
+    last_poll, poll_group : float or array_like, int or array_like, optional
+        Each page's last poll and poll group (``value="polled"`` only), given
+        to its shard (as ``Scheduler(last_poll=..., poll_group=...)``); a
+        group may span shards: :attr:`poll_group` polls it on every shard.
 
     Notes
     -----
@@ -192,6 +201,8 @@ class ShardedScheduler(SchedulerBase):
         assign: Any = None,
         last_crawl: Any = None,
         poll_interval: Any = None,
+        last_poll: Any = None,
+        poll_group: Any = None,
     ) -> None:
         caller = "ShardedScheduler"
         check_pages(pages, caller)
@@ -204,12 +215,16 @@ class ShardedScheduler(SchedulerBase):
             owner = _check_assign(assign, m, k, caller)
         last = None if last_crawl is None else check_crawl_times(last_crawl, m, caller)
         w = check_poll_interval(poll_interval, value, m, caller)
+        lp = check_last_poll(last_poll, value, np.zeros(m) if last is None else last, caller)
+        groups = check_poll_groups(poll_group, value, m, caller)
         members, local = _layout(owner, k)
         # each Scheduler validates value/signal_delay/terms; build them all before keeping any
         scheds = tuple(
             Scheduler(pages[members[s]], r / k, value=value, signal_delay=signal_delay, terms=terms,
                       last_crawl=None if last is None else last[members[s]],
-                      poll_interval=None if w is None else w[members[s]])
+                      poll_interval=None if w is None else w[members[s]],
+                      last_poll=None if lp is None else lp[members[s]],
+                      poll_group=None if groups is None else groups[members[s]])
             for s in range(k)
         )
         # (the caller's PageModel is not kept: ``pages`` rebuilds it from the shards when asked)
@@ -402,6 +417,35 @@ class ShardedScheduler(SchedulerBase):
     def _signal_count_of(self, ids: np.ndarray) -> np.ndarray:
         return self._per_shard(ids, lambda sched, local: sched._signal_count_of(local), np.int64)
 
+    def _group_labels_of(self, ids: np.ndarray) -> np.ndarray:
+        return self._per_shard(ids, lambda sched, local: sched._group_labels_of(local), np.int64)
+
+    def _group_floor(self, group: int, t: float) -> tuple[float, int] | None:
+        for s, sched in enumerate(self._scheds):
+            floor = sched._group_floor(group, t)
+            if floor is not None:
+                return floor[0], int(self._members[s][floor[1]]) if floor[1] >= 0 else -1
+        return None
+
+    def _poll_group(self, group: int, t: float, moved: np.ndarray) -> int:
+        """Every shard polls the group (O(shards + moved): a shard without a page of it records the poll
+        only), each with its own moved pages; the error of a shard names the page by its global id."""
+        self._check_in_step(f"{self._NAME}.poll_group")
+        owner, local = self._owner[moved], self._local[moved]
+        for s, sched in enumerate(self._scheds):
+            try:
+                sched._poll_group(group, t, np.ascontiguousarray(local[owner == s], dtype=np.intp))
+            except PageValueError as e:
+                raise self._global(e, s, f" The group poll is recorded on the shards before shard {s}, not on "
+                                   f"those after it.") from None
+        return 0
+
+    def _set_groups(self, ids: np.ndarray, labels: np.ndarray) -> None:
+        owner = self._owner[ids]
+        for s in np.unique(owner).tolist():
+            sel = np.flatnonzero(owner == s)
+            self._scheds[s]._set_groups(np.ascontiguousarray(self._local[ids[sel]], dtype=np.intp), labels[sel])
+
     def _crawl(self, n: int) -> np.ndarray:
         """The next ``n`` decisions of the merged stream (the shards on threads for long runs: the same result)."""
         k, p = self._k, self._pos
@@ -541,7 +585,8 @@ class ShardedScheduler(SchedulerBase):
             )
         return last
 
-    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None) -> np.ndarray:
+    def _add(self, pages: PageModel, last: np.ndarray, poll_interval: Any = None, last_poll: Any = None,
+             groups: Any = None) -> np.ndarray:
         """Each new page to the shard with the fewest live pages then, with the next unused ids.
 
         The maps from ids to shards are copied: O(m) per call, so add pages in
@@ -563,8 +608,10 @@ class ShardedScheduler(SchedulerBase):
         members = list(self._members)
         for s in np.flatnonzero(np.bincount(shard, minlength=self._k)).tolist():
             sel = np.flatnonzero(shard == s)
-            local[sel] = self._scheds[s].add_pages(pages[sel], last_crawl=last[sel], poll_interval=None
-                                                   if poll_interval is None else poll_interval[sel])
+            local[sel] = self._scheds[s].add_pages(
+                pages[sel], last_crawl=last[sel], poll_interval=None if poll_interval is None else poll_interval[sel],
+                last_poll=None if last_poll is None else last_poll[sel], poll_group=None if groups is None
+                else groups[sel])
             members[s] = read_only_view(np.concatenate([members[s], new[sel]]))
         self._owner = read_only_view(np.concatenate([self._owner, shard]))
         self._local = read_only_view(np.concatenate([self._local, local]))
