@@ -19,6 +19,10 @@ next (the same for all three: the ratios are per decision), from a state after a
 * freshcore: the exact Scheduler fed the same moves as signals (``signal_many`` then ``run``): the issue's
   yardstick (polled within 2x of its cost per decision at 10^6 pages).
 
+* freshcore: the polled Scheduler fed by group polls (``poll_group(g, t, moved)``, the groups given as
+  ``poll_group=`` labels): only the moved pages listed, the unmoved windows applied lazily, O(moved) a batch as
+  the exact Scheduler's ``signal_many``.
+
 ``extra_info`` records the decisions per call and the evaluations and polls (signals) per decision.
 
 As a script, the issue's measurement at 10^6 pages (one thread; both schedulers in the same run, after the
@@ -26,6 +30,12 @@ same burn-in): microseconds per decision, process CPU per decision, evaluations 
 polled/exact per decision, for each ``w``::
 
     PYTHONPATH=src:bench FRESHCORE_NUM_THREADS=1 python bench/bench_schedule_polled.py --sizes 1000000 --w 1 0.3
+
+``--poll group`` feeds the polled Scheduler by ``poll_group`` (default ``each``: ``poll(ids, t, moved)`` of every
+page of the batch), and ``--per-tick F`` is the issue's line read literally: one group of a fraction ``F`` of the
+pages polled at every tick (``1/F`` groups, every page every ``1/F`` ticks: ``w = 1/(F R)``, ``--w`` ignored).
+The table splits each kind's time per decision into its poll path (``poll``/``poll_group``; ``signal_many`` for
+the exact kind) and its decisions (``run``).
 """
 
 from __future__ import annotations
@@ -45,51 +55,77 @@ GROUPS = 100
 
 
 class PollFeed:
-    """The batches of polls of a run: group g of the 100 polled at ``origin + g w/100 + k w``."""
+    """The batches of polls of a run: group g of the ``groups`` (100: 1% each) polled at ``origin + g w/groups +
+    k w``."""
 
-    def __init__(self, pages, w, origin, seed=3):
+    def __init__(self, pages, w, origin, seed=3, groups=GROUPS):
         m = len(pages)
         self.rng = np.random.default_rng(seed)
         perm = self.rng.permutation(m)
-        self.groups = [np.sort(perm[g::GROUPS]).astype(np.intp) for g in range(GROUPS)]
+        self.n_groups = groups
+        self.groups = [np.sort(perm[g::groups]).astype(np.intp) for g in range(groups)]
         self.p_moved = -np.expm1(-pages.gamma * w)
         self.w, self.origin, self.k = w, origin, 0
 
+    def labels(self, m):
+        """Each page's group (int64 labels)."""
+        out = np.empty(m, dtype=np.int64)
+        for g, ids in enumerate(self.groups):
+            out[ids] = g
+        return out
+
     def next_batch(self):
-        """(ids, time, moved) of the next batch."""
-        g = self.k % GROUPS
-        t = self.origin + self.k * self.w / GROUPS
+        """(ids, time, moved) of the next batch, and its group."""
+        g = self.k % self.n_groups
+        t = self.origin + self.k * self.w / self.n_groups
         self.k += 1
         ids = self.groups[g]
-        return ids, t, self.rng.random(len(ids)) < self.p_moved[ids]
+        return ids, t, self.rng.random(len(ids)) < self.p_moved[ids], g
 
 
 class Driver:
-    """A scheduler ("polled": poll; "exact": signal_many of the moves) and its feed of batches."""
+    """A scheduler ("polled": poll; "polled_group": poll_group of the moves; "exact": signal_many of the moves)
+    and its feed of batches (``per_tick``: a group of that fraction of the pages polled every tick, ``w`` then
+    ``1/(per_tick R)``)."""
 
-    def __init__(self, m, value, w, seed=3):
+    def __init__(self, m, value, w, seed=3, per_tick=None):
         from scale_schedule import staggered
 
         pages, rate, last = staggered(m)
-        kw = {"poll_interval": np.full(m, w)} if value == "polled" else {}
-        self.s = Scheduler(pages, rate, value=value, last_crawl=last, **kw)
+        groups = GROUPS
+        if per_tick is not None:
+            groups = max(1, round(1.0 / per_tick))
+            w = groups / rate
+        feed = PollFeed(pages, w, 0.0, seed, groups)
+        kw: dict = {}
+        if value != "exact":
+            kw["poll_interval"] = np.full(m, w)
+        if value == "polled_group":
+            kw["poll_group"] = feed.labels(m)
+        self.s = Scheduler(pages, rate, value="exact" if value == "exact" else "polled", last_crawl=last, **kw)
         self.s.run(1)
-        self.value, self.rate = value, rate
-        self.feed = PollFeed(pages, w, self.s.time, seed)
-        self.per_batch = max(1, round(w * rate / GROUPS))
+        feed.origin = self.s.time
+        self.value, self.rate, self.feed = value, rate, feed
+        self.per_batch = max(1, round(w * rate / groups))
         self.polls = 0
+        self.poll_wall = 0.0  # (the poll path's share of the time: poll, poll_group or signal_many)
 
     def batch(self):
         """One batch of polls, then the decisions to the next."""
-        ids, t, moved = self.feed.next_batch()
+        ids, t, moved, g = self.feed.next_batch()
         t = max(t, self.s.time)
+        t0 = time.perf_counter()
         if self.value == "polled":
             self.s.poll(ids, t, moved)
+            self.polls += len(ids)
+        elif self.value == "polled_group":
+            self.s.poll_group(g, t, ids[moved])
             self.polls += len(ids)
         else:
             sig = ids[moved]
             self.s.signal_many(sig, np.full(len(sig), t))
             self.polls += len(sig)
+        self.poll_wall += time.perf_counter() - t0
         self.s.run(self.per_batch)
 
     def run(self, decisions):
@@ -113,7 +149,7 @@ class BruteForce:
         self.per_batch = d.per_batch
 
     def poll(self):
-        ids, t, moved = self.feed.next_batch()
+        ids, t, moved, _ = self.feed.next_batch()
         t = max(t, self.t)
         c, p0 = self.c[ids], self.p[ids]
         after = np.maximum(t - np.maximum(c, p0), 0.0)
@@ -165,7 +201,7 @@ def test_brute_force(benchmark, m, w):
 
 @pytest.mark.parametrize("m", sizes(20_000, smoke=1000))
 @pytest.mark.parametrize("w", [1.0, 0.3])
-@pytest.mark.parametrize("value", ["polled", "exact"])
+@pytest.mark.parametrize("value", ["polled", "polled_group", "exact"])
 def test_scheduler(benchmark, m, w, value):
     benchmark.group = f"schedule polled m={m} w={w}"
     d = warmed(m, value, w)
@@ -178,26 +214,28 @@ def test_scheduler(benchmark, m, w, value):
     benchmark.extra_info["polls_per_decision"] = (d.polls - p0) / decisions
 
 
-def measure(m, w, decisions, burn_in):
-    """Per decision: seconds and CPU seconds, evaluations and polls (signals), of the polled and exact drivers
-    (built and burnt in one after the other, timed in alternating chunks so that the load hits both alike)."""
+def measure(m, w, decisions, burn_in, poll="each", per_tick=None):
+    """Per decision: seconds and CPU seconds (and the poll path's seconds), evaluations and polls (signals), of
+    the polled and exact drivers (built and burnt in one after the other, timed in alternating chunks so that the
+    load hits both alike)."""
     out = {}
     drivers = {}
-    for value in ("polled", "exact"):
+    for value in ("polled" if poll == "each" else "polled_group", "exact"):
         t0 = time.perf_counter()
-        d = Driver(m, value, w)
+        d = Driver(m, value, w, per_tick=per_tick)
         build = time.perf_counter() - t0
         d.run(burn_in)
         drivers[value] = d
-        out[value] = dict(build=build, wall=0.0, cpu=0.0, evals=0, polls=0, decisions=0)
-    chunk = max(drivers["polled"].per_batch, decisions // 10)
+        out[value] = dict(build=build, wall=0.0, cpu=0.0, poll=0.0, evals=0, polls=0, decisions=0)
+    chunk = max(next(iter(drivers.values())).per_batch, decisions // 10)
     for _ in range(max(1, decisions // chunk)):
         for value, d in drivers.items():
             r = out[value]
-            e0, p0, n0 = d.s._state.n_evaluations, d.polls, d.s.time
+            e0, p0, n0, q0 = d.s._state.n_evaluations, d.polls, d.s.time, d.poll_wall
             t0, c0 = time.perf_counter(), time.process_time()
             d.run(chunk)
             r["wall"] += time.perf_counter() - t0
+            r["poll"] += d.poll_wall - q0
             r["cpu"] += time.process_time() - c0
             r["evals"] += d.s._state.n_evaluations - e0
             r["polls"] += d.polls - p0
@@ -211,19 +249,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--w", type=float, nargs="+", default=[1.0, 0.3])
     ap.add_argument("--decisions", type=int, default=200_000)
     ap.add_argument("--burn-in", type=int, default=200_000)
+    ap.add_argument("--poll", choices=("each", "group"), default="each",
+                    help="feed the polled Scheduler by poll(ids, t, moved) (each) or poll_group (group)")
+    ap.add_argument("--per-tick", type=float, default=None,
+                    help="a group of this fraction of the pages polled every tick (w = 1/(F R); --w ignored)")
     a = ap.parse_args(argv)
-    print(f"{'m':>9} {'w':>5} {'value':>7} {'build s':>8} {'us/dec':>8} {'CPU us':>8} {'evals/dec':>9} "
-          f"{'polls/dec':>9} {'ratio':>6}")
+    print(f"{'m':>9} {'w':>7} {'value':>12} {'build s':>8} {'us/dec':>8} {'poll us':>8} {'run us':>8} "
+          f"{'CPU us':>8} {'evals/dec':>9} {'polls/dec':>9} {'ratio':>6} {'run ratio':>9}")
     for m in a.sizes:
-        for w in a.w:
-            out = measure(m, w, a.decisions, a.burn_in)
+        for w in ([None] if a.per_tick is not None else a.w):
+            out = measure(m, w, a.decisions, a.burn_in, a.poll, a.per_tick)
             ex = out["exact"]
+            nx = max(ex["decisions"], 1)
+            ww = w if w is not None else max(1, round(1.0 / a.per_tick)) / (m / 10.0)
             for value, r in out.items():
                 n = max(r["decisions"], 1)
-                ratio = (r["wall"] / n) / (ex["wall"] / max(ex["decisions"], 1))
-                print(f"{m:>9} {w:>5} {value:>7} {r['build']:8.2f} {r['wall'] / n * 1e6:8.2f} "
-                      f"{r['cpu'] / n * 1e6:8.2f} {r['evals'] / n:9.2f} {r['polls'] / n:9.2f} {ratio:6.2f}",
-                      flush=True)
+                ratio = (r["wall"] / n) / (ex["wall"] / nx)
+                run_ratio = ((r["wall"] - r["poll"]) / n) / ((ex["wall"] - ex["poll"]) / nx)
+                print(f"{m:>9} {ww:>7.3g} {value:>12} {r['build']:8.2f} {r['wall'] / n * 1e6:8.2f} "
+                      f"{r['poll'] / n * 1e6:8.2f} {(r['wall'] - r['poll']) / n * 1e6:8.2f} "
+                      f"{r['cpu'] / n * 1e6:8.2f} {r['evals'] / n:9.2f} {r['polls'] / n:9.2f} {ratio:6.2f} "
+                      f"{run_ratio:9.2f}", flush=True)
 
 
 if __name__ == "__main__":

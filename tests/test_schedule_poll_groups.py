@@ -617,3 +617,30 @@ def test_sharded_group_polls_match_per_page_polls():
         a.poll_group(1, a.time + 1.0, [])
     with pytest.raises(ValueError, match=r"moved\[0\] = .* is in group"):
         a.poll_group(0, a.time + 6.0, [int(np.flatnonzero(groups == 1)[0])])
+
+
+def test_moved_polls_leave_constant_bounds_alone():
+    # a polled page whose cap mu/Delta is below the winning value sits in CONSTANT keyed by its cap, a bound at
+    # every s: a moved poll (a group's or its own) re-evaluates nothing, and the decisions stay the brute force's
+    rng = np.random.default_rng(31)
+    m = 40
+    pages = random_pages(rng, m, degenerate=False, duplicates=False)
+    mu = pages.importance.copy()
+    mu[:10] *= 1e-3  # caps far below the others' values
+    pages = PageModel(pages.change_rate, mu, pages.recall, pages.false_rate)
+    s = Scheduler(pages, 8.0, value="polled", poll_interval=1.0, poll_group=np.arange(m) % 2)
+    ref = GroupReference(pages, 8.0, 1.0, None, None, np.arange(m) % 2)
+    assert s.run(200).tolist() == [ref.next() for _ in range(200)]
+    code = s._state._buckets()
+    low = np.flatnonzero(code[:10] == 0)
+    assert len(low) >= 3
+    e0 = s._state.n_evaluations
+    g = int(low[0]) % 2
+    moved = low[low % 2 == g]
+    s.poll_group(g, s.time, moved)
+    ref.poll_group(g, ref.time, moved)
+    s.poll(low, s.time, np.ones(len(low), dtype=bool))
+    ref.poll(low, ref.time, np.ones(len(low), dtype=bool))
+    assert s._state.n_evaluations == e0
+    assert (s._state._buckets()[low] == 0).all()
+    assert s.run(200).tolist() == [ref.next() for _ in range(200)]

@@ -1505,6 +1505,11 @@ cdef class SchedulerState:
         cdef Py_ssize_t k = self.buckets.code[j], i = self.pages.records[j].entry
         cdef int placed
         cdef long long evaluations
+        if k == CONSTANT and self.pages.kind == POLLED:
+            # a polled page's constant bound holds at every s (a constant value from s0 on, V not decreasing in
+            # s, or the cap mu/Delta: polled_page_line), however far a moved poll raises s: nothing to do (a
+            # third of the polled pages sit there at the bench's webs, and a re-evaluation each cost)
+            return 0
         key = buckets_key_of(&self.buckets, j)
         if d == INFINITY or k == CONSTANT or k == UNBOUNDED:
             evaluations = self.n_evaluations
