@@ -268,6 +268,28 @@ costs: for ``lambda`` near 1 the breakpoints are ``alpha w`` apart and the
 allowance (about one run of unmoved windows' jumps, whatever the band's
 length) can keep a page near the winning value popped at every tick.
 
+Poll groups (``poll_group``: a sitemap's pages, polled by one fetch): an
+unmoved window raises ``ell`` by ``lambda l``, additive in the window's
+length, so a group's unmoved polls since a page's last own event (its crawl,
+a poll of it alone or as moved, an update, a change of group) add up to one
+window from its start then (``anchor``, with its last poll ``p``) to the
+group's last poll.  Per group its poll count and last poll time; per page its
+label, the group's count at its last own event (``seen``) and ``anchor``.
+``_sync_polls(j)`` computes that one window (``poll_shift`` from the anchor:
+the same bits however often it runs) before anything reads ``ell``: the pop's
+``_evaluate``, ``_build``, ``_place``, ``_lower``, the settle, the views and
+the export; ``_own_polls(j)`` makes them the page's own before its own
+events.  A group poll costs O(moved): each moved page is synced to the
+group's previous poll and polled as moved; the keys of the others stay
+valid (unmoved polls only lower V).  One window rounds differently from the
+sum of its pieces (a few ulps of ``ell``).  A member whose start is after its
+window's (``ell > max(c, p)``: after an update, or a poll before ``ell``) may
+see its next unmoved window capped at ``t`` (``poll_shift``), which one window
+from its anchor would not see: such pages are kept in a list (``g_prone``)
+and polled one by one at their group's next poll.  A moved poll of a page in
+CONSTANT re-evaluates nothing: its bound (a constant value, or the cap
+``mu/Delta``) holds at every ``s``.
+
 Values that cannot be computed: a page whose series would run past the cap of
 ``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
 evaluation notes a NaN (``failed_page``; one comparison); the call then goes

@@ -129,7 +129,11 @@ class Scheduler(SchedulerBase):
     :class:`~freshcore.value.PageValueError` as the other kinds do.  Pages
     keep line bounds of their value and park as with the other kinds (the
     bounds of the polled value: the module notes of ``freshcore._schedule``),
-    so a tick evaluates a few pages, not every one.
+    so a tick evaluates a few pages, not every one.  Poll groups
+    (``poll_group=`` labels, :meth:`set_poll_group`) let one call,
+    :attr:`poll_group`, poll every page of a group (a sitemap) at once, in
+    O(moved pages): its unmoved windows are applied lazily, as one window
+    from each page's last own event (their lowerings of ``s`` add up).
 
     Pages are named by stable integer ids: the initial pages are
     ``0 .. m-1``, :meth:`add_pages` hands out the next unused ids, and the
