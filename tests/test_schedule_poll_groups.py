@@ -644,3 +644,31 @@ def test_moved_polls_leave_constant_bounds_alone():
     assert s._state.n_evaluations == e0
     assert (s._state._buckets()[low] == 0).all()
     assert s.run(200).tolist() == [ref.next() for _ in range(200)]
+
+
+def test_a_refused_value_in_a_moved_group_poll():
+    # (tests/test_schedule_polled.py's page: the walk alone refuses its value past s ~ 1, which a moved poll
+    # reaches) the group's poll is recorded but for the moved pages from the refused one on, whose windows stay
+    # open from the group's previous poll; the message says so
+    from freshcore import _polled
+    from freshcore.value import PageValueError
+
+    pages = PageModel([1.0, 1.0, 1.0], [1e300, 1e302, 1e300], recall=0.5, false_rate=0.3)
+    s = Scheduler(pages, 20.0, value="polled", poll_interval=[3e-8, 1.0, 1.0], poll_group=0)
+    old = _polled._set_mode(2)  # the walk only
+    try:
+        assert s.next() == 1
+        t0 = s.time
+        s.poll_group(0, t0, [])
+        ell0 = np.array(s._state.polled_view(0))
+        with pytest.raises(PageValueError, match=r"page 0 .*At the moved poll 2 of 3 of the group poll: the group's "
+                                                 r"poll is recorded but for the moved pages from that one on"):
+            s.poll_group(0, 0.07, [1, 0, 2])
+        polls, ell = s._state.polled_view(1), s._state.polled_view(0)
+        assert polls[1] == 0.07 and ell[1] < ell0[1]  # the moved poll before: recorded
+        assert polls[0] == polls[2] == t0 and ell[0] == ell0[0] and ell[2] == ell0[2]  # not polled: still open
+        assert s._state.group_view(2)[0] == 0.07 and s._state.group_view(1)[0] == 2
+        s.poll([2], 0.07, [True])  # polled again, alone
+        assert s._state.polled_view(1)[2] == 0.07 and s._state.polled_view(0)[2] < ell0[2]
+    finally:
+        _polled._set_mode(old)
