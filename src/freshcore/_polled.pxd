@@ -21,6 +21,7 @@ cdef struct PolledPage:
     double eaw      # e^{-alpha w}
     double wu       # r0/p1: an unmoved-last sub-column's W total over a moved-last one's
     double log_rho1
+    double elr1     # an absolute error bound of log_rho1 in units of 2^-53
     int kind        # 0: lattice; 1: Greedy (lambda Delta = 0 or w = inf); 2: never changes (Delta = 0)
 
 cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, double w) noexcept nogil

@@ -49,10 +49,15 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   ``x ~ (a + 1)/(a + b + 2)`` with ``b ~ 10^5`` Lentz's steps cancel and lose ~1e-12.)  ``k P`` is
   ``r (qb/p)`` times the NB(``r + 1``) pmf at ``k - 1``.  A band of at most ``BAND_WALK`` points is added
   point by point (exact non-negative terms).  Each sum carries an absolute error bound: the first term
-  ``6 |log pmf| + 256`` ulps (Loader's log, measured within ``4.6 |log pmf| + 16`` ulps, plus ``3 x 4e-15`` from
-  ``stirlerr``, from freshcore._core; ``exp``), 3 ulps a ratio step, one ulp for a complement, the subtraction
-  of two tails, and 8 ulps of the magnitudes for the final differences (checked against 50-digit incomplete
-  beta values).  ``fast_ok`` keeps the result only where the bounds of ``V``, ``w`` (and ``psi``) are below
+  ``6 |log pmf| + 24 + log_binom_err`` ulps (Loader's log and ``exp``; ``log_binom_err`` the rounding of
+  ``n p`` against the deviances, ``~|i - n p|`` ulps, which ``6 |log pmf| + 256`` missed at ``n ~ 10^8``; the
+  three ``stirlerr`` within an ulp each), 4 ulps a ratio step times the term's distance from the first
+  (``sum_k k term_k``, tracked), 2 for the compensated sum (Fast2Sum), one ulp for a complement, the
+  subtraction of two tails, and 3 ulps of the magnitudes for the final differences (checked against 50-digit
+  incomplete beta values; the sub-columns' interior sums are added compensated: 10^4 columns).  Not in the
+  budget: the tilted weights' column factors ``rho1^j`` (``exp(j log rho1)``, ~``j`` ulps of ``log rho1``): on a
+  3300-column page at ``s = 0.038``, ``w = 1`` the error of ``V`` was 1.03x its bound (1.9e-13 relative against the
+  50-digit recursion).  ``fast_ok`` keeps the result only where the bounds of ``V``, ``w`` (and ``psi``) are below
   ``FAST_TOL = 4e-13`` of them.  It fails where ``V`` is small against the sums it is the difference of
   (small ``s``: ``V ~ s^2/2`` against ``Delta w e^{-s} psi``; a wide band holding most of the mass), or
   where a tail needs more than ``CF_MAXIT`` terms.  Cost: two to six tail sums a sub-column, ``O(columns x
@@ -106,7 +111,31 @@ cdef inline double log_binom(double i, double n, double p, double pb, double log
     if i == n:
         return n * log_p
     return (stirlerr(n) - stirlerr(i) - stirlerr(n - i) - bd0(i, n * p) - bd0(n - i, n * pb)
-            - 0.5 * (LOG_2PI + log(i) + log1p(-i / n)))
+            - 0.5 * (LOG_2PI + log(i) + log((n - i) / n)))
+
+
+cdef inline double bd0_err(double j, double x) noexcept nogil:
+    """An error bound, in units of ``EPS``, of ``bd0(j, x)`` as ``log_binom`` takes it (``x = n p`` rounded, ``p``
+    and ``1 - p`` each within an ulp, not summing to 1 exactly): Loader's deviance is stationary in ``x`` at
+    ``x = j``, so a relative ``EPS`` on ``x`` moves it by ``|j - x| EPS``: two of those (the rounding of ``n p``
+    and that of ``p`` against ``1 - p``; both deviances together measured within 1.9 ``|i - n p|``), and where
+    ``j log(j/x) + x - j`` is formed directly (``|j - x| >= 0.1 (j + x)``) ``j + x`` more for its
+    cancellation."""
+    cdef double d = fabs(j - x)
+    if d < 0.1 * (j + x):
+        return 2.0 * d
+    return 2.0 * d + (j + x)
+
+
+cdef inline double log_binom_err(double i, double n, double p, double pb) noexcept nogil:
+    """The deviances' part (``bd0_err`` of both) of an error bound, in units of ``EPS``, of ``log_binom(i, n, p,
+    pb)`` (``lp``) and of its ``exp``, ``6 |lp| + 24 + log_binom_err`` (measured against 50-digit values over
+    ``n`` up to 1e9, ``p`` from 1e-8 to ``1 - 1e-6``, ``i`` up to 10 sd from the mean: at most half of it;
+    the three ``stirlerr`` are each within 0.97 ``EPS``, the table's and the Stirling series' truncation at
+    ``n = 16``).  Without the deviance terms, ``6 |lp| + 256`` was passed by ~10^4 ulps at ``n ~ 10^8``."""
+    if i == 0.0 or i == n:
+        return 0.0
+    return bd0_err(i, n * p) + bd0_err(n - i, n * pb)
 
 
 cdef inline double log_nb_upper(double kk, double r, double p) noexcept nogil:
@@ -123,7 +152,7 @@ cdef inline double log_nb_upper(double kk, double r, double p) noexcept nogil:
 
 
 cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, double w) noexcept nogil:
-    cdef double ld = lam * dl, gamma = ld + nu
+    cdef double ld = lam * dl, gamma = ld + nu, y
     pg.dl = dl
     pg.kind = 0
     if dl == 0.0:
@@ -148,10 +177,21 @@ cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, doubl
     pg.lp1 = log(pg.p1)
     pg.lr0 = -(dl + nu) * w
     pg.eaw = exp(-pg.aw)
-    pg.wu = pg.r0 / pg.p1
-    pg.rho1 = 0.0 if pg.b == INFINITY else pg.q * exp(-pg.aw - pg.b) / pg.p1
-    pg.log_rho1 = log(pg.rho1)
     pg.one_m_edw = -expm1(-pg.dw)
+    pg.wu = pg.r0 / pg.p1
+    # rho1 = q e^{-alpha w - b}/p1 = e^{-Delta w} (1 - e^{-nu w})/p1 (q e^{-b} = e^{-lambda Delta w} (1 - e^{-nu w}))
+    # = e^{-Delta w} (1 + y), y = -e^{-nu w} (1 - e^{-Delta w})/p1: its log without the cancellation of
+    # log q - log p1 (the columns' factors rho1^j carried ~4 j ulps: 10^-12 at j ~ 3000)
+    pg.elr1 = 0.0
+    if pg.b == INFINITY:
+        pg.rho1 = 0.0
+        pg.log_rho1 = -INFINITY
+    else:
+        y = -exp(-nu * w) * pg.one_m_edw / pg.p1
+        pg.log_rho1 = -pg.dw + log1p(y)
+        pg.rho1 = exp(pg.log_rho1)
+        # its absolute error in ulps: Delta w's, y's 6 roundings through log1p (|y|/(1 + y)), the sum's
+        pg.elr1 = pg.dw + 6.0 * -y / (1.0 + y) + 2.0 * fabs(pg.log_rho1)
 
 
 cdef struct Acc:
@@ -183,6 +223,10 @@ cdef struct Acc:
     double cbpsi
     double cbfresh
     double cbval
+    double band_walk  # the CDF sums add a band of at most this many points point by point
+    bint wide        # they took a band by its sums
+    double cnfar     # the compensations of nfar and wfar over the sub-columns (the CDF sums, complete columns)
+    double cwfar
 
 
 # R^1(y) = y^2 sum_(k >= 2) (-1)^k (k - 1)/k! y^(k - 2): the coefficients k = 2..20 (to 4e-19 of the sum at y < 1)
@@ -574,6 +618,8 @@ cdef int walk(Acc* a, const PolledPage* pg, double j, int m, double ptot, double
 cdef double EPS = 1.1102230246251565e-16  # 2^-53
 cdef int CF_MAXIT = 4000  # terms of a binomial tail sum
 cdef double BAND_WALK = 24.0  # a band of at most this many points is added point by point (exact terms)
+cdef double BAND_WALK_WIDE = 4096.0  # the retry's (where the band's sums cancel: lambda near 1, small s)
+cdef int BAND_ANCHOR = 32  # a wide band walk takes a fresh Loader anchor every this many points
 cdef double FAST_TOL = 4e-13  # the fast path's error bound must be below this part of each sum
 
 
@@ -601,10 +647,13 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
                         double* elower, double* upper, double* eupper, double* steps) noexcept nogil:
     """``nb_cdf`` from its first term: the Binomial(``n``, ``p``) pmf at ``i`` (``r - 1`` if ``low``, else
     ``r``) has the log ``lp`` (Loader's form)."""
-    cdef double term, tot, rt, et
+    cdef double term, tot, rt, et, ctot, psum, tnew, lerr
     cdef int it
+    lerr = 6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, pb)
     term = exp(lp)
     tot = term
+    ctot = 0.0
+    psum = 0.0
     it = 0
     while True:
         if low:
@@ -618,16 +667,22 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
             rt = (n - i) * p / ((i + 1.0) * pb)
             i += 1.0
         term *= rt
-        tot += term
+        psum += tot
+        # Fast2Sum (terms positive, tot >= term): the sum's rounding errors go to ctot
+        tnew = tot + term
+        ctot += term - (tnew - tot)
+        tot = tnew
         it += 1
         if rt < 1.0 and term * rt <= 0.25 * EPS * tot * (1.0 - rt):  # the rest term rt/(1 - rt), no division
             break
         if it > CF_MAXIT:
             return -1
+    tot += ctot
     steps[0] += it
-    # the first term: Loader's log (within 6 |lp| ulps, plus 3 x 4e-15 for stirlerr: conservative, _core's table
-    # has 40 digits) and exp; the ratios: 3 ulps each; the rest
-    et = tot * EPS * (6.0 * fabs(lp) + 256.0 + 3.0 * it)
+    # the first term: Loader's log and exp (log_binom_err, relative); the k-th term is k ratios on, each ratio
+    # 3 roundings and the product one: 4 k ulps, sum_k k term_k = it tot - (the partial sums before each step);
+    # the compensated sum: 2 ulps; the rest left out: a quarter
+    et = EPS * (tot * (lerr + 3.0) + 4.0 * fmax(it * tot - psum, 0.0))
     if low:
         upper[0] = tot
         eupper[0] = et
@@ -680,7 +735,7 @@ cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double
     if ip == iw and ip > 0.0 and ip < n:
         i = ip
         shared = stirlerr(n) - stirlerr(i) - stirlerr(n - i)
-        half = 0.5 * (LOG_2PI + log(i) + log1p(-i / n))
+        half = 0.5 * (LOG_2PI + log(i) + log((n - i) / n))
         lpp = shared - bd0(i, n * pg.q) - bd0(n - i, n * pg.qb) - half
         lpw = shared - bd0(i, n * pg.p1) - bd0(n - i, n * pg.r0) - half
     else:
@@ -731,9 +786,12 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     cdef double rhoj = exp(j * pg.log_rho1) if j > 0.0 else 1.0
     cdef double cp = 1.0 if m == 1 else qb / q
     cdef double cw = rhoj if m == 1 else rhoj * pg.wu
+    # cw's relative error in ulps: j times log rho1's (elr1), exp's rounding of j log rho1, and wu's
+    cdef double ecw = (j * (pg.elr1 + fabs(pg.log_rho1)) if j > 0.0 else 0.0) + 8.0
     cdef double kend, kc, k, sp, ep, sw, ew, lp, p, ww, x, skp, ekp, x0, es, bpsi, ebpsi, rt
-    cdef double pm, wm, pe, we, fp, fw, eaw, lnext
-    cdef int st
+    cdef double pm, wm, pe, we, fp, fw, eaw, lnext, lberr, n2
+    cdef int st, nstep
+    cdef bint wide
     st = column_ends(aw, q, j, bj, lim, a.c, kmin, &kend, &kc)
     if st != 0:
         return 0 if st == 1 else -1
@@ -741,47 +799,73 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     if kc >= kmin:
         if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps, &lnext) != 0:
             return -1
-        a.nfar += cp * sp
+        two_sum(&a.nfar, &a.cnfar, cp * sp)
         a.enfar += cp * ep
-        a.wfar += cw * sw
-        a.ewfar += cw * ew
+        two_sum(&a.wfar, &a.cwfar, cw * sw)
+        a.ewfar += cw * (ew + sw * EPS * ecw)
         col_p[0] += cp * sp
         col_w[0] += cw * sw
     else:
         kc = kmin - 1.0
-    if kend - kc <= BAND_WALK:
+    if kend - kc <= a.band_walk:
+        wide = kend - kc > BAND_WALK
         k = kc + 1.0
         if isnan(lnext):
             lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q, pg.log_qb)
-        else:  # from the interior's first term (a few ulps of |lp| more than Loader's: inside the 40 allowed)
+            lberr = log_binom_err(j - m, k + j - 1.0, q, qb)
+        else:  # from the interior's first term (a few ulps of |lp| more than Loader's: inside the 24 allowed)
             lp = lnext if m == 1 else lnext + (pg.log_qb - pg.log_q)
+            n2 = kc - off + r
+            lberr = 0.0 if r == 1.0 else log_binom_err(r - 1.0 if r - 1.0 < n2 * q else r, n2, q, qb)
+        # a point's pmf: its first one's log (6 |lp| + 24 + lberr ulps, as the tails' first terms) and 4 ulps a
+        # ratio since
+        lberr += 6.0 * fabs(lp) + 24.0
         # scaled as in walk (the first point may underflow below the mode and the next ones not)
         pm = scaled_exp(lp, &pe)
         wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
         fp = rescale(&pm, &pe)
         fw = rescale(&wm, &we)
         eaw = pg.eaw
+        nstep = 0
         while k <= kend:
             x = aw * (k + j) + bj
             p = pm * fp
             ww = wm * fw
-            add_point(a, p, ww, x)
+            if wide:
+                add_point_c(a, p, ww, x)  # compensated (band points only: its far sums are not reached)
+            else:
+                add_point(a, p, ww, x)
             # a point's terms: its pmf to a few ulps (Loader's log, then ratios)
-            a.epsi += p * (a.s - x) * EPS * (fabs(lp) + 40.0)
-            a.efresh += ww * EPS * (fabs(lp) + 40.0)
-            a.eval += ww * r1_bound(a.s - x) * EPS * (fabs(lp) + 40.0)
+            a.epsi += p * (a.s - x) * EPS * lberr
+            a.efresh += ww * EPS * lberr
+            a.eval += ww * r1_bound(a.s - x) * EPS * lberr
             col_p[0] += p
             col_w[0] += ww
             rt = qb * (k + j) / (k + m)
+            k += 1.0
+            a.steps += 1.0
+            nstep += 1
+            if wide and nstep == BAND_ANCHOR:  # a fresh anchor: the ratios' 4 ulps a point do not pile up
+                nstep = 0
+                lp = (pg.log_q if m == 1 else pg.log_qb) + log_binom(j - m, k + j - 1.0, q, qb, pg.log_q,
+                                                                     pg.log_qb)
+                lberr = 6.0 * fabs(lp) + 24.0 + log_binom_err(j - m, k + j - 1.0, q, qb)
+                pm = scaled_exp(lp, &pe)
+                wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
+                fp = rescale(&pm, &pe)
+                fw = rescale(&wm, &we)
+                continue
             pm *= rt
             wm *= rt * eaw
             if pm < SC_LO or pm > SC_HI:
                 fp = rescale(&pm, &pe)
             if wm < SC_LO or wm > SC_HI:
                 fw = rescale(&wm, &we)
-            k += 1.0
-            a.steps += 1.0
+            lberr += 4.0
+            if a.steps > MAX_STEPS:
+                return -1
         return 0
+    a.wide = True
     if nb_range(kc + 1.0 - off, kend - off, r, q, qb, pg.log_q, pg.log_qb, &sp, &ep, &a.steps) != 0:
         return -1
     if nb_range(kc + 1.0 - off, kend - off, r, p1, pg.r0, lp1, lr0, &sw, &ew, &a.steps) != 0:
@@ -791,8 +875,8 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         return -1
     sp *= cp
     ep *= cp
+    ew = cw * (ew + sw * EPS * ecw)
     sw *= cw
-    ew *= cw
     skp *= cp * r * qb / q
     ekp *= cp * r * qb / q
     col_p[0] += sp
@@ -831,17 +915,21 @@ cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) n
             and log_nb_upper(kf, r, pg.p1) < -42.0)
 
 
-cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out) noexcept nogil:
+cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out,
+                 double band_walk=BAND_WALK) noexcept nogil:
     """The sums of one page at ``s`` (``0 < s < inf``, lattice pages) into ``out``; ``far``: how far below
-    ``c = s - Delta w`` the points are summed by the difference form.  -1: too long."""
+    ``c = s - Delta w`` the points are summed by the difference form; ``band_walk``: the widest band the CDF
+    sums add point by point.  -1: too long."""
     cdef Acc a
     cdef double j, jmax, col_p, col_w, ptot, wtot, rho_j, x, nrem, rest_w
     cdef int m, st
     cdef bint dead_m, dead_u
     a.nfar = a.wfar = a.nnear = a.wnear = a.vnear = a.bpsi = a.bfresh = a.bval = a.steps = a.run = 0.0
     a.enfar = a.ewfar = a.epsi = a.efresh = a.eval = 0.0
-    a.cnnear = a.cwnear = a.cvnear = a.cbpsi = a.cbfresh = a.cbval = 0.0
+    a.cnnear = a.cwnear = a.cvnear = a.cbpsi = a.cbfresh = a.cbval = a.cnfar = a.cwfar = 0.0
     a.s = s
+    a.band_walk = band_walk
+    a.wide = False
     a.c = s - pg.dw
     a.cfar = a.c - far
     a.dwes = pg.dw * exp(-s)
@@ -881,8 +969,10 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
                 if complete(&a, pg, j, m):
                     ptot = 1.0 if m == 1 else pg.qb / pg.q
                     wtot = rho_j if m == 1 else rho_j * pg.wu
-                    a.nfar += ptot
-                    a.wfar += wtot
+                    two_sum(&a.nfar, &a.cnfar, ptot)
+                    two_sum(&a.wfar, &a.cwfar, wtot)
+                    # rho1^j: j times log rho1's error (elr1), exp's rounding of j log rho1, and wu's
+                    a.ewfar += wtot * EPS * ((j * (pg.elr1 + fabs(pg.log_rho1)) if j > 0.0 else 0.0) + 8.0)
                     col_p += ptot
                     col_w += wtot
                 elif fast:
@@ -902,7 +992,10 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
         if j > 0.0 and small_rest(&a, pg, col_p * nrem, rest_w, r1_bound(s)):  # column 0 has no moved part
             break
         j += 1.0
-        rho_j *= pg.rho1
+        # rho1^j by exp (as fast_walk's factors): j products carried j ulps (150 at 150 columns: refused pages)
+        rho_j = exp(j * pg.log_rho1)
+    a.nfar += a.cnfar
+    a.wfar += a.cwfar
     a.nnear += a.cnnear
     a.wnear += a.cwnear
     a.vnear += a.cvnear
@@ -916,12 +1009,24 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
 cdef bint fast_ok(const PolledPage* pg, double s, bint need_psi, Acc* a) noexcept nogil:
     """The fast path (every interior point in the difference form, sub-columns by CDFs): whether it ran and
     its error bounds of ``V``, ``w`` (and ``psi``) are below ``FAST_TOL`` of them."""
-    cdef double mag, val, fresh
     if lattice(pg, s, need_psi, 0.0, True, a) != 0:
         return False
+    if not fast_bound_ok(pg, need_psi, a):
+        # bands taken by their sums (which cancel where s - x is small against Delta w): once more with bands
+        # of up to BAND_WALK_WIDE points added point by point (~1/(1 - lambda) points a column)
+        return (a.wide and lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK_WIDE) == 0
+                and fast_bound_ok(pg, need_psi, a))
+    return True
+
+
+cdef inline bint fast_bound_ok(const PolledPage* pg, bint need_psi, const Acc* a) noexcept nogil:
+    """Whether the CDF sums' error bounds of ``V``, ``w`` (and ``psi``) are below ``FAST_TOL`` of them."""
+    cdef double mag, val, fresh
     mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
     val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
-    if not (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + 8.0 * EPS * (mag + fabs(a.bval))
+    # V's rounding: the products 2 ulps of the first term (expm1, product) and 3 of the second (exp and two
+    # products), the difference one of |V - bval|, the sum one of V
+    if not (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval))
             <= FAST_TOL * val):
         return False
     fresh = pg.one_m_edw * a.wfar + a.bfresh
@@ -1194,3 +1299,27 @@ def _r1(double y):
     cdef double fr
     cdef double r1 = band_r1(y, &fr)
     return r1, fr
+
+
+def _fast_bounds(double s, double dl, double lam, double nu, double w, double band_walk=BAND_WALK):
+    """``(status, V, the fast path's error bound of V)`` of one page, ``V`` per unit importance, bands of up to
+    ``band_walk`` points added point by point (tests: status 0 where the CDF sums ran, whether or not the bound
+    is below ``FAST_TOL`` of ``V``)."""
+    cdef PolledPage pg
+    cdef Acc a
+    cdef double mag, val
+    polled_prepare(&pg, dl, lam, nu, w)
+    if pg.kind != 0 or not (s > 0.0 and s < INFINITY) or lattice(&pg, s, False, 0.0, True, &a, band_walk) != 0:
+        return -1, NAN, NAN
+    mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
+    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
+    return (0, val / dl,
+            (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval)))
+            / dl)
+
+
+def _log_binom(double i, double n, double p):
+    """``(lp, its error bound)``: ``log_binom`` (Loader's saddle-point log of the Binomial(``n``, ``p``) pmf at
+    ``i``) and ``EPS (6 |lp| + 24 + log_binom_err)`` (tests)."""
+    cdef double lp = log_binom(i, n, p, 1.0 - p, log(p), log1p(-p))
+    return lp, EPS * (6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, 1.0 - p))
