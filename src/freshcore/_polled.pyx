@@ -103,6 +103,17 @@ cdef double LOG_2PI = 1.8378770664093454835606594728112
 cdef int MODE = 0  # 0: the fast path, else the walk; 1: the fast path only; 2: the walk only (tests)
 
 
+cdef inline double stirl(double n) noexcept nogil:
+    """``stirlerr(n)`` (freshcore._core's table to 15) inlined, its Stirling series from ``1/n`` and ``1/n^2`` by
+    one division (_core's takes five: 8% of an evaluation's time; the roundings of a 0.005 sum, ~1e-18)."""
+    cdef double u, u2
+    if n <= 15.0:
+        return stirlerr(n)
+    u = 1.0 / n
+    u2 = u * u
+    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - (1.0 / 1680.0 - (1.0 / 1188.0) * u2) * u2) * u2) * u2) * u
+
+
 cdef inline double log_binom(double i, double n, double p, double pb, double log_p,
                              double log_pb) noexcept nogil:
     """``log(C(n, i) p^i pb^(n-i))`` for integers ``0 <= i <= n`` (``pb = 1 - p``, both > 0)."""
@@ -110,7 +121,7 @@ cdef inline double log_binom(double i, double n, double p, double pb, double log
         return n * log_pb
     if i == n:
         return n * log_p
-    return (stirlerr(n) - stirlerr(i) - stirlerr(n - i) - bd0(i, n * p) - bd0(n - i, n * pb)
+    return (stirl(n) - stirl(i) - stirl(n - i) - bd0(i, n * p) - bd0(n - i, n * pb)
             - 0.5 * (LOG_2PI + log(i) + log((n - i) / n)))
 
 
@@ -734,7 +745,7 @@ cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double
     iw = r - 1.0 if loww else r
     if ip == iw and ip > 0.0 and ip < n:
         i = ip
-        shared = stirlerr(n) - stirlerr(i) - stirlerr(n - i)
+        shared = stirl(n) - stirl(i) - stirl(n - i)
         half = 0.5 * (LOG_2PI + log(i) + log((n - i) / n))
         lpp = shared - bd0(i, n * pg.q) - bd0(n - i, n * pg.qb) - half
         lpw = shared - bd0(i, n * pg.p1) - bd0(n - i, n * pg.r0) - half
