@@ -13,7 +13,7 @@ from freshcore._core cimport residual1_inverse, residual_exp
 
 from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma, polled_greedy
 from freshcore._polled cimport PolledPage, polled_prepare
-from freshcore._schedule_polled cimport (polled_line, polled_lines, polled_break_after, polled_root_slope,
+from freshcore._schedule_polled cimport (polled_line, polled_lines, polled_break_pre, polled_root_slope,
                                          polled_reach_s)
 
 cdef extern from "_schedule_constants.h":
@@ -193,18 +193,19 @@ cdef inline double sqrt_line_slope(double mu, double a, double v0, double tau0, 
 cdef inline void polled_pivot_line(const PolledPage* pg, double mu, double s0, double v0, double L, double* c,
                                    double* S) noexcept nogil:
     """Replaces the line ``(c[0], S[0])`` (``polled_line``'s, in s-units from ``s0``) by a line through ``(s0,
-    v0 (1 + 2e-12))`` where that one reaches ``L`` later: below the next breakpoint ``B`` (``polled_break_after``)
-    there is no jump, so ``V(s) <= c0 + S_line (s - s0)`` on ``[s0, B]`` (``c0 = v0 (1 + 2e-12)``), and beyond it
+    v0 (1 + 2e-12) + pre)`` where that one reaches ``L`` later: below the next breakpoint ``B`` (``polled_break_pre``)
+    there is no jump but those ``pre`` allows for, so ``V(s) <= c0 + S_line (s - s0)`` on ``[s0, B]`` (``c0 = v0
+    (1 + 2e-12) + pre``), and beyond it
     each of ``polled_lines``' lines ``(cx, Sx)`` holds, which the line from ``c0`` of slope ``Sx + (cx - c0)/(B -
     s0)`` passes at ``B`` and after (``cx >= c0``).  A page whose jump allowance alone (the intercept) passes the
     winning value would otherwise be popped at every tick until its crawl."""
-    cdef double s0e = s0 if s0 > 0.0 else 0.0, B, ca, sa, cb, sbb, sline, c0, h, sx, r, best
+    cdef double s0e = s0 if s0 > 0.0 else 0.0, B, ca, sa, cb, sbb, sline, c0, h, sx, r, best, pre
     cdef int n
-    B = polled_break_after(pg, s0e)
+    B = polled_break_pre(pg, mu, s0e, &pre)
     if not (B > s0e) or B == INFINITY:
         return  # (no jump to come: polled_line's line is the one from c0 already)
-    n = polled_lines(pg, mu, s0e, v0, B, &ca, &sa, &cb, &sbb, &sline)
-    c0 = v0 + 2e-12 * v0
+    n = polled_lines(pg, mu, s0e, v0, B, pre, &ca, &sa, &cb, &sbb, &sline)
+    c0 = v0 + 2e-12 * v0 + pre
     h = B - s0e
     best = (L - c[0]) / S[0] if S[0] > 0.0 else -INFINITY
     sx = -1.0

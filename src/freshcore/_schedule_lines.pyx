@@ -70,7 +70,8 @@ def psi_slope_kernel(const double[::1] mu, const double[::1] a, const double[::1
 
 from freshcore._polled cimport PolledPage, polled_prepare
 from freshcore._schedule_polled cimport (polled_psi_bar, polled_line, polled_reach_s, polled_root_slope,
-                                         polled_tail, polled_break_after)
+                                         polled_tail, polled_break_pre, polled_next_break,
+                                         polled_mass_break)
 
 
 def polled_psi_bar_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam,
@@ -114,10 +115,27 @@ def polled_tail_kernel(const double[::1] s0, const double[::1] v0, const double[
     mu)."""
     cdef Py_ssize_t i
     cdef PolledPage pg
+    cdef double B, pre
     with nogil:
         for i in range(out.shape[0]):
             polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
-            out[i] = polled_tail(&pg, mu[i], s0[i], v0[i], polled_break_after(&pg, s0[i]))
+            B = polled_break_pre(&pg, mu[i], s0[i], &pre)
+            out[i] = polled_tail(&pg, mu[i], s0[i], v0[i], B, pre)
+
+
+def polled_mass_break_kernel(const double[::1] lo, const double[::1] dl, const double[::1] lam,
+                             const double[::1] nu, const double[::1] w, double[::1] brk, double[::1] zone,
+                             double[::1] mass):
+    """brk[i] = the next breakpoint at or above ``lo[i]`` (``polled_next_break``, taken low), zone[i] = the next
+    zone's start ``B' >= brk[i]`` and mass[i] the path weight bound of the breakpoints in ``[lo[i], B')``
+    (``polled_mass_break``; kind 0 pages)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(brk.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            brk[i] = polled_next_break(&pg, lo[i]) if pg.kind == 0 else INFINITY
+            zone[i] = polled_mass_break(&pg, lo[i], brk[i], &mass[i])
 
 
 def polled_root_slope_kernel(const double[::1] dl, const double[::1] lam, const double[::1] nu,

@@ -20,7 +20,7 @@
 # raised by 1e-12, and the breakpoints counted are those within eps = 1e-13 (1 + s0 + lw) below s0 (and
 # 1e-13 of s above s), so a jump that v0 missed is still allowed for.
 
-from libc.math cimport INFINITY, exp, expm1, sqrt, ceil, fmin, fmax
+from libc.math cimport INFINITY, exp, expm1, log, sqrt, ceil, floor, fmin, fmax
 from libc.float cimport DBL_EPSILON
 
 from freshcore._core cimport residual_exp, residual1_inverse
@@ -163,6 +163,149 @@ cdef inline double polled_jump_scale(const PolledPage* pg, double mu, double bet
     return (mu / pg.dl) * residual_exp(1, pg.lw) * fmin(1.0, exp(pg.lw - beta)) * (1.0 + 1e-12)
 
 
+cdef inline double polled_log_nb_lower(const PolledPage* pg, double kk, double r) noexcept nogil:
+    """log of a Chernoff bound of ``P(X <= kk)``, ``X ~ NB(r, q)`` (the failures before the ``r``-th success,
+    ``q`` the page's move probability; integers ``kk``, ``r >= 1``); -inf for ``kk < 0``, 0 where it gives none.
+
+    ``X <= kk`` iff the first ``n = kk + r`` trials hold at least ``r`` successes: ``P(Bin(n, q) >= r) <=
+    e^{-n D(r/n || q)}`` for ``r/n >= q`` (Chernoff; ``D`` the binary relative entropy), and ``n D = r log(r/(n
+    q)) + kk log(kk/(n qb))`` (``kk = 0``: ``q^r`` exactly).  The twin of ``freshcore._polled``'s
+    ``log_nb_upper``."""
+    cdef double n = kk + r
+    if kk < 0.0:
+        return -INFINITY
+    if kk == 0.0:
+        return r * pg.log_q
+    if not (r > pg.q * n):
+        return 0.0
+    return -(r * (log(r / n) - pg.log_q) + kk * (log(kk / n) - pg.log_qb))
+
+
+cdef inline double polled_log_nb_upper(const PolledPage* pg, double kk, double r) noexcept nogil:
+    """log of a Chernoff bound of ``P(X > kk)``, ``X ~ NB(r, q)`` (integers ``kk >= 0``, ``r >= 1``); 0 where it
+    gives none.  ``X > kk`` iff the first ``n = kk + r`` trials hold at most ``r - 1`` successes: ``P(Bin(n, q)
+    <= r - 1) <= e^{-n D((r - 1)/n || q)}`` for ``(r - 1)/n <= q``, ``n D = (r - 1) log((r - 1)/(n q)) + (kk + 1)
+    log((kk + 1)/(n qb))`` (``r = 1``: ``qb^n`` exactly).  ``freshcore._polled``'s ``log_nb_upper``, from the
+    page's logs."""
+    cdef double n = kk + r
+    if kk < 0.0:
+        return 0.0
+    if r == 1.0:
+        return n * pg.log_qb
+    if not (r - 1.0 < pg.q * n):
+        return 0.0
+    return -((r - 1.0) * (log((r - 1.0) / n) - pg.log_q) + (kk + 1.0) * (log((kk + 1.0) / n) - pg.log_qb))
+
+
+cdef inline double polled_mass_break(const PolledPage* pg, double lo, double B, double* mass) noexcept nogil:
+    """``B' >= B``: the start of the next breakpoint zone holding more than a negligible path weight at or above
+    ``lo`` (``B``: :func:`polled_next_break`'s at ``lo``, no breakpoint in ``[lo, B)``), and in ``mass[0]`` a
+    bound of the total path weight ``P`` of the breakpoints in ``[lo, B')`` (0 if ``B' = B``).
+
+    Column ``j`` holds the breakpoints ``beta_j(k) = alpha w (j + k) + b j + lw``, ``k >= 1`` unmoved windows,
+    of weight ``P = C(j + k - 1, j) q^j qb^k = (qb/q) NB(k - 1; j + 1, q)`` (the last window unmoved; ``NB(i;
+    r, q)`` the pmf of the failures before the ``r``-th success): the column's weight is ``qb/q`` in all, and
+    for a page with ``lambda`` near 1 it sits in a narrow zone about ``k - 1 = (j + 1) qb/q`` (spread
+    ``sqrt((j + 1) qb)/q``), far narrower than the columns' spacing, so ``V`` is all but flat between zones
+    although breakpoints of negligible weight lie everywhere.  Per column, with ``t`` the ``k``-position of
+    ``lo`` (``beta_j(k) >= lo`` iff ``k >= t``) and ``r = j + 1``:
+
+    * ``lo`` above the column's mean (``t - 2 > r qb/q``): its breakpoints at or above ``lo`` have ``k - 1 >=
+      K + 1``, ``K = floor(t) - 3`` (one lower than needed: the rounding of ``t``), so their weight is at most
+      ``(qb/q) P(X > K) <= (qb/q) e^{U}``, ``U`` :func:`polled_log_nb_upper`; the column holds no zone above
+      ``lo`` if ``U <= -30`` (else ``B`` is returned: ``lo`` is in the zone);
+    * else the zone starts at ``z_j = beta_j(K + 2)`` with ``K`` the largest integer (guessed at ``r qb/q - 8
+      sd``, the normal quantile, lowered by ``sd/2`` until verified, at most 8 times) whose lower tail ``P(X <=
+      K) <= e^{L}``, ``L`` :func:`polled_log_nb_lower`, has ``L <= -30``: the breakpoints below ``z_j`` (``k -
+      1 <= K``) weigh at most ``(qb/q) e^L``; ``K = -1`` (``z_j`` the column's first point) weighs 0.  If ``z_j
+      <= lo`` (``K + 2 < t``) ``lo`` is in the zone: ``B`` is returned.  (The verification matters: column 0 is
+      geometric, its lower tail ``1 - qb^{K+1}`` is not Gaussian.)
+
+    ``B' = min_j z_j`` less ``1e-13 (1 + B')`` (the kernel's breakpoints are rounded, as
+    :func:`polled_next_break` has it), at least ``B``; the columns are walked from ``j = 0`` until one starts
+    at or above ``B'`` (they start at ``(alpha w + b) j + alpha w + lw``, increasing: the later ones hold
+    nothing below ``B'``), at most 32 (else ``B``).  Every column below ``B'`` was counted, so ``mass = (qb/q)
+    sum_j e^{U_j or L_j}`` bounds the weight in ``[lo, B')`` (a breakpoint counted twice, or below ``lo``, only
+    adds); each ``e^{.}`` is taken at ``log + 1e-6`` (the logs' rounding: their terms are ``O(n log n)``, far
+    below 1e-6 of them), the sum raised by 1e-12.  With the jump per unit weight at most ``Jscale(B)``
+    (:func:`polled_jump_scale`; every such breakpoint is at or above ``B``), the jumps in ``[lo, B')`` add at
+    most ``Jscale(B) mass`` to ``V``: the allowance (``delta = e^{-30}`` a column) the lines add to their
+    intercepts, treating ``B'`` as the next breakpoint.  ``B`` itself where it does not pay: ``alpha w = 0``
+    (the columns are points), ``q`` 0 or 1, ``lo`` in a zone, or more than 32 columns below.
+    """
+    cdef double best = INFINITY, tot = 0.0, bj, first, r, mean, sd, t, K, lg, z, step
+    cdef int j, _it
+    mass[0] = 0.0
+    if not (B < INFINITY and pg.aw > 0.0 and pg.q > 0.0 and pg.qb > 0.0 and lo >= 0.0):
+        return B
+    for j in range(33):
+        if j == 32:
+            return B
+        bj = pg.b * j if j > 0 else 0.0
+        first = pg.aw * (j + 1.0) + bj + pg.lw
+        if first - 1e-13 * (1.0 + first) >= best:
+            break
+        r = j + 1.0
+        mean = r * pg.qb / pg.q
+        sd = sqrt(r * pg.qb) / pg.q
+        t = (lo - bj - pg.lw) / pg.aw - j
+        if not (t < 4e15):
+            return B  # (beyond 2^52 the k-positions are not integers)
+        if t - 2.0 > mean:
+            K = floor(t) - 3.0
+            lg = polled_log_nb_upper(pg, K, r)
+            if not (lg <= -30.0):
+                return B
+            tot += exp(lg + 1e-6)
+        else:
+            K = floor(mean - 8.0 * sd)
+            step = fmax(1.0, floor(0.5 * sd))
+            lg = 0.0
+            for _it in range(9):
+                if K + 2.0 < t:
+                    return B  # lo is in the zone
+                if K < 0.0:
+                    K = -1.0
+                    lg = -INFINITY
+                    break
+                lg = polled_log_nb_lower(pg, K, r)
+                if lg <= -30.0:
+                    break
+                K -= step
+            if not (lg <= -30.0):
+                return B
+            if K + 2.0 < t:
+                return B
+            z = pg.aw * (j + K + 2.0) + bj + pg.lw
+            if lg > -INFINITY:
+                tot += exp(lg + 1e-6)
+            best = fmin(best, z)
+        if pg.b == INFINITY:
+            break
+    if best < INFINITY:
+        best = best - 1e-13 * (1.0 + best)
+    if not (best > B):
+        return B
+    mass[0] = tot * (pg.qb / pg.q) * (1.0 + 1e-12)
+    return best
+
+
+cdef inline double polled_break_pre(const PolledPage* pg, double mu, double s0, double* pre) noexcept nogil:
+    """The next breakpoint the lines take from ``s0`` and the allowance of the jumps before it: ``B'``
+    (:func:`polled_mass_break` from ``lo = s0 - eps``, :func:`polled_break_after`'s ``B``) and ``pre[0] =
+    Jscale(B) mass`` (:func:`polled_jump_scale`), so ``V(s) <= V(s0) + pre + (the integral and the jumps at
+    or above B' in [s0, s))``; ``pre[0] = 0`` where ``B' = B``.  Kinds 0 and 1 (inf, 0 for Greedy pages)."""
+    cdef double B, Bm, mass
+    pre[0] = 0.0
+    B = polled_break_after(pg, s0)
+    if B == INFINITY:
+        return B
+    Bm = polled_mass_break(pg, s0 - 1e-13 * (1.0 + s0 + pg.lw), B, &mass)
+    if mass > 0.0:
+        pre[0] = polled_jump_scale(pg, mu, B) * mass
+    return Bm
+
+
 cdef inline void polled_counts(const PolledPage* pg, double gap, double* n0a, double* n1a, double* n0b,
                                double* n1b) noexcept nogil:
     """Two lines ``N0 + N1 h`` bounding ``N``, the expected number (path weight) of unmoved-last breakpoints in
@@ -204,16 +347,17 @@ cdef inline void polled_counts(const PolledPage* pg, double gap, double* n0a, do
     n1b[0] = (1.0 + 1e-13) * r / bb
 
 
-cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double v0, double B, double* ca,
-                             double* sa, double* cb, double* sb, double* sline) noexcept nogil:
+cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double v0, double B, double pre,
+                             double* ca, double* sa, double* cb, double* sb, double* sline) noexcept nogil:
     """The two lines (intercept at ``s0``, slope per unit ``s``) of :func:`polled_line` (kinds 0 and 1, ``mu >
     0``, ``0 <= s0 < inf``, ``v0 >= 0``); 1 if there is only the first (no jumps: Greedy, none to come, or
-    they vanish).  ``B``: :func:`polled_break_after` (no jump before it, so ``v0 (1 + 2e-12) + sline[0] (s -
-    s0)``, the line without the jumps' part, bounds ``V`` on ``[s0, B]``)."""
+    they vanish).  ``B``, ``pre``: :func:`polled_break_pre` (no jump before ``B`` but those ``pre`` allows for,
+    so ``v0 (1 + 2e-12) + pre + sline[0] (s - s0)``, the line without the later jumps' part, bounds ``V`` on
+    ``[s0, B]``; every intercept includes ``pre``)."""
     cdef double S, c0, eps, J, n0a, n1a, n0b, n1b
     S = mu * polled_peak(pg, s0) * (1.0 + 1e-12)
     sline[0] = S
-    c0 = v0 + 2e-12 * v0
+    c0 = v0 + 2e-12 * v0 + pre
     ca[0] = c0
     sa[0] = S
     if B == INFINITY:  # (Greedy pages too)
@@ -257,11 +401,13 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     breakpoints in ``[s0, s)`` (``V`` is left-continuous).  The integral is at most ``S_line (s - s0)``,
     ``S_line = mu sup_{u >= s0} e^{-u} psibar(u)`` (:func:`polled_peak`).  The breakpoints lie at or above
     ``B`` (:func:`polled_break_after`: none in ``[s0 - eps, B)``); one at ``beta = x + lw`` of weight ``P``
-    adds ``(mu/Delta) P e^{-x} R^1(lw) <= Jscale P`` (:func:`polled_jump_scale`, ``x >= B - lw``), and the
-    ``P`` of the breakpoints in a band of length ``h'`` sum to the expected number of unmoved-last windows a
-    path has there, at most ``N(h') = min(1 + h'/(alpha w), (1 + (alpha w + h')/(alpha w + b)) (1-q)/q)``
-    (:func:`polled_counts`; the band ``[B, s)``, 0 before ``B``).  Each branch of ``N`` gives a line:
-    intercept ``v0 + Jscale N0``, slope ``S_line + Jscale N1``.  Of the two, the one that reaches ``level``
+    adds ``(mu/Delta) P e^{-x} R^1(lw) <= Jscale P`` (:func:`polled_jump_scale`, ``x >= B - lw``).  Those
+    below the next zone ``B' >= B`` (:func:`polled_mass_break`) weigh so little in all that they add at most
+    ``pre`` (:func:`polled_break_pre`), and the ``P`` of the breakpoints in a band of length ``h'`` sum to the
+    expected number of unmoved-last windows a path has there, at most ``N(h') = min(1 + h'/(alpha w), (1 +
+    (alpha w + h')/(alpha w + b)) (1-q)/q)`` (:func:`polled_counts`; the band ``[B', s)``, 0 before ``B'``,
+    with ``Jscale`` at ``B'``).  Each branch of ``N`` gives a line: intercept ``v0 + pre + Jscale N0``, slope
+    ``S_line + Jscale N1``.  Of the two, the one that reaches ``level``
     last is returned (the smaller slope if ``level <= 0``).  With the rounding allowances of this file's
     notes.  Cost: ``polled_prepare``'s page, three ``exp``, one ``R^1``, a few divisions.
 
@@ -280,7 +426,7 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     Every page crawled at the same time (``s0 = 0``, ``v0 = 0``) shares its line: a from-the-root bound
     before any evaluation (:func:`polled_root_slope` for ``sqrt V``).
     """
-    cdef double cap, ca, sa, cb, sb, s0e, sline
+    cdef double cap, ca, sa, cb, sb, s0e, sline, B, pre
     cdef int n
     c[0] = v0
     if pg.kind == 2 or mu == 0.0 or not (s0 < INFINITY):
@@ -291,7 +437,8 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     if not (v0 >= 0.0):
         return INFINITY
     s0e = fmax(s0, 0.0)
-    n = polled_lines(pg, mu, s0e, v0, polled_break_after(pg, s0e), &ca, &sa, &cb, &sb, &sline)
+    B = polled_break_pre(pg, mu, s0e, &pre)
+    n = polled_lines(pg, mu, s0e, v0, B, pre, &ca, &sa, &cb, &sb, &sline)
     if n == 2:
         if not (sa < INFINITY and ca < INFINITY):
             ca, sa = cb, sb
@@ -311,7 +458,8 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     return sa
 
 
-cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, double v0, double B) noexcept nogil:
+cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, double v0, double B,
+                               double pre) noexcept nogil:
     """A bound of ``V(s)`` for every ``s >= s0`` from ``V(s0) = v0`` (it helps where it is below ``mu/Delta``):
     ``v0 + mu int_{s0}^inf e^{-u} psibar(u) du`` plus every jump to come.
 
@@ -319,8 +467,8 @@ cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, doubl
     (:func:`polled_peak`'s ``A``, ``D``; the smaller; ``w/q e^{-s0}`` for ``b = inf``).  Jumps: at
     breakpoints at or above ``B`` (:func:`polled_break_after`); the bands ``[B + k, B + k + 1)`` hold at most
     ``N(1)`` of path weight each (:func:`polled_counts`), each jump at most ``(mu/Delta) R^1(lw) min(1, e^{c - k})``,
-    ``c = lw - B``; summed over ``k >= 0``: ``ceil(c)^+ + e^{c - ceil(c)^+}/(1 - 1/e)``.  inf if it
-    overflows.  Kinds 0 and 1, ``mu > 0``, ``0 <= s0 < inf``.
+    ``c = lw - B``; summed over ``k >= 0``: ``ceil(c)^+ + e^{c - ceil(c)^+}/(1 - 1/e)``; before ``B``, ``pre``
+    (:func:`polled_break_pre`).  inf if it overflows.  Kinds 0 and 1, ``mu > 0``, ``0 <= s0 < inf``.
     """
     cdef double w, e = exp(-s0), t1, t2, integral, eps, n0a, n1a, n0b, n1b, nn, cc, kf, jsum
     if pg.kind == 1:
@@ -336,13 +484,13 @@ cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, doubl
     integral = mu * w * fmin(t1, t2) * (1.0 + 1e-12)
     eps = 1e-13 * (1.0 + s0 + pg.lw)
     if B == INFINITY:
-        return v0 * (1.0 + 2e-12) + integral
+        return v0 * (1.0 + 2e-12) + pre + integral
     polled_counts(pg, eps, &n0a, &n1a, &n0b, &n1b)
     nn = fmin(n0a + n1a, n0b + n1b)
     cc = pg.lw - B
     kf = ceil(cc) if cc > 0.0 else 0.0
     jsum = kf + exp(cc - kf) / (1.0 - 0.36787944117144233)
-    return v0 * (1.0 + 2e-12) + integral + (mu / pg.dl) * residual_exp(1, pg.lw) * nn * jsum * (1.0 + 1e-12)
+    return v0 * (1.0 + 2e-12) + pre + integral + (mu / pg.dl) * residual_exp(1, pg.lw) * nn * jsum * (1.0 + 1e-12)
 
 
 cdef inline double polled_root_slope(const PolledPage* pg, double mu) noexcept nogil:
@@ -366,9 +514,9 @@ cdef inline double polled_root_slope(const PolledPage* pg, double mu) noexcept n
 
 
 cdef inline double polled_reach_refine(const PolledPage* pg, double mu, double s0, double v0, double P,
-                                       double h, double B, bint jumps) noexcept nogil:
+                                       double h, double B, double pre, bint jumps) noexcept nogil:
     """Moves a lower bound ``h`` of the reach (``s0 + h``; :func:`polled_reach_s`) up by the curve
-    ``G(h) = v0 (1 + 2e-12) + mu I(h) + Jscale N(h)`` (``I``: :func:`polled_integral`, below the line's
+    ``G(h) = v0 (1 + 2e-12) + pre + mu I(h) + Jscale N(h)`` (``I``: :func:`polled_integral`, below the line's
     ``S_line h``; ``N`` either branch of :func:`polled_counts`): ``V(s0 + h') <= G(h')`` for ``h' >= 0``.
     From ``h_k`` with ``G(h_k) < P``, ``G`` grows at most at ``mu sup_{u >= s0 + h_k} e^{-u} psibar(u) +
     Jscale N1`` (each branch, from its value at ``h_k``): the later of the two lines' crossings is a lower
@@ -382,7 +530,7 @@ cdef inline double polled_reach_refine(const PolledPage* pg, double mu, double s
         gap = s0 + eps - B
         polled_counts(pg, gap, &n0a, &n1a, &n0b, &n1b)
     for _it in range(2):
-        g = v0 + 2e-12 * v0 + mu * polled_integral(pg, s0, h)
+        g = v0 + 2e-12 * v0 + pre + mu * polled_integral(pg, s0, h)
         sk = mu * polled_peak(pg, s0 + h) * (1.0 + 1e-12)
         if jumps:
             ra = rb = 0.0
@@ -416,7 +564,7 @@ cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, do
     ``P`` above :func:`polled_tail` (the lines' integral and every jump to come), or ``V`` can no longer
     grow (``mu = 0``, ``Delta = 0``, ``s0 = inf``).  No evaluation of ``V``: a few ``exp``, one Lambert W.
     """
-    cdef double cap, s0e, ca, sa, cb, sb, h, r, y, a, x, brk, sline
+    cdef double cap, s0e, ca, sa, cb, sb, h, r, y, a, x, brk, sline, pre
     cdef int n
     if v0 >= P or not (v0 == v0):
         return s0
@@ -426,10 +574,10 @@ cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, do
     if P > cap:
         return INFINITY
     s0e = fmax(s0, 0.0)
-    brk = polled_break_after(pg, s0e)
-    if P > polled_tail(pg, mu, s0e, v0, brk):
+    brk = polled_break_pre(pg, mu, s0e, &pre)
+    if P > polled_tail(pg, mu, s0e, v0, brk, pre):
         return INFINITY
-    n = polled_lines(pg, mu, s0e, v0, brk, &ca, &sa, &cb, &sb, &sline)
+    n = polled_lines(pg, mu, s0e, v0, brk, pre, &ca, &sa, &cb, &sb, &sline)
     h = 0.0
     if ca < P:
         h = (P - ca) / sa if sa > 0.0 else INFINITY
@@ -438,14 +586,14 @@ cdef inline double polled_reach_s(const PolledPage* pg, double mu, double s0, do
             r = (P - cb) / sb if sb > 0.0 else INFINITY
             if r > h:
                 h = r
-        # no jump before brk: V stays below the line without them there
-        r = (P - (v0 + 2e-12 * v0)) / sline if sline > 0.0 else INFINITY
+        # no jump before brk but pre's: V stays below the line without the later ones there
+        r = (P - (v0 + 2e-12 * v0 + pre)) / sline if sline > 0.0 else INFINITY
         r = fmin(r, brk - s0e)
         if r > h:
             h = r
     if h == INFINITY:
         return INFINITY
-    h = polled_reach_refine(pg, mu, s0e, v0, P, h, brk, n == 2)
+    h = polled_reach_refine(pg, mu, s0e, v0, P, h, brk, pre, n == 2)
     h = s0e + h * (1.0 - 1e-13)
     a = polled_alpha(pg)
     if a > 0.0:
