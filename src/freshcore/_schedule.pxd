@@ -30,6 +30,10 @@ cdef class SchedulerState:
     cdef object records_array
     cdef object false_rate, recall, bucket
     cdef object polled_arrays  # under "polled": (crawl, last poll, poll interval), float64; else None
+    # under "polled" (else NULL): per page the anchor of its key, (t0, ell0) as float32 rounded up, NaN if
+    # none (re-keyed at its pop after unmoved polls, _rekey_shift)
+    cdef object rekey_array
+    cdef float* rekey
     cdef Pages pages
     # poll groups (under "polled", once a page has a group; NULL before): per slot its group label (-1: none),
     # the group's poll count at its last own event (``seen``) and its effective start then (``anchor``); per
@@ -74,6 +78,9 @@ cdef class SchedulerState:
     cdef inline void _prefetch_page(self, Py_ssize_t j) noexcept nogil
     cdef int _put(self, Py_ssize_t j, double t, double v, double tau, double ex, double bj) noexcept nogil
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil
+    cdef inline double _ell(self, Py_ssize_t j) noexcept nogil
+    cdef inline void _rekey_set(self, Py_ssize_t j, double t0, double ell0) noexcept nogil
+    cdef inline double _rekey_shift(self, Py_ssize_t j, double t) noexcept nogil
     # ticks
     cdef int _build(self, double t) noexcept nogil
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,

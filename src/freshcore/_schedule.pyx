@@ -240,7 +240,11 @@ stays 0) and three arrays, allocated only under this kind, its crawl time
 t``.  A poll at ``t`` closes the window ``(p, t]`` (``l`` of it after the
 crawl, ``a`` before; ``_schedule_pages.poll_shift``): not moved, ``s``
 falls by ``lambda Delta l`` (``ell += lambda l``) and the value only falls,
-so every key stays a valid bound and nothing is re-keyed; moved, ``s`` rises
+so every key stays a valid bound and nothing is re-keyed then (a slope
+bucket's page is re-keyed lazily at its pop: its key later by ``min(ell -
+ell_0, t - t_0)``, ``(t_0, ell_0)`` the anchor its key was put at, float32
+rounded up, 8 bytes a page, saved with the state; back without an evaluation
+if its bound is then below the tick's best value: ``_rekey_shift``); moved, ``s`` rises
 by the window's posterior less ``Delta l`` and the key moves earlier by the
 rise over ``Delta`` (``_shift_earlier``, the signals' path; ``ell = -inf``
 when the move proves a change); a poll at or before the crawl only sets
@@ -266,7 +270,10 @@ margin below the level), keyed by ``t_0 + (s^* - s_0)/Delta`` with ``s^*``
 level (``line_park_time``), as the other kinds'.  The jump allowance is what
 costs: for ``lambda`` near 1 the breakpoints are ``alpha w`` apart and the
 allowance (about one run of unmoved windows' jumps, whatever the band's
-length) can keep a page near the winning value popped at every tick.
+length) can keep a page near the winning value popped at every tick; the
+lines take the next breakpoint zone of real weight as the next breakpoint
+(``polled_mass_break``: for ``lambda`` near 1 the weight sits in narrow
+negative-binomial zones, a window apart), allowing for the rest.
 
 Poll groups (``poll_group``: a sitemap's pages, polled by one fetch): an
 unmoved window raises ``ell`` by ``lambda l``, additive in the window's
@@ -333,6 +340,21 @@ from freshcore._schedule_buckets cimport (Buckets, bucket_t, PARK, FAR, N_CODES,
 from freshcore._schedule_park cimport (Park, PARK_EPS, SETTLE_SHARE, LOWER_SHARE, parks, park_key, park_start,
                                        park_follow, park_advance)
 from freshcore._schedule_export cimport state_export, state_import
+
+cdef extern from "<math.h>" nogil:
+    float nextafterf(float x, float y)
+
+
+cdef inline float _float_up(double x) noexcept nogil:
+    """x rounded up to a float (inf for NaN or beyond the float range)."""
+    cdef float f
+    if not (fabs(x) < 3e38):
+        return INFINITY
+    f = <float>x
+    if <double>f < x:
+        f = nextafterf(f, INFINITY)
+    return f
+
 
 cdef extern from "_schedule_constants.h":
     const double PREFILTER "FRESHCORE_PREFILTER"
@@ -506,6 +528,17 @@ cdef class SchedulerState:
         if polled is not None and n > 0:
             c, pl, w = polled
             self.pages.crawl, self.pages.last_poll, self.pages.poll_interval = &c[0], &pl[0], &w[0]
+        # the keys' anchors (re-key at a pop): the old ones kept (same ids), the new slots without one
+        cdef float[:, ::1] rk
+        old = self.rekey_array
+        self.rekey_array, self.rekey = None, NULL
+        if polled is not None:
+            self.rekey_array = np.full((n, 2), np.inf, dtype=np.float32)
+            if old is not None:
+                self.rekey_array[:min(n, old.shape[0])] = old[:min(n, old.shape[0])]
+            if n > 0:
+                rk = self.rekey_array
+                self.rekey = &rk[0, 0]
 
     def _set_groups(self, arrays, tables):
         """The poll groups' arrays (label int32, seen int64, anchor float64, prone flag uint8, prone list int32 (its
@@ -725,10 +758,10 @@ cdef class SchedulerState:
             heaps += self.buckets.heaps[b].capacity + (HEAP_LEAD if self.buckets.heaps[b].capacity > 0 else 0)
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
         # the popped pages; the calendar; the heap headers and scan positions; the scan and its candidates
-        # (under "polled" three float64 arrays more: crawl, last poll, poll interval; with poll groups a label,
-        # a count and an anchor more, and 24 bytes a group)
+        # (under "polled" three float64 arrays more: crawl, last poll, poll interval, and the keys' anchors, two
+        # float32; with poll groups a label, a count and an anchor more, and 24 bytes a group)
         return (self.capacity * (sizeof(PageRecord) + (5 if self.pages.kind == POLLED else 2) * sizeof(double)
-                                 + sizeof(bucket_t)
+                                 + sizeof(bucket_t) + (2 * sizeof(float) if self.pages.kind == POLLED else 0)
                                  + ((sizeof(int32_t) + sizeof(int64_t) + sizeof(double))
                                     if self.group_arrays is not None else 0))
                 + self.n_groups * (sizeof(int64_t) + 2 * sizeof(double))
@@ -797,7 +830,41 @@ cdef class SchedulerState:
                 return buckets_push(&self.buckets, j, PARK if key <= self.park.horizon else FAR, key)
         b = page_line(&self.pages, j, t, v, tau, ex, psi, bj, self.buckets.slope_table, self.last_winning_value,
                       self.log_last_winning_value, self.buckets.calendar.rate, &key)
-        return buckets_push(&self.buckets, j, b, key)
+        if buckets_push(&self.buckets, j, b, key) < 0:
+            return -1
+        if self.rekey != NULL:
+            self._rekey_set(j, t, self.pages.records[j].last_crawl)
+        return 0
+
+    cdef inline double _ell(self, Py_ssize_t j) noexcept nogil:
+        """Page j's effective start ``ell`` as a pop reads it (polled): synced to its poll group's polls first."""
+        self._sync_polls(j)
+        return self.pages.records[j].last_crawl
+
+    cdef inline void _rekey_set(self, Py_ssize_t j, double t0, double ell0) noexcept nogil:
+        """Page j's key anchored at (t0, ell0) (each rounded up: a later anchor shifts the key less; inf: none)."""
+        self.rekey[2 * j] = _float_up(t0)
+        self.rekey[2 * j + 1] = _float_up(ell0)
+
+    cdef inline double _rekey_shift(self, Py_ssize_t j, double t) noexcept nogil:
+        """How much later the key of page j (polled, in a slope bucket, anchored) may move at time t: ``D =
+        min(ell - ell0, t - t0)`` (0 if none; inf anchors give none).
+
+        Its key was put at t0 from ``V(s0)``, ``s0 = Delta (t0 - ell0)``, as a line in the bucket's family
+        (``g(V(s)) <= c + S (s - s0)`` for ``s >= s0``, ``g`` V, ln V or sqrt V; ``V(s) <= V(s0)`` below ``s0``,
+        ``g(V(s0)) <= c``) whose bucket slope ``sb >= S Delta``: ``g(V) <= c + sb (t' - t0)`` while ``ell``
+        stays (the bucket's bound ``sb (t' - key)`` at least that).  A moved poll lowering ``ell`` by ``d``
+        moves the key earlier by ``d`` and the anchor too (``_shift_earlier``).  Unmoved polls raise ``ell``
+        (``s`` at ``t'`` is ``Delta (t' - ell)``): with ``D <= ell - ell0``, ``c + sb (t' - t0 - D) >= c + S
+        (s(t') - s0)`` where ``s(t') >= s0``, and with ``D <= t - t0 <= t' - t0`` it is at least ``c`` for every
+        ``t' >= t``, which bounds ``g(V)`` where ``s(t') < s0``: the key moved later by ``D`` bounds ``g(V)``
+        from t on.  (Without the cap ``t - t0`` the line falls below ``c`` before ``s0``: not a bound.)  The
+        anchors are rounded up (float32), so D is at most the exact one."""
+        cdef double t0 = self.rekey[2 * j], e0 = self.rekey[2 * j + 1], d
+        d = self._ell(j) - e0
+        if t - t0 < d:
+            d = t - t0
+        return d if d > 0.0 else 0.0
 
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil:
         """Evaluate live page j (in no bucket) at time t and push it (parked, or with its line); -1 if memory is
@@ -851,6 +918,8 @@ cdef class SchedulerState:
                                           interval_bound(&self.pages, j, tau, b), b,
                                           self.buckets.slope_table, vmax, lv, self.buckets.calendar.rate,
                                           &keys[j])
+            if self.rekey != NULL:
+                self._rekey_set(j, t, self.pages.records[j].last_crawl)
         free(exs)
         if buckets_fill(&self.buckets, self.n_ids, keys) < 0:
             for j in range(self.n_ids):
@@ -1062,6 +1131,8 @@ cdef class SchedulerState:
         cdef Py_ssize_t i
         for i in range(placed):
             buckets_remove(&self.buckets, self.popped.id[i])
+            if self.rekey != NULL:  # (its anchor as it was: the tick kept it in value and exp)
+                self._rekey_set(self.popped.id[i], self.popped.value[i], self.popped.exp[i])
         if best >= 0:
             self.pages.records[best].last_crawl = u.winner_last_crawl
             self.pages.records[best].n_signals = u.winner_signals
@@ -1081,7 +1152,7 @@ cdef class SchedulerState:
     cdef Py_ssize_t _step(self) noexcept nogil:
         """Crawl at the next tick; returns the page, or NO_MEMORY if memory is exhausted, NO_VALUE if the value of
         a page it evaluates cannot be computed (the state is then as before the call)."""
-        cdef double t, tpad, u, bu, ul, uq, bv, lbv, qbv, key, mg, th0, th1, th2
+        cdef double t, tpad, u, bu, ul, uq, bv, lbv, qbv, key, mg, th0, th1, th2, rd, rk, ot = 0.0, oe = 0.0
         cdef Buckets* s = &self.buckets
         cdef int32_t* buckets
         cdef int32_t* cand
@@ -1242,6 +1313,22 @@ cdef class SchedulerState:
                     fn[0] -= 1
                     fc[fi] = fc[fn[0]]
                     fb[fi] = fb[fn[0]]
+                if self.rekey != NULL and best >= 0 and b != CONSTANT and b < UNBOUNDED:
+                    # unmoved polls since its time key was put (polled, a line): the key later by _rekey_shift;
+                    # if its bound at t is then below the best value, back into its bucket with that key at the
+                    # tick's end, not evaluated
+                    rd = self._rekey_shift(btop, t)
+                    if rd > 0.0:
+                        rk = (key + rd * (1.0 - 1e-12)) - 8.0 * DBL_EPSILON * (fabs(key) + fabs(t) + rd)
+                        if rk > key and self._below_park(b, rk, t, tpad, bv):
+                            self.popped.id[pn] = <int32_t>btop
+                            self.popped.value[pn] = -INFINITY  # (the mark: re-keyed, not evaluated)
+                            self.popped.exp[pn] = rk
+                            self.popped.beta[pn] = rd
+                            self.popped.source[pn] = <bucket_t>b
+                            self.popped.key[pn] = key
+                            pn += 1
+                            continue
                 if self._evaluate(btop, t, b, key, &pn, &bv, &best):
                     lbv = log(bv)
                     qbv = sqrt(bv)
@@ -1344,16 +1431,26 @@ cdef class SchedulerState:
             j = self.popped.id[i]
             if i + FALL_AHEAD < pn:  # (after a fall, pn is every parked page: their records fetched ahead)
                 self._prefetch_page(self.popped.id[i + FALL_AHEAD])
+            if self.rekey != NULL:
+                ot, oe = self.rekey[2 * j], self.rekey[2 * j + 1]
             if j == best:
                 # the winner at tau = t - last = 0 (no signal counted): V(0) = 0 and psi(0) = 0 for every kind,
                 # not evaluated
                 a = self._put(j, t, 0.0, 0.0, -1.0, self.popped.beta[i])
+            elif self.popped.value[i] == -INFINITY:
+                # re-keyed at its pop: back into its bucket with the later key, its anchor moved as much
+                a = buckets_push(&self.buckets, j, self.popped.source[i], self.popped.exp[i])
+                if a >= 0:
+                    self._rekey_set(j, <double>self.rekey[2 * j] + self.popped.beta[i],
+                                    <double>self.rekey[2 * j + 1] + self.popped.beta[i])
             else:
                 a = self._put(j, t, self.popped.value[i], page_tau(&self.pages, j, t), self.popped.exp[i],
                               self.popped.beta[i])
             if a < 0:
                 self._undo_tick(&undo, pn, i, best)
                 return NO_MEMORY if a == -1 else NO_VALUE
+            if self.rekey != NULL:  # (its anchor before the tick, should it be undone; value and exp are used)
+                self.popped.value[i], self.popped.exp[i] = ot, oe
         # the tick has succeeded: Greedy's pages park if the winning value has stopped moving; oversized arrays
         # shrink (each a best effort)
         if self.park.settle > 0:
@@ -1545,6 +1642,8 @@ cdef class SchedulerState:
             return 0
         if key == INFINITY:
             return 0  # parked, never to reach the level (its bound holds at every later tau)
+        if self.rekey != NULL:  # (the anchor moves with the key)
+            self._rekey_set(j, <double>self.rekey[2 * j] - d, <double>self.rekey[2 * j + 1] - d)
         # (pad for the larger shift held)
         new_key = (key - d) - 8.0 * DBL_EPSILON * (span + fabs(key))
         if k == FAR and new_key > self.park.horizon:
@@ -1915,7 +2014,7 @@ cdef class SchedulerState:
         self._usable()
         # each page's parameters, bucket and key before the call (and, under "polled", its effective start and
         # poll interval), to put it back if memory runs out
-        cdef double[:, ::1] old = np.empty((n, 7), dtype=np.float64)
+        cdef double[:, ::1] old = np.empty((n, 9), dtype=np.float64)
         cdef Py_ssize_t[::1] old_code = np.empty(n, dtype=np.intp)
         with nogil:
             for i in range(n):
@@ -1923,6 +2022,7 @@ cdef class SchedulerState:
                 if polled:
                     self._own_polls(j)  # (its group's polls its own first: ell synced)
                     old[i, 5], old[i, 6] = self.pages.records[j].last_crawl, self.pages.poll_interval[j]
+                    old[i, 7], old[i, 8] = self.rekey[2 * j], self.rekey[2 * j + 1]
                     self.pages.records[j].last_crawl = rescaled_start(old[i, 5], self.now,
                                                                       self.pages.records[j].change_rate, delta[i])
                     self._anchor(j)
@@ -1945,6 +2045,7 @@ cdef class SchedulerState:
                         if polled:
                             self.pages.records[j].last_crawl, self.pages.poll_interval[j] = old[q, 5], old[q, 6]
                             self._anchor(j)
+                            self._rekey_set(j, old[q, 7], old[q, 8])
                         if old_code[q] < N_CODES and buckets_push(&self.buckets, j, old_code[q], old[q, 4]) < 0:
                             self.broken = True  # (cannot happen: the room is there)
                     self.n_evaluations = evaluations

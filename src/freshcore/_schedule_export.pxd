@@ -58,6 +58,9 @@ cdef inline dict state_export(SchedulerState s):
         "group_time": np.array(s.group_tables[1], copy=True) if groups else np.zeros(0),
         "group_top": np.array(s.group_tables[2], copy=True) if groups else np.zeros(0),
         "ncis": np.array(s._field("n_signals"), dtype=np.int64),
+        # under "polled" each page's key anchor (time, effective start; float32 values; inf: none), else inf
+        "anchor_t": np.array(s.rekey_array[:m, 0], dtype=np.float64) if polled else np.full(m, np.inf),
+        "anchor_ell": np.array(s.rekey_array[:m, 1], dtype=np.float64) if polled else np.full(m, np.inf),
         "key": state_keys(s),
         "bucket": np.where(alive, np.where(bucket == FAR, PARK, bucket), NOT_PLACED).astype(np.int64),
         "origin": s.buckets.calendar.origin,
@@ -104,6 +107,13 @@ cdef inline int state_import(SchedulerState s, d) except -2:
                 a[:m] = np.asarray(d[name], dtype=a.dtype)
             for a, name in zip(s.group_tables, ("group_polls", "group_time", "group_top")):
                 a[:] = np.asarray(d[name], dtype=a.dtype)
+        for i, name in enumerate(("anchor_t", "anchor_ell")):
+            # (as float32 rounded up: a later anchor only shifts a key less; NaN as none)
+            x = np.nan_to_num(np.asarray(d[name], dtype=np.float64), nan=np.inf)
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = x.astype(np.float32)
+                f = np.where(f.astype(np.float64) < x, np.nextafter(f, np.float32(np.inf)), f)
+            s.rekey_array[:m, i] = f
     bucket = np.asarray(d["bucket"], dtype=np.uint16)
     s.bucket[:m] = np.where(bucket == PARK, FAR, bucket)  # the horizon is -inf (below)
     alive = np.asarray(d["alive"], dtype=bool)

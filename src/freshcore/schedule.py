@@ -200,7 +200,8 @@ class Scheduler(SchedulerBase):
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
     #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
     #: the settle went by whole buckets, its place a bucket code rather than a page id; 9: before the polled
-    #: value kind's crawl, poll and poll interval entries; 10: before poll groups).
+    #: value kind's crawl, poll and poll interval entries; 10: before poll groups and the polled pages' key
+    #: anchors).
     READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
@@ -439,7 +440,9 @@ class Scheduler(SchedulerBase):
         own last poll; ``group_time`` its group's later one), and, one entry
         per group, ``group_polls``, ``group_time`` (``-inf`` before a poll)
         and ``group_top`` (a bound on its pages' last polls); without groups
-        -1, 0, ``last`` and empty tables.
+        -1, 0, ``last`` and empty tables; and ``anchor_t``, ``anchor_ell``
+        the time and effective start each page's key was put at (``inf``:
+        none; every slot ``inf`` for the other kinds).
         :meth:`from_dict` restores it exactly: the continued decisions (and
         even the value evaluations) are those of an uninterrupted run.
         """
@@ -557,6 +560,8 @@ _STATE = (
     Entry("group_seen", "ints", low=0),
     Entry("group_anchor", "floats", finite=False),
     Entry("ncis", "ints", low=0, high=_schedule.MAX_SIGNALS),
+    Entry("anchor_t", "floats", finite=False),
+    Entry("anchor_ell", "floats", finite=False),
     Entry("key", "floats", finite=False),
     Entry("bucket", "ints", low=0, high=_schedule.NOT_PLACED_CODE),
     Entry("origin", "float", low=0.0),
@@ -654,7 +659,8 @@ def _upgrade_from_9(d: Any) -> dict[str, Any]:
 
 def _upgrade_from_10(d: Any) -> dict[str, Any]:
     """A format-10 dict as format 11: no page in a poll group (labels -1, counts 0, anchors at ``last``) and no
-    group."""
+    group; no page's key has an anchor (``inf``; a polled page's key moves later after unmoved polls only once it
+    is put again)."""
     d = dict(d)
     last = d.get("last")
     if last is not None:  # (a missing or bad 'last' is named by the checks)
@@ -662,6 +668,8 @@ def _upgrade_from_10(d: Any) -> dict[str, Any]:
         d.setdefault("poll_group", np.full(n, -1, dtype=np.int64))
         d.setdefault("group_seen", np.zeros(n, dtype=np.int64))
         d.setdefault("group_anchor", last)
+        d.setdefault("anchor_t", np.full(n, np.inf))
+        d.setdefault("anchor_ell", np.full(n, np.inf))
     for key, dtype in (("group_polls", np.int64), ("group_time", np.float64), ("group_top", np.float64)):
         d.setdefault(key, np.zeros(0, dtype=dtype))
     d["format_version"] = 11
