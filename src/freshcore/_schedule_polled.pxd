@@ -20,7 +20,7 @@
 # raised by 1e-12, and the breakpoints counted are those within eps = 1e-13 (1 + s0 + lw) below s0 (and
 # 1e-13 of s above s), so a jump that v0 missed is still allowed for.
 
-from libc.math cimport INFINITY, exp, expm1, log, lgamma, sqrt, ceil, floor, fmin, fmax, fabs
+from libc.math cimport INFINITY, exp, expm1, log, sqrt, ceil, floor, fmin, fmax
 from libc.float cimport DBL_EPSILON
 
 from freshcore._core cimport residual_exp, residual1_inverse
@@ -347,71 +347,6 @@ cdef inline void polled_counts(const PolledPage* pg, double gap, double* n0a, do
     n1b[0] = (1.0 + 1e-13) * r / bb
 
 
-cdef inline double polled_window_weight(const PolledPage* pg, double lo, double E) noexcept nogil:
-    """The path weight of the breakpoints in ``[lo, E]`` exactly (each end widened by ``1e-13 (1 + |x|)`` and one
-    lattice step: the kernel's breakpoints are rounded), or -1 where that does not pay (more than 32 columns
-    reach below ``E``, or more than seven points of a column are in the band; ``alpha w = 0``; ``q`` 0 or 1).
-
-    Column ``j``'s breakpoints ``alpha w (j + k) + b j + lw`` in the band have ``k`` in ``[ceil(t_lo) - 1,
-    floor(t_hi) + 1]`` (``t`` the ``k``-position of each end; :func:`polled_mass_break`), each of weight ``P =
-    C(j + k - 1, j) q^j qb^k`` (from ``lgamma``, its log raised by 1e-15 of its terms' sizes and 1e-12: their
-    rounding); the columns from ``j = 0`` until one starts above ``E``."""
-    cdef double lo2 = lo - 1e-13 * (1.0 + fabs(lo)), E2 = E + 1e-13 * (1.0 + fabs(E)), tot = 0.0
-    cdef double bj, first, ka, kb, k, a1, a2, a3, lp
-    cdef int j
-    if not (pg.aw > 0.0 and pg.q > 0.0 and pg.qb > 0.0):
-        return -1.0
-    for j in range(33):
-        if j == 32:
-            return -1.0
-        bj = pg.b * j if j > 0 else 0.0
-        first = pg.aw * (j + 1.0) + bj + pg.lw
-        if first > E2:
-            break
-        ka = fmax(ceil((lo2 - bj - pg.lw) / pg.aw - j) - 1.0, 1.0)
-        kb = floor((E2 - bj - pg.lw) / pg.aw - j) + 1.0
-        if not (kb - ka <= 6.0):
-            return -1.0
-        k = ka
-        while k <= kb:
-            a1 = lgamma(j + k)
-            a2 = lgamma(j + 1.0)
-            a3 = lgamma(k)
-            lp = a1 - a2 - a3 + j * pg.log_q + k * pg.log_qb
-            tot += exp(lp + 1e-15 * (fabs(a1) + fabs(a2) + fabs(a3) + fabs(j * pg.log_q) + fabs(k * pg.log_qb))
-                       + 1e-12)
-            k += 1.0
-        if pg.b == INFINITY:
-            break
-    return tot
-
-
-cdef inline int polled_window_lines(const PolledPage* pg, double mu, double s0, double c0, double S,
-                                    double* ca, double* sa, double* cb, double* sb) noexcept nogil:
-    """The lines of :func:`polled_lines` with the breakpoints of the next lattice window counted exactly (the
-    near-top allowance): from ``c0`` (the intercept without the jumps at or above the next breakpoint: ``v0
-    (1 + 2e-12) + pre``) and ``S`` (``S_line``), the band ``[lo, E]``, ``lo = s0 - eps``, ``E = lo + 2 alpha w``,
-    weighs ``W`` (:func:`polled_window_weight`) and its jumps add at most ``Jscale(lo) W``
-    (:func:`polled_jump_scale`); beyond ``E`` the counts of :func:`polled_counts` from ``E`` (their intercepts
-    then at most about 0) with ``Jscale(E)``: ``V(s) <= c0 + Jscale(lo) W + Jscale(E) max(N0, 0) + (S + Jscale(E)
-    N1) (s - s0)``, each branch.  Where ``polled_lines``' intercept holds the count's ``1 +`` (about one whole run
-    of jumps) whatever the band's length, this holds the band's true weight (a page near the winning value is
-    then not popped at every tick).  0 where it does not pay (:func:`polled_window_weight`), else 2."""
-    cdef double eps = 1e-13 * (1.0 + s0 + pg.lw), lo = s0 - eps, E, W, J0, J1, n0a, n1a, n0b, n1b
-    E = lo + 2.0 * pg.aw
-    W = polled_window_weight(pg, lo, E)
-    if not (W >= 0.0):
-        return 0
-    J0 = polled_jump_scale(pg, mu, lo)
-    J1 = polled_jump_scale(pg, mu, E)
-    polled_counts(pg, s0 + eps - E, &n0a, &n1a, &n0b, &n1b)
-    ca[0] = c0 + J0 * W + J1 * fmax(n0a, 0.0)
-    sa[0] = S + J1 * n1a
-    cb[0] = c0 + J0 * W + J1 * fmax(n0b, 0.0)
-    sb[0] = S + J1 * n1b
-    return 2
-
-
 cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double v0, double B, double pre,
                              double* ca, double* sa, double* cb, double* sb, double* sline) noexcept nogil:
     """The two lines (intercept at ``s0``, slope per unit ``s``) of :func:`polled_line` (kinds 0 and 1, ``mu >
@@ -419,7 +354,7 @@ cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double 
     they vanish).  ``B``, ``pre``: :func:`polled_break_pre` (no jump before ``B`` but those ``pre`` allows for,
     so ``v0 (1 + 2e-12) + pre + sline[0] (s - s0)``, the line without the later jumps' part, bounds ``V`` on
     ``[s0, B]``; every intercept includes ``pre``)."""
-    cdef double S, c0, eps, J, n0a, n1a, n0b, n1b, wa, wsa, wb, wsb
+    cdef double S, c0, eps, J, n0a, n1a, n0b, n1b
     S = mu * polled_peak(pg, s0) * (1.0 + 1e-12)
     sline[0] = S
     c0 = v0 + 2e-12 * v0 + pre
@@ -437,14 +372,6 @@ cdef inline int polled_lines(const PolledPage* pg, double mu, double s0, double 
     sa[0] = S + J * n1a
     cb[0] = c0 + J * fmax(n0b, 0.0)
     sb[0] = S + J * n1b
-    # near the top (the count's intercept about one run of jumps whatever the band): the next lattice window's
-    # weight exactly, where its lines lie below these (intercept and slope), each branch
-    if B < s0 - eps + 2.0 * pg.aw and J * fmax(fmin(n0a, n0b), 0.0) > 1e-3 * c0:
-        if polled_window_lines(pg, mu, s0, c0, S, &wa, &wsa, &wb, &wsb) == 2:
-            if wa <= ca[0] and wsa <= sa[0]:
-                ca[0], sa[0] = wa, wsa
-            if wb <= cb[0] and wsb <= sb[0]:
-                cb[0], sb[0] = wb, wsb
     return 2
 
 
