@@ -4,6 +4,9 @@
 cdef struct PolledPage:
     # what a scheduler keeps per page (polled_prepare fills it from Delta, lambda, nu, w)
     double dl       # Delta
+    double lam      # lambda, nu, w as given (the extended-precision retry recomputes its weights from them)
+    double nu
+    double w
     double aw       # alpha w: an unmoved window's weight
     double b        # b(w): what a moved window adds (inf when nu = 0 < lambda Delta)
     double lw       # lambda Delta w

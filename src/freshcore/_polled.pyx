@@ -94,13 +94,27 @@ from libc.math cimport exp, expm1, log, log1p, floor, fabs, fmin, fmax, ldexp, n
 
 from freshcore._core cimport residual_exp, stirlerr, bd0
 
+cdef extern from "_polled_ext.h" nogil:
+    ctypedef long double fc_ext  # long double where it has a 64-bit significand, else double (the header)
+    int FC_HAVE_EXT
+    fc_ext FC_EXT_EPS
+    fc_ext FC_LOG_2PI
+    fc_ext fc_exp(fc_ext)
+    fc_ext fc_expm1(fc_ext)
+    fc_ext fc_log(fc_ext)
+    fc_ext fc_log1p(fc_ext)
+    fc_ext fc_fabs(fc_ext)
+    fc_ext fc_stirl(fc_ext)
+    fc_ext fc_bd0(fc_ext, fc_ext)
+
 cdef double MAX_STEPS = 16777216.0  # 2^24 points
 cdef double TOL = 1e-17
 cdef double FAR = 0.7
 cdef double LEVEL_SLACK = 1e-12
 cdef double LOG_HALF_ULP = -37.42994775023705  # log(2^-54)
 cdef double LOG_2PI = 1.8378770664093454835606594728112
-cdef int MODE = 0  # 0: the fast path, else the walk; 1: the fast path only; 2: the walk only (tests)
+cdef int MODE = 0  # 0: the fast path, its extended retry, else the walk; 1: the fast path only; 2: the walk only;
+# 3: the extended retry only (tests)
 
 
 cdef inline double stirl(double n) noexcept nogil:
@@ -165,6 +179,9 @@ cdef inline double log_nb_upper(double kk, double r, double p) noexcept nogil:
 cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, double w) noexcept nogil:
     cdef double ld = lam * dl, gamma = ld + nu, y
     pg.dl = dl
+    pg.lam = lam
+    pg.nu = nu
+    pg.w = w
     pg.kind = 0
     if dl == 0.0:
         pg.kind = 2
@@ -205,7 +222,33 @@ cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, doubl
         pg.elr1 = pg.dw + 6.0 * -y / (1.0 + y) + 2.0 * fabs(pg.log_rho1)
 
 
+cdef struct PX:
+    # the page's weights in extended precision (the retry of the interior sums, fc_ext)
+    fc_ext q
+    fc_ext qb
+    fc_ext log_q
+    fc_ext log_qb
+    fc_ext p1
+    fc_ext r0
+    fc_ext lp1
+    fc_ext lr0
+    fc_ext dw
+    fc_ext one_m_edw
+    fc_ext wu
+    fc_ext log_rho1
+    fc_ext elr1
+    fc_ext dwes
+
+
 cdef struct Acc:
+    bint ext         # the interior sums in extended precision (x*): the retry
+    PX x
+    fc_ext xnfar
+    fc_ext xwfar
+    fc_ext xcnfar
+    fc_ext xcwfar
+    fc_ext xenfar
+    fc_ext xewfar
     double nfar      # sum P over far interior points
     double wfar      # sum W over far interior points
     double nnear     # sum P over near interior points
@@ -784,6 +827,176 @@ cdef inline int nb_range(double k0, double k1, double r, double p, double pb, do
     return 0
 
 
+# ---------------------------------------------------------------------------
+# The extended-precision retry (fc_ext: x87 long double, 2^-64; double elsewhere, where it is not tried)
+
+
+cdef double XEPS = FC_EXT_EPS
+cdef int XCF_MAXIT = 6000  # the tails run to a quarter ulp of fc_ext: ~11 bits further than double's
+
+
+cdef inline void px_prepare(PX* x, const PolledPage* pg, double s) noexcept nogil:
+    """The page's weights in ``fc_ext`` from ``Delta``, ``lambda``, ``nu``, ``w`` (as ``polled_prepare``)."""
+    cdef fc_ext gw, d1, y
+    gw = (<fc_ext>pg.lam * <fc_ext>pg.dl + <fc_ext>pg.nu) * <fc_ext>pg.w
+    x.q = -fc_expm1(-gw)
+    x.qb = fc_exp(-gw)
+    x.log_q = fc_log(x.q)
+    x.log_qb = -gw
+    d1 = (<fc_ext>pg.dl + <fc_ext>pg.nu) * <fc_ext>pg.w
+    x.r0 = fc_exp(-d1)
+    x.p1 = -fc_expm1(-d1)
+    x.lp1 = fc_log(x.p1)
+    x.lr0 = -d1
+    x.dw = <fc_ext>pg.dl * <fc_ext>pg.w
+    x.one_m_edw = -fc_expm1(-x.dw)
+    x.wu = x.r0 / x.p1
+    x.dwes = x.dw * fc_exp(-<fc_ext>s)
+    if pg.b == INFINITY:
+        x.log_rho1 = -INFINITY
+        x.elr1 = 0.0
+    else:
+        # as polled_prepare: rho1 = e^{-Delta w} (1 + y), y = -e^{-nu w} (1 - e^{-Delta w})/p1
+        y = -fc_exp(-<fc_ext>pg.nu * <fc_ext>pg.w) * x.one_m_edw / x.p1
+        x.log_rho1 = -x.dw + fc_log1p(y)
+        x.elr1 = x.dw + 6.0 * -y / (1.0 + y) + 2.0 * fc_fabs(x.log_rho1)
+
+
+cdef inline fc_ext log_binom_x(fc_ext i, fc_ext n, fc_ext p, fc_ext pb, fc_ext log_p, fc_ext log_pb) noexcept nogil:
+    """``log_binom`` in ``fc_ext`` (its ``stirlerr`` table and series to ``fc_ext``'s precision, _polled_ext.h)."""
+    if i == 0.0:
+        return n * log_pb
+    if i == n:
+        return n * log_p
+    return (fc_stirl(n) - fc_stirl(i) - fc_stirl(n - i) - fc_bd0(i, n * p) - fc_bd0(n - i, n * pb)
+            - 0.5 * (FC_LOG_2PI + fc_log(i) + fc_log((n - i) / n)))
+
+
+cdef inline int nb_tail_x(fc_ext n, fc_ext p, fc_ext pb, bint low, fc_ext i, fc_ext lp, fc_ext* lower,
+                          fc_ext* elower, fc_ext* upper, fc_ext* eupper, double* steps) noexcept nogil:
+    """``nb_tail`` in ``fc_ext``, its error bound in units of ``XEPS`` (the same budget: every part of it is a
+    count of roundings)."""
+    cdef fc_ext term, tot, rt, et, ctot, psum, tnew, lerr
+    cdef int it
+    lerr = 6.0 * fc_fabs(lp) + 24.0 + log_binom_err(<double>i, <double>n, <double>p, <double>pb)
+    term = fc_exp(lp)
+    tot = term
+    ctot = 0.0
+    psum = 0.0
+    it = 0
+    while True:
+        if low:
+            if i <= 0.0:
+                break
+            rt = i * pb / ((n - i + 1.0) * p)
+            i -= 1.0
+        else:
+            if i >= n:
+                break
+            rt = (n - i) * p / ((i + 1.0) * pb)
+            i += 1.0
+        term *= rt
+        psum += tot
+        tnew = tot + term
+        ctot += term - (tnew - tot)
+        tot = tnew
+        it += 1
+        if rt < 1.0 and term * rt <= 0.25 * XEPS * tot * (1.0 - rt):
+            break
+        if it > XCF_MAXIT:
+            return -1
+    tot += ctot
+    steps[0] += it
+    et = XEPS * (tot * (lerr + 3.0) + 4.0 * fmax(<double>(it * tot - psum), 0.0))
+    if low:
+        upper[0] = tot
+        eupper[0] = et
+        lower[0] = 1.0 - tot
+        elower[0] = et + XEPS
+    else:
+        lower[0] = tot
+        elower[0] = et
+        upper[0] = 1.0 - tot
+        eupper[0] = et + XEPS
+    return 0
+
+
+cdef inline void range0_x(fc_ext l1, fc_ext el1, fc_ext u1, fc_ext eu1, fc_ext* tot, fc_ext* err) noexcept nogil:
+    if el1 <= eu1:
+        tot[0] = l1 if l1 > 0.0 else 0.0
+        err[0] = el1 + XEPS * l1
+    else:
+        tot[0] = 1.0 - u1 if u1 < 1.0 else 0.0
+        err[0] = eu1 + XEPS
+
+
+cdef inline int nb_range0_pair_x(double kk, double r, const PX* x, fc_ext* sp, fc_ext* ep, fc_ext* sw,
+                                 fc_ext* ew, double* steps) noexcept nogil:
+    """``nb_range0_pair`` in ``fc_ext`` (no ``lnext``: the band takes its first pmf from Loader's form)."""
+    cdef fc_ext n = <fc_ext>kk + r, ip, iw, lpp, lpw, l1, el1, u1, eu1
+    cdef bint lowp, loww
+    if kk < 0.0:
+        sp[0] = ep[0] = sw[0] = ew[0] = 0.0
+        return 0
+    if r == 1.0:
+        sp[0] = -fc_expm1((kk + 1.0) * x.log_qb)
+        ep[0] = 4.0 * XEPS * sp[0]
+        sw[0] = -fc_expm1((kk + 1.0) * x.lr0)
+        ew[0] = 4.0 * XEPS * sw[0]
+        return 0
+    lowp = r - 1.0 < n * x.q
+    loww = r - 1.0 < n * x.p1
+    ip = r - 1.0 if lowp else r
+    iw = r - 1.0 if loww else r
+    lpp = log_binom_x(ip, n, x.q, x.qb, x.log_q, x.log_qb)
+    lpw = log_binom_x(iw, n, x.p1, x.r0, x.lp1, x.lr0)
+    if nb_tail_x(n, x.q, x.qb, lowp, ip, lpp, &l1, &el1, &u1, &eu1, steps) != 0:
+        return -1
+    range0_x(l1, el1, u1, eu1, sp, ep)
+    if nb_tail_x(n, x.p1, x.r0, loww, iw, lpw, &l1, &el1, &u1, &eu1, steps) != 0:
+        return -1
+    range0_x(l1, el1, u1, eu1, sw, ew)
+    return 0
+
+
+cdef inline void two_sum_x(fc_ext* s, fc_ext* c, fc_ext x) noexcept nogil:
+    cdef fc_ext t = s[0] + x
+    cdef fc_ext z = t - s[0]
+    c[0] += (s[0] - (t - z)) + (x - z)
+    s[0] = t
+
+
+cdef inline void add_far_x(Acc* a, double j, fc_ext sp, fc_ext ep, fc_ext sw, fc_ext ew, int m) noexcept nogil:
+    """Add a sub-column's interior sums (NB CDFs ``sp``, ``sw`` with their bounds) times its column factors."""
+    cdef fc_ext rhoj = fc_exp(j * a.x.log_rho1) if j > 0.0 else 1.0
+    cdef fc_ext cp = 1.0 if m == 1 else a.x.qb / a.x.q
+    cdef fc_ext cw = rhoj if m == 1 else rhoj * a.x.wu
+    cdef fc_ext ecw = (j * (a.x.elr1 + fc_fabs(a.x.log_rho1)) if j > 0.0 else 0.0) + 8.0
+    two_sum_x(&a.xnfar, &a.xcnfar, cp * sp)
+    a.xenfar += cp * ep
+    two_sum_x(&a.xwfar, &a.xcwfar, cw * sw)
+    a.xewfar += cw * (ew + sw * XEPS * ecw)
+    a.nfar += <double>(cp * sp)  # (the double sums steer the columns' stopping test)
+    a.wfar += <double>(cw * sw)
+
+
+cdef inline bint fast_bound_ok_x(const PolledPage* pg, bint need_psi, const Acc* a) noexcept nogil:
+    """``fast_bound_ok`` of the extended sums: their bounds and ``3 XEPS`` of the magnitudes of the final
+    difference; the band sums (double) and the result's rounding to double as before."""
+    cdef fc_ext mag, val, fresh
+    mag = a.x.one_m_edw * a.xwfar + a.x.dwes * a.xnfar
+    val = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
+    if not (a.x.one_m_edw * a.xewfar + a.x.dwes * a.xenfar + a.eval + XEPS * 3.0 * mag
+            + EPS * (2.0 * fc_fabs(val) + fabs(a.bval)) <= FAST_TOL * val):
+        return False
+    fresh = a.x.one_m_edw * a.xwfar + a.bfresh
+    if not (a.x.one_m_edw * a.xewfar + a.efresh + 8.0 * EPS * fresh <= FAST_TOL * fresh):
+        return False
+    if need_psi and not (a.x.dw * a.xenfar + a.epsi <= FAST_TOL * (a.x.dw * a.xnfar + a.bpsi)):
+        return False
+    return True
+
+
 cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p, double* col_w) noexcept nogil:
     """Sub-column ``(j, m)`` as in ``walk`` but by negative binomial CDFs: ``P(k)`` is ``cP`` times the
     NB(``j + 1 - m``, ``q``) pmf at ``k - (1 - m)``, ``W(k)`` is ``cW`` times the NB(``j + 1 - m``,
@@ -803,11 +1016,18 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
     cdef double pm, wm, pe, we, fp, fw, eaw, lnext, lberr, n2
     cdef int st, nstep
     cdef bint wide
+    cdef fc_ext xsp, xep, xsw, xew
     st = column_ends(aw, q, j, bj, lim, a.c, kmin, &kend, &kc)
     if st != 0:
         return 0 if st == 1 else -1
     lnext = NAN
-    if kc >= kmin:
+    if kc >= kmin and a.ext:
+        if nb_range0_pair_x(kc - off, r, &a.x, &xsp, &xep, &xsw, &xew, &a.steps) != 0:
+            return -1
+        add_far_x(a, j, xsp, xep, xsw, xew, m)
+        col_p[0] += <double>xsp * cp
+        col_w[0] += <double>xsw * cw
+    elif kc >= kmin:
         if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps, &lnext) != 0:
             return -1
         two_sum(&a.nfar, &a.cnfar, cp * sp)
@@ -836,6 +1056,8 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
         fp = rescale(&pm, &pe)
         fw = rescale(&wm, &we)
+        if a.ext:
+            band_anchor_x(a, j, m, k, aw * (k + j) + bj, &pm, &pe, &fp, &wm, &we, &fw, &lberr)
         eaw = pg.eaw
         nstep = 0
         while k <= kend:
@@ -848,7 +1070,9 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
                 add_point(a, p, ww, x)
             # a point's terms: its pmf to a few ulps (Loader's log, then ratios)
             a.epsi += p * (a.s - x) * EPS * lberr
-            a.efresh += ww * EPS * lberr
+            # (W's term is W (1 - e^{-(s - x)}) <= W min(1, s - x): its pmf's error and 3 ulps of expm1 and the
+            # product; W alone here was ~1/(Delta w) times too much at small s: the retry's pages failed on w)
+            a.efresh += ww * fmin(1.0, a.s - x) * EPS * (lberr + 3.0)
             a.eval += ww * r1_bound(a.s - x) * EPS * lberr
             col_p[0] += p
             col_w[0] += ww
@@ -865,6 +1089,8 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
                 wm = scaled_exp(lp - (aw * (k + j) + bj), &we)
                 fp = rescale(&pm, &pe)
                 fw = rescale(&wm, &we)
+                if a.ext:
+                    band_anchor_x(a, j, m, k, aw * (k + j) + bj, &pm, &pe, &fp, &wm, &we, &fw, &lberr)
                 continue
             pm *= rt
             wm *= rt * eaw
@@ -927,7 +1153,7 @@ cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) n
 
 
 cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out,
-                 double band_walk=BAND_WALK) noexcept nogil:
+                 double band_walk=BAND_WALK, bint ext=False) noexcept nogil:
     """The sums of one page at ``s`` (``0 < s < inf``, lattice pages) into ``out``; ``far``: how far below
     ``c = s - Delta w`` the points are summed by the difference form; ``band_walk``: the widest band the CDF
     sums add point by point.  -1: too long."""
@@ -948,6 +1174,13 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
     a.dmin = fmin(pg.dw, s)
     a.need_psi = need_psi
     add_point(&a, 1.0, 1.0, 0.0)  # (0, 0)
+    a.ext = ext
+    a.xnfar = a.xwfar = a.xcnfar = a.xcwfar = a.xenfar = a.xewfar = 0.0
+    if ext:
+        px_prepare(&a.x, pg, s)
+        if 0.0 <= a.cfar:
+            a.xnfar = 1.0
+            a.xwfar = 1.0
     jmax = 0.0 if pg.b == INFINITY else floor(s / (pg.aw + pg.b)) + 1.0
     j = 0.0
     rho_j = 1.0
@@ -977,7 +1210,11 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
             for m in range(2):
                 if (m == 1 and dead_m) or (m == 0 and dead_u):
                     continue
-                if complete(&a, pg, j, m):
+                if complete(&a, pg, j, m) and ext:
+                    add_far_x(&a, j, 1.0, 0.0, 1.0, 0.0, m)
+                    col_p += 1.0 if m == 1 else pg.qb / pg.q
+                    col_w += rho_j if m == 1 else rho_j * pg.wu
+                elif complete(&a, pg, j, m):
                     ptot = 1.0 if m == 1 else pg.qb / pg.q
                     wtot = rho_j if m == 1 else rho_j * pg.wu
                     two_sum(&a.nfar, &a.cnfar, ptot)
@@ -1007,6 +1244,8 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
         rho_j = exp(j * pg.log_rho1)
     a.nfar += a.cnfar
     a.wfar += a.cwfar
+    a.xnfar += a.xcnfar
+    a.xwfar += a.xcwfar
     a.nnear += a.cnnear
     a.wnear += a.cwnear
     a.vnear += a.cvnear
@@ -1027,6 +1266,38 @@ cdef bint fast_ok(const PolledPage* pg, double s, bint need_psi, Acc* a) noexcep
         # of up to BAND_WALK_WIDE points added point by point (~1/(1 - lambda) points a column)
         return (a.wide and lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK_WIDE) == 0
                 and fast_bound_ok(pg, need_psi, a))
+    return True
+
+
+cdef inline void band_anchor_x(const Acc* a, double j, int m, double k, double x, double* pm, double* pe,
+                               double* fp, double* wm, double* we, double* fw, double* lberr) noexcept nogil:
+    """The retry's band anchor: the pmf at ``k`` of sub-column ``(j, m)`` (``P`` and ``W = P e^{-x}``) from
+    Loader's log in ``fc_ext``, rounded to double: its error bound (``lberr``, units of ``EPS``) is the extended
+    one (``XEPS (6 |lp| + 24 + log_binom_err)``) and the two roundings to double (exp's and the conversion's).
+    Left as the double anchor where it would be below ~e^-700 (the double scaled form carries it)."""
+    cdef fc_ext lpx = ((a.x.log_q if m == 1 else a.x.log_qb)
+                       + log_binom_x(j - m, k + j - 1.0, a.x.q, a.x.qb, a.x.log_q, a.x.log_qb))
+    if not (lpx - x > -700.0):
+        return
+    pm[0] = <double>fc_exp(lpx)
+    wm[0] = <double>fc_exp(lpx - x)
+    pe[0] = 0.0
+    we[0] = 0.0
+    fp[0] = 1.0
+    fw[0] = 1.0
+    lberr[0] = (XEPS / EPS) * (6.0 * fc_fabs(lpx) + 24.0 + log_binom_err(j - m, k + j - 1.0, a.x.q, a.x.qb)) + 2.0
+
+
+cdef bint ext_ok(const PolledPage* pg, double s, bint need_psi, Acc* a) noexcept nogil:
+    """The retry of the CDF sums with the interior sums in ``fc_ext`` (where it has 64 bits): whether it ran and
+    its bounds are below ``FAST_TOL``."""
+    if not FC_HAVE_EXT or pg.aw == 0.0:
+        return False
+    if lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK, True) != 0:
+        return False
+    if not fast_bound_ok_x(pg, need_psi, a):
+        return (a.wide and lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK_WIDE, True) == 0
+                and fast_bound_ok_x(pg, need_psi, a))
     return True
 
 
@@ -1054,6 +1325,7 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
     Returns 0, or -1 when the walk would pass MAX_STEPS points."""
     cdef Acc a
     cdef double dl = pg.dl, alpha, val
+    cdef fc_ext xval
     cdef bint saturated
     cdef int st
     psi[0] = NAN
@@ -1085,8 +1357,21 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
         fresh[0] = 1.0 / dl
         value[0] = 1.0 / dl
         return 0
-    if MODE == 2 or not fast_ok(pg, s, need_psi, &a):
+    if MODE == 2 or MODE == 3 or not fast_ok(pg, s, need_psi, &a):
         if MODE == 1:
+            return -2
+        if MODE != 2 and ext_ok(pg, s, need_psi, &a):
+            xval = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
+            if need_psi:
+                psi[0] = <double>(a.x.dw * a.xnfar + a.bpsi) / dl
+            fresh[0] = fmin(<double>(a.x.one_m_edw * a.xwfar + a.bfresh), 1.0) / dl
+            value[0] = fmin(fmax(<double>xval, 0.0), 1.0) / dl
+            if -s < LOG_HALF_ULP:
+                fresh[0] = 1.0 / dl
+            if saturated:
+                value[0] = 1.0 / dl
+            return 0
+        if MODE == 3:
             return -2
         st = lattice(pg, s, need_psi, FAR, False, &a)
         if st != 0:
@@ -1334,3 +1619,22 @@ def _log_binom(double i, double n, double p):
     ``i``) and ``EPS (6 |lp| + 24 + log_binom_err)`` (tests)."""
     cdef double lp = log_binom(i, n, p, 1.0 - p, log(p), log1p(-p))
     return lp, EPS * (6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, 1.0 - p))
+
+
+
+def _ext_bounds(double s, double dl, double lam, double nu, double w, double band_walk=BAND_WALK):
+    """``(status, V, the extended retry's error bound of V, whether it passes)`` of one page per unit importance
+    (tests; status 0 where the sums ran)."""
+    cdef PolledPage pg
+    cdef Acc a
+    cdef fc_ext mag, val
+    polled_prepare(&pg, dl, lam, nu, w)
+    if (pg.kind != 0 or not (s > 0.0 and s < INFINITY) or pg.aw == 0.0
+            or lattice(&pg, s, False, 0.0, True, &a, band_walk, True) != 0):
+        return -1, NAN, NAN, False
+    mag = a.x.one_m_edw * a.xwfar + a.x.dwes * a.xnfar
+    val = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
+    return (0, <double>val / dl,
+            <double>(a.x.one_m_edw * a.xewfar + a.x.dwes * a.xenfar + a.eval + XEPS * 3.0 * mag
+                     + EPS * (2.0 * fc_fabs(val) + fabs(a.bval))) / dl, bool(fast_bound_ok_x(&pg, False, &a)),
+            <double>(a.x.one_m_edw * a.xewfar), a.efresh, <double>(a.x.one_m_edw * a.xwfar + a.bfresh))
