@@ -1559,7 +1559,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 def _profile(const double[::1] s, const double[::1] dl, const double[::1] lam, const double[::1] nu,
              const double[::1] w, int reps, double[::1] ns, double[:, ::1] info):
     """Per page: the least time of ``reps`` evaluations of ``V`` (``ns``, nanoseconds, clock included) and
-    ``info[i] = (path: 0 fast / 1 walk, steps of the fast attempt, steps of the walk)`` (bench, profiling)."""
+    ``info[i] = (path: 0 fast / 1 walk / 2 the extended retry, steps of the fast attempt (or the retry's), steps
+    of the walk)`` (bench, profiling)."""
     cdef Py_ssize_t i, n = s.shape[0]
     cdef PolledPage pg
     cdef double psi, fresh, val, best, t
@@ -1582,6 +1583,9 @@ def _profile(const double[::1] s, const double[::1] dl, const double[::1] lam, c
             info[i, 2] = 0.0
             if pg.kind == 0 and s[i] > 0.0 and s[i] < INFINITY:
                 if fast_ok(&pg, s[i], False, &a):
+                    info[i, 1] = a.steps
+                elif ext_ok(&pg, s[i], False, &a):
+                    info[i, 0] = 2.0
                     info[i, 1] = a.steps
                 else:
                     info[i, 0] = 1.0
@@ -1621,10 +1625,9 @@ def _log_binom(double i, double n, double p):
     return lp, EPS * (6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, 1.0 - p))
 
 
-
 def _ext_bounds(double s, double dl, double lam, double nu, double w, double band_walk=BAND_WALK):
-    """``(status, V, the extended retry's error bound of V, whether it passes)`` of one page per unit importance
-    (tests; status 0 where the sums ran)."""
+    """``(status, V, the extended retry's error bound of V, whether its bounds pass, the w bound's interior
+    part, its band part, w Delta)`` of one page, ``V`` per unit importance (tests; status 0 where the sums ran)."""
     cdef PolledPage pg
     cdef Acc a
     cdef fc_ext mag, val
@@ -1638,3 +1641,17 @@ def _ext_bounds(double s, double dl, double lam, double nu, double w, double ban
             <double>(a.x.one_m_edw * a.xewfar + a.x.dwes * a.xenfar + a.eval + XEPS * 3.0 * mag
                      + EPS * (2.0 * fc_fabs(val) + fabs(a.bval))) / dl, bool(fast_bound_ok_x(&pg, False, &a)),
             <double>(a.x.one_m_edw * a.xewfar), a.efresh, <double>(a.x.one_m_edw * a.xwfar + a.bfresh))
+
+
+def _log_binom_x(double i, double n, double p):
+    """``(lp, lp - float(lp), its error bound)``: ``log_binom_x`` (Loader's log-pmf in ``fc_ext``) as a double and
+    the rest, and ``XEPS (6 |lp| + 24 + log_binom_err)`` (tests; ``p`` and ``1 - p`` in ``fc_ext``)."""
+    cdef fc_ext pp = p, pb = 1.0 - <fc_ext>p
+    cdef fc_ext lp = log_binom_x(i, n, pp, pb, fc_log(pp), fc_log1p(-pp))
+    cdef double hi = <double>lp
+    return hi, <double>(lp - hi), XEPS * (6.0 * <double>fc_fabs(lp) + 24.0 + log_binom_err(i, n, p, 1.0 - p))
+
+
+def _have_ext():
+    """Whether the extended retry runs here (``fc_ext`` has a 64-bit significand)."""
+    return bool(FC_HAVE_EXT)
