@@ -67,6 +67,17 @@ Two paths.  Every term above is linear in the column sums of ``P``, ``W`` and ``
   geometric sub-column (``r = 1``: column 0 and column 1's moved-last part) has its interior CDFs
   ``1 - pb^(kk + 1)`` by ``expm1`` (the binomial tail's ``1 - pb^n`` is only ``EPS`` absolute: against column
   0's factor ``qb/q ~ 1/(gamma w)`` at low recall and small nu that failed the bound: those pages walked).
+* The extended retry (``ext_ok``, tried where the CDF sums' bounds fail, before the walk): the same sums with
+  the sub-columns' interior CDFs, their column factors ``rho1^j``, the page's weights (``q``, ``1 - r0``, ...
+  recomputed from ``Delta``, ``lambda``, ``nu``, ``w``), the narrow bands' anchors and the final difference in
+  ``fc_ext`` (``_polled_ext.h``: x87 long double, unit ``XEPS = 2^-64``; its ``stirlerr`` table and a Stirling
+  series to ``1/n^15`` are exact to it).  The error budget is the double one in units of ``XEPS`` (every part
+  of it counts roundings; the log-pmf's ``6 |lp| + 24 + log_binom_err`` is checked against 50 digits in
+  fc_ext), the band's sums stay double.  Where ``V`` is a difference amplified ``A``-fold against its sums
+  (``A ~ 2/s``: 660 on the issue's page at ``s = 0.006``, ``w = 0.01``), the double bound ~14 ulps of the sums
+  (``1e-12`` of ``V`` there) becomes ~14 ``XEPS`` (``7.8e-16``).  Where long double has no 64-bit
+  significand (MSVC, aarch64, ppc64: double or a slow software quad) ``fc_ext`` is double and the retry is
+  skipped: the walk as before (the portable fallback; ``-DFRESHCORE_NO_LONG_DOUBLE`` forces it).
 * The walk (``walk``, the fallback), which loses at most about two bits: column ``j``'s far interior
   (``c - x >= 0.7``) in the difference form (column 0's, geometric, in closed form), the rest point by point:
 
