@@ -249,17 +249,17 @@ cdef struct PX:
     fc_ext log_rho1
     fc_ext elr1
     fc_ext dwes
-
-
-cdef struct Acc:
-    bint ext         # the interior sums in extended precision (x*): the retry
-    PX x
-    fc_ext xnfar
+    fc_ext xnfar     # the interior sums (as Acc's nfar, wfar), their compensations and error bounds
     fc_ext xwfar
     fc_ext xcnfar
     fc_ext xcwfar
     fc_ext xenfar
     fc_ext xewfar
+
+
+cdef struct Acc:
+    bint ext         # the interior sums in extended precision (x*): the retry
+    PX* x            # the caller's weights and sums (a pointer: Acc stays as small as before)
     double nfar      # sum P over far interior points
     double wfar      # sum W over far interior points
     double nnear     # sum P over near interior points
@@ -979,14 +979,14 @@ cdef inline void two_sum_x(fc_ext* s, fc_ext* c, fc_ext x) noexcept nogil:
 
 cdef inline void add_far_x(Acc* a, double j, fc_ext sp, fc_ext ep, fc_ext sw, fc_ext ew, int m) noexcept nogil:
     """Add a sub-column's interior sums (NB CDFs ``sp``, ``sw`` with their bounds) times its column factors."""
-    cdef fc_ext rhoj = fc_exp(j * a.x.log_rho1) if j > 0.0 else 1.0
-    cdef fc_ext cp = 1.0 if m == 1 else a.x.qb / a.x.q
-    cdef fc_ext cw = rhoj if m == 1 else rhoj * a.x.wu
-    cdef fc_ext ecw = (j * (a.x.elr1 + fc_fabs(a.x.log_rho1)) if j > 0.0 else 0.0) + 8.0
-    two_sum_x(&a.xnfar, &a.xcnfar, cp * sp)
-    a.xenfar += cp * ep
-    two_sum_x(&a.xwfar, &a.xcwfar, cw * sw)
-    a.xewfar += cw * (ew + sw * XEPS * ecw)
+    cdef fc_ext rhoj = fc_exp(j * a.x[0].log_rho1) if j > 0.0 else 1.0
+    cdef fc_ext cp = 1.0 if m == 1 else a.x[0].qb / a.x[0].q
+    cdef fc_ext cw = rhoj if m == 1 else rhoj * a.x[0].wu
+    cdef fc_ext ecw = (j * (a.x[0].elr1 + fc_fabs(a.x[0].log_rho1)) if j > 0.0 else 0.0) + 8.0
+    two_sum_x(&a.x[0].xnfar, &a.x[0].xcnfar, cp * sp)
+    a.x[0].xenfar += cp * ep
+    two_sum_x(&a.x[0].xwfar, &a.x[0].xcwfar, cw * sw)
+    a.x[0].xewfar += cw * (ew + sw * XEPS * ecw)
     a.nfar += <double>(cp * sp)  # (the double sums steer the columns' stopping test)
     a.wfar += <double>(cw * sw)
 
@@ -995,15 +995,15 @@ cdef inline bint fast_bound_ok_x(const PolledPage* pg, bint need_psi, const Acc*
     """``fast_bound_ok`` of the extended sums: their bounds and ``3 XEPS`` of the magnitudes of the final
     difference; the band sums (double) and the result's rounding to double as before."""
     cdef fc_ext mag, val, fresh
-    mag = a.x.one_m_edw * a.xwfar + a.x.dwes * a.xnfar
-    val = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
-    if not (a.x.one_m_edw * a.xewfar + a.x.dwes * a.xenfar + a.eval + XEPS * 3.0 * mag
+    mag = a.x[0].one_m_edw * a.x[0].xwfar + a.x[0].dwes * a.x[0].xnfar
+    val = a.x[0].one_m_edw * a.x[0].xwfar - a.x[0].dwes * a.x[0].xnfar + a.bval
+    if not (a.x[0].one_m_edw * a.x[0].xewfar + a.x[0].dwes * a.x[0].xenfar + a.eval + XEPS * 3.0 * mag
             + EPS * (2.0 * fc_fabs(val) + fabs(a.bval)) <= FAST_TOL * val):
         return False
-    fresh = a.x.one_m_edw * a.xwfar + a.bfresh
-    if not (a.x.one_m_edw * a.xewfar + a.efresh + 8.0 * EPS * fresh <= FAST_TOL * fresh):
+    fresh = a.x[0].one_m_edw * a.x[0].xwfar + a.bfresh
+    if not (a.x[0].one_m_edw * a.x[0].xewfar + a.efresh + 8.0 * EPS * fresh <= FAST_TOL * fresh):
         return False
-    if need_psi and not (a.x.dw * a.xenfar + a.epsi <= FAST_TOL * (a.x.dw * a.xnfar + a.bpsi)):
+    if need_psi and not (a.x[0].dw * a.x[0].xenfar + a.epsi <= FAST_TOL * (a.x[0].dw * a.x[0].xnfar + a.bpsi)):
         return False
     return True
 
@@ -1033,7 +1033,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         return 0 if st == 1 else -1
     lnext = NAN
     if kc >= kmin and a.ext:
-        if nb_range0_pair_x(kc - off, r, &a.x, &xsp, &xep, &xsw, &xew, &a.steps) != 0:
+        if nb_range0_pair_x(kc - off, r, a.x, &xsp, &xep, &xsw, &xew, &a.steps) != 0:
             return -1
         add_far_x(a, j, xsp, xep, xsw, xew, m)
         col_p[0] += <double>xsp * cp
@@ -1164,7 +1164,7 @@ cdef inline bint complete(const Acc* a, const PolledPage* pg, double j, int m) n
 
 
 cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint fast, Acc* out,
-                 double band_walk=BAND_WALK, bint ext=False) noexcept nogil:
+                 double band_walk=BAND_WALK, PX* px=NULL) noexcept nogil:
     """The sums of one page at ``s`` (``0 < s < inf``, lattice pages) into ``out``; ``far``: how far below
     ``c = s - Delta w`` the points are summed by the difference form; ``band_walk``: the widest band the CDF
     sums add point by point.  -1: too long."""
@@ -1185,13 +1185,14 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
     a.dmin = fmin(pg.dw, s)
     a.need_psi = need_psi
     add_point(&a, 1.0, 1.0, 0.0)  # (0, 0)
-    a.ext = ext
-    a.xnfar = a.xwfar = a.xcnfar = a.xcwfar = a.xenfar = a.xewfar = 0.0
-    if ext:
-        px_prepare(&a.x, pg, s)
+    a.ext = px != NULL
+    a.x = px
+    if a.ext:
+        px_prepare(px, pg, s)
+        px.xnfar = px.xwfar = px.xcnfar = px.xcwfar = px.xenfar = px.xewfar = 0.0
         if 0.0 <= a.cfar:
-            a.xnfar = 1.0
-            a.xwfar = 1.0
+            a.x[0].xnfar = 1.0
+            a.x[0].xwfar = 1.0
     jmax = 0.0 if pg.b == INFINITY else floor(s / (pg.aw + pg.b)) + 1.0
     j = 0.0
     rho_j = 1.0
@@ -1221,11 +1222,11 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
             for m in range(2):
                 if (m == 1 and dead_m) or (m == 0 and dead_u):
                     continue
-                if complete(&a, pg, j, m) and ext:
+                if a.ext and complete(&a, pg, j, m):
                     add_far_x(&a, j, 1.0, 0.0, 1.0, 0.0, m)
                     col_p += 1.0 if m == 1 else pg.qb / pg.q
                     col_w += rho_j if m == 1 else rho_j * pg.wu
-                elif complete(&a, pg, j, m):
+                elif not a.ext and complete(&a, pg, j, m):
                     ptot = 1.0 if m == 1 else pg.qb / pg.q
                     wtot = rho_j if m == 1 else rho_j * pg.wu
                     two_sum(&a.nfar, &a.cnfar, ptot)
@@ -1255,8 +1256,9 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
         rho_j = exp(j * pg.log_rho1)
     a.nfar += a.cnfar
     a.wfar += a.cwfar
-    a.xnfar += a.xcnfar
-    a.xwfar += a.xcwfar
+    if a.ext:
+        px.xnfar += px.xcnfar
+        px.xwfar += px.xcwfar
     a.nnear += a.cnnear
     a.wnear += a.cwnear
     a.vnear += a.cvnear
@@ -1286,8 +1288,8 @@ cdef inline void band_anchor_x(const Acc* a, double j, int m, double k, double x
     Loader's log in ``fc_ext``, rounded to double: its error bound (``lberr``, units of ``EPS``) is the extended
     one (``XEPS (6 |lp| + 24 + log_binom_err)``) and the two roundings to double (exp's and the conversion's).
     Left as the double anchor where it would be below ~e^-700 (the double scaled form carries it)."""
-    cdef fc_ext lpx = ((a.x.log_q if m == 1 else a.x.log_qb)
-                       + log_binom_x(j - m, k + j - 1.0, a.x.q, a.x.qb, a.x.log_q, a.x.log_qb))
+    cdef fc_ext lpx = ((a.x[0].log_q if m == 1 else a.x[0].log_qb)
+                       + log_binom_x(j - m, k + j - 1.0, a.x[0].q, a.x[0].qb, a.x[0].log_q, a.x[0].log_qb))
     if not (lpx - x > -700.0):
         return
     pm[0] = <double>fc_exp(lpx)
@@ -1296,18 +1298,18 @@ cdef inline void band_anchor_x(const Acc* a, double j, int m, double k, double x
     we[0] = 0.0
     fp[0] = 1.0
     fw[0] = 1.0
-    lberr[0] = (XEPS / EPS) * (6.0 * fc_fabs(lpx) + 24.0 + log_binom_err(j - m, k + j - 1.0, a.x.q, a.x.qb)) + 2.0
+    lberr[0] = (XEPS / EPS) * (6.0 * fc_fabs(lpx) + 24.0 + log_binom_err(j - m, k + j - 1.0, a.x[0].q, a.x[0].qb)) + 2.0
 
 
-cdef bint ext_ok(const PolledPage* pg, double s, bint need_psi, Acc* a) noexcept nogil:
+cdef bint ext_ok(const PolledPage* pg, double s, bint need_psi, Acc* a, PX* px) noexcept nogil:
     """The retry of the CDF sums with the interior sums in ``fc_ext`` (where it has 64 bits): whether it ran and
     its bounds are below ``FAST_TOL``."""
     if not FC_HAVE_EXT or pg.aw == 0.0:
         return False
-    if lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK, True) != 0:
+    if lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK, px) != 0:
         return False
     if not fast_bound_ok_x(pg, need_psi, a):
-        return (a.wide and lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK_WIDE, True) == 0
+        return (a.wide and lattice(pg, s, need_psi, 0.0, True, a, BAND_WALK_WIDE, px) == 0
                 and fast_bound_ok_x(pg, need_psi, a))
     return True
 
@@ -1335,6 +1337,7 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
     """``psi``, ``w`` and ``V/mu`` of one page at ``s`` (``psi`` only when ``need_psi``; NaN otherwise).
     Returns 0, or -1 when the walk would pass MAX_STEPS points."""
     cdef Acc a
+    cdef PX px
     cdef double dl = pg.dl, alpha, val
     cdef fc_ext xval
     cdef bint saturated
@@ -1371,11 +1374,11 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
     if MODE == 2 or MODE == 3 or not fast_ok(pg, s, need_psi, &a):
         if MODE == 1:
             return -2
-        if MODE != 2 and ext_ok(pg, s, need_psi, &a):
-            xval = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
+        if MODE != 2 and ext_ok(pg, s, need_psi, &a, &px):
+            xval = a.x[0].one_m_edw * a.x[0].xwfar - a.x[0].dwes * a.x[0].xnfar + a.bval
             if need_psi:
-                psi[0] = <double>(a.x.dw * a.xnfar + a.bpsi) / dl
-            fresh[0] = fmin(<double>(a.x.one_m_edw * a.xwfar + a.bfresh), 1.0) / dl
+                psi[0] = <double>(a.x[0].dw * a.x[0].xnfar + a.bpsi) / dl
+            fresh[0] = fmin(<double>(a.x[0].one_m_edw * a.x[0].xwfar + a.bfresh), 1.0) / dl
             value[0] = fmin(fmax(<double>xval, 0.0), 1.0) / dl
             if -s < LOG_HALF_ULP:
                 fresh[0] = 1.0 / dl
@@ -1578,6 +1581,7 @@ def _profile(const double[::1] s, const double[::1] dl, const double[::1] lam, c
     cdef timespec t0, t1
     cdef int _rep
     cdef Acc a
+    cdef PX px
     with nogil:
         for i in range(n):
             polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
@@ -1595,7 +1599,7 @@ def _profile(const double[::1] s, const double[::1] dl, const double[::1] lam, c
             if pg.kind == 0 and s[i] > 0.0 and s[i] < INFINITY:
                 if fast_ok(&pg, s[i], False, &a):
                     info[i, 1] = a.steps
-                elif ext_ok(&pg, s[i], False, &a):
+                elif ext_ok(&pg, s[i], False, &a, &px):
                     info[i, 0] = 2.0
                     info[i, 1] = a.steps
                 else:
@@ -1641,17 +1645,18 @@ def _ext_bounds(double s, double dl, double lam, double nu, double w, double ban
     part, its band part, w Delta)`` of one page, ``V`` per unit importance (tests; status 0 where the sums ran)."""
     cdef PolledPage pg
     cdef Acc a
+    cdef PX px
     cdef fc_ext mag, val
     polled_prepare(&pg, dl, lam, nu, w)
     if (pg.kind != 0 or not (s > 0.0 and s < INFINITY) or pg.aw == 0.0
-            or lattice(&pg, s, False, 0.0, True, &a, band_walk, True) != 0):
+            or lattice(&pg, s, False, 0.0, True, &a, band_walk, &px) != 0):
         return -1, NAN, NAN, False
-    mag = a.x.one_m_edw * a.xwfar + a.x.dwes * a.xnfar
-    val = a.x.one_m_edw * a.xwfar - a.x.dwes * a.xnfar + a.bval
+    mag = a.x[0].one_m_edw * a.x[0].xwfar + a.x[0].dwes * a.x[0].xnfar
+    val = a.x[0].one_m_edw * a.x[0].xwfar - a.x[0].dwes * a.x[0].xnfar + a.bval
     return (0, <double>val / dl,
-            <double>(a.x.one_m_edw * a.xewfar + a.x.dwes * a.xenfar + a.eval + XEPS * 3.0 * mag
+            <double>(a.x[0].one_m_edw * a.x[0].xewfar + a.x[0].dwes * a.x[0].xenfar + a.eval + XEPS * 3.0 * mag
                      + EPS * (2.0 * fc_fabs(val) + fabs(a.bval))) / dl, bool(fast_bound_ok_x(&pg, False, &a)),
-            <double>(a.x.one_m_edw * a.xewfar), a.efresh, <double>(a.x.one_m_edw * a.xwfar + a.bfresh))
+            <double>(a.x[0].one_m_edw * a.x[0].xewfar), a.efresh, <double>(a.x[0].one_m_edw * a.x[0].xwfar + a.bfresh))
 
 
 def _log_binom_x(double i, double n, double p):
