@@ -156,37 +156,3 @@ def test_small_s_pages_take_the_cdf_sums_at_small_w(w):
             assert math.isfinite(v) and v > 0.0
     finally:
         _polled._set_mode(old)
-
-
-# pages as the 10^6-page Scheduler evaluates them at 1% of the pages polled a tick (w = 1e-3; Delta, lambda, nu,
-# s from its winning pages): ~20 columns whose CDF tails far out in the lattice hold ~1e-10 of the page's sums
-SCHEDULER_W = [
-    (0.5876, 0.0488, 0.3332, 1e-3, 2.4137), (0.9155, 8.1e-05, 0.1450, 1e-3, 5.6137),
-    (0.1585, 0.8546, 0.5460, 1e-3, 0.8737), (0.5876, 0.0488, 0.3332, 1e-3, 0.6137),
-]
-
-
-@pytest.mark.parametrize("dl, lam, nu, w, s", SCHEDULER_W)
-def test_truncated_tails_vouch_and_match_30_digits_and_the_walk(dl, lam, nu, w, s):
-    """The CDF sums stop a tail at ``TAIL_REL`` (2^-60) of its measure's partial sum, or at a quarter ulp of 1
-    where the sum is its complement (``nb_tail``'s ``atol``, added to the bounds): on the scheduler's pages the
-    fast path alone (mode 1) still vouches for psi, w and V, within 1e-12 of the 30-digit recursion and the
-    walk, and its bound of V still covers its error."""
-    pages = PageModel(dl, 1.0, lam, nu)
-    got = {}
-    for m in (1, 2):
-        old = _polled._set_mode(m)
-        try:
-            got[m] = [fn(s, w, pages)[0] for fn in (polled_interval, polled_fresh_time, polled_value)]
-        finally:
-            _polled._set_mode(old)
-    # (the 30-digit recursion where it takes about a second: s < 1; else the numpy reference)
-    ref = [float(r) for r in (ref_sums(s, dl, lam, nu, w, dps=30) if s < 1.0 else _page_sums(s, dl, lam, nu, w))]
-    for f, g, r in zip(got[1], got[2], ref):
-        assert abs(f - r) <= 1e-12 * r, (f, r)
-        assert f == pytest.approx(g, rel=1e-12, abs=0.0)
-    st, v, bound = _polled._fast_bounds(s, dl, lam, nu, w)
-    assert st == 0
-    if s < 1.0:
-        assert abs(v - ref[2]) <= bound
-    assert bound <= 4e-13 * ref[2]

@@ -685,8 +685,6 @@ cdef int CF_MAXIT = 4000  # terms of a binomial tail sum
 cdef double BAND_WALK = 24.0  # a band of at most this many points is added point by point (exact terms)
 cdef double BAND_WALK_WIDE = 4096.0  # the retry's (where the band's sums cancel: lambda near 1, small s)
 cdef int BAND_ANCHOR = 32  # a wide band walk takes a fresh Loader anchor every this many points
-cdef double TAIL_REL = 8.673617379884035e-19  # 2^-60: a tail's truncation, of
-# its measure's partial sum (at most ~2^-58 of it a column: below the roundings' ~30 ulps of the big columns)
 cdef double FAST_TOL = 4e-13  # the fast path's error bound must be below this part of each sum
 
 
@@ -707,17 +705,13 @@ cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, d
         return 0
     low = r - 1.0 < n * p  # the binomial's lower tail (i <= r - 1) is below its mean: sum it
     i = r - 1.0 if low else r
-    return nb_tail(n, p, pb, low, i, log_binom(i, n, p, pb, log_p, log_pb), lower, elower, upper, eupper, steps,
-                   0.0)
+    return nb_tail(n, p, pb, low, i, log_binom(i, n, p, pb, log_p, log_pb), lower, elower, upper, eupper, steps)
 
 
 cdef inline int nb_tail(double n, double p, double pb, bint low, double i, double lp, double* lower,
-                        double* elower, double* upper, double* eupper, double* steps,
-                        double atol) noexcept nogil:
+                        double* elower, double* upper, double* eupper, double* steps) noexcept nogil:
     """``nb_cdf`` from its first term: the Binomial(``n``, ``p``) pmf at ``i`` (``r - 1`` if ``low``, else
-    ``r``) has the log ``lp`` (Loader's form).  ``atol``: the sum may stop once the rest is below a quarter ulp
-    of it or ``atol`` (absolute; added to both error bounds): where the caller needs the tail only to an
-    absolute accuracy (its complement, or a sum far below the page's), not to the tail's own last bit."""
+    ``r``) has the log ``lp`` (Loader's form)."""
     cdef double term, tot, rt, et, ctot, psum, tnew, lerr
     cdef int it
     lerr = 6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, pb)
@@ -744,7 +738,7 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
         ctot += term - (tnew - tot)
         tot = tnew
         it += 1
-        if rt < 1.0 and term * rt <= (0.25 * EPS * tot + atol) * (1.0 - rt):  # the rest term rt/(1 - rt)
+        if rt < 1.0 and term * rt <= 0.25 * EPS * tot * (1.0 - rt):  # the rest term rt/(1 - rt), no division
             break
         if it > CF_MAXIT:
             return -1
@@ -753,7 +747,7 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
     # the first term: Loader's log and exp (log_binom_err, relative); the k-th term is k ratios on, each ratio
     # 3 roundings and the product one: 4 k ulps, sum_k k term_k = it tot - (the partial sums before each step);
     # the compensated sum: 2 ulps; the rest left out: a quarter
-    et = EPS * (tot * (lerr + 3.0) + 4.0 * fmax(it * tot - psum, 0.0)) + atol
+    et = EPS * (tot * (lerr + 3.0) + 4.0 * fmax(it * tot - psum, 0.0))
     if low:
         upper[0] = tot
         eupper[0] = et
@@ -778,14 +772,12 @@ cdef inline void range0(double l1, double el1, double u1, double eu1, double* to
 
 
 cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double* sp, double* ep, double* sw,
-                               double* ew, double* steps, double* lnext, double atp, double atw) noexcept nogil:
+                               double* ew, double* steps, double* lnext) noexcept nogil:
     """``nb_range(0, kk)`` of both measures, NB(``r``, ``q``) (P) and NB(``r``, ``1 - r0``) (W): where both
     binomial tails start at the same ``i`` their first terms share Loader's ``stirlerr`` and log parts (the
     same operations in the same order as ``log_binom``: the same bits).  ``lnext``: the log of the NB(``r``,
     ``q``) pmf at ``kk + 1`` from P's first term (``NB(kk + 1) = Bin(n, r) r qb/(kk + 1)`` and ``Bin(n, r) =
-    Bin(n, r - 1) (kk + 1) q/(r qb)``, ``n = kk + r``): where the band walk starts.  ``atp``, ``atw``: the
-    absolute accuracy each measure's sum needs (``nb_tail``'s ``atol``); a tail whose sum is taken as its
-    complement needs no more than a quarter ulp of 1 (the complement's rounding is an ulp)."""
+    Bin(n, r - 1) (kk + 1) q/(r qb)``, ``n = kk + r``): where the band walk starts."""
     cdef double n = kk + r, i, ip, iw, lpp, lpw, shared, half, l1, el1, u1, eu1
     cdef bint lowp, loww
     if kk < 0.0:
@@ -815,12 +807,10 @@ cdef inline int nb_range0_pair(double kk, double r, const PolledPage* pg, double
         lpp = log_binom(ip, n, pg.q, pg.qb, pg.log_q, pg.log_qb)
         lpw = log_binom(iw, n, pg.p1, pg.r0, pg.lp1, pg.lr0)
     lnext[0] = lpp + pg.log_q if lowp else lpp + log(r / (kk + 1.0)) + pg.log_qb
-    if nb_tail(n, pg.q, pg.qb, lowp, ip, lpp, &l1, &el1, &u1, &eu1, steps,
-               fmax(atp, 0.25 * EPS) if lowp else atp) != 0:
+    if nb_tail(n, pg.q, pg.qb, lowp, ip, lpp, &l1, &el1, &u1, &eu1, steps) != 0:
         return -1
     range0(l1, el1, u1, eu1, sp, ep)
-    if nb_tail(n, pg.p1, pg.r0, loww, iw, lpw, &l1, &el1, &u1, &eu1, steps,
-               fmax(atw, 0.25 * EPS) if loww else atw) != 0:
+    if nb_tail(n, pg.p1, pg.r0, loww, iw, lpw, &l1, &el1, &u1, &eu1, steps) != 0:
         return -1
     range0(l1, el1, u1, eu1, sw, ew)
     return 0
@@ -1049,11 +1039,7 @@ cdef int fast_walk(Acc* a, const PolledPage* pg, double j, int m, double* col_p,
         col_p[0] += <double>xsp * cp
         col_w[0] += <double>xsw * cw
     elif kc >= kmin:
-        # each tail to TAIL_REL of its measure's partial sum over the page (a lower bound of its total): the
-        # sub-columns far out in the lattice hold a tiny part of it and need few of their tails' terms
-        if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps, &lnext,
-                          TAIL_REL * a.nfar / cp if cp > 0.0 else 0.0,
-                          TAIL_REL * a.wfar / cw if cw > 0.0 else 0.0) != 0:
+        if nb_range0_pair(kc - off, r, pg, &sp, &ep, &sw, &ew, &a.steps, &lnext) != 0:
             return -1
         two_sum(&a.nfar, &a.cnfar, cp * sp)
         a.enfar += cp * ep
