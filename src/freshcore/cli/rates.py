@@ -23,6 +23,7 @@ Its ``change_rate`` column out is the mean rate of updates, 1 / E[interval].
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import math
 import re
@@ -128,8 +129,7 @@ def read_pages(path: str, page_column: str, needed: tuple[str, ...], command: st
     if table.shape[0] == 0:
         raise CommandError(f"{path}: the table has no page")
 
-    def where(i: int) -> str:
-        return _where(path, i)
+    where = functools.partial(_where, path)
 
     urls = table[page_column]
     missing = np.flatnonzero(urls.isna().to_numpy())
