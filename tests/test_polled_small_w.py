@@ -156,3 +156,28 @@ def test_small_s_pages_take_the_cdf_sums_at_small_w(w):
             assert math.isfinite(v) and v > 0.0
     finally:
         _polled._set_mode(old)
+
+
+# low recall at w = 1e-3 (the pages a Scheduler pops there: b ~ 30 windows, 20-40 columns, the rest's bound
+# ending the columns): against the numpy reference, and 30 digits (slow: 9-80 s each)
+LOW_RECALL = [
+    (0.5, 0.01, 0.35, 1e-3, 2.5137), (0.05, 0.02, 0.55, 1e-3, 0.2137), (0.3, 0.003, 0.45, 1e-3, 1.6137),
+    (0.9, 0.02, 0.58, 1e-3, 4.6137),
+]
+
+
+@pytest.mark.parametrize("dl, lam, nu, w, s", LOW_RECALL)
+def test_low_recall_many_columns_match_numpy(dl, lam, nu, w, s, mode):
+    pages = PageModel(dl, 1.3, lam, nu)
+    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    for g, r in zip(got, _page_sums(s, dl, lam, nu, w)):
+        assert g == pytest.approx(r, rel=1e-12, abs=0.0)  # measured: 6e-16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dl, lam, nu, w, s", LOW_RECALL[:2])
+def test_low_recall_many_columns_match_30_digits(dl, lam, nu, w, s):
+    pages = PageModel(dl, 1.3, lam, nu)
+    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    for g, r in zip(got, ref_sums(s, dl, lam, nu, w, dps=30)):
+        assert abs(g - float(r)) <= 1e-12 * float(r), (g, float(r))  # measured: 3e-16
