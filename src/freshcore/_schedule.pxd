@@ -84,7 +84,12 @@ cdef class SchedulerState:
     # ticks
     cdef int _build(self, double t) noexcept nogil
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
-                               double* bv, Py_ssize_t* best) noexcept nogil
+                               double* bv, Py_ssize_t* best, Py_ssize_t* nwait, double prio) noexcept nogil
+    cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
+                              Py_ssize_t* best) noexcept nogil
+    cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
+                                        double* u) noexcept nogil
+    cdef int _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
     cdef void _settle_bucket(self, Py_ssize_t b, double t, double tpad, double lim) noexcept nogil
     cdef void _settle_keys(self, const int32_t* cid, const double* cy, const double* cx, Py_ssize_t k) noexcept nogil

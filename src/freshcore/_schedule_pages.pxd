@@ -4,12 +4,12 @@
 # (compiled into freshcore._schedule):
 # ``from freshcore._schedule_pages cimport Pages, value_at``.
 
-from libc.math cimport INFINITY, exp, expm1, log1p
+from libc.math cimport INFINITY, NAN, exp, expm1, log1p
 from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport free
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
-from freshcore._polled cimport PolledPage, polled_prepare, polled_value
+from freshcore._polled cimport PolledPage, polled_prepare, polled_value, polled_value_upper
 from freshcore._schedule_polled cimport polled_psi_bar
 from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
 
@@ -125,6 +125,17 @@ cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex
                       -1 if p.kind == EXACT else p.terms)
 
 
+cdef inline double value_upper_at(const Pages* p, Py_ssize_t j, double tau) noexcept nogil:
+    """An upper bound of ``value_at``'s V_j(tau) for the polled kind (``polled_value_upper``: ~1e-6 above it, about
+    half its cost where the lattice is large; NaN if not found); NaN for the other kinds."""
+    cdef double dl = p.records[j].change_rate
+    cdef PolledPage pg
+    if p.kind != POLLED:
+        return NAN
+    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    return polled_value_upper(&pg, dl * tau, p.records[j].importance)
+
+
 cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, double b) noexcept nogil:
     """An upper bound of psi_j(tau) (``b = b_j``), where ``V' = mu alpha e^{-alpha tau} psi`` (psi is the expected
     time to the crawl of the threshold policy at tau; approx-j keeps some of its non-negative terms; Greedy's
@@ -192,6 +203,10 @@ cdef struct Popped:
     double* beta
     double* key
     uint16_t* source
+    # (polled) the popped pages waiting with a bound of V as their value (their indices here, ``wait[:nwait]`` of
+    # the tick), and by index the order in which they are taken (``SchedulerState._evaluate``)
+    int32_t* wait
+    double* prio
     Py_ssize_t capacity
 
 
@@ -204,6 +219,8 @@ cdef inline int popped_resize(Popped* p, Py_ssize_t cap) noexcept nogil:
     ok = resize_doubles(&p.beta, cap) and ok
     ok = resize_doubles(&p.key, cap) and ok
     ok = resize_uint16s(&p.source, cap) and ok
+    ok = resize_int32s(&p.wait, cap) and ok
+    ok = resize_doubles(&p.prio, cap) and ok
     if ok or cap < p.capacity:
         p.capacity = cap
     return 0 if ok or cap < p.capacity else -1
@@ -226,3 +243,5 @@ cdef inline void popped_free(Popped* p) noexcept nogil:
     free(p.beta)
     free(p.key)
     free(p.source)
+    free(p.wait)
+    free(p.prio)
