@@ -20,12 +20,14 @@ from freshcore.value import PageValueError
 from _reference import KINDS, PolledReference, kind_args, random_pages
 
 W_CHOICES = (0.3, 1.0, 3.0, math.inf)
+# short poll intervals: pages popped past 32 windows are bounded first (polled_value_upper) and wait or lose
+W_SMALL = (0.01, 0.03, 0.1, math.inf)
 
 
-def polled_pages(rng, m, **kw):
-    """random_pages (degenerate and duplicate pages included), with poll intervals from W_CHOICES."""
+def polled_pages(rng, m, w_choices=W_CHOICES, **kw):
+    """random_pages (degenerate and duplicate pages included), with poll intervals from w_choices."""
     pages = random_pages(rng, m, **kw)
-    return pages, rng.choice(W_CHOICES, m)
+    return pages, rng.choice(w_choices, m)
 
 
 def views(s):
@@ -105,10 +107,10 @@ def test_rescaled_start_keeps_the_staleness():
 # long runs against the brute force
 
 
-def drive(m, ticks, seed, poll_prob=0.6, rates=(), batch=8, moved_prob=0.3, scheduler=None):
+def drive(m, ticks, seed, poll_prob=0.6, rates=(), batch=8, moved_prob=0.3, scheduler=None, w_choices=W_CHOICES):
     """Every decision of a run with poll batches and rate steps against PolledReference."""
     rng = np.random.default_rng(seed)
-    pages, w = polled_pages(rng, m)
+    pages, w = polled_pages(rng, m, w_choices)
     rate = m / 8.0
     s = Scheduler(pages, rate, value="polled", poll_interval=w) if scheduler is None else scheduler
     ref = PolledReference(pages, rate, w)
@@ -144,6 +146,14 @@ def test_long_run_matches_brute_force():
 @given(seed=st.integers(0, 2**32 - 1), m=st.integers(8, 40))
 def test_random_instances_with_rate_changes(seed, m):
     drive(m, 80, seed, moved_prob=0.5, rates={30: 3.0 * m, 60: 0.05 * m})
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_short_poll_intervals_match_brute_force(seed):
+    """Pages popped past 32 poll windows are bounded before they are evaluated (most lose by their bound; the
+    others wait until no line is above them): every decision still the brute force's, with rate steps (falls
+    of the park level evaluate every parked page, waiting too)."""
+    drive(60, 400, seed, rates={100: 15.0, 200: 0.5, 300: 30.0}, moved_prob=0.2, w_choices=W_SMALL)
 
 
 def test_identical_pages_tie_to_lowest_index():

@@ -297,7 +297,7 @@ and polled one by one at their group's next poll.  A moved poll of a page in
 CONSTANT re-evaluates nothing: its bound (a constant value, or the cap
 ``mu/Delta``) holds at every ``s``.
 
-A popped polled page is bounded before it is evaluated
+A popped polled page past 32 poll windows is bounded before it is evaluated
 (``polled_value_upper``: the CDF sums to ~1e-5, with their rests and
 rounding counted, about half the value's cost on large lattices).  Below the
 best value it has lost, and goes back with the bound as its value (every
@@ -378,6 +378,7 @@ cdef enum:
     FALL_AHEAD = 8  # the loops over every parked page (a fall) fetch the record of the one this many ahead
     PARK_CHUNK = 64  # the settle computes Greedy's park keys this many pages at a time (park_x_many)
     SETTLE_AHEAD = 24  # the settle's pass over a bucket fetches the record of the page this many ahead (8: 10% slower)
+    BOUND_WINDOWS = 32  # a popped polled page is bounded first (_evaluate) if tau is past this many poll windows
 
 # The level of the vector kernel of Greedy's park keys in the settle (park_x_many: 0 baseline, 1 AVX2, 2
 # AVX-512, the widest this build and CPU run; -1: none, the scalar park_time)
@@ -950,10 +951,11 @@ cdef class SchedulerState:
         keep it (the ``pn[0]``-th popped page) and the best so far; whether it is the new best.  (The page is
         first synced to its poll group's polls, ``_sync_polls``: every evaluation of a popped page comes here.)
 
-        The polled kind computes a bound of V first (``value_upper_at``: ~1e-6 above it, about half its cost where
-        the lattice is large; counted as an evaluation).  Below the best value, the page has lost whatever its
-        value, and goes back with the bound as its value (its lines and park key bound V from any ``v0 >=
-        V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound (``popped.wait[:nwait]``) and
+        The polled kind computes a bound of V first where its lattice is large (``tau`` past ``BOUND_WINDOWS``
+        poll windows; ``value_upper_at``: ~1e-6 above it, about half its cost there; counted as an evaluation:
+        on a few windows it costs as much as the value, 5% more time at w = 1).  Below the best value, the page
+        has lost whatever its value, and goes back with the bound as its value (its lines and park key bound V
+        from any ``v0 >= V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound (``popped.wait[:nwait]``) and
         ``prio = min(bound, prio)`` (``prio``: the bound of its line at the pop, inf if none): ``_resolve``
         evaluates it once no line's bound reaches its prio and no waiting page's prio is above it, and most
         never are (the best value passes their bounds first).  A NaN bound: its value at once.
@@ -971,7 +973,7 @@ cdef class SchedulerState:
         tau = page_tau(&self.pages, j, t)
         v = NAN
         ex, b = -1.0, 0.0
-        if self.pages.kind == POLLED:
+        if self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]:
             v = value_upper_at(&self.pages, j, tau)
             if v == v:
                 self.n_evaluations += 1
