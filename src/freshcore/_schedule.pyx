@@ -955,10 +955,10 @@ cdef class SchedulerState:
         poll windows; ``value_upper_at``: ~1e-6 above it, about half its cost there; counted as an evaluation:
         on a few windows it costs as much as the value, 5% more time at w = 1).  Below the best value, the page
         has lost whatever its value, and goes back with the bound as its value (its lines and park key bound V
-        from any ``v0 >= V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound (``popped.wait[:nwait]``) and
-        ``prio = min(bound, prio)`` (``prio``: the bound of its line at the pop, inf if none): ``_resolve``
-        evaluates it once no line's bound reaches its prio and no waiting page's prio is above it, and most
-        never are (the best value passes their bounds first).  A NaN bound: its value at once.
+        from any ``v0 >= V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound
+        (``popped.wait[:nwait]``) and ``prio = min(bound, prio)`` (``prio``: the bound of its line at the pop, inf
+        if none): ``_resolve`` evaluates it once no line's bound reaches its prio and no waiting page's prio is
+        above it, and most never are (the best value passes their bounds first).  A NaN bound: its value at once.
 
         Why ``prio``: pages whose lines' bounds tie (pages crawled at one tick share a line) leave a heap in an
         order its layout sets, which a restored state does not keep.  Taken in the order of their bounds of V
