@@ -126,7 +126,10 @@ class Scheduler(SchedulerBase):
     ``nu_i = 0`` and the window starts at or after the crawl).  The poll interval is the value's: the model assumes each
     crawl starts a poll cycle.  A page whose value cannot be computed
     (past ``freshcore._polled``'s step cap) raises
-    :class:`~freshcore.value.PageValueError` as the other kinds do.  Pages
+    :class:`~freshcore.value.PageValueError` as the other kinds do, once a
+    tick needs its value: a popped page past 32 poll windows is bounded
+    first, and one whose bound is below the tick's best value has lost
+    without it.  Pages
     keep line bounds of their value and park as with the other kinds (the
     bounds of the polled value: the module notes of ``freshcore._schedule``),
     so a tick evaluates a few pages, not every one.  Poll groups
