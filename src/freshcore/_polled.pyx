@@ -1337,15 +1337,21 @@ cdef bint ext_ok(const PolledPage* pg, double s, bint need_psi, Acc* a, PX* px) 
     return True
 
 
+cdef inline double fast_value(const PolledPage* pg, const Acc* a, double* err) noexcept nogil:
+    """``V Delta/mu`` from the CDF sums and its error bound (``err[0]``): the sums' bounds and V's rounding (the
+    products 2 ulps of the first term (expm1, product) and 3 of the second (exp and two products), the difference
+    one of ``|V - bval|``, the sum one of V)."""
+    cdef double mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
+    cdef double val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
+    err[0] = pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval))
+    return val
+
+
 cdef inline bint fast_bound_ok(const PolledPage* pg, bint need_psi, const Acc* a) noexcept nogil:
     """Whether the CDF sums' error bounds of ``V``, ``w`` (and ``psi``) are below ``FAST_TOL`` of them."""
-    cdef double mag, val, fresh
-    mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
-    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
-    # V's rounding: the products 2 ulps of the first term (expm1, product) and 3 of the second (exp and two
-    # products), the difference one of |V - bval|, the sum one of V
-    if not (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval))
-            <= FAST_TOL * val):
+    cdef double err, fresh
+    cdef double val = fast_value(pg, a, &err)
+    if not (err <= FAST_TOL * val):
         return False
     fresh = pg.one_m_edw * a.wfar + a.bfresh
     if not (pg.one_m_edw * a.ewfar + a.efresh + 8.0 * EPS * fresh <= FAST_TOL * fresh):
@@ -1450,7 +1456,7 @@ cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexce
     time there), looser ones settle fewer (1e-4 and 1e-5, 1e-3 and 1e-4: 4% and 12% more pages bounded, 16% and
     20% more time; one run each, load ~1)."""
     cdef Acc a
-    cdef double alpha, val, err, mag
+    cdef double alpha, val, err
     if pg.kind != 0 or not (s > 0.0 and s < INFINITY):
         return polled_value(pg, s, mu)
     alpha = pg.aw / (pg.dw / pg.dl)
@@ -1458,11 +1464,8 @@ cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexce
         return mu / pg.dl  # saturated (polled_sums)
     if lattice(pg, s, False, 0.0, True, &a, BAND_WALK, NULL, True) != 0:
         return NAN
-    mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
-    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
-    err = (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + a.vrest
-           + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval)))
-    val = (val + err) * (1.0 + 1e-12)
+    val = fast_value(pg, a, &err)
+    val = (val + err + a.vrest) * (1.0 + 1e-12)
     if not (val >= 0.0):  # (NaN)
         return NAN
     return mu * (fmin(val, 1.0) / pg.dl)
@@ -1687,15 +1690,12 @@ def _fast_bounds(double s, double dl, double lam, double nu, double w, double ba
     is below ``FAST_TOL`` of ``V``)."""
     cdef PolledPage pg
     cdef Acc a
-    cdef double mag, val
+    cdef double val, err
     polled_prepare(&pg, dl, lam, nu, w)
     if pg.kind != 0 or not (s > 0.0 and s < INFINITY) or lattice(&pg, s, False, 0.0, True, &a, band_walk) != 0:
         return -1, NAN, NAN
-    mag = pg.one_m_edw * a.wfar + a.dwes * a.nfar
-    val = pg.one_m_edw * a.wfar - a.dwes * a.nfar + a.bval
-    return (0, val / dl,
-            (pg.one_m_edw * a.ewfar + a.dwes * a.enfar + a.eval + EPS * (3.0 * mag + 2.0 * fabs(val) + fabs(a.bval)))
-            / dl)
+    val = fast_value(pg, &a, &err)
+    return 0, val / dl, err / dl
 
 
 def _log_binom(double i, double n, double p):
