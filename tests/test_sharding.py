@@ -172,6 +172,31 @@ def test_threaded_run_equals_sequential(monkeypatch, k):
         freshcore.set_num_threads(old)
 
 
+def test_threaded_polled_run_with_short_poll_intervals_equals_sequential(monkeypatch):
+    """Polled shards polled every 0.002-0.01: their popped pages are bounded first and wait (the tick's
+    Popped.wait and prio, per scheduler state), on two threads as one by one."""
+    rng = np.random.default_rng(8)
+    pages = plain_pages(rng, 300)
+    w = rng.choice([0.002, 0.005, 0.01], 300)
+    old = freshcore.set_num_threads(2)
+    try:
+        monkeypatch.setattr(sharding, "MIN_PARALLEL_TICKS", 4)
+        a = ShardedScheduler(pages, 30.0, 3, value="polled", poll_interval=w)
+        b = ShardedScheduler(pages, 30.0, 3, value="polled", poll_interval=w)
+        ra, rb = [a.run(1)], [b.next()]
+        ids = rng.integers(0, 300, 40)
+        moved = rng.random(40) < 0.3
+        a.poll(ids, a.time + 0.05, moved)
+        b.poll(ids, b.time + 0.05, moved)
+        ra.append(a.run(301))
+        freshcore.set_num_threads(1)
+        rb.extend(b.next() for _ in range(301))
+        np.testing.assert_array_equal(np.concatenate(ra), rb)
+        assert [x._state.n_evaluations for x in a.schedulers] == [x._state.n_evaluations for x in b.schedulers]
+    finally:
+        freshcore.set_num_threads(old)
+
+
 # -- signals, rates, read-only views ---------------------------------------------
 
 
