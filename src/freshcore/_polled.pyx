@@ -1464,7 +1464,7 @@ cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexce
         return mu / pg.dl  # saturated (polled_sums)
     if lattice(pg, s, False, 0.0, True, &a, BAND_WALK, NULL, True) != 0:
         return NAN
-    val = fast_value(pg, a, &err)
+    val = fast_value(pg, &a, &err)
     val = (val + err + a.vrest) * (1.0 + 1e-12)
     if not (val >= 0.0):  # (NaN)
         return NAN
@@ -1694,7 +1694,7 @@ def _fast_bounds(double s, double dl, double lam, double nu, double w, double ba
     polled_prepare(&pg, dl, lam, nu, w)
     if pg.kind != 0 or not (s > 0.0 and s < INFINITY) or lattice(&pg, s, False, 0.0, True, &a, band_walk) != 0:
         return -1, NAN, NAN
-    val = fast_value(pg, &a, &err)
+    val = fast_value(&pg, &a, &err)
     return 0, val / dl, err / dl
 
 
