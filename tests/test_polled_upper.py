@@ -79,6 +79,14 @@ def test_bound_is_the_value_off_the_lattice():
         assert _polled._value_upper(s, dl, lam, nu, w) == value(s, dl, lam, nu, w)
 
 
+def test_bound_of_a_saturated_page_is_its_value_in_mu_units():
+    """Saturated pages (V within half an ulp of mu/Delta) are mu times polled_sums' 1/Delta, as polled_value has
+    it: mu/Delta itself can be an ulp less (7/0.9 against 7 (1/0.9)), a bound below the value."""
+    for mu, dl in [(7.0, 0.9), (3.0, 0.7), (0.3, 1.1), (1.0, 0.9)]:
+        v = float(polled_value(90.0, 0.5, PageModel(dl, mu, 0.5, 0.1))[0])
+        assert _polled._value_upper(90.0, dl, 0.5, 0.1, 0.5, mu) == v
+
+
 @settings(max_examples=300, deadline=None)
 @given(dl=st.floats(1e-4, 5.0), lam=st.floats(0.0, 1.0), nu=st.floats(1e-4, 5.0), w=st.floats(1e-3, 5.0),
        s=st.floats(1e-4, 40.0))

@@ -148,6 +148,15 @@ def test_random_instances_with_rate_changes(seed, m):
     drive(m, 80, seed, moved_prob=0.5, rates={30: 3.0 * m, 60: 0.05 * m})
 
 
+def test_saturated_twins_tie_to_the_lower_id_when_one_is_bounded():
+    """Two pages alike (mu = 7, Delta = 0.9), both saturated (V = mu/Delta as computed), page 0 popped past 32 poll
+    windows (bounded first), page 1 not: the bound must not be an ulp below the value (7/0.9 against 7 (1/0.9)),
+    or page 0 loses to its twin without being evaluated."""
+    pages = PageModel([0.9, 0.9], [7.0, 7.0], recall=0.5, false_rate=0.1)
+    s = Scheduler(pages, 0.02, value="polled", poll_interval=[0.5, 1000.0], last_crawl=[-100.0, -100.0])
+    assert s.run(3).tolist() == [0, 0, 0]
+
+
 @pytest.mark.parametrize("seed", [3, 4])
 def test_short_poll_intervals_match_brute_force(seed):
     """Pages popped past 32 poll windows are bounded before they are evaluated (most lose by their bound; the

@@ -1272,7 +1272,8 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
         rest_w = col_w * fmin(nrem, pg.rho1 / (1.0 - pg.rho1))
         if j > 0.0 and small_rest(&a, pg, col_p * nrem, rest_w, r1_bound(s)):  # column 0 has no moved part
             if a.coarse:  # (what the rest adds to V at most: small_rest's bound)
-                a.vrest += rest_w * fmin(r1_bound(s), pg.one_m_edw)
+                # (col_w from tails stopped at ttol of themselves: up to that part low)
+                a.vrest += rest_w * (1.0 + 4.0 * a.ttol) * fmin(r1_bound(s), pg.one_m_edw)
             break
         j += 1.0
         # rho1^j by exp (as fast_walk's factors): j products carried j ulps (150 at 150 columns: refused pages)
@@ -1461,7 +1462,9 @@ cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexce
         return polled_value(pg, s, mu)
     alpha = pg.aw / (pg.dw / pg.dl)
     if alpha > 0.0 and s > 30.0 and -s + log1p(pg.dl * s / alpha) < LOG_HALF_ULP:
-        return mu / pg.dl  # saturated (polled_sums)
+        # saturated: polled_sums' 1/Delta times mu, as polled_value computes it (mu/Delta can be an ulp less: a
+        # page tied with a saturated twin lost without its value)
+        return mu * (1.0 / pg.dl)
     if lattice(pg, s, False, 0.0, True, &a, BAND_WALK, NULL, True) != 0:
         return NAN
     val = fast_value(pg, &a, &err)
@@ -1619,11 +1622,11 @@ def level_kernel(const double[::1] level, const double[::1] dl, const double[::1
     return bad
 
 
-def _value_upper(double s, double dl, double lam, double nu, double w):
-    """``polled_value_upper`` of one page per unit importance (tests)."""
+def _value_upper(double s, double dl, double lam, double nu, double w, double mu=1.0):
+    """``polled_value_upper`` of one page (tests)."""
     cdef PolledPage pg
     polled_prepare(&pg, dl, lam, nu, w)
-    return polled_value_upper(&pg, s, 1.0)
+    return polled_value_upper(&pg, s, mu)
 
 
 def _nb_cdf(double kk, double r, double p):

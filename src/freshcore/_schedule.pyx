@@ -780,7 +780,7 @@ cdef class SchedulerState:
                 + self.n_groups * (sizeof(int64_t) + 2 * sizeof(double))
                 + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
-                + self.popped.capacity * (sizeof(int32_t) + 4 * sizeof(double) + sizeof(bucket_t))
+                + self.popped.capacity * (2 * sizeof(int32_t) + 5 * sizeof(double) + sizeof(bucket_t))
                 + self.buckets.calendar.capacity * sizeof(CalendarEntry)
                 + (self.buckets.calendar.mask + 1) * sizeof(int32_t)
                 + N_CODES * (sizeof(Heap) + sizeof(int32_t))
@@ -960,12 +960,12 @@ cdef class SchedulerState:
         if none): ``_resolve`` evaluates it once no line's bound reaches its prio and no waiting page's prio is
         above it, and most never are (the best value passes their bounds first).  A NaN bound: its value at once.
 
-        Why ``prio``: pages whose lines' bounds tie (pages crawled at one tick share a line) leave a heap in an
-        order its layout sets, which a restored state does not keep.  Taken in the order of their bounds of V
-        alone, one of them could be evaluated between two others' pops and raise the best value for the second
-        only: that loser would keep its bound or its value as the layout falls, and the restored run would leave
-        the uninterrupted one.  No waiting page's prio is above the line it was popped at, and one is taken only
-        when strictly above every line left: never inside a run of ties, whose order then does not matter."""
+        Order: lines leave the heaps in (key, id) order, but the calendar's pages and a fall's parked pages come
+        in an order a restored state does not keep.  Had they been evaluated at once, one could raise the best
+        value before another's bound was compared with it: that loser would keep its bound or its value as the
+        order fell, and a restored run would leave the uninterrupted one.  They wait instead, and are taken by
+        prio (then id); a waiting page is taken only when its prio is strictly above every line left, and its prio
+        is at most the line it was popped at, so never inside a run of tied lines."""
         cdef double ex, b, v, tau
         cdef Py_ssize_t n = pn[0]
         cdef bint waits = False
@@ -973,7 +973,8 @@ cdef class SchedulerState:
         tau = page_tau(&self.pages, j, t)
         v = NAN
         ex, b = -1.0, 0.0
-        if self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]:
+        if (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
+                and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j)):
             v = value_upper_at(&self.pages, j, tau)
             if v == v:
                 self.n_evaluations += 1
