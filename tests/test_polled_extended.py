@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from _polled_reference import _page_sums
 from test_polled_signals import ref_sums
+from test_polled_small_w import compiled_sums
 
 from freshcore import PageModel, _polled
-from freshcore.polled_signals import polled_fresh_time, polled_interval, polled_value
+from freshcore.polled_signals import polled_value
 
 mp = pytest.importorskip("mpmath")
 EXT = _polled._have_ext()
@@ -80,8 +81,7 @@ def test_issue_page_takes_the_retry_within_its_bound():
 def test_retry_matches_numpy_and_30_digits(page):
     s, dl, lam, nu, w = page
     assert _path(s, dl, lam, nu, w)[0] == 2  # these pages take the retry
-    pages = PageModel(dl, 1.3, lam, nu)
-    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    got = compiled_sums(s, dl, lam, nu, w)
     for g, r in zip(got, _page_sums(s, dl, lam, nu, w)):
         assert abs(g - r) <= 1e-12 * r, (g, r)
     st, v, bound = _polled._ext_bounds(s, dl, lam, nu, w)[:3]

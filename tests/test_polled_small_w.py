@@ -25,6 +25,12 @@ SMALL_W = [
 ]
 
 
+def compiled_sums(s, dl, lam, nu, w):
+    """``(psi, w, V/mu)`` of one page from the public functions (the compiled kernel), as ``ref_sums`` gives them."""
+    pages = PageModel(dl, 1.3, lam, nu)
+    return (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+
+
 @pytest.fixture(params=[0, 2], ids=["auto", "walk"])
 def mode(request):
     old = _polled._set_mode(request.param)
@@ -34,8 +40,7 @@ def mode(request):
 
 @pytest.mark.parametrize("dl, lam, nu, w, s", SMALL_W)
 def test_small_w_matches_30_digits_and_numpy(dl, lam, nu, w, s, mode):
-    pages = PageModel(dl, 1.3, lam, nu)
-    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    got = compiled_sums(s, dl, lam, nu, w)
     for g, r in zip(got, ref_sums(s, dl, lam, nu, w, dps=30)):
         assert abs(g - float(r)) <= 1e-12 * float(r), (g, float(r))  # measured: 7e-16 (walk: 4e-15)
     for g, r in zip(got, _page_sums(s, dl, lam, nu, w)):
@@ -168,8 +173,7 @@ LOW_RECALL = [
 
 @pytest.mark.parametrize("dl, lam, nu, w, s", LOW_RECALL)
 def test_low_recall_many_columns_match_numpy(dl, lam, nu, w, s, mode):
-    pages = PageModel(dl, 1.3, lam, nu)
-    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    got = compiled_sums(s, dl, lam, nu, w)
     for g, r in zip(got, _page_sums(s, dl, lam, nu, w)):
         assert g == pytest.approx(r, rel=1e-12, abs=0.0)  # measured: 6e-16
 
@@ -177,7 +181,6 @@ def test_low_recall_many_columns_match_numpy(dl, lam, nu, w, s, mode):
 @pytest.mark.slow
 @pytest.mark.parametrize("dl, lam, nu, w, s", LOW_RECALL[:2])
 def test_low_recall_many_columns_match_30_digits(dl, lam, nu, w, s):
-    pages = PageModel(dl, 1.3, lam, nu)
-    got = (polled_interval(s, w, pages)[0], polled_fresh_time(s, w, pages)[0], polled_value(s, w, pages)[0] / 1.3)
+    got = compiled_sums(s, dl, lam, nu, w)
     for g, r in zip(got, ref_sums(s, dl, lam, nu, w, dps=30)):
         assert abs(g - float(r)) <= 1e-12 * float(r), (g, float(r))  # measured: 3e-16

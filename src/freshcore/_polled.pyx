@@ -294,8 +294,7 @@ cdef struct Acc:
     double cwfar
     double tol       # the columns stop where their rest is below this part of the partial sums (TOL)
     double ttol      # a tail sum stops where its rest is below this part of it (QEPS: a quarter ulp)
-    bint coarse      # an upper bound of V (polled_value_upper): the rests above QEPS counted in eval and vrest
-    double vrest     # (coarse) a bound of what the columns left out add to V Delta/mu
+    double vrest     # (lattice's coarse pass) a bound of what the columns left out add to V Delta/mu
 
 
 # R^1(y) = y^2 sum_(k >= 2) (-1)^k (k - 1)/k! y^(k - 2): the coefficients k = 2..20 (to 4e-19 of the sum at y < 1)
@@ -1195,7 +1194,6 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
     a.s = s
     a.band_walk = band_walk
     a.wide = False
-    a.coarse = coarse
     a.tol = COARSE_TOL if coarse else TOL
     a.ttol = COARSE_TTOL if coarse else QEPS
     a.vrest = 0.0
@@ -1271,7 +1269,7 @@ cdef int lattice(const PolledPage* pg, double s, bint need_psi, double far, bint
         nrem = jmax - j
         rest_w = col_w * fmin(nrem, pg.rho1 / (1.0 - pg.rho1))
         if j > 0.0 and small_rest(&a, pg, col_p * nrem, rest_w, r1_bound(s)):  # column 0 has no moved part
-            if a.coarse:  # (what the rest adds to V at most: small_rest's bound)
+            if coarse:  # (what the rest adds to V at most: small_rest's bound)
                 # (col_w from tails stopped at ttol of themselves: up to that part low)
                 a.vrest += rest_w * (1.0 + 4.0 * a.ttol) * fmin(r1_bound(s), pg.one_m_edw)
             break
@@ -1362,13 +1360,21 @@ cdef inline bint fast_bound_ok(const PolledPage* pg, bint need_psi, const Acc* a
     return True
 
 
+cdef inline bint saturated_at(const PolledPage* pg, double s) noexcept nogil:
+    """Whether ``V/mu`` and ``w`` of a lattice page round to ``1/Delta`` at ``s``: ``1/Delta - w = E[e^{-s_T}]/Delta
+    <= e^{-s}/Delta`` and ``psi <= s/alpha``, so ``0 <= 1/Delta - V/mu <= e^{-s} (1 + Delta s/alpha)/Delta``: below
+    half an ulp of ``1/Delta`` (2^-54)."""
+    cdef double alpha = pg.aw / (pg.dw / pg.dl)
+    return alpha > 0.0 and s > 30.0 and -s + log1p(pg.dl * s / alpha) < LOG_HALF_ULP
+
+
 cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi, double* fresh,
                      double* value) noexcept nogil:
     """``psi``, ``w`` and ``V/mu`` of one page at ``s`` (``psi`` only when ``need_psi``; NaN otherwise).
     Returns 0, or -1 when the walk would pass MAX_STEPS points."""
     cdef Acc a
     cdef PX px
-    cdef double dl = pg.dl, alpha, val
+    cdef double dl = pg.dl, val
     cdef fc_ext xval
     cdef bint saturated
     cdef int st
@@ -1393,10 +1399,7 @@ cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi,
         fresh[0] = -expm1(-s) / dl
         value[0] = residual_exp(1, s) / dl
         return 0
-    alpha = pg.aw / (pg.dw / dl)
-    # 1/Delta - w = E[e^{-s_T}]/Delta <= e^{-s}/Delta and psi <= s/alpha, so 0 <= 1/Delta - V/mu <=
-    # e^{-s} (1 + Delta s/alpha)/Delta: below half an ulp of 1/Delta (2^-54) they round to 1/Delta
-    saturated = alpha > 0.0 and s > 30.0 and -s + log1p(dl * s / alpha) < LOG_HALF_ULP
+    saturated = saturated_at(pg, s)
     if saturated and not need_psi:
         fresh[0] = 1.0 / dl
         value[0] = 1.0 / dl
@@ -1457,11 +1460,10 @@ cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexce
     time there), looser ones settle fewer (1e-4 and 1e-5, 1e-3 and 1e-4: 4% and 12% more pages bounded, 16% and
     20% more time; one run each, load ~1)."""
     cdef Acc a
-    cdef double alpha, val, err
+    cdef double val, err
     if pg.kind != 0 or not (s > 0.0 and s < INFINITY):
         return polled_value(pg, s, mu)
-    alpha = pg.aw / (pg.dw / pg.dl)
-    if alpha > 0.0 and s > 30.0 and -s + log1p(pg.dl * s / alpha) < LOG_HALF_ULP:
+    if saturated_at(pg, s):
         # saturated: polled_sums' 1/Delta times mu, as polled_value computes it (mu/Delta can be an ulp less: a
         # page tied with a saturated twin lost without its value)
         return mu * (1.0 / pg.dl)

@@ -89,7 +89,7 @@ cdef class SchedulerState:
                               Py_ssize_t* best) noexcept nogil
     cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
                                         double* u) noexcept nogil
-    cdef int _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
+    cdef void _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
     cdef void _settle_bucket(self, Py_ssize_t b, double t, double tpad, double lim) noexcept nogil
     cdef void _settle_keys(self, const int32_t* cid, const double* cy, const double* cx, Py_ssize_t k) noexcept nogil

@@ -380,6 +380,16 @@ cdef enum:
     SETTLE_AHEAD = 24  # the settle's pass over a bucket fetches the record of the page this many ahead (8: 10% slower)
     BOUND_WINDOWS = 32  # a popped polled page is bounded first (_evaluate) if tau is past this many poll windows
 
+cdef inline bint _better(Py_ssize_t j, double v, double* bv, Py_ssize_t* best) noexcept nogil:
+    """Whether page j of value v is the tick's new best (above the best value, or equal with a lower id); if so
+    it is made the best."""
+    if v > bv[0] or (v == bv[0] and j < best[0]):
+        bv[0] = v
+        best[0] = j
+        return True
+    return False
+
+
 # The level of the vector kernel of Greedy's park keys in the settle (park_x_many: 0 baseline, 1 AVX2, 2
 # AVX-512, the widest this build and CPU run; -1: none, the scalar park_time)
 cdef int _park_x_level = park_x_set_level(2)
@@ -992,13 +1002,7 @@ cdef class SchedulerState:
         self.popped.source[n] = <bucket_t>source
         self.popped.key[n] = key
         pn[0] = n + 1
-        if waits:
-            return False
-        if v > bv[0] or (v == bv[0] and j < best[0]):
-            bv[0] = v
-            best[0] = j
-            return True
-        return False
+        return False if waits else _better(j, v, bv, best)
 
     cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
                               Py_ssize_t* best) noexcept nogil:
@@ -1012,11 +1016,7 @@ cdef class SchedulerState:
         self.popped.value[n] = v
         self.popped.exp[n] = ex
         self.popped.beta[n] = b
-        if v > bv[0] or (v == bv[0] and j < best[0]):
-            bv[0] = v
-            best[0] = j
-            return True
-        return False
+        return _better(j, v, bv, best)
 
     cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
                                         double* u) noexcept nogil:
@@ -1041,17 +1041,13 @@ cdef class SchedulerState:
             i += 1
         return k
 
-    cdef int _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil:
-        """Every waiting page that reaches the best value evaluated, in the order of their prios (no line left);
-        how many became the best."""
+    cdef void _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil:
+        """Every waiting page that reaches the best value evaluated, in the order of their prios (no line left)."""
         cdef double u
-        cdef Py_ssize_t k
-        cdef int raised = 0
-        while True:
+        cdef Py_ssize_t k = self._waiting_top(nwait, bv[0], best[0], &u)
+        while k >= 0:
+            self._resolve(nwait, k, t, bv, best)
             k = self._waiting_top(nwait, bv[0], best[0], &u)
-            if k < 0:
-                return raised
-            raised += self._resolve(nwait, k, t, bv, best)
 
     cdef void _park_lines(self, double t, Py_ssize_t b0, Py_ssize_t b1) noexcept nogil:
         """A tick of the settle (the winning value has stopped moving): every page of the slope buckets b0 .. b1 - 1
