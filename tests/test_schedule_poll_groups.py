@@ -425,7 +425,7 @@ def test_to_dict_contents_and_format_10():
     s.poll_group(1, 1.25, [1])
     s.poll_group(1, 1.5, [])
     d = s.to_dict()
-    assert d["format_version"] == 11
+    assert d["format_version"] == 12
     np.testing.assert_array_equal(d["poll_group"], [1, 1, -1])
     np.testing.assert_array_equal(d["group_polls"], [0, 2])
     np.testing.assert_array_equal(d["group_time"], [-np.inf, 1.5])

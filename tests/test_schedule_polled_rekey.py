@@ -8,6 +8,12 @@ pages that were not the argmax (37-39 decisions in 3000, prototype).  Checked he
 with batches of group polls (the bench's: 1% of the pages a batch, every page every ``w``), many pages with
 ``lambda`` near 1 (whose keys the unmoved polls make stale), equals the brute-force argmax of
 ``polled_value``; fewer evaluations than without re-keying is the point (the bench), exactness the contract.
+
+Parked pages too (format 12): a park key is the time its page's bounds reach the park level from ``s0``, so the
+same shift holds for it; a parked page popped from the calendar with a shifted key after ``t`` goes back to the
+park without an evaluation (evaluated with the other parked pages if the tick falls below the level).  A
+format-11 state kept a parked page's anchor from its last line, which would shift its park key too far: it is
+read without the parked pages' anchors.
 """
 
 import numpy as np
@@ -72,7 +78,7 @@ def test_anchors_are_saved_and_a_format_10_state_has_none():
     s.run(50)
     s.poll(np.arange(0, m, 3), s.time, rng.random(len(range(0, m, 3))) < 0.2)
     d = s.to_dict()
-    assert d["format_version"] == 11 and np.isfinite(d["anchor_t"]).sum() > m // 2
+    assert d["format_version"] == 12 and np.isfinite(d["anchor_t"]).sum() > m // 2
     assert np.all(d["anchor_ell"][np.isfinite(d["anchor_ell"])] <= s.time)
     old = {k: v for k, v in d.items() if not k.startswith("anchor_")}
     old["format_version"] = 10
@@ -83,3 +89,28 @@ def test_anchors_are_saved_and_a_format_10_state_has_none():
     assert r.run(40).tolist() == want and same.run(40).tolist() == want
     e = Scheduler(pages, 20.0)
     assert np.all(np.isinf(e.to_dict()["anchor_t"]))  # (the other kinds: inf in every slot)
+
+
+def test_parked_pages_keep_their_anchors_and_a_format_11_state_drops_them():
+    rng = np.random.default_rng(8)
+    m = 400
+    lam = rng.beta(0.25, 0.25, m)
+    lam[: m // 4] = 0.99
+    pages = PageModel(rng.uniform(0.1, 1.0, m), rng.uniform(0.1, 1.0, m), lam, rng.uniform(0.1, 0.6, m))
+    s = Scheduler(pages, m / 10.0, value="polled", poll_interval=np.full(m, 0.05),
+                  poll_group=np.arange(m) % 4, last_crawl=-rng.uniform(0.0, 20.0, m))
+    for k in range(200):
+        s.run(5)
+        s.poll_group(k % 4, s.time, [])
+    d = s.to_dict()
+    parked = d["bucket"] == 3602  # (PARK: the file's code for every parked page)
+    assert parked.sum() > m // 4
+    assert np.isfinite(d["anchor_t"][parked]).mean() > 0.9  # (their park keys' anchors)
+    old = dict(d, format_version=11)
+    r = Scheduler.from_dict(old)
+    a = r.to_dict()
+    assert np.all(np.isinf(a["anchor_t"][parked])) and np.all(np.isinf(a["anchor_ell"][parked]))
+    assert np.array_equal(a["anchor_t"][~parked], d["anchor_t"][~parked])
+    same = Scheduler.from_dict(d)
+    want = s.run(300).tolist()
+    assert r.run(300).tolist() == want and same.run(300).tolist() == want

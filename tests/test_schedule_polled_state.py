@@ -196,7 +196,7 @@ def test_to_dict_contents():
     s.run(2)
     s.poll([0, 1], 1.25, [False, True])
     d = s.to_dict()
-    assert d["format_version"] == Scheduler.FORMAT_VERSION == 11
+    assert d["format_version"] == Scheduler.FORMAT_VERSION == 12
     assert (d["value"], d["terms"], d["signal_delay"]) == ("polled", None, 0.0)
     np.testing.assert_array_equal(d["crawl"], s.last_crawl)
     np.testing.assert_array_equal(d["poll"], [1.25, 1.25])

@@ -244,7 +244,11 @@ so every key stays a valid bound and nothing is re-keyed then (a slope
 bucket's page is re-keyed lazily at its pop: its key later by ``min(ell -
 ell_0, t - t_0)``, ``(t_0, ell_0)`` the anchor its key was put at, float32
 rounded up, 8 bytes a page, saved with the state; back without an evaluation
-if its bound is then below the tick's best value: ``_rekey_shift``); moved, ``s`` rises
+if its bound is then below the tick's best value: ``_rekey_shift``; a parked
+page likewise at its calendar pop, back to the park if its shifted key is
+after ``t``, since a park key is where the page's bounds from ``s_0`` reach
+the level: at 10^6 pages polled 1% a tick this took 3.3 evaluations a
+decision of 13.9, most of them parked pages far below the level); moved, ``s`` rises
 by the window's posterior less ``Delta l`` and the key moves earlier by the
 rise over ``Delta`` (``_shift_earlier``, the signals' path; ``ell = -inf``
 when the move proves a change); a poll at or before the crawl only sets
@@ -306,8 +310,14 @@ evaluated only when its bound still reaches the best value and no line's
 bound is above it (``_evaluate``: the order keeps a restored state's run
 the uninterrupted one's).  At 10^6 pages polled 1% a tick (w = 1e-3) 12.4
 bounds and 1.4 values a decision took the place of 10.6 values: about 30%
-less time.  A value that cannot be computed is then an error only where a
-page's bound reaches the best value.
+less time.  A page popped from the park gets a closed-form bound first
+(``polled_value_cheap``: the integral of psi's bound and every jump's, two
+``exp`` and two ``expm1``, ~1% above V at low recall): the calendar's pages
+are popped at the tick's start, before any value, so they wait with it and
+get their lattice bound only if it still reaches the best value when they
+are taken (``_resolve``); there 2.5 lattice bounds a decision became 0.5.
+A value that cannot be computed is then an error only where a page's bound
+reaches the best value.
 
 Values that cannot be computed: a page whose series would run past the cap of
 ``freshcore._value`` (NaN, no closed form) never reaches a heap.  Each
@@ -334,7 +344,7 @@ import numpy as np
 from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count, freshcore_trim)
-from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, value_upper_at,
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, value_upper_at, value_cheap_at,
                                         signal_time, page_alpha, interval_bound, popped_reserve, popped_resize,
                                         popped_free, page_records, grown, poll_shift, rescaled_start, polled_greedy)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
@@ -379,6 +389,9 @@ cdef enum:
     PARK_CHUNK = 64  # the settle computes Greedy's park keys this many pages at a time (park_x_many)
     SETTLE_AHEAD = 24  # the settle's pass over a bucket fetches the record of the page this many ahead (8: 10% slower)
     BOUND_WINDOWS = 32  # a popped polled page is bounded first (_evaluate) if tau is past this many poll windows
+
+cdef double STAGE_CHEAP = -2.0  # popped.exp of a page waiting with its closed-form bound only (_evaluate)
+
 
 cdef inline bint _better(Py_ssize_t j, double v, double* bv, Py_ssize_t* best) noexcept nogil:
     """Whether page j of value v is the tick's new best (above the best value, or equal with a lower id); if so
@@ -850,7 +863,11 @@ cdef class SchedulerState:
         if self._parks(j, v, tau):
             key = self._park_key(j, t, v, tau, psi, bj)
             if key == key:  # (NaN: no key; the page keeps a line)
-                return buckets_push(&self.buckets, j, PARK if key <= self.park.horizon else FAR, key)
+                if buckets_push(&self.buckets, j, PARK if key <= self.park.horizon else FAR, key) < 0:
+                    return -1
+                if self.rekey != NULL:  # (a park key moves later after unmoved polls as a line's key does)
+                    self._rekey_set(j, t, self.pages.records[j].last_crawl)
+                return 0
         b = page_line(&self.pages, j, t, v, tau, ex, psi, bj, self.buckets.slope_table, self.last_winning_value,
                       self.log_last_winning_value, self.buckets.calendar.rate, &key)
         if buckets_push(&self.buckets, j, b, key) < 0:
@@ -963,8 +980,11 @@ cdef class SchedulerState:
 
         The polled kind computes a bound of V first where its lattice is large (``tau`` past ``BOUND_WINDOWS``
         poll windows; ``value_upper_at``: ~1e-6 above it, about half its cost there; counted as an evaluation:
-        on a few windows it costs as much as the value, 5% more time at w = 1).  Below the best value, the page
-        has lost whatever its value, and goes back with the bound as its value (its lines and park key bound V
+        on a few windows it costs as much as the value, 5% more time at w = 1).  A parked page (source PARK or
+        FAR) gets the closed-form bound instead (``value_cheap_at``, not counted) and, if that reaches the best
+        value, waits with it: its lattice bound comes at ``_resolve``, when the best value has grown.  Below the
+        best value, the page has lost whatever its value, and goes back with the bound as its value (its lines
+        and park key bound V
         from any ``v0 >= V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound
         (``popped.wait[:nwait]``) and ``prio = min(bound, prio)`` (``prio``: the bound of its line at the pop, inf
         if none): ``_resolve`` evaluates it once no line's bound reaches its prio and no waiting page's prio is
@@ -985,14 +1005,23 @@ cdef class SchedulerState:
         ex, b = -1.0, 0.0
         if (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
                 and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j)):
-            v = value_upper_at(&self.pages, j, tau)
-            if v == v:
-                self.n_evaluations += 1
-                if not (v < bv[0]):
-                    waits = True
-                    self.popped.wait[nwait[0]] = <int32_t>n
-                    self.popped.prio[n] = v if v < prio else prio
-                    nwait[0] += 1
+            if source == PARK or source == FAR:
+                # a parked page (popped at the tick's start, before any value, or in a fall): the closed-form
+                # bound (not counted); below the best value the page has lost, else it waits with it, its
+                # lattice bound not yet computed (ex = STAGE_CHEAP; _resolve), until the best value has grown
+                v = value_cheap_at(&self.pages, j, tau)
+                ex = STAGE_CHEAP
+            else:
+                v = value_upper_at(&self.pages, j, tau)
+                if v == v:
+                    self.n_evaluations += 1
+            if v == v and not (v < bv[0]):
+                waits = True
+                self.popped.wait[nwait[0]] = <int32_t>n
+                self.popped.prio[n] = v if v < prio else prio
+                nwait[0] += 1
+            elif ex == STAGE_CHEAP:
+                ex = -1.0
         if v != v:
             v = self._value(j, tau, &ex, &b)
         self.popped.id[n] = <int32_t>j
@@ -1007,9 +1036,22 @@ cdef class SchedulerState:
     cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
                               Py_ssize_t* best) noexcept nogil:
         """Evaluate the popped page waiting at ``popped.wait[i]`` (``_evaluate``), which leaves the list: its value
-        replaces its bound; whether it is the new best."""
+        replaces its bound; whether it is the new best.  A page with its closed-form bound only (``popped.exp``
+        ``STAGE_CHEAP``) gets its lattice bound instead and stays (False)."""
         cdef Py_ssize_t n = self.popped.wait[i], j = self.popped.id[n]
         cdef double ex, b, v
+        if self.popped.exp[n] == STAGE_CHEAP:
+            # its lattice bound (~1e-6 above V): it waits on with it (the smaller of its two bounds) as its value
+            # and prio, or leaves the list at the next look if that is below the best value
+            self.popped.exp[n] = -1.0
+            v = value_upper_at(&self.pages, j, page_tau(&self.pages, j, t))
+            if v == v:
+                self.n_evaluations += 1
+                if v < self.popped.value[n]:
+                    self.popped.value[n] = v
+                if self.popped.value[n] < self.popped.prio[n]:
+                    self.popped.prio[n] = self.popped.value[n]
+                return False
         nwait[0] -= 1
         self.popped.wait[i] = self.popped.wait[nwait[0]]
         v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
@@ -1034,6 +1076,7 @@ cdef class SchedulerState:
             if not (v > bv or (v == bv and j < best)):
                 nwait[0] -= 1
                 self.popped.wait[i] = self.popped.wait[nwait[0]]
+                self.popped.exp[n] = -1.0  # (lost with its bound as its value)
                 continue
             p = self.popped.prio[n]
             if k < 0 or p > u[0] or (p == u[0] and j < self.popped.id[self.popped.wait[k]]):
@@ -1173,6 +1216,8 @@ cdef class SchedulerState:
                 if key != key:
                     key = t
             buckets_take(s, b, s.records[j].entry)
+            if self.rekey != NULL:  # (its new key from its value at t)
+                self._rekey_set(j, t, self.pages.records[j].last_crawl)
             if b == PARK and key <= self.park.horizon:  # (into the entry it has just left: no allocation)
                 s.records[j].entry = <int32_t>calendar_push(&s.calendar, <int32_t>j, key)
                 s.code[j] = PARK
@@ -1265,6 +1310,7 @@ cdef class SchedulerState:
         cdef int32_t* heads
         cdef bint rejoined = False, fell, was_moving
         cdef Py_ssize_t o1, o2, nc, ncl, ncq, a, ba, bl, bq, fi, b, j, btop, best, pn, i, nfar, ncal, settle_end
+        cdef Py_ssize_t nrk = 0, slot
         cdef int fam
         cdef TickUndo undo
         cdef double pu
@@ -1343,6 +1389,24 @@ cdef class SchedulerState:
                 calendar_release(&s.calendar, i)
                 self.pages.records[j].entry = -1
                 s.code[j] = NOT_PLACED
+                if self.rekey != NULL:
+                    # unmoved polls since its park key was put (polled): the key later by _rekey_shift; if that is
+                    # after t, the page is below the level at t and parks again with it at the tick's end, not
+                    # evaluated (unless the tick falls: then it is evaluated with the other parked pages)
+                    rd = self._rekey_shift(j, t)
+                    if rd > 0.0:
+                        rk = (key + rd * (1.0 - 1e-12)) - 8.0 * DBL_EPSILON * (fabs(key) + fabs(t) + rd)
+                        if rk > t:
+                            self.popped.id[pn] = <int32_t>j
+                            self.popped.value[pn] = -INFINITY  # (the mark: re-keyed, not evaluated)
+                            self.popped.exp[pn] = rk
+                            self.popped.beta[pn] = rd
+                            self.popped.source[pn] = PARK
+                            self.popped.key[pn] = key
+                            pn += 1
+                            nrk += 1
+                            i = heads[a]
+                            continue
                 self._evaluate(j, t, PARK, key, &pn, &bv, &best, &nwait, INFINITY)
                 i = heads[a]
             calendar_prefetch(&s.calendar, self.tick, self.pages.records, s.code,
@@ -1457,14 +1521,20 @@ cdef class SchedulerState:
             nc = buckets_unscanned_candidates(s, t, tpad, bv, nc)
             rejoined = True
         nfar = s.heaps[FAR].size
-        fell = s.calendar.size + nfar > 0 and not (bv >= self.park.fall_level)
+        fell = s.calendar.size + nfar + nrk > 0 and not (bv >= self.park.fall_level)
         if fell:
             # the best value ended below the park level, which bounds only the parked pages not yet due: every
-            # parked page is evaluated (O(parked); the level is then lowered)
+            # parked page is evaluated (O(parked); the level is then lowered), those re-keyed at their pop too
             if popped_reserve(&self.popped, pn + s.calendar.size + nfar) < 0:
                 self._undo_tick(&undo, pn, 0, -1)
                 return NO_MEMORY
             self.park.n_unparks += 1
+            if nrk > 0:
+                for i in range(pn):
+                    if self.popped.value[i] == -INFINITY and self.popped.source[i] == PARK:
+                        slot = i  # (evaluated in its place: _evaluate keeps it in that slot)
+                        self._evaluate(self.popped.id[i], t, PARK, self.popped.key[i], &slot, &bv, &best, &nwait,
+                                       INFINITY)
             for i in range(s.calendar.top + nfar):
                 # (the pages come in no order of their ids: each one's record, a miss, fetched FALL_AHEAD on)
                 if i + FALL_AHEAD < s.calendar.top:
@@ -1491,7 +1561,8 @@ cdef class SchedulerState:
             return NO_VALUE
         was_moving = self.park.moving
         if bv > 0.0:
-            park_follow(&self.park, bv, fell, s.calendar.size + s.heaps[FAR].size > 0, self.n_ticks, self.n_live)
+            park_follow(&self.park, bv, fell, s.calendar.size + s.heaps[FAR].size + nrk > 0, self.n_ticks,
+                        self.n_live)
         if self.park.moving:
             self.park.settle = 0  # (a settle under way stops: while the winning value moves, no page parks)
         elif was_moving:
@@ -1548,8 +1619,12 @@ cdef class SchedulerState:
                 # not evaluated
                 a = self._put(j, t, 0.0, 0.0, -1.0, self.popped.beta[i])
             elif self.popped.value[i] == -INFINITY:
-                # re-keyed at its pop: back into its bucket with the later key, its anchor moved as much
-                a = buckets_push(&self.buckets, j, self.popped.source[i], self.popped.exp[i])
+                # re-keyed at its pop: back into its bucket with the later key, its anchor moved as much (a parked
+                # page into the calendar if due by the horizon, else FAR)
+                b = self.popped.source[i]
+                if b == PARK and not (self.popped.exp[i] <= self.park.horizon):
+                    b = FAR
+                a = buckets_push(&self.buckets, j, b, self.popped.exp[i])
                 if a >= 0:
                     self._rekey_set(j, <double>self.rekey[2 * j] + self.popped.beta[i],
                                     <double>self.rekey[2 * j + 1] + self.popped.beta[i])

@@ -71,7 +71,7 @@ def psi_slope_kernel(const double[::1] mu, const double[::1] a, const double[::1
 from freshcore._polled cimport PolledPage, polled_prepare
 from freshcore._schedule_polled cimport (polled_psi_bar, polled_line, polled_reach_s, polled_root_slope,
                                          polled_tail, polled_break_pre, polled_next_break,
-                                         polled_mass_break)
+                                         polled_mass_break, polled_value_cheap)
 
 
 def polled_psi_bar_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam,
@@ -136,6 +136,17 @@ def polled_mass_break_kernel(const double[::1] lo, const double[::1] dl, const d
             polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
             brk[i] = polled_next_break(&pg, lo[i]) if pg.kind == 0 else INFINITY
             zone[i] = polled_mass_break(&pg, lo[i], brk[i], &mass[i])
+
+
+def polled_value_cheap_kernel(const double[::1] s, const double[::1] dl, const double[::1] lam,
+                              const double[::1] nu, const double[::1] w, const double[::1] mu, double[::1] out):
+    """out[i] = the closed-form upper bound of V(s[i]) (``polled_value_cheap``; inf where it gives none)."""
+    cdef Py_ssize_t i
+    cdef PolledPage pg
+    with nogil:
+        for i in range(out.shape[0]):
+            polled_prepare(&pg, dl[i], lam[i], nu[i], w[i])
+            out[i] = polled_value_cheap(&pg, s[i], mu[i])
 
 
 def polled_root_slope_kernel(const double[::1] dl, const double[::1] lam, const double[::1] nu,

@@ -10,7 +10,7 @@ from libc.stdlib cimport free
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
 from freshcore._polled cimport PolledPage, polled_prepare, polled_value, polled_value_upper
-from freshcore._schedule_polled cimport polled_psi_bar
+from freshcore._schedule_polled cimport polled_psi_bar, polled_value_cheap
 from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
 
 cdef enum:  # value kinds (freshcore.schedule's _KINDS)
@@ -134,6 +134,18 @@ cdef inline double value_upper_at(const Pages* p, Py_ssize_t j, double tau) noex
         return NAN
     polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
     return polled_value_upper(&pg, dl * tau, p.records[j].importance)
+
+
+cdef inline double value_cheap_at(const Pages* p, Py_ssize_t j, double tau) noexcept nogil:
+    """A closed-form upper bound of ``value_at``'s V_j(tau) for the polled kind's lattice pages
+    (``polled_value_cheap``: two ``exp``, within ~1e-2 of V for low recall, ~30% above it for high); inf where it
+    gives none and for the other kinds."""
+    cdef double dl = p.records[j].change_rate
+    cdef PolledPage pg
+    if p.kind != POLLED:
+        return INFINITY
+    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    return polled_value_cheap(&pg, dl * tau, p.records[j].importance)
 
 
 cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, double b) noexcept nogil:

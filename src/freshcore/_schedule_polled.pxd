@@ -458,6 +458,60 @@ cdef inline double polled_line(const PolledPage* pg, double mu, double s0, doubl
     return sa
 
 
+cdef inline double polled_value_cheap(const PolledPage* pg, double s, double mu) noexcept nogil:
+    """An upper bound of ``V(s)`` in closed form (lattice pages, kind 0; inf for the others or where it gives
+    none): ``mu int_0^s e^{-u} psibar(u) du`` plus a bound of every jump below ``s``, at most ``mu R^1(s)/alpha``
+    and ``mu/Delta``.  Four ``exp``/``expm1``: what the scheduler tries on a parked page before the lattice
+    sums' bound (``polled_value_upper``).
+
+    ``V(0) = 0``, and ``V(s)`` is the integral of ``mu e^{-u} psi(u)`` over ``[0, s)`` plus the jumps at the
+    breakpoints below ``s``.  The integral: ``psibar`` (:func:`polled_psi_bar`) is ``w`` times the smaller of
+    ``u/(alpha w)`` and ``(u + A)/D`` (:func:`polled_peak`'s ``A``, ``D``; ``1/q`` for ``b = inf``), the first
+    below their crossing ``u_c``: ``int_0^{u1} e^{-u} u du = R^1(u1)`` (``u1 = min(u_c, s)``) and ``int_{u_c}^s
+    e^{-u} (u + A) du = e^{-u_c} (u_c + 1 + A) - e^{-s} (s + 1 + A)``.  The jumps: one at the breakpoint of an
+    unmoved-last point ``(n, j)`` adds ``(mu/Delta) P e^{-x} R^1(lw) <= (mu/Delta) P lw^2/2``, and ``P`` is the
+    probability that the cycle runs past poll ``n`` with that pattern, so the ``P`` of all of them sum to at
+    most the expected number of polls before the crawl, ``E #{n >= 1: n w < T} <= psi(s)/w <= psibar(s)/w``.
+    ``mu R^1(s)/alpha``: :func:`polled_root_slope`'s bound, jumps included.  Rounding: ``R^1(x) = (1 - e^{-x})
+    - x e^{-x}`` (each part a few ulps) raised by ``8 eps x``, the difference above by ``8 eps`` of its first
+    part, the result by 4e-12 (the computed ``V`` is within 1e-12 of the true one), capped at ``mu/Delta``
+    (1 + 4 eps).
+    """
+    cdef double w, uc, u1, es, r1s, r1u, eu, integral = 0.0, v, a, hi
+    if pg.kind != 0 or not (s >= 0.0 and s < INFINITY) or not (mu >= 0.0 and mu < INFINITY):
+        return INFINITY
+    w = pg.dw / pg.dl
+    if not (pg.q > 0.0):
+        uc = INFINITY
+    elif not (pg.aw > 0.0):
+        uc = 0.0
+    elif pg.b == INFINITY:
+        uc = pg.aw / pg.q
+    else:
+        uc = pg.aw * ((pg.aw + pg.b) / (pg.q * pg.b))
+    es = exp(-s)
+    r1s = fmax(-expm1(-s) - s * es, 0.0) + 8.0 * DBL_EPSILON * s
+    u1 = fmin(uc, s)
+    eu = es if u1 == s else exp(-u1)  # (e^{-u_c} where the second line's part is there)
+    if u1 > 0.0:
+        r1u = r1s if u1 == s else fmax(-expm1(-u1) - u1 * eu, 0.0) + 8.0 * DBL_EPSILON * u1
+        integral = r1u / pg.aw
+    if s > uc:
+        if pg.b == INFINITY:
+            hi = eu
+            integral += (hi - es + 8.0 * DBL_EPSILON * hi) / pg.q
+        else:
+            hi = eu * (uc + 1.0 + pg.aw + pg.b)
+            integral += (hi - es * (s + 1.0 + pg.aw + pg.b) + 8.0 * DBL_EPSILON * hi) / (pg.aw + pg.q * pg.b)
+    v = (mu * w * integral + (mu / pg.dl) * (0.5 * pg.lw * pg.lw) * (polled_psi_bar(pg, s) / w)) * (1.0 + 4e-12)
+    a = polled_alpha(pg)
+    if a > 0.0:
+        v = fmin(v, mu * r1s / a * (1.0 + 4e-12))
+    if not (v == v):
+        return INFINITY
+    return fmin(v, mu / pg.dl * (1.0 + 4.0 * DBL_EPSILON))
+
+
 cdef inline double polled_tail(const PolledPage* pg, double mu, double s0, double v0, double B,
                                double pre) noexcept nogil:
     """A bound of ``V(s)`` for every ``s >= s0`` from ``V(s0) = v0`` (it helps where it is below ``mu/Delta``):

@@ -199,13 +199,13 @@ class Scheduler(SchedulerBase):
     [1, 0, 2]
     """
 
-    FORMAT_VERSION = 11
+    FORMAT_VERSION = 12
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
     #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
     #: the settle went by whole buckets, its place a bucket code rather than a page id; 9: before the polled
     #: value kind's crawl, poll and poll interval entries; 10: before poll groups and the polled pages' key
-    #: anchors).
-    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11)
+    #: anchors; 11: before the parked polled pages' anchors).
+    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11, 12)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -497,6 +497,8 @@ class Scheduler(SchedulerBase):
             d = _upgrade_from_9(d)
         if version in (5, 6, 7, 8, 9, 10):
             d = _upgrade_from_10(d)
+        if version in (5, 6, 7, 8, 9, 10, 11):
+            d = _upgrade_from_11(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         polled = isinstance(d, dict) and d.get("value") == "polled"
         state = _statefile.check_entries(d, _POLLED_STATE if polled else _STATE, caller, m)
@@ -761,3 +763,20 @@ def _check_invariants(state: dict[str, Any], caller: str) -> None:
         raise bad("bucket", f"must place every live page and no removed one (page {j})")
     if not built and placed.any():
         raise bad("bucket", "must place no page before the first tick")
+
+
+def _upgrade_from_11(d: Any) -> dict[str, Any]:
+    """A format-11 dict as format 12: no parked page's key has an anchor (``inf``).  Format 11 kept a polled
+    page's anchor from its last line when it parked, where format 12 anchors its park key (which moves later after
+    unmoved polls as a line's key does): the old anchor would move the key too far."""
+    d = dict(d)
+    bucket, t, ell = d.get("bucket"), d.get("anchor_t"), d.get("anchor_ell")
+    if bucket is not None and t is not None and ell is not None:  # (anything missing or bad: the checks name it)
+        bucket = np.asarray(bucket)
+        t, ell = np.array(t, dtype=float, copy=True), np.array(ell, dtype=float, copy=True)
+        if bucket.shape == t.shape == ell.shape and bucket.dtype.kind in "iu":
+            parked = (bucket == _schedule.PARK_CODE) | (bucket == _schedule.FAR_CODE)
+            t[parked] = ell[parked] = np.inf
+            d["anchor_t"], d["anchor_ell"] = t, ell
+    d["format_version"] = 12
+    return d
