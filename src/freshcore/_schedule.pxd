@@ -80,6 +80,8 @@ cdef class SchedulerState:
     cdef int _place(self, Py_ssize_t j, double t) noexcept nogil
     cdef inline double _ell(self, Py_ssize_t j) noexcept nogil
     cdef inline void _rekey_set(self, Py_ssize_t j, double t0, double ell0) noexcept nogil
+    cdef inline void _mark_rekeyed(self, Py_ssize_t n, Py_ssize_t j, double rk, double rd, Py_ssize_t source,
+                                   double key) noexcept nogil
     cdef inline double _rekey_shift(self, Py_ssize_t j, double t) noexcept nogil
     # ticks
     cdef int _build(self, double t) noexcept nogil

@@ -344,7 +344,7 @@ import numpy as np
 from freshcore.value import PageValueError
 from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, freshcore_fail_allocation,
                                          freshcore_allocation_count, freshcore_trim)
-from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, value_upper_at, value_cheap_at,
+from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, value_upper_at,
                                         signal_time, page_alpha, interval_bound, popped_reserve, popped_resize,
                                         popped_free, page_records, grown, poll_shift, rescaled_start, polled_greedy)
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
@@ -391,6 +391,11 @@ cdef enum:
     BOUND_WINDOWS = 32  # a popped polled page is bounded first (_evaluate) if tau is past this many poll windows
 
 cdef double STAGE_CHEAP = -2.0  # popped.exp of a page waiting with its closed-form bound only (_evaluate)
+
+
+cdef inline double _shifted_key(double key, double rd, double t) noexcept nogil:
+    """A popped page's key moved later by ``rd`` (``_rekey_shift``), shaded for the rounding of the sum."""
+    return (key + rd * (1.0 - 1e-12)) - 8.0 * DBL_EPSILON * (fabs(key) + fabs(t) + rd)
 
 
 cdef inline bint _better(Py_ssize_t j, double v, double* bv, Py_ssize_t* best) noexcept nogil:
@@ -886,6 +891,17 @@ cdef class SchedulerState:
         self.rekey[2 * j] = _float_up(t0)
         self.rekey[2 * j + 1] = _float_up(ell0)
 
+    cdef inline void _mark_rekeyed(self, Py_ssize_t n, Py_ssize_t j, double rk, double rd, Py_ssize_t source,
+                                   double key) noexcept nogil:
+        """Popped page j (the ``n``-th), popped from ``source`` where its key was ``key``, goes back at the tick's
+        end with the key ``rk``, its anchor moved by ``rd``, not evaluated (``popped.value`` -inf is the mark)."""
+        self.popped.id[n] = <int32_t>j
+        self.popped.value[n] = -INFINITY
+        self.popped.exp[n] = rk
+        self.popped.beta[n] = rd
+        self.popped.source[n] = <bucket_t>source
+        self.popped.key[n] = key
+
     cdef inline double _rekey_shift(self, Py_ssize_t j, double t) noexcept nogil:
         """How much later the key of page j (polled, in a slope bucket, anchored) may move at time t: ``D =
         min(ell - ell0, t - t0)`` (0 if none; inf anchors give none).
@@ -981,8 +997,9 @@ cdef class SchedulerState:
         The polled kind computes a bound of V first where its lattice is large (``tau`` past ``BOUND_WINDOWS``
         poll windows; ``value_upper_at``: ~1e-6 above it, about half its cost there; counted as an evaluation:
         on a few windows it costs as much as the value, 5% more time at w = 1).  A parked page (source PARK or
-        FAR) gets the closed-form bound instead (``value_cheap_at``, not counted) and, if that reaches the best
-        value, waits with it: its lattice bound comes at ``_resolve``, when the best value has grown.  Below the
+        FAR) gets the closed-form bound instead (``value_upper_at``'s ``closed_form``, not counted) and, if that
+        reaches the best value, waits with it: its lattice bound comes at ``_resolve``, when the best value has
+        grown.  Below the
         best value, the page has lost whatever its value, and goes back with the bound as its value (its lines
         and park key bound V
         from any ``v0 >= V(s0)``: ``_schedule_lines.polled_page_line``).  Else it waits with its bound
@@ -998,30 +1015,27 @@ cdef class SchedulerState:
         is at most the line it was popped at, so never inside a run of tied lines."""
         cdef double ex, b, v, tau
         cdef Py_ssize_t n = pn[0]
-        cdef bint waits = False
+        cdef bint waits = False, cheap
         self._sync_polls(j)
         tau = page_tau(&self.pages, j, t)
         v = NAN
         ex, b = -1.0, 0.0
         if (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
                 and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j)):
-            if source == PARK or source == FAR:
-                # a parked page (popped at the tick's start, before any value, or in a fall): the closed-form
-                # bound (not counted); below the best value the page has lost, else it waits with it, its
-                # lattice bound not yet computed (ex = STAGE_CHEAP; _resolve), until the best value has grown
-                v = value_cheap_at(&self.pages, j, tau)
-                ex = STAGE_CHEAP
-            else:
-                v = value_upper_at(&self.pages, j, tau)
-                if v == v:
+            # a parked page (popped at the tick's start, before any value, or in a fall) gets the closed-form
+            # bound (not counted) and, if it waits, its lattice bound only later (ex = STAGE_CHEAP; _resolve)
+            cheap = source == PARK or source == FAR
+            v = value_upper_at(&self.pages, j, tau, cheap)
+            if v == v:
+                if not cheap:
                     self.n_evaluations += 1
-            if v == v and not (v < bv[0]):
-                waits = True
-                self.popped.wait[nwait[0]] = <int32_t>n
-                self.popped.prio[n] = v if v < prio else prio
-                nwait[0] += 1
-            elif ex == STAGE_CHEAP:
-                ex = -1.0
+                if not (v < bv[0]):
+                    waits = True
+                    if cheap:
+                        ex = STAGE_CHEAP
+                    self.popped.wait[nwait[0]] = <int32_t>n
+                    self.popped.prio[n] = v if v < prio else prio
+                    nwait[0] += 1
         if v != v:
             v = self._value(j, tau, &ex, &b)
         self.popped.id[n] = <int32_t>j
@@ -1395,14 +1409,9 @@ cdef class SchedulerState:
                     # evaluated (unless the tick falls: then it is evaluated with the other parked pages)
                     rd = self._rekey_shift(j, t)
                     if rd > 0.0:
-                        rk = (key + rd * (1.0 - 1e-12)) - 8.0 * DBL_EPSILON * (fabs(key) + fabs(t) + rd)
+                        rk = _shifted_key(key, rd, t)
                         if rk > t:
-                            self.popped.id[pn] = <int32_t>j
-                            self.popped.value[pn] = -INFINITY  # (the mark: re-keyed, not evaluated)
-                            self.popped.exp[pn] = rk
-                            self.popped.beta[pn] = rd
-                            self.popped.source[pn] = PARK
-                            self.popped.key[pn] = key
+                            self._mark_rekeyed(pn, j, rk, rd, PARK, key)
                             pn += 1
                             nrk += 1
                             i = heads[a]
@@ -1492,14 +1501,9 @@ cdef class SchedulerState:
                     # tick's end, not evaluated
                     rd = self._rekey_shift(btop, t)
                     if rd > 0.0:
-                        rk = (key + rd * (1.0 - 1e-12)) - 8.0 * DBL_EPSILON * (fabs(key) + fabs(t) + rd)
+                        rk = _shifted_key(key, rd, t)
                         if rk > key and self._below_park(b, rk, t, tpad, bv):
-                            self.popped.id[pn] = <int32_t>btop
-                            self.popped.value[pn] = -INFINITY  # (the mark: re-keyed, not evaluated)
-                            self.popped.exp[pn] = rk
-                            self.popped.beta[pn] = rd
-                            self.popped.source[pn] = <bucket_t>b
-                            self.popped.key[pn] = key
+                            self._mark_rekeyed(pn, btop, rk, rd, b, key)
                             pn += 1
                             continue
                 if self._evaluate(btop, t, b, key, &pn, &bv, &best, &nwait, pu):

@@ -68,6 +68,19 @@ cdef inline double polled_psi_bar(const PolledPage* pg, double s) noexcept nogil
     return w * fmin(p1, p2)
 
 
+cdef inline double polled_cross(const PolledPage* pg) noexcept nogil:
+    """``u_c``, where the two lines of :func:`polled_psi_bar` cross (the first below it): ``alpha w A/(q b)``
+    (``A = alpha w + b``), ``alpha w/q`` for ``b = inf``, 0 for ``alpha w = 0``; inf for ``q = 0`` (the first
+    line only)."""
+    if not (pg.q > 0.0):
+        return INFINITY
+    if not (pg.aw > 0.0):
+        return 0.0
+    if pg.b == INFINITY:
+        return pg.aw / pg.q
+    return pg.aw * ((pg.aw + pg.b) / (pg.q * pg.b))
+
+
 cdef inline double polled_peak(const PolledPage* pg, double s0) noexcept nogil:
     """``sup_{u >= s0} e^{-u} psibar(u)`` (``psibar``: :func:`polled_psi_bar`; ``s0 >= 0``, kinds 0 and 1).
 
@@ -86,12 +99,7 @@ cdef inline double polled_peak(const PolledPage* pg, double s0) noexcept nogil:
             return INFINITY
         u = fmax(s0, 1.0)
         return w * (u * exp(-u) / pg.aw)
-    if not (pg.aw > 0.0):
-        uc = 0.0
-    elif pg.b == INFINITY:
-        uc = pg.aw / pg.q
-    else:
-        uc = pg.aw * ((pg.aw + pg.b) / (pg.q * pg.b))
+    uc = polled_cross(pg)
     lo = s0
     if s0 < uc:
         u = fmin(fmax(s0, 1.0), uc)
@@ -481,14 +489,7 @@ cdef inline double polled_value_cheap(const PolledPage* pg, double s, double mu)
     if pg.kind != 0 or not (s >= 0.0 and s < INFINITY) or not (mu >= 0.0 and mu < INFINITY):
         return INFINITY
     w = pg.dw / pg.dl
-    if not (pg.q > 0.0):
-        uc = INFINITY
-    elif not (pg.aw > 0.0):
-        uc = 0.0
-    elif pg.b == INFINITY:
-        uc = pg.aw / pg.q
-    else:
-        uc = pg.aw * ((pg.aw + pg.b) / (pg.q * pg.b))
+    uc = polled_cross(pg)
     es = exp(-s)
     r1s = fmax(-expm1(-s) - s * es, 0.0) + 8.0 * DBL_EPSILON * s
     u1 = fmin(uc, s)
