@@ -58,12 +58,17 @@ cdef class SchedulerState:
     cdef Buckets buckets
     cdef Park park
     cdef Popped popped  # the pages popped at the current tick
+    # (polled) the tick's best page taken on its bounds, not its value (its index in popped; -1: none, the best
+    # value is the best page's value) and its upper bound
+    cdef Py_ssize_t prov
+    cdef double prov_upper
     cdef double now, signal_delay
     cdef double last_winning_value, log_last_winning_value
     cdef long long tick, n_ticks  # ticks since the calendar's origin, ticks in all
     cdef bint built
     cdef bint broken  # loading a state ran out of memory: every call refuses
     cdef readonly long long n_evaluations
+    cdef readonly long long n_bound_wins  # (polled) ticks whose winner was taken on its bounds, without its value
     # the page (-1: none) whose value the current call could not compute (NaN: past the series cap), and its tau
     cdef Py_ssize_t failed_page
     cdef double failed_tau
@@ -89,6 +94,8 @@ cdef class SchedulerState:
                                double* bv, Py_ssize_t* best, Py_ssize_t* nwait, double prio) noexcept nogil
     cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
                               Py_ssize_t* best) noexcept nogil
+    cdef inline bint _better_p(self, Py_ssize_t j, double v, double t, double* bv, Py_ssize_t* best) noexcept nogil
+    cdef void _settle_prov(self, double t, double* bv) noexcept nogil
     cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
                                         double* u) noexcept nogil
     cdef void _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil

@@ -19,6 +19,7 @@ FAR_CODE: int
 @final
 class SchedulerState:
     n_evaluations: int
+    n_bound_wins: int
     @property
     def n_unparks(self) -> int: ...
     def __init__(

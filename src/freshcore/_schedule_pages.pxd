@@ -9,7 +9,7 @@ from libc.stdint cimport int32_t, uint32_t, uint16_t
 from libc.stdlib cimport free
 
 from freshcore._value cimport greedy_value_ex, page_value, cis_value, signal_beta
-from freshcore._polled cimport PolledPage, polled_prepare, polled_value, polled_value_upper
+from freshcore._polled cimport PolledPage, polled_prepare, polled_value, polled_value_bounds
 from freshcore._schedule_polled cimport polled_psi_bar, polled_value_cheap
 from freshcore._schedule_memory cimport resize_doubles, resize_int32s, resize_uint16s
 
@@ -125,20 +125,22 @@ cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex
                       -1 if p.kind == EXACT else p.terms)
 
 
-cdef inline double value_upper_at(const Pages* p, Py_ssize_t j, double tau,
-                                  bint closed_form=False) noexcept nogil:
-    """An upper bound of ``value_at``'s V_j(tau) for the polled kind: ``polled_value_upper`` (~1e-6 above it,
-    about half its cost where the lattice is large; NaN if not found, and for the other kinds), or with
-    ``closed_form`` ``polled_value_cheap`` (four ``exp``/``expm1``; ~1% above V at low recall, ~25% at high; inf
-    where it gives none, and for the other kinds)."""
+cdef inline double value_upper_at(const Pages* p, Py_ssize_t j, double tau, bint closed_form,
+                                  double* lower) noexcept nogil:
+    """An upper bound of ``value_at``'s V_j(tau) for the polled kind: ``polled_value_bounds``' (~1e-6 above it,
+    about half its cost where the lattice is large; NaN if not found, and for the other kinds), with its lower
+    bound in ``lower[0]`` (NaN with it); or with ``closed_form`` ``polled_value_cheap`` (four ``exp``/``expm1``;
+    ~1% above V at low recall, ~25% at high; inf where it gives none, and for the other kinds), ``lower[0]``
+    -inf."""
     cdef double dl = p.records[j].change_rate
     cdef PolledPage pg
+    lower[0] = -INFINITY if closed_form else NAN
     if p.kind != POLLED:
         return INFINITY if closed_form else NAN
     polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
     if closed_form:
         return polled_value_cheap(&pg, dl * tau, p.records[j].importance)
-    return polled_value_upper(&pg, dl * tau, p.records[j].importance)
+    return polled_value_bounds(&pg, dl * tau, p.records[j].importance, lower)
 
 
 cdef inline double interval_bound(const Pages* p, Py_ssize_t j, double tau, double b) noexcept nogil:
@@ -212,6 +214,7 @@ cdef struct Popped:
     # the tick), and by index the order in which they are taken (``SchedulerState._evaluate``)
     int32_t* wait
     double* prio
+    double* lower   # (polled) a waiting page's lower bound of V (NaN: none)
     Py_ssize_t capacity
 
 
@@ -226,6 +229,7 @@ cdef inline int popped_resize(Popped* p, Py_ssize_t cap) noexcept nogil:
     ok = resize_uint16s(&p.source, cap) and ok
     ok = resize_int32s(&p.wait, cap) and ok
     ok = resize_doubles(&p.prio, cap) and ok
+    ok = resize_doubles(&p.lower, cap) and ok
     if ok or cap < p.capacity:
         p.capacity = cap
     return 0 if ok or cap < p.capacity else -1
@@ -250,3 +254,4 @@ cdef inline void popped_free(Popped* p) noexcept nogil:
     free(p.source)
     free(p.wait)
     free(p.prio)
+    free(p.lower)
