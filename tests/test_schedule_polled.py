@@ -519,8 +519,8 @@ def test_polled_arrays_only_under_polled():
     nb = {kind: Scheduler(pages, 10.0, **kind_args(kind))._state.nbytes() for kind in KINDS}
     assert len(set(nb.values())) == 1
     polled = Scheduler(pages, 10.0, value="polled", poll_interval=1.0)
-    # crawl, last poll, poll interval; the keys' anchors (two float32)
-    assert polled._state.nbytes() == nb["greedy"] + 3 * 8 * m + 2 * 4 * m
+    # crawl, last poll, poll interval; the keys' anchors (two float32); the prepare cache
+    assert polled._state.nbytes() == nb["greedy"] + 3 * 8 * m + 2 * 4 * m + _schedule.PREP_CACHE_BYTES
     polled.add_pages(PageModel([1.0], [1.0]), poll_interval=2.0)  # grows all of them
     assert polled._state.polled_view(2)[-1] == 2.0
 
@@ -616,7 +616,7 @@ def test_simulate_feeds_the_polls_with_the_brute_forces_results(lastmod):
 
 def test_state_memory_per_page_under_polled():
     # test_state_memory_per_page's budget (50 bytes a page before the first tick) plus the three float64 arrays
-    # and the keys' anchors (two float32: 8 bytes a page)
+    # and the keys' anchors (two float32: 8 bytes a page), and the fixed prepare cache
     import tracemalloc
 
     m = 100_000
@@ -630,7 +630,7 @@ def test_state_memory_per_page_under_polled():
         tracemalloc.stop()
     n_table = _schedule.N_BUCKETS - 3 - 600
     fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + n_table * 8 + 96 * (3 * 8 + 4) + 8 + 105 * (8 + 4)
-             + 16 * 4)
+             + 16 * 4 + _schedule.PREP_CACHE_BYTES)
     assert traced < 82 * m + fixed + 4096, traced / m
     assert s._state.nbytes() == 82 * m + fixed
 

@@ -33,6 +33,7 @@ cdef class SchedulerState:
     # under "polled" (else NULL): per page the anchor of its key, (t0, ell0) as float32 rounded up, NaN if
     # none (re-keyed at its pop after unmoved polls, _rekey_shift)
     cdef object rekey_array
+    cdef object prep_cache_array  # (polled) the bytes of pages.prep_cache
     cdef float* rekey
     cdef Pages pages
     # poll groups (under "polled", once a page has a group; NULL before): per slot its group label (-1: none),

@@ -10,6 +10,7 @@ from freshcore.value import PageValueError
 _F = NDArray[np.float64]
 
 MAX_SIGNALS: int
+PREP_CACHE_BYTES: int
 N_BUCKETS: int
 NOT_PLACED_CODE: int
 UNBOUNDED_CODE: int

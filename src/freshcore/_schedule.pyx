@@ -355,7 +355,9 @@ from freshcore._schedule_memory cimport (FRESHCORE_PREFETCH, freshcore_malloc, f
                                          freshcore_allocation_count, freshcore_trim)
 from freshcore._schedule_pages cimport (PageRecord, GREEDY, POLLED, page_tau, value_at, value_upper_at,
                                         signal_time, page_alpha, interval_bound, popped_reserve, popped_resize,
-                                        popped_free, page_records, grown, poll_shift, rescaled_start, polled_greedy)
+                                        popped_free, page_records, grown, poll_shift, rescaled_start, polled_greedy,
+                                        PREP_CACHE)
+from freshcore._polled cimport PolledPage
 from freshcore._schedule_heap cimport Heap, HEAP_LEAD, heap_sift_up, heap_heapify, heap_resize, unsorted_append
 from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTANT, PARK_SHADE, page_line, top_bound,
                                         family_of, reach_time, line_park_time, key_pad, polled_park_time,
@@ -420,6 +422,9 @@ cdef inline bint _better(Py_ssize_t j, double v, double* bv, Py_ssize_t* best) n
 # The level of the vector kernel of Greedy's park keys in the settle (park_x_many: 0 baseline, 1 AVX2, 2
 # AVX-512, the widest this build and CPU run; -1: none, the scalar park_time)
 cdef int _park_x_level = park_x_set_level(2)
+
+#: Bytes of the polled kind's cache of prepared pages (``_schedule_pages.page_prepare``), whatever the page count.
+PREP_CACHE_BYTES = PREP_CACHE * sizeof(PolledPage)
 
 #: Number of bucket codes (constant values, the slopes, the unbounded slopes, the two of parked pages).
 N_BUCKETS = N_CODES
@@ -578,6 +583,14 @@ cdef class SchedulerState:
         if polled is not None and n > 0:
             c, pl, w = polled
             self.pages.crawl, self.pages.last_poll, self.pages.poll_interval = &c[0], &pl[0], &w[0]
+        # the polled pages' prepare cache (page_prepare; its slots match pages by their parameters: kept as is)
+        cdef unsigned char[::1] pc
+        if polled is None:
+            self.prep_cache_array, self.pages.prep_cache = None, NULL
+        elif self.prep_cache_array is None:
+            self.prep_cache_array = np.zeros(PREP_CACHE * sizeof(PolledPage), dtype=np.uint8)
+            pc = self.prep_cache_array
+            self.pages.prep_cache = <PolledPage*>&pc[0]
         # the keys' anchors (re-key at a pop): the old ones kept (same ids), the new slots without one
         cdef float[:, ::1] rk
         old = self.rekey_array
@@ -809,7 +822,7 @@ cdef class SchedulerState:
         # the 32-byte records, false rate and recall (float64), bucket (uint16); the slope table; the heaps;
         # the popped pages; the calendar; the heap headers and scan positions; the scan and its candidates
         # (under "polled" three float64 arrays more: crawl, last poll, poll interval, and the keys' anchors, two
-        # float32; with poll groups a label, a count and an anchor more, and 24 bytes a group)
+        # float32; with poll groups a label, a count and an anchor more, and 24 bytes a group; the prepare cache)
         return (self.capacity * (sizeof(PageRecord) + (5 if self.pages.kind == POLLED else 2) * sizeof(double)
                                  + sizeof(bucket_t) + (2 * sizeof(float) if self.pages.kind == POLLED else 0)
                                  + ((sizeof(int32_t) + sizeof(int64_t) + sizeof(double))
@@ -817,7 +830,8 @@ cdef class SchedulerState:
                 + self.n_groups * (sizeof(int64_t) + 2 * sizeof(double))
                 + N_TABLE * sizeof(double)
                 + heaps * (sizeof(int32_t) + sizeof(double))
-                + self.popped.capacity * (2 * sizeof(int32_t) + 5 * sizeof(double) + sizeof(bucket_t))
+                + self.popped.capacity * (2 * sizeof(int32_t) + 6 * sizeof(double) + sizeof(bucket_t))
+                + (PREP_CACHE * sizeof(PolledPage) if self.pages.prep_cache != NULL else 0)
                 + self.buckets.calendar.capacity * sizeof(CalendarEntry)
                 + (self.buckets.calendar.mask + 1) * sizeof(int32_t)
                 + N_CODES * (sizeof(Heap) + sizeof(int32_t))

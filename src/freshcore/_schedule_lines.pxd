@@ -11,7 +11,8 @@ from libc.string cimport memcpy
 
 from freshcore._core cimport residual1_inverse, residual_exp
 
-from freshcore._schedule_pages cimport Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma, polled_greedy
+from freshcore._schedule_pages cimport (Pages, GREEDY, CIS, POLLED, page_alpha, page_gamma, polled_greedy,
+                                        page_prepare)
 from freshcore._polled cimport PolledPage, polled_prepare
 from freshcore._schedule_polled cimport (polled_line, polled_lines, polled_break_pre, polled_root_slope,
                                          polled_reach_s)
@@ -250,7 +251,7 @@ cdef inline int polled_page_line(const Pages* p, Py_ssize_t j, double t0, double
     cdef double dl = p.records[j].change_rate, mu = p.records[j].importance
     cdef double s0 = dl * tau0, c, S, sv = 0.0, sq = 0.0, cq = 0.0, rbest, r, s, sb, cap
     cdef int family = -1, b
-    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    page_prepare(p, j, &pg)
     S = polled_line(&pg, mu, s0, v0, L, &c)
     if S == 0.0 and not (c > v0):
         key[0] = -v0  # a constant value
@@ -306,7 +307,7 @@ cdef inline double polled_park_time(const Pages* p, Py_ssize_t j, double t0, dou
     ``8 eps (|t0| + |ell| + |key|)`` (the rounding of ``tau`` and ``s``); inf if V never reaches ``P``."""
     cdef PolledPage pg
     cdef double dl = p.records[j].change_rate, s0 = dl * tau0, ss, key
-    polled_prepare(&pg, dl, p.recall[j], p.false_rate[j], p.poll_interval[j])
+    page_prepare(p, j, &pg)
     ss = polled_reach_s(&pg, p.records[j].importance, s0, v0, level * (1.0 - PARK_SHADE))
     if ss == INFINITY:
         return INFINITY
