@@ -151,3 +151,53 @@ def first_memory_error(make: Any, run: Any, allocations: range) -> tuple[Any, st
             _schedule._fail_allocation(0)
     pytest.fail("no allocation of the run was needed")
 
+
+
+def as_format_12(d: dict) -> dict:
+    """A to_dict() dict with its slope buckets as format 12 had them (four an octave for the lines bounding V and
+    ln V; the unbounded and parked codes after 3600), to label it an older format: a line whose slope is not one of
+    format 12's goes to the next larger one, keyed so that its bound at the dict's time is the same (larger after:
+    still a bound; a little earlier for the rounding).  Loading it maps the codes back (format 13's upgrade) onto
+    those slopes, so the lines and keys differ from the saved ones, the decisions (exact) do not."""
+    from freshcore import _schedule
+
+    per = _schedule.SLOPES_PER_OCTAVE
+    n_slopes = 150 * per
+    d = dict(d)
+    code = np.asarray(d["bucket"]).astype(np.int64)
+    key = np.array(d["key"], dtype=np.float64, copy=True)
+    t = float(d["time"])
+    out = code.copy()
+    for base, old_base in ((0, 0), (n_slopes, 600)):  # lines bounding V, then ln V
+        sel = (code > base) & (code <= base + n_slopes)
+        i = code[sel] - base - 1
+        o, q = i // per, i % per
+        qo = (q * 4) // per  # the format-12 slope at or above (1/2 + (q + 1)/(2 per)) 2**e
+        out[sel] = old_base + 1 + 4 * o + qo
+        ratio = (0.5 + (q + 1) / (2.0 * per)) / (0.5 + (qo + 1) / 8.0)  # new slope / format 12's (<= 1)
+        k = key[sel]
+        moved = ratio < 1.0
+        shifted = t - ratio * (t - k)
+        k[moved] = shifted[moved] - 1e-12 * (1.0 + abs(t) + np.abs(k[moved]))
+        key[sel] = k
+    sel = (code > 2 * n_slopes) & (code < _schedule.UNBOUNDED_CODE)
+    out[sel] = code[sel] - 2 * n_slopes + 1200
+    for new, old in ((_schedule.UNBOUNDED_CODE, 3601), (_schedule.PARK_CODE, 3602), (_schedule.FAR_CODE, 3603)):
+        out[code == new] = old
+    d["bucket"] = out.astype(np.asarray(d["bucket"]).dtype)
+    d["key"] = key
+    settle = int(d.get("park_settle", 0))
+    if settle > 0:  # the settle's next bucket: the format-12 one at or below it (buckets below it are done)
+        if settle <= 2 * n_slopes:
+            base, old_base = (0, 0) if settle <= n_slopes else (n_slopes, 600)
+            i = settle - base - 1
+            d["park_settle"] = old_base + 1 + 4 * (i // per) + (i % per) * 4 // per
+        else:
+            d["park_settle"] = settle - 2 * n_slopes + 1200
+    return d
+
+
+def state_equal_but_lines(a: Any, b: Any) -> bool:
+    """state_equal but for the slope buckets and keys (a state labelled an older format: as_format_12)."""
+    x, y = a.to_dict(), b.to_dict()
+    return all(same(x[k], y[k]) for k in x if k not in ("bucket", "key", "park_settle")) and x.keys() == y.keys()

@@ -628,7 +628,7 @@ def test_state_memory_per_page_under_polled():
         traced, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    n_table = _schedule.N_BUCKETS - 3 - 600
+    n_table = _schedule.N_BUCKETS - 3 - 150 * _schedule.SLOPES_PER_OCTAVE
     fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + n_table * 8 + 96 * (3 * 8 + 4) + 8 + 105 * (8 + 4)
              + 16 * 4 + _schedule.PREP_CACHE_BYTES)
     assert traced < 82 * m + fixed + 4096, traced / m

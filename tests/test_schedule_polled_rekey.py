@@ -19,9 +19,12 @@ read without the parked pages' anchors.
 import numpy as np
 import pytest
 
+from freshcore import _schedule
 from freshcore.pages import PageModel
 from freshcore.polled_signals import polled_value
 from freshcore.schedule import Scheduler
+
+from _state_files import as_format_12
 
 GROUPS = 20
 
@@ -78,9 +81,9 @@ def test_anchors_are_saved_and_a_format_10_state_has_none():
     s.run(50)
     s.poll(np.arange(0, m, 3), s.time, rng.random(len(range(0, m, 3))) < 0.2)
     d = s.to_dict()
-    assert d["format_version"] == 12 and np.isfinite(d["anchor_t"]).sum() > m // 2
+    assert d["format_version"] == 13 and np.isfinite(d["anchor_t"]).sum() > m // 2
     assert np.all(d["anchor_ell"][np.isfinite(d["anchor_ell"])] <= s.time)
-    old = {k: v for k, v in d.items() if not k.startswith("anchor_")}
+    old = {k: v for k, v in as_format_12(d).items() if not k.startswith("anchor_")}
     old["format_version"] = 10
     r = Scheduler.from_dict(old)
     assert np.all(np.isinf(r.to_dict()["anchor_t"]))  # no anchor: no re-key until a page's key is put again
@@ -103,10 +106,10 @@ def test_parked_pages_keep_their_anchors_and_a_format_11_state_drops_them():
         s.run(5)
         s.poll_group(k % 4, s.time, [])
     d = s.to_dict()
-    parked = d["bucket"] == 3602  # (PARK: the file's code for every parked page)
+    parked = d["bucket"] == _schedule.PARK_CODE  # (the file's code for every parked page)
     assert parked.sum() > m // 4
     assert np.isfinite(d["anchor_t"][parked]).mean() > 0.9  # (their park keys' anchors)
-    old = dict(d, format_version=11)
+    old = dict(as_format_12(d), format_version=11)
     r = Scheduler.from_dict(old)
     a = r.to_dict()
     assert np.all(np.isinf(a["anchor_t"][parked])) and np.all(np.isinf(a["anchor_ell"][parked]))

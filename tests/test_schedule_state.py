@@ -28,6 +28,7 @@ from freshcore.schedule import Scheduler
 
 from _reference import KINDS, DynamicReference, Reference, kind_args, random_pages
 from _state_files import (
+    as_format_12,
     bit_flips_never_give_another_state,
     failed_save_leaves_previous_file,
     rewrite,
@@ -206,7 +207,7 @@ def test_from_dict_rejects_inconsistent_state():
         (with_(format_version=Scheduler.FORMAT_VERSION + 1), "format version"),
         (with_(bucket=at("bucket", 5, 65536)), r"'bucket' entry.*integers >= 0 and <= 65535; bucket\[5\]"),
         (with_(bucket=at("bucket", 5, -1)), r"'bucket' entry.*integers >= 0 and <= 65535; bucket\[5\]"),
-        (with_(bucket=at("bucket", 5, 5000)), "slope buckets"),
+        (with_(bucket=at("bucket", 5, _schedule.N_BUCKETS)), "slope buckets"),
         (with_(bucket=good["bucket"].astype(float)), "integer array"),
         (with_(bucket=at("bucket", 5, 65535)), "every live page and no removed one"),
         (with_(alive=alive), "every live page and no removed one"),
@@ -742,7 +743,7 @@ def test_state_memory_per_page():
     # the bucket tables (2 pointers and 3 int32 per bucket; the slope table), room for 32 nonempty
     # slope buckets of each of the 3 families (3 doubles and an int32 each, one more double, and 105 candidates:
     # a double and an int32 each) and the empty calendar's 16 list heads
-    n_table = _schedule.N_BUCKETS - 3 - 600  # (0, the 600 slopes of the V and ln V families, the sqrt V ones)
+    n_table = _schedule.N_BUCKETS - 3 - 150 * _schedule.SLOPES_PER_OCTAVE  # (0, the V and ln V slopes, the sqrt V ones)
     fixed = (_schedule.N_BUCKETS * (2 * 8 + 3 * 4) + n_table * 8 + 96 * (3 * 8 + 4) + 8 + 105 * (8 + 4)
              + 16 * 4)
     assert traced < 50 * m + fixed + 4096, traced / m
@@ -953,17 +954,17 @@ def test_format_5_states_still_load(value):
     s = Scheduler(random_pages(rng, m, duplicates=False), m / 10.0, value=value,
                   last_crawl=-rng.uniform(0.0, 10.0, m))
     s.run(2 * m)
-    d = s.to_dict()
-    bucket = d["bucket"].copy()
     if value == "greedy":
-        assert (bucket == _schedule.PARK_CODE).any()
+        assert (s.to_dict()["bucket"] == _schedule.PARK_CODE).any()
+    d = as_format_12(s.to_dict())  # (format 12's codes: four slopes an octave, the unbounded one 3601)
+    bucket = d["bucket"].copy()
     # as format 5 wrote it: no line bounding sqrt V (a state that has some is re-placed by the ticks that follow
     # anyway: here they go to the unbounded bucket, a valid if loose bound)
-    sqrt_lines = (bucket > 1200) & (bucket < _schedule.UNBOUNDED_CODE)
+    sqrt_lines = (bucket > 1200) & (bucket < 3601)
     bucket[sqrt_lines] = 1201
     d["key"] = np.where(sqrt_lines, d["time"], d["key"])
-    later = (bucket >= _schedule.UNBOUNDED_CODE) & (bucket < _schedule.NOT_PLACED_CODE)
-    bucket[later] -= _schedule.UNBOUNDED_CODE - 1201
+    later = (bucket >= 3601) & (bucket < _schedule.NOT_PLACED_CODE)
+    bucket[later] -= 3601 - 1201
     old = {k: v for k, v in d.items() if not k.startswith("park_mov") and k != "park_move_ref"}
     old.update(format_version=5, bucket=bucket)
     loaded = Scheduler.from_dict(old)
@@ -1072,6 +1073,7 @@ def test_format_8_state_mid_settle_loads(value):
     got: list = []
     d = _until_settling(s, 20 * m, got)
     assert got == [ref.next() for _ in got]
+    d = as_format_12(d)
     old = {**d, "format_version": 8, "park_settle": 1 + 2 * (m // 64 + 256)}
     loaded = Scheduler.from_dict(old)
     assert loaded.to_dict()["park_settle"] == 1
@@ -1084,6 +1086,36 @@ def test_format_8_state_mid_settle_loads(value):
     assert Scheduler.from_dict({**d, "format_version": 8, "park_settle": 0}).to_dict()["park_settle"] == 0
 
 
+@pytest.mark.parametrize("value", ["greedy", "exact", "polled"])
+def test_format_12_states_still_load(value):
+    # format 12 had four slope buckets an octave for the lines bounding V and ln V (codes 1 .. 1200) and the
+    # unbounded and parked codes at 3601 .. 3603: its codes load as the slopes they were (and so keep their keys),
+    # and the scheduler continues with the same decisions
+    from freshcore import _schedule
+
+    rng = np.random.default_rng(13)
+    m = 2000
+    kw = dict(value="polled", poll_interval=np.full(m, 0.05)) if value == "polled" else kind_args(value)
+    s = Scheduler(random_pages(rng, m, duplicates=False), m / 10.0, last_crawl=-rng.uniform(0.0, 10.0, m), **kw)
+    s.run(2 * m)
+    d = s.to_dict()
+    old = dict(as_format_12(d), format_version=12)
+    loaded = Scheduler.from_dict(old)
+    a = loaded.to_dict()
+    assert a["format_version"] == 13
+    per = _schedule.SLOPES_PER_OCTAVE
+    code = d["bucket"].astype(np.int64)
+    # a line on one of format 12's slopes (the fourth, eighth, ... of an octave) comes back to its bucket and key
+    lines = (code >= 1) & (code <= 300 * per)
+    common = lines & ((code - 1) % per % (per // 4) == per // 4 - 1)
+    assert common.sum() > 10 and (lines & ~common).sum() > 10
+    np.testing.assert_array_equal(a["bucket"][common], d["bucket"][common])
+    np.testing.assert_array_equal(a["key"][common], d["key"][common])
+    parked = (code == _schedule.PARK_CODE) | (code == _schedule.FAR_CODE)
+    np.testing.assert_array_equal(a["bucket"][parked], d["bucket"][parked])
+    assert loaded.run(m).tolist() == s.run(m).tolist()
+
+
 def test_format_7_states_still_load():
     # format 7 had no settle under way (it parked every slope bucket's pages at once): such a state loads with
     # none, and continues with the same decisions
@@ -1092,7 +1124,7 @@ def test_format_7_states_still_load():
     s = Scheduler(random_pages(rng, m, duplicates=False), m / 10.0, value="greedy",
                   last_crawl=-rng.uniform(0.0, 10.0, m))
     s.run(2 * m)
-    d = s.to_dict()
+    d = as_format_12(s.to_dict())
     old = {k: v for k, v in d.items() if k != "park_settle"}
     old.update(format_version=7)
     loaded = Scheduler.from_dict(old)
@@ -1104,9 +1136,9 @@ def test_bad_park_settle_is_refused():
     s = Scheduler(PageModel([1.0, 2.0], [1.0, 3.0]), 2.0)
     s.run(3)
     d = s.to_dict()
-    with pytest.raises(ValueError, match=r"'park_settle' entry .* must be below 3601 \(the next slope bucket the "
-                       r"settle looks at, 0 for none\), got 3601"):
-        Scheduler.from_dict({**d, "park_settle": 3601})
+    with pytest.raises(ValueError, match=rf"'park_settle' entry .* must be below {_schedule.UNBOUNDED_CODE} \(the "
+                       rf"next slope bucket the settle looks at, 0 for none\), got {_schedule.UNBOUNDED_CODE}"):
+        Scheduler.from_dict({**d, "park_settle": _schedule.UNBOUNDED_CODE})
     with pytest.raises(ValueError, match=r"'park_lower' entry .* at most the number of page slots \(2\), got 3"):
         Scheduler.from_dict({**d, "park_lower": 3})
     with pytest.raises(ValueError, match="park_settle"):

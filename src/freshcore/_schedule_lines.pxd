@@ -1,5 +1,5 @@
 # The bounds on a page's value that the scheduler keeps (freshcore._schedule's module notes prove them):
-# the slope of a line bounding V, ln V or sqrt V from an evaluation, the slope buckets (four per octave) and
+# the slope of a line bounding V, ln V or sqrt V from an evaluation, the slope buckets (sixteen per octave) and
 # their table, a page's line (bucket and key), the bound of a bucket's top at a tick, and the park
 # key.  Every function is inline
 # (compiled into freshcore._schedule): ``from freshcore._schedule_lines cimport bucket_of_slope``.
@@ -25,7 +25,7 @@ cdef extern from "_schedule_constants.h":
     const double PARK_SHADE "FRESHCORE_PARK_SHADE"
 
 cdef enum:
-    SLOPES_PER_OCTAVE = 4
+    SLOPES_PER_OCTAVE = 16
     SQRT_SLOPES_PER_OCTAVE = 16  # the lines bounding sqrt V: their rounding is squared in V
     N_OCTAVES = 150        # slopes 2**-100 .. 2**50
     EXPONENT_OFFSET = 100

@@ -199,13 +199,13 @@ class Scheduler(SchedulerBase):
     [1, 0, 2]
     """
 
-    FORMAT_VERSION = 12
+    FORMAT_VERSION = 13
     #: Format versions :meth:`from_dict` and :meth:`load` read (5: before the lines bounding sqrt V; 6: before
     #: pages of every value kind parked; 7: before the settle parked the slope buckets a share per tick; 8: before
     #: the settle went by whole buckets, its place a bucket code rather than a page id; 9: before the polled
     #: value kind's crawl, poll and poll interval entries; 10: before poll groups and the polled pages' key
-    #: anchors; 11: before the parked polled pages' anchors).
-    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11, 12)
+    #: anchors; 11: before the parked polled pages' anchors; 12: before sixteen slope buckets an octave).
+    READABLE_VERSIONS = (5, 6, 7, 8, 9, 10, 11, 12, 13)
     _MAGIC = "freshcore.Scheduler"
     _WHAT = "scheduler"
 
@@ -499,6 +499,8 @@ class Scheduler(SchedulerBase):
             d = _upgrade_from_10(d)
         if version in (5, 6, 7, 8, 9, 10, 11):
             d = _upgrade_from_11(d)
+        if version in (5, 6, 7, 8, 9, 10, 11, 12):
+            d = _upgrade_from_12(d)
         m = len(np.atleast_1d(d.get("alive", ())))
         polled = isinstance(d, dict) and d.get("value") == "polled"
         state = _statefile.check_entries(d, _POLLED_STATE if polled else _STATE, caller, m)
@@ -604,6 +606,32 @@ _GROUP_TABLES = (
 _POLLED_STATE = tuple(Entry("last", "floats", finite=False) if e.name == "last" else e for e in _STATE)
 
 
+# The bucket codes of formats 6 .. 12 (four slope buckets an octave for the lines bounding V and ln V, 600 each;
+# 2400 for sqrt V): the unbounded slopes and the two of the parked pages (_upgrade_from_12 maps them).
+_F12_SLOPES = 600
+_F12_UNBOUNDED, _F12_PARK, _F12_FAR = 3601, 3602, 3603
+
+
+def _codes_from_12(code: np.ndarray) -> np.ndarray:
+    """Format-12 bucket codes as this format's: a line keeps its slope (each of the four slopes an octave is one
+    of the sixteen, ``(1/2 + (q + 1)/8) 2**e = (1/2 + (4 q + 4)/32) 2**e``) and so its key; the codes after the
+    slopes move up with them; the others (removed, not placed) stay."""
+    code = np.array(code, dtype=np.int64, copy=True)
+    out = code.copy()
+    per = _schedule.SLOPES_PER_OCTAVE
+    n_slopes = 150 * per
+    for lo, base in ((1, 0), (1 + _F12_SLOPES, n_slopes)):  # lines bounding V, then ln V
+        sel = (code >= lo) & (code < lo + _F12_SLOPES)
+        i = code[sel] - lo
+        out[sel] = base + 1 + (i // 4) * per + (i % 4 + 1) * (per // 4) - 1
+    sel = (code > 2 * _F12_SLOPES) & (code < _F12_UNBOUNDED)  # sqrt V: sixteen an octave in both
+    out[sel] = code[sel] - 2 * _F12_SLOPES + 2 * n_slopes
+    for old, new in ((_F12_UNBOUNDED, _schedule.UNBOUNDED_CODE), (_F12_PARK, _schedule.PARK_CODE),
+                     (_F12_FAR, _schedule.FAR_CODE)):
+        out[code == old] = new
+    return out
+
+
 def _upgrade_from_5(d: Any) -> dict[str, Any]:
     """A format-5 dict as format 6: bucket codes from 1201 on (the unbounded slopes, the parked pages) move up by
     the 2400 codes of the lines bounding sqrt V, and the park is not moving (its window starts now)."""
@@ -612,7 +640,7 @@ def _upgrade_from_5(d: Any) -> dict[str, Any]:
         bucket = np.array(d["bucket"], copy=True)
         if bucket.dtype.kind in "iu":
             old = (bucket >= 1201) & (bucket < _schedule.NOT_PLACED_CODE)
-            bucket[old] += _schedule.UNBOUNDED_CODE - 1201
+            bucket[old] += _F12_UNBOUNDED - 1201
         d["bucket"] = bucket
     d.update(format_version=6, park_moving=False, park_move_ref=d.get("last_best", 0.0),
              park_move_tick=d.get("nticks", 0))
@@ -775,8 +803,26 @@ def _upgrade_from_11(d: Any) -> dict[str, Any]:
         bucket = np.asarray(bucket)
         t, ell = np.array(t, dtype=float, copy=True), np.array(ell, dtype=float, copy=True)
         if bucket.shape == t.shape == ell.shape and bucket.dtype.kind in "iu":
-            parked = (bucket == _schedule.PARK_CODE) | (bucket == _schedule.FAR_CODE)
+            parked = (bucket == _F12_PARK) | (bucket == _F12_FAR)
             t[parked] = ell[parked] = np.inf
             d["anchor_t"], d["anchor_ell"] = t, ell
     d["format_version"] = 12
+    return d
+
+
+def _upgrade_from_12(d: Any) -> dict[str, Any]:
+    """A format-12 dict as format 13: its bucket codes (and the settle's next bucket) as sixteen slope buckets an
+    octave have them (``_codes_from_12``: every page keeps its line and key)."""
+    d = dict(d)
+    bucket = d.get("bucket")
+    if bucket is not None:  # (anything missing or bad: the checks name it)
+        bucket = np.asarray(bucket)
+        if bucket.dtype.kind in "iu" and bucket.ndim == 1:
+            d["bucket"] = _codes_from_12(bucket).astype(bucket.dtype)
+    settle = np.asarray(d.get("park_settle", 0))
+    if settle.ndim == 0 and settle.dtype.kind in "iu" and 0 < settle < _F12_UNBOUNDED:
+        # the settle's next bucket (those below it are done): the code after the one before it (the codes up to
+        # its own hold no page), so that a settle from the first bucket stays at 1
+        d["park_settle"] = int(_codes_from_12(np.array([int(settle) - 1]))[0]) + 1
+    d["format_version"] = 13
     return d
