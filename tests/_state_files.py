@@ -162,7 +162,7 @@ def as_format_12(d: dict) -> dict:
     from freshcore import _schedule
 
     per = _schedule.SLOPES_PER_OCTAVE
-    n_slopes = 150 * per
+    n_slopes = _schedule.N_OCTAVES * per
     d = dict(d)
     code = np.asarray(d["bucket"]).astype(np.int64)
     key = np.array(d["key"], dtype=np.float64, copy=True)

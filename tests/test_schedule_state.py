@@ -1091,8 +1091,6 @@ def test_format_12_states_still_load(value):
     # format 12 had four slope buckets an octave for the lines bounding V and ln V (codes 1 .. 1200) and the
     # unbounded and parked codes at 3601 .. 3603: its codes load as the slopes they were (and so keep their keys),
     # and the scheduler continues with the same decisions
-    from freshcore import _schedule
-
     rng = np.random.default_rng(13)
     m = 2000
     kw = dict(value="polled", poll_interval=np.full(m, 0.05)) if value == "polled" else kind_args(value)

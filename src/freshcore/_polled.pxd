@@ -31,6 +31,5 @@ cdef void polled_prepare(PolledPage* pg, double dl, double lam, double nu, doubl
 cdef int polled_sums(const PolledPage* pg, double s, bint need_psi, double* psi, double* fresh,
                      double* value) noexcept nogil
 cdef double polled_value(const PolledPage* pg, double s, double mu) noexcept nogil
-cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexcept nogil
 cdef double polled_value_bounds(const PolledPage* pg, double s, double mu, double* lower) noexcept nogil
 cdef double polled_level(const PolledPage* pg, double level, double mu) noexcept nogil

@@ -695,7 +695,7 @@ cdef double BAND_WALK_WIDE = 4096.0  # the retry's (where the band's sums cancel
 cdef int BAND_ANCHOR = 32  # a wide band walk takes a fresh Loader anchor every this many points
 cdef double FAST_TOL = 4e-13  # the fast path's error bound must be below this part of each sum
 cdef double QEPS = 2.7755575615628914e-17  # 2^-55: a tail sum's rest left out (a quarter ulp)
-cdef double COARSE_TOL = 1e-5    # polled_value_upper: the columns' rest (of the partial sums)
+cdef double COARSE_TOL = 1e-5    # polled_value_bounds: the columns' rest (of the partial sums)
 cdef double COARSE_TTOL = 1e-6   # and each tail's
 
 
@@ -724,7 +724,7 @@ cdef inline int nb_tail(double n, double p, double pb, bint low, double i, doubl
                         double* elower, double* upper, double* eupper, double* steps, double ttol) noexcept nogil:
     """``nb_cdf`` from its first term: the Binomial(``n``, ``p``) pmf at ``i`` (``r - 1`` if ``low``, else
     ``r``) has the log ``lp`` (Loader's form).  The sum stops where its rest is below ``ttol`` of it (``QEPS``, a
-    quarter ulp, in the budget's 3 ulps; a larger ``ttol``, ``polled_value_upper``'s, is added to the bound)."""
+    quarter ulp, in the budget's 3 ulps; a larger ``ttol``, ``polled_value_bounds``', is added to the bound)."""
     cdef double term, tot, rt, et, ctot, psum, tnew, lerr
     cdef int it
     lerr = 6.0 * fabs(lp) + 24.0 + log_binom_err(i, n, p, pb)
@@ -1443,12 +1443,6 @@ cdef double polled_value(const PolledPage* pg, double s, double mu) noexcept nog
     return mu * val
 
 
-cdef double polled_value_upper(const PolledPage* pg, double s, double mu) noexcept nogil:
-    """``polled_value_bounds``' upper bound alone."""
-    cdef double lower
-    return polled_value_bounds(pg, s, mu, &lower)
-
-
 cdef double polled_value_bounds(const PolledPage* pg, double s, double mu, double* lower) noexcept nogil:
     """An upper bound of ``V(s)`` as ``polled_value`` computes it, for about half its cost where the lattice is
     large (a Scheduler's test of a popped page against the tick's best value: below it, the page has lost
@@ -1642,10 +1636,11 @@ def level_kernel(const double[::1] level, const double[::1] dl, const double[::1
 
 
 def _value_upper(double s, double dl, double lam, double nu, double w, double mu=1.0):
-    """``polled_value_upper`` of one page (tests)."""
+    """The upper bound of ``polled_value_bounds`` of one page (tests)."""
     cdef PolledPage pg
+    cdef double lower
     polled_prepare(&pg, dl, lam, nu, w)
-    return polled_value_upper(&pg, s, mu)
+    return polled_value_bounds(&pg, s, mu, &lower)
 
 
 def _value_bounds(double s, double dl, double lam, double nu, double w, double mu=1.0):

@@ -59,10 +59,9 @@ cdef class SchedulerState:
     cdef Buckets buckets
     cdef Park park
     cdef Popped popped  # the pages popped at the current tick
-    # (polled) the tick's best page taken on its bounds, not its value (its index in popped; -1: none, the best
-    # value is the best page's value) and its upper bound
+    # (polled) the tick's best page taken on its bounds, not its value (its index in popped, whose value holds
+    # its upper bound; -1: none, the best value is the best page's value)
     cdef Py_ssize_t prov
-    cdef double prov_upper
     cdef double now, signal_delay
     cdef double last_winning_value, log_last_winning_value
     cdef long long tick, n_ticks  # ticks since the calendar's origin, ticks in all
@@ -97,6 +96,7 @@ cdef class SchedulerState:
                               Py_ssize_t* best) noexcept nogil
     cdef inline bint _better_p(self, Py_ssize_t j, double v, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _settle_prov(self, double t, double* bv) noexcept nogil
+    cdef inline double _value_into(self, Py_ssize_t n, double t) noexcept nogil
     cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
                                         double* u) noexcept nogil
     cdef void _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil

@@ -37,7 +37,7 @@ Every value kind grows at a bounded, eventually decreasing pace:
 every kind).  When page ``j`` is evaluated at time ``t_0`` (value ``v_0``),
 its bound is the line ``U_j(t) = v_0 + s_b (t - t_0) = s_b (t - k_j)``, valid
 for every later ``t`` until the page is crawled or re-parameterised, where
-``s_b >= s`` is the page's slope rounded up to a quarter octave and ``k_j =
+``s_b >= s`` is the page's slope rounded up to its bucket's and ``k_j =
 t_0 - v_0/s_b`` (shaded by a few ulps of the times involved) is its key.  A
 counted signal adds ``b_j`` to ``tau_j``, so it lowers the key by ``b_j``
 (no evaluation); ``b_j = inf`` (Greedy-CIS, ``nu = 0``) re-evaluates.
@@ -304,7 +304,7 @@ CONSTANT re-evaluates nothing: its bound (a constant value, or the cap
 ``mu/Delta``) holds at every ``s``.
 
 A popped polled page past 32 poll windows is bounded before it is evaluated
-(``polled_value_upper``: the CDF sums to ~1e-5, with their rests and
+(``polled_value_bounds``: the CDF sums to ~1e-5, with their rests and
 rounding counted, about half the value's cost on large lattices).  Below the
 best value it has lost, and goes back with the bound as its value (every
 line and park key bounds V from any ``v0 >= V(s0)``); else it waits, and is
@@ -365,7 +365,7 @@ from freshcore._schedule_lines cimport (BOUND_MARGIN, N_TABLE, UNBOUNDED, CONSTA
                                         family_of, reach_time, line_park_time, key_pad, polled_park_time,
                                         park_share, park_time_at, park_x_many, park_x_set_level,
                                         SLOPES_PER_OCTAVE as SLOPES_PER_OCTAVE_,
-                                        SQRT_SLOPES_PER_OCTAVE as SQRT_SLOPES_PER_OCTAVE_)
+                                        SQRT_SLOPES_PER_OCTAVE as SQRT_SLOPES_PER_OCTAVE_, N_OCTAVES as N_OCTAVES_)
 from freshcore._schedule_scan cimport freshcore_scan, freshcore_pick, reaching, tops_offset, cand_offset, tops_remove
 from freshcore._schedule_calendar cimport (CalendarEntry, calendar_time, calendar_push, calendar_release,
                                            calendar_empty, calendar_clear, calendar_prefetch, calendar_reserve)
@@ -439,6 +439,8 @@ UNBOUNDED_CODE = UNBOUNDED
 #: Slope buckets per octave of the lines bounding V (and ln V); those bounding sqrt V have SQRT_SLOPES_PER_OCTAVE.
 SLOPES_PER_OCTAVE = SLOPES_PER_OCTAVE_
 SQRT_SLOPES_PER_OCTAVE = SQRT_SLOPES_PER_OCTAVE_
+#: Octaves of slopes each family covers (2**-100 .. 2**50).
+N_OCTAVES = N_OCTAVES_
 
 #: Bucket code of a parked Greedy page (keyed by the time it reaches the park level) due before the horizon.
 PARK_CODE = PARK
@@ -706,7 +708,7 @@ cdef class SchedulerState:
         return self.park.n_unparks
 
     def bucket_sizes(self):
-        """Pages in each bucket code, int64 (length N_BUCKETS = 3604).
+        """Pages in each bucket code, int64 (length N_BUCKETS = 7204).
 
         0: constant values; 1 .. 2400: lines bounding V, by slope (sixteen
         per octave from 2**-100 to 2**50); 2401 .. 4800: lines bounding ln V,
@@ -1091,16 +1093,20 @@ cdef class SchedulerState:
     cdef void _settle_prov(self, double t, double* bv) noexcept nogil:
         """The value of the best page taken on its bounds (``prov``), which becomes the best value (it is at
         least the lower bound that was); if it cannot be computed (the tick then fails) the lower bound stays."""
-        cdef Py_ssize_t n = self.prov
-        cdef Py_ssize_t j = self.popped.id[n]
-        cdef double ex, b, v
+        cdef double v = self._value_into(self.prov, t)
         self.prov = -1
-        v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
+        if v == v:
+            bv[0] = v
+
+    cdef inline double _value_into(self, Py_ssize_t n, double t) noexcept nogil:
+        """The value at t of the ``n``-th popped page, kept in ``popped`` (its value, exp and beta); returned."""
+        cdef Py_ssize_t j = self.popped.id[n]
+        cdef double ex, b
+        cdef double v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
         self.popped.value[n] = v
         self.popped.exp[n] = ex
         self.popped.beta[n] = b
-        if v == v:
-            bv[0] = v
+        return v
 
     cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
                               Py_ssize_t* best) noexcept nogil:
@@ -1110,7 +1116,7 @@ cdef class SchedulerState:
         best value, and above the upper bound of a best page taken on its bounds, is the new best without its
         value (``prov``: the best value is its lower bound, its value keeps its upper bound)."""
         cdef Py_ssize_t n = self.popped.wait[i], j = self.popped.id[n]
-        cdef double ex, b, v, lo
+        cdef double v, lo
         if self.popped.exp[n] == STAGE_CHEAP:
             # its lattice bound (~1e-6 above V): it waits on with it (the smaller of its two bounds) as its value
             # and prio, or leaves the list at the next look if that is below the best value
@@ -1127,20 +1133,15 @@ cdef class SchedulerState:
         nwait[0] -= 1
         self.popped.wait[i] = self.popped.wait[nwait[0]]
         lo = self.popped.lower[n]
-        if lo > bv[0] and (self.prov < 0 or lo > self.prov_upper):
+        if lo > bv[0] and (self.prov < 0 or lo > self.popped.value[self.prov]):
             # its lower bound passes the best value (and the upper bound of a best page taken on its bounds): it is
             # the best whatever its value, taken on its bounds (its value only if a later page may reach it:
             # _better_p); the one it passes keeps its upper bound as its value
             self.prov = n
-            self.prov_upper = self.popped.value[n]
             bv[0] = lo
             best[0] = j
             return True
-        v = self._value(j, page_tau(&self.pages, j, t), &ex, &b)
-        self.popped.value[n] = v
-        self.popped.exp[n] = ex
-        self.popped.beta[n] = b
-        return self._better_p(j, v, t, bv, best)
+        return self._better_p(j, self._value_into(n, t), t, bv, best)
 
     cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
                                         double* u) noexcept nogil:

@@ -470,7 +470,7 @@ cdef inline double polled_value_cheap(const PolledPage* pg, double s, double mu)
     """An upper bound of ``V(s)`` in closed form (lattice pages, kind 0; inf for the others or where it gives
     none): ``mu int_0^s e^{-u} psibar(u) du`` plus a bound of every jump below ``s``, at most ``mu R^1(s)/alpha``
     and ``mu/Delta``.  Four ``exp``/``expm1``: what the scheduler tries on a parked page before the lattice
-    sums' bound (``polled_value_upper``).
+    sums' bound (``polled_value_bounds``).
 
     ``V(0) = 0``, and ``V(s)`` is the integral of ``mu e^{-u} psi(u)`` over ``[0, s)`` plus the jumps at the
     breakpoints below ``s``.  The integral: ``psibar`` (:func:`polled_psi_bar`) is ``w`` times the smaller of

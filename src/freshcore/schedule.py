@@ -619,7 +619,7 @@ def _codes_from_12(code: np.ndarray) -> np.ndarray:
     code = np.array(code, dtype=np.int64, copy=True)
     out = code.copy()
     per = _schedule.SLOPES_PER_OCTAVE
-    n_slopes = 150 * per
+    n_slopes = _schedule.N_OCTAVES * per
     for lo, base in ((1, 0), (1 + _F12_SLOPES, n_slopes)):  # lines bounding V, then ln V
         sel = (code >= lo) & (code < lo + _F12_SLOPES)
         i = code[sel] - lo
