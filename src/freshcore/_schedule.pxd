@@ -92,13 +92,11 @@ cdef class SchedulerState:
     cdef int _build(self, double t) noexcept nogil
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best, Py_ssize_t* nwait, double prio) noexcept nogil
-    cdef inline bint _resolve(self, Py_ssize_t* nwait, Py_ssize_t i, double t, double* bv,
-                              Py_ssize_t* best) noexcept nogil
+    cdef inline bint _resolve(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef inline bint _better_p(self, Py_ssize_t j, double v, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _settle_prov(self, double t, double* bv) noexcept nogil
     cdef inline double _value_into(self, Py_ssize_t n, double t) noexcept nogil
-    cdef inline Py_ssize_t _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best,
-                                        double* u) noexcept nogil
+    cdef inline bint _waiting_top(self, Py_ssize_t* nwait, double bv, Py_ssize_t best, double* u) noexcept nogil
     cdef void _resolve_all(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _park_lines(self, double t, Py_ssize_t j0, Py_ssize_t j1) noexcept nogil
     cdef void _settle_bucket(self, Py_ssize_t b, double t, double tpad, double lim) noexcept nogil

@@ -233,7 +233,8 @@ cdef struct Popped:
     double* key
     uint16_t* source
     # (polled) the popped pages waiting with a bound of V as their value (their indices here, ``wait[:nwait]`` of
-    # the tick), and by index the order in which they are taken (``SchedulerState._evaluate``)
+    # the tick: a binary heap, the largest prio first, ties the lower id, ``wait_push``), and by index the order
+    # in which they are taken (``SchedulerState._evaluate``)
     int32_t* wait
     double* prio
     double* lower   # (polled) a waiting page's lower bound of V (NaN: none)
@@ -277,3 +278,46 @@ cdef inline void popped_free(Popped* p) noexcept nogil:
     free(p.wait)
     free(p.prio)
     free(p.lower)
+
+
+cdef inline bint wait_above(const Popped* p, int32_t a, int32_t b) noexcept nogil:
+    """Whether popped page a is taken before b from the waiting heap: the larger prio, ties the lower id."""
+    return p.prio[a] > p.prio[b] or (p.prio[a] == p.prio[b] and p.id[a] < p.id[b])
+
+
+cdef inline void wait_sift_down(Popped* p, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """The heap ``wait[:n]`` restored below slot i (whose entry may rank lower than its children now)."""
+    cdef int32_t e = p.wait[i]
+    cdef Py_ssize_t c
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and wait_above(p, p.wait[c + 1], p.wait[c]):
+            c += 1
+        if not wait_above(p, p.wait[c], e):
+            break
+        p.wait[i] = p.wait[c]
+        i = c
+    p.wait[i] = e
+
+
+cdef inline void wait_push(Popped* p, Py_ssize_t* n, int32_t e) noexcept nogil:
+    """Popped page e onto the waiting heap ``wait[:n]`` (its prio set; room made by the caller)."""
+    cdef Py_ssize_t i = n[0], h
+    n[0] = i + 1
+    while i > 0:
+        h = (i - 1) >> 1
+        if not wait_above(p, e, p.wait[h]):
+            break
+        p.wait[i] = p.wait[h]
+        i = h
+    p.wait[i] = e
+
+
+cdef inline void wait_pop(Popped* p, Py_ssize_t* n) noexcept nogil:
+    """The waiting heap's top removed."""
+    n[0] -= 1
+    if n[0] > 0:
+        p.wait[0] = p.wait[n[0]]
+        wait_sift_down(p, n[0], 0)
