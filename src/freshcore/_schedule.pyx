@@ -1413,8 +1413,9 @@ cdef class SchedulerState:
         tpad = 8.0 * DBL_EPSILON * fabs(t)
         # candidates: the nonempty buckets whose top's bound reaches theta, a little below the last winning
         # value; the others are deferred, and looked at again only if the best value of this tick ends below
-        # theta (as soon as every candidate left is below theta too: then they rejoin before the next pop).  At the start of a tick every top's bound is within a few ticks' growth of the last winning
-        # value (any above it was popped at the last tick), so theta keeps a handful of the scanned buckets.
+        # theta (as soon as every candidate left is below theta too: then they rejoin before the next pop).  At
+        # the start of a tick every top's bound is within a few ticks' growth of the last winning value (any
+        # above it was popped at the last tick), so theta keeps a handful of the scanned buckets.
         th0 = self.last_winning_value * (1.0 - PREFILTER)
         th1 = self.log_last_winning_value - PREFILTER  # for the lines bounding ln V
         th2 = sqrt(th0)  # for those bounding sqrt V
