@@ -221,15 +221,16 @@ order, never reused), so "ties to the lowest index" is "lowest id".  A removed
 page leaves its bucket; an added or re-parameterised page is evaluated at the
 current time and placed with its line (O(log m), no rebuild).
 
-Start-up: every live page is evaluated once at the first tick and the buckets
-are heapified (O(m)); a polled page past ``BOUND_WINDOWS`` poll windows is
-placed by its closed-form bound instead (``polled_value_cheap``: four
-``exp``/``expm1`` against a lattice; the few near the top get their lattice
-bound when popped).  At 10^6 pages of bench_schedule_polled's feed the
-construction and first tick took 0.9-1.2 s, not 4.6 s (the exact kind 0.5 s),
-and the next 50 000 decisions no longer.  Pages that all start crawled at the same time have
-values that grow together, quadratically at first: the lines bounding sqrt V
-(above) keep the first ticks to a few evaluations each.
+Start-up: at the first tick every live page is evaluated once, or bounded (a
+polled page past ``BOUND_WINDOWS`` poll windows: its closed-form bound
+``polled_value_cheap``, four ``exp``/``expm1`` where its value sums a lattice;
+the few near the top get their lattice bound when popped), and the buckets are
+heapified (O(m)).  The largest of those values and bounds starts the park
+(``park_start``; a bound is above the first winning value, ~1.35x on
+bench_schedule_polled's start: the level starts that much higher, and follows
+the winning values while they move).  Pages that all start crawled at the same
+time have values that grow together, quadratically at first: the lines
+bounding sqrt V (above) keep the first ticks to a few evaluations each.
 
 Memory: allocation failure raises ``MemoryError`` and leaves the state as the
 call found it (``step``, ``add``, ``update``, ``signal``, ``set_rate``);
@@ -340,8 +341,9 @@ Values that cannot be computed: a page whose series would run past the cap of
 evaluation notes a NaN (``failed_page``; one comparison); the call then goes
 back as it does when memory runs out and raises ``PageValueError`` naming the
 page, its parameters and ``tau_eff``: a tick after its search (a NaN is never
-the best), the first tick before it fills the buckets, ``add``/``update``/
-``signal`` from the page that failed.
+the best), the first tick before it fills the buckets (a page it places by its
+closed-form bound: only when popped, as above), ``add``/``update``/``signal``
+from the page that failed.
 
 References
 ----------
@@ -408,7 +410,9 @@ cdef enum:
     FALL_AHEAD = 8  # the loops over every parked page (a fall) fetch the record of the one this many ahead
     PARK_CHUNK = 64  # the settle computes Greedy's park keys this many pages at a time (park_x_many)
     SETTLE_AHEAD = 24  # the settle's pass over a bucket fetches the record of the page this many ahead (8: 10% slower)
-    BOUND_WINDOWS = 32  # a popped polled page is bounded first (_evaluate) if tau is past this many poll windows
+    # a popped polled page is bounded first (_evaluate), and placed by its closed-form bound at the first tick
+    # (_build), if tau is past this many poll windows
+    BOUND_WINDOWS = 32
 
 cdef double STAGE_CHEAP = -2.0  # popped.exp of a page waiting with its closed-form bound only (_evaluate)
 
@@ -1011,14 +1015,16 @@ cdef class SchedulerState:
             free(keys)
             free(exs)
             return NO_VALUE
-        park_start(&self.park, vmax, self.n_ticks, self.n_live)  # the first winning value is vmax (moving)
+        # the first winning value is at most vmax (the largest value, or closed-form bound: polled): the park starts
+        # moving from it
+        park_start(&self.park, vmax, self.n_ticks, self.n_live)
         lv = log(vmax)
         for j in range(self.n_ids):
             if code[j] == DEAD:
                 continue
             tau = page_tau(&self.pages, j, t)
             v = keys[j]
-            # no page parks (the park starts moving): the lines chosen for the first winning value, vmax
+            # no page parks (the park starts moving): the lines chosen for vmax as the last winning value
             b = signal_time(&self.pages, j)
             code[j] = <bucket_t>page_line(&self.pages, j, t, v, tau, exs[j] if exs != NULL else -1.0,
                                           interval_bound(&self.pages, j, tau, b), b,

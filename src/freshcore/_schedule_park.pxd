@@ -78,7 +78,8 @@ cdef inline Py_ssize_t move_window(Py_ssize_t n_live) noexcept nogil:
 
 
 cdef inline void park_start(Park* p, double vmax, long long n_ticks, Py_ssize_t n_live) noexcept nogil:
-    """The park at the first tick, whose winning value is vmax: moving (until a window shows otherwise)."""
+    """The park at the first tick, whose winning value is at most vmax (the build's largest value, or bound of a
+    polled page): moving (until a window shows otherwise)."""
     p.margin = park_floor(n_live)
     p.level = p.fall_level = vmax * (1.0 - p.margin)
     p.lower = 0

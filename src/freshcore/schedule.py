@@ -83,8 +83,8 @@ class Scheduler(SchedulerBase):
     last_crawl : array_like of shape (n_pages,), optional
         Initial last-crawl time of each page, finite and ``<= 0`` (default:
         all 0).  Any start is cheap, all equal included: the first tick
-        evaluates every page once, the next ones a few each
-        (``freshcore._schedule``, "lines bounding sqrt V").
+        evaluates (or, polled, bounds) every page once, the next ones a few
+        each (``freshcore._schedule``, "lines bounding sqrt V").
     poll_interval : float or array_like of shape (n_pages,), optional
         ``w > 0`` of each page (a scalar: all), the poll interval its value
         assumes (``inf``: never polled, the Greedy value); required with
