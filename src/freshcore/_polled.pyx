@@ -695,8 +695,8 @@ cdef double BAND_WALK_WIDE = 4096.0  # the retry's (where the band's sums cancel
 cdef int BAND_ANCHOR = 32  # a wide band walk takes a fresh Loader anchor every this many points
 cdef double FAST_TOL = 4e-13  # the fast path's error bound must be below this part of each sum
 cdef double QEPS = 2.7755575615628914e-17  # 2^-55: a tail sum's rest left out (a quarter ulp)
-cdef double COARSE_TOL = 1e-5    # polled_value_bounds: the columns' rest (of the partial sums)
-cdef double COARSE_TTOL = 1e-6   # and each tail's
+cdef double COARSE_TOL = 1e-6    # polled_value_bounds: the columns' rest (of the partial sums)
+cdef double COARSE_TTOL = 1e-7   # and each tail's
 
 
 cdef inline int nb_cdf(double kk, double r, double p, double pb, double log_p, double log_pb, double* lower,
@@ -1461,10 +1461,12 @@ cdef double polled_value_bounds(const PolledPage* pg, double s, double mu, doubl
     upper bound.  A Scheduler takes a page whose lower bound is above every other page's upper bound without its
     value.
 
-    On the pages a Scheduler pops at 10^6 pages and w = 1e-3 the bound is 9e-7 above ``V`` at the median, 99%
-    within 1.6e-5.  Tighter tolerances cost more than the few more pages they settle (1e-8 and 1e-9: 12% more
-    time there), looser ones settle fewer (1e-4 and 1e-5, 1e-3 and 1e-4: 4% and 12% more pages bounded, 16% and
-    20% more time; one run each, load ~1)."""
+    ``COARSE_TOL`` and ``COARSE_TTOL`` are 1e-6 and 1e-7.  A Scheduler at 10^6 pages polled 1% a tick (w = 1e-3,
+    bench_schedule_polled's feed, each run alone, three runs each in turn, load ~1) spent 28.0-30.0 us a decision
+    in ``run`` with them against 31.2-32.4 with 1e-5 and 1e-6 (7.07 -> 6.87 evaluations: where the winner is taken
+    on its bounds, tighter bounds settle more ticks without a value); 1e-7 and 1e-8: 28.6-28.9; 1e-9 and 1e-10:
+    31.1-32.1 against 32.0-33.4 (the sums cost more).  Earlier, before the winner was taken on its bounds, 1e-5
+    and 1e-6 had been the best (1e-4 and 1e-5: 16% more time; 1e-8 and 1e-9: 12% more)."""
     cdef Acc a
     cdef double val, err, up, lo
     lower[0] = NAN

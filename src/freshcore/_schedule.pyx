@@ -310,7 +310,7 @@ CONSTANT re-evaluates nothing: its bound (a constant value, or the cap
 ``mu/Delta``) holds at every ``s``.
 
 A popped polled page past 32 poll windows is bounded before it is evaluated
-(``polled_value_bounds``: the CDF sums to ~1e-5, with their rests and
+(``polled_value_bounds``: the CDF sums to ~1e-6, with their rests and
 rounding counted, about half the value's cost on large lattices).  Below the
 best value it has lost, and goes back with the bound as its value (every
 line and park key bounds V from any ``v0 >= V(s0)``); else it waits, and is
@@ -325,7 +325,7 @@ are popped at the tick's start, before any value, so they wait with it and
 get their lattice bound only if it still reaches the best value when they
 are taken (``_resolve``); there 2.5 lattice bounds a decision became 0.5.
 The same sums give a lower bound (``polled_value_bounds``: ~4e-7 below V at
-the median there): a waiting page whose lower bound is above the best value
+the median there with the sums to ~1e-5): a waiting page whose lower bound is above the best value
 (and above the upper bound of a best page taken so) is the tick's best
 whatever its value, and is taken without it (``prov``); the best value is
 then its lower bound, which keeps every comparison that drops a page valid,
@@ -1051,7 +1051,7 @@ cdef class SchedulerState:
         first synced to its poll group's polls, ``_sync_polls``: every evaluation of a popped page comes here.)
 
         The polled kind computes a bound of V first where its lattice is large (``tau`` past ``BOUND_WINDOWS``
-        poll windows; ``value_upper_at``: ~1e-6 above it, about half its cost there; counted as an evaluation:
+        poll windows; ``value_upper_at``: the CDF sums to ~1e-6, about half its cost there; counted as an evaluation:
         on a few windows it costs as much as the value, 5% more time at w = 1).  A parked page (source PARK or
         FAR) gets the closed-form bound instead (``value_upper_at``'s ``closed_form``, not counted) and, if that
         reaches the best value, waits with it: its lattice bound comes at ``_resolve``, when the best value has
@@ -1140,7 +1140,7 @@ cdef class SchedulerState:
         cdef Py_ssize_t n = self.popped.wait[0], j = self.popped.id[n]
         cdef double v, lo
         if self.popped.exp[n] == STAGE_CHEAP:
-            # its lattice bound (~1e-6 above V): it waits on with it (the smaller of its two bounds) as its value
+            # its lattice bound (sums to ~1e-6): it waits on with it (the smaller of its two bounds) as its value
             # and prio, or leaves the list at the next look if that is below the best value
             self.popped.exp[n] = -1.0
             v = value_upper_at(&self.pages, j, page_tau(&self.pages, j, t), False, &lo)

@@ -149,7 +149,7 @@ cdef inline double value_at(const Pages* p, Py_ssize_t j, double tau, double* ex
 
 cdef inline double value_upper_at(const Pages* p, Py_ssize_t j, double tau, bint closed_form,
                                   double* lower) noexcept nogil:
-    """An upper bound of ``value_at``'s V_j(tau) for the polled kind: ``polled_value_bounds``' (~1e-6 above it,
+    """An upper bound of ``value_at``'s V_j(tau) for the polled kind: ``polled_value_bounds``' (sums to ~1e-6,
     about half its cost where the lattice is large; NaN if not found, and for the other kinds), with its lower
     bound in ``lower[0]`` (NaN with it); or with ``closed_form`` ``polled_value_cheap`` (four ``exp``/``expm1``;
     ~1% above V at low recall, ~25% at high; inf where it gives none, and for the other kinds), ``lower[0]``
