@@ -1639,10 +1639,7 @@ def level_kernel(const double[::1] level, const double[::1] dl, const double[::1
 
 def _value_upper(double s, double dl, double lam, double nu, double w, double mu=1.0):
     """The upper bound of ``polled_value_bounds`` of one page (tests)."""
-    cdef PolledPage pg
-    cdef double lower
-    polled_prepare(&pg, dl, lam, nu, w)
-    return polled_value_bounds(&pg, s, mu, &lower)
+    return _value_bounds(s, dl, lam, nu, w, mu)[1]
 
 
 def _value_bounds(double s, double dl, double lam, double nu, double w, double mu=1.0):

@@ -93,6 +93,7 @@ cdef class SchedulerState:
     cdef inline bint _evaluate(self, Py_ssize_t j, double t, Py_ssize_t source, double key, Py_ssize_t* pn,
                                double* bv, Py_ssize_t* best, Py_ssize_t* nwait, double prio) noexcept nogil
     cdef inline bint _resolve(self, Py_ssize_t* nwait, double t, double* bv, Py_ssize_t* best) noexcept nogil
+    cdef inline bint _bounded_first(self, Py_ssize_t j, double tau) noexcept nogil
     cdef inline bint _better_p(self, Py_ssize_t j, double v, double t, double* bv, Py_ssize_t* best) noexcept nogil
     cdef void _settle_prov(self, double t, double* bv) noexcept nogil
     cdef inline double _value_into(self, Py_ssize_t n, double t) noexcept nogil

@@ -997,8 +997,7 @@ cdef class SchedulerState:
             self._sync_polls(j)
             tau = page_tau(&self.pages, j, t)
             v = NAN
-            if (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
-                    and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j)):
+            if self._bounded_first(j, tau):
                 # a large lattice: its closed-form bound places it (every line and park key bounds V from any
                 # v0 >= V(s0)); the pages near the top get their lattice bound or value when popped
                 v = value_upper_at(&self.pages, j, tau, True, &lo)
@@ -1078,8 +1077,8 @@ cdef class SchedulerState:
         tau = page_tau(&self.pages, j, t)
         v = NAN
         ex, b = -1.0, 0.0
-        if (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
-                and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j)):
+        self.popped.id[n] = <int32_t>j  # (first: the waiting heap orders ties by it)
+        if self._bounded_first(j, tau):
             # a parked page (popped at the tick's start, before any value, or in a fall) gets the closed-form
             # bound (not counted) and, if it waits, its lattice bound only later (ex = STAGE_CHEAP; _resolve)
             cheap = source == PARK or source == FAR
@@ -1093,11 +1092,9 @@ cdef class SchedulerState:
                     if cheap:
                         ex = STAGE_CHEAP
                     self.popped.prio[n] = v if v < prio else prio
-                    self.popped.id[n] = <int32_t>j
                     wait_push(&self.popped, nwait, <int32_t>n)
         if v != v:
             v = self._value(j, tau, &ex, &b)
-        self.popped.id[n] = <int32_t>j
         self.popped.value[n] = v
         self.popped.exp[n] = ex
         self.popped.beta[n] = b
@@ -1105,6 +1102,12 @@ cdef class SchedulerState:
         self.popped.key[n] = key
         pn[0] = n + 1
         return False if waits else self._better_p(j, v, t, bv, best)
+
+    cdef inline bint _bounded_first(self, Py_ssize_t j, double tau) noexcept nogil:
+        """Whether polled page j at ``tau`` (synced) gets a bound before its value (``_evaluate``, ``_build``): a
+        lattice page past ``BOUND_WINDOWS`` poll windows, not of Greedy's value, that changes."""
+        return (self.pages.kind == POLLED and tau > BOUND_WINDOWS * self.pages.poll_interval[j]
+                and self.pages.records[j].change_rate != 0.0 and not polled_greedy(&self.pages, j))
 
     cdef inline bint _better_p(self, Py_ssize_t j, double v, double t, double* bv, Py_ssize_t* best) noexcept nogil:
         """``_better`` of page j of value v, the best page's value computed first if it was taken on its bounds
